@@ -1,0 +1,199 @@
+/**
+ * Emitters: each turns the loaded schemas into one generated file's text. Pure functions,
+ * deterministic output (sorted keys, no timestamps), so codegen twice gives the same bytes.
+ */
+import type { SchemaFile } from './load.ts';
+import { resolveRef } from './check.ts';
+
+type Json = Record<string, unknown>;
+
+export const pascal = (s: string) =>
+  s
+    .replace(/\.schema\.json$|\.json$/, '')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
+
+/** Flat key of a schema or one of its $defs, used for both type names and validator names. */
+export function keyOf(file: SchemaFile, def?: string): string {
+  const base = file.file.startsWith('common/') ? '' : String(file.json.title ?? pascal(file.file));
+  return def ? `${base}${pascal(def)}` : base;
+}
+
+/** Map of absolute ref (id or id#/$defs/x) to flat key. */
+export function refTable(files: SchemaFile[]): Map<string, string> {
+  const table = new Map<string, string>();
+  for (const f of files) {
+    if (!f.file.startsWith('common/') && f.json.type) table.set(f.$id, keyOf(f));
+    for (const def of Object.keys((f.json.$defs as Json | undefined) ?? {}).sort())
+      table.set(`${f.$id}#/$defs/${def}`, keyOf(f, def));
+  }
+  return table;
+}
+
+function rewrite(node: unknown, from: string, table: Map<string, string>, keepUi = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => rewrite(n, from, table, keepUi));
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node as Json)) {
+    if ((k.startsWith('x-') && !(keepUi && k === 'x-ui')) || k === '$schema' || k === '$id') continue;
+    if (k === '$ref' && typeof v === 'string') {
+      const abs = resolveRef(from, v);
+      const key = table.get(abs);
+      if (!key) throw new Error(`unresolvable $ref ${v} in ${from}`);
+      out.$ref = `#/$defs/${key}`;
+    } else if (k === '$defs') continue;
+    else out[k] = rewrite(v, from, table, keepUi);
+  }
+  return out;
+}
+
+/** One schema whose $defs hold every entity and definition, refs rewritten to local ones. */
+export function flatSchema(files: SchemaFile[], keepUi = false): Json {
+  const table = refTable(files);
+  const defs: Json = {};
+  for (const f of files) {
+    if (!f.file.startsWith('common/') && f.json.type) {
+      defs[keyOf(f)] = { ...(rewrite(f.json, f.$id, table, keepUi) as Json), title: keyOf(f) };
+    }
+    for (const [name, def] of Object.entries((f.json.$defs as Json | undefined) ?? {})) {
+      defs[keyOf(f, name)] = { ...(rewrite(def, f.$id, table, keepUi) as Json), title: keyOf(f, name) };
+    }
+  }
+  const sorted: Json = {};
+  for (const k of Object.keys(defs).sort()) sorted[k] = defs[k];
+  return { title: 'PortalSchemas', type: 'object', additionalProperties: false, properties: {}, $defs: sorted };
+}
+
+export interface OperationRow {
+  key: string;
+  resource: string;
+  name: string;
+  base: 'api' | 'auth';
+  method: string;
+  path: string;
+  body: 'none' | 'json' | 'form';
+  access: string;
+  roles: string[] | null;
+  tokenTypes: string[];
+  request: string | null;
+  response: string | null;
+  query: string | null;
+  timeoutMs: number | null;
+}
+
+const ALL_ROLES = ['admin', 'manager', 'advanced', 'user'];
+
+export function operations(files: SchemaFile[]): OperationRow[] {
+  const table = refTable(files);
+  const rows: OperationRow[] = [];
+  for (const f of files) {
+    const res = f.json['x-resource'] as { name: string; operations?: Record<string, Json> } | undefined;
+    if (!res) continue;
+    const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
+    for (const [name, op] of Object.entries(res.operations ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+      const access = String(op.access);
+      const ref = (k: string) => (op[k] ? (table.get(resolveRef(f.$id, String(op[k]))) ?? null) : null);
+      rows.push({
+        key: `${res.name}.${name}`,
+        resource: res.name,
+        name,
+        base: (op.base as 'api' | 'auth' | undefined) ?? 'api',
+        method: String(op.method),
+        path: String(op.path),
+        body: (op.body as OperationRow['body'] | undefined) ?? 'none',
+        access,
+        roles: access === 'public' ? null : access === 'token' ? ALL_ROLES : (roles[access] ?? []),
+        tokenTypes: (op.tokenTypes as string[] | undefined) ?? [],
+        request: ref('request'),
+        response: ref('response'),
+        query: ref('query'),
+        timeoutMs: (op.timeoutMs as number | undefined) ?? null,
+      });
+    }
+  }
+  return rows.sort((a, b) => a.key.localeCompare(b.key));
+}
+
+export interface FieldRow {
+  path: string;
+  type: string;
+  required: boolean;
+  nullable: boolean;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  step?: number;
+  widget: string;
+  order: number;
+  section?: string;
+  unit?: string;
+  options?: string;
+  hidden: boolean;
+  secret: boolean;
+  column: boolean;
+  card: boolean;
+  filter: boolean;
+}
+
+/** Fields of one flat definition, nested objects flattened to dotted paths. */
+export function fieldsOf(flat: Json, key: string): FieldRow[] {
+  const defs = flat.$defs as Record<string, Json>;
+  const deref = (s: Json): Json => {
+    let cur = s;
+    const ui = (s['x-ui'] ?? {}) as Json;
+    while (typeof cur.$ref === 'string') cur = { ...(defs[cur.$ref.replace('#/$defs/', '')] ?? {}), ...(cur === s ? {} : cur) };
+    return { ...cur, 'x-ui': { ...((cur['x-ui'] as Json | undefined) ?? {}), ...ui } };
+  };
+  const out: FieldRow[] = [];
+  const walk = (schema: Json, prefix: string, requiredSet: Set<string>) => {
+    const props = (schema.properties ?? {}) as Record<string, Json>;
+    for (const [name, raw] of Object.entries(props)) {
+      const s = deref(raw);
+      const ui = (s['x-ui'] ?? {}) as Json;
+      const path = prefix ? `${prefix}.${name}` : name;
+      const types = Array.isArray(s.type) ? (s.type as string[]) : s.type ? [String(s.type)] : [];
+      const main = types.find((t) => t !== 'null') ?? (s.enum ? 'enum' : s.anyOf ? 'any' : 'unknown');
+      if (main === 'object' && s.properties && !ui.widget) {
+        walk(s, path, new Set((s.required as string[] | undefined) ?? []));
+        continue;
+      }
+      const widget = String(
+        ui.widget ??
+          (s.enum ? 'select' : main === 'boolean' ? 'switch' : main === 'integer' || main === 'number' ? 'number' : main === 'array' ? 'multiSelect' : 'text'),
+      );
+      out.push({
+        path,
+        type: s.enum ? 'enum' : main,
+        required: requiredSet.has(name),
+        nullable: types.includes('null'),
+        ...(s.enum ? { enum: s.enum as unknown[] } : {}),
+        ...(typeof s.minimum === 'number' ? { minimum: s.minimum } : {}),
+        ...(typeof s.maximum === 'number' ? { maximum: s.maximum } : {}),
+        ...(typeof s.minLength === 'number' ? { minLength: s.minLength } : {}),
+        ...(typeof s.maxLength === 'number' ? { maxLength: s.maxLength } : {}),
+        ...(typeof ui.step === 'number' ? { step: ui.step } : typeof s.multipleOf === 'number' ? { step: s.multipleOf } : {}),
+        widget,
+        order: typeof ui.order === 'number' ? ui.order : 100,
+        ...(ui.section ? { section: String(ui.section) } : {}),
+        ...(ui.unit ? { unit: String(ui.unit) } : {}),
+        ...(ui.options ? { options: String(ui.options) } : {}),
+        hidden: ui.hidden === true,
+        secret: ui.secret === true,
+        column: ui.column === true,
+        card: ui.card === true,
+        filter: ui.filter === true,
+      });
+    }
+  };
+  const root = defs[key];
+  if (!root) throw new Error(`no definition ${key}`);
+  walk(deref(root), '', new Set((deref(root).required as string[] | undefined) ?? []));
+  return out.sort((a, b) => a.order - b.order || a.path.localeCompare(b.path));
+}
+
+export const banner = '// Generated by scripts/codegen from schema/. Do not edit.\n';
+export const literal = (v: unknown) => JSON.stringify(v, null, 2);

@@ -1,0 +1,189 @@
+/**
+ * Codegen: schema/ -> src/generated/. Runs before dev, build, typecheck and test.
+ * Usage: tsx scripts/codegen/index.ts [--schema DIR] [--out DIR] [--check-only]
+ */
+import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import standaloneCode from 'ajv/dist/standalone/index.js';
+import { compile } from 'json-schema-to-typescript';
+import { createAjv } from '../../src/lib/schema-ajv.ts';
+import { loadSchemas, type SchemaFile } from './load.ts';
+import { checkSchemas } from './check.ts';
+import { banner, fieldsOf, flatSchema, keyOf, literal, operations, refTable } from './emit.ts';
+
+type Json = Record<string, unknown>;
+
+export interface CodegenOptions {
+  schemaDir: string;
+  outDir?: string;
+  checkOnly?: boolean;
+}
+
+/** Validates the schemas; throws with every problem listed. Returns the loaded files and ajv. */
+export function validateSchemas(schemaDir: string) {
+  const files = loadSchemas(schemaDir);
+  const ajv = createAjv();
+  const problems: string[] = [];
+  for (const f of files) {
+    try {
+      ajv.addSchema(f.json);
+    } catch (e) {
+      problems.push(`${f.file}: ${(e as Error).message}`);
+    }
+  }
+  if (problems.length === 0) {
+    for (const f of files) {
+      try {
+        ajv.getSchema(f.$id);
+        for (const def of Object.keys((f.json.$defs as Json | undefined) ?? {})) ajv.getSchema(`${f.$id}#/$defs/${def}`);
+      } catch (e) {
+        problems.push(`${f.file}: ${(e as Error).message}`);
+      }
+    }
+    problems.push(...checkSchemas(ajv, files));
+  }
+  if (problems.length) throw new Error(`schema check failed:\n- ${problems.join('\n- ')}`);
+  return { files, ajv };
+}
+
+function resourcesOf(files: SchemaFile[]) {
+  return files
+    .filter((f) => f.json['x-resource'])
+    .map((f) => {
+      const res = f.json['x-resource'] as Json & { name: string; routes?: Json; menu?: Json; routeNames?: Json; operations?: Json };
+      const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
+      return {
+        name: res.name,
+        ...(res.identifier ? { identifier: res.identifier } : {}),
+        ...(res.routes ?? {}),
+        meta: {
+          label: `resources:${res.name}.title`,
+          icon: (res.menu?.icon as string | undefined) ?? null,
+          order: (res.menu?.order as number | undefined) ?? 100,
+          parent: (res.menu?.parent as string | undefined) ?? null,
+          hide: res.menu?.hide === true || !res.routes?.list,
+          roles: roles.view ?? null,
+          routeNames: res.routeNames ?? {},
+          entity: keyOf(f),
+          operations: Object.keys(res.operations ?? {}).sort(),
+          listKey: (res.listKey as string | undefined) ?? null,
+          idField: (res.idField as string | undefined) ?? 'id',
+          live: f.json['x-live'] ?? null,
+        },
+      };
+    })
+    .sort((a, b) => a.meta.order - b.meta.order || a.name.localeCompare(b.name));
+}
+
+export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOptions) {
+  const { files, ajv } = validateSchemas(schemaDir);
+  if (checkOnly || !outDir) return { files };
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const write = (name: string, text: string) => writeFileSync(join(outDir, name), text);
+
+  // 1. types
+  const flat = flatSchema(files);
+  const ts = await compile(flat as never, 'PortalSchemas', {
+    bannerComment: '',
+    unreachableDefinitions: true,
+    additionalProperties: false,
+    declareExternallyReferenced: true,
+    strictIndexSignatures: true,
+    format: false,
+  });
+  write('types.ts', `${banner}/* eslint-disable */\n${ts}`);
+
+  // 2. bundled schemas (server addSchema, OpenAPI)
+  write('schemas.ts', `${banner}export const schemas = ${literal(files.map((f) => f.json))} as const;\n`);
+
+  // 3. precompiled validators
+  const table = refTable(files);
+  const refs: Record<string, string> = {};
+  for (const [ref, key] of [...table.entries()].sort(([, a], [, b]) => a.localeCompare(b))) refs[key] = ref;
+  const code = standaloneCode(ajv, refs)
+    .replaceAll('require("ajv/dist/runtime/ucs2length").default', '__rt.ucs2length')
+    .replace(/require\("ajv-formats\/dist\/formats"\)\.fullFormats/g, '__rt.formats');
+  if (code.includes('require(')) throw new Error('validators.js still contains require(): add the module to src/lib/validator-runtime.ts');
+  write(
+    'validators.js',
+    `${banner}/* eslint-disable */\n// @ts-nocheck\nimport * as __rt from '../lib/validator-runtime';\n${code.replace('"use strict";', '')}\n`,
+  );
+  write(
+    'validators.d.ts',
+    `${banner}import type { ValidateFunction } from 'ajv';\n${Object.keys(refs)
+      .map((k) => `export declare const ${k}: ValidateFunction;`)
+      .join('\n')}\n`,
+  );
+  write('validator-keys.ts', `${banner}export const validatorKeys = ${literal(Object.keys(refs))} as const;\nexport type ValidatorKey = (typeof validatorKeys)[number];\n`);
+
+  // 4. operation/endpoint table and role tables
+  const ops = operations(files);
+  write(
+    'api.ts',
+    `${banner}import type { Role } from './types';\nexport interface Operation {\n  key: string;\n  resource: string;\n  name: string;\n  base: 'api' | 'auth';\n  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';\n  path: string;\n  body: 'none' | 'json' | 'form';\n  access: string;\n  roles: readonly Role[] | null;\n  tokenTypes: readonly string[];\n  request: string | null;\n  response: string | null;\n  query: string | null;\n  timeoutMs: number | null;\n}\nexport const operations = ${literal(Object.fromEntries(ops.map((o) => [o.key, o])))} as const satisfies Record<string, Operation>;\nexport type OperationKey = keyof typeof operations;\n`,
+  );
+  const roleTable: Record<string, Record<string, string[]>> = {};
+  for (const f of files) {
+    const res = f.json['x-resource'] as { name: string } | undefined;
+    if (res) roleTable[res.name] = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
+  }
+  write('roles.ts', `${banner}import type { Role } from './types';\nexport const roles = ['admin', 'manager', 'advanced', 'user'] as const satisfies readonly Role[];\nexport const roleSets = ${literal(roleTable)} as const satisfies Record<string, Record<string, readonly Role[]>>;\n`);
+
+  // 5. refine resources
+  write('resources.ts', `${banner}export const resources = ${literal(resourcesOf(files))} as const;\nexport type ResourceName = (typeof resources)[number]['name'];\n`);
+
+  // 6. state-action tables
+  const actions: Record<string, unknown> = {};
+  for (const f of files) {
+    const res = f.json['x-resource'] as { name: string } | undefined;
+    if (res && f.json['x-actions']) actions[res.name] = f.json['x-actions'];
+  }
+  write('actions.ts', `${banner}export const stateActions = ${literal(actions)} as const;\n`);
+
+  // 7. socket event map
+  const events: Record<string, Json> = {};
+  for (const f of files) {
+    for (const [wire, def] of Object.entries((f.json['x-events'] ?? {}) as Record<string, Json>)) {
+      const payloadKey = table.get(new URL(String(def.payload).split('#')[0] || f.$id, f.$id).href + (String(def.payload).includes('#') ? `#${String(def.payload).split('#')[1]}` : ''));
+      events[wire] = { ...def, payloadType: payloadKey };
+    }
+  }
+  const wires = Object.keys(events).sort();
+  const ev = (w: string) => events[w] ?? {};
+  const eventTypeImports = [...new Set(wires.map((w) => String(ev(w).payloadType)))].sort();
+  write(
+    'events.ts',
+    `${banner}import type { ${eventTypeImports.join(', ')} } from './types';\nexport const events = ${literal(Object.fromEntries(wires.map((w) => [w, ev(w)])))} as const;\nexport type WireEvent = keyof typeof events;\nexport type EventName = (typeof events)[WireEvent]['name'];\nexport interface EventPayloads {\n${wires.map((w) => `  '${String(ev(w).name)}': ${String(ev(w).payloadType)};`).join('\n')}\n}\n/** socket.io ServerToClientEvents, keyed by wire name */\nexport interface ServerToClientEvents {\n${wires.map((w) => `  '${w}': (payload: ${String(ev(w).payloadType)}) => void;`).join('\n')}\n}\nexport const wireByName = ${literal(Object.fromEntries(wires.map((w) => [ev(w).name, w])))} as const;\n`,
+  );
+
+  // 8. field metadata for forms and lists
+  const flatUi = flatSchema(files, true);
+  const fields: Record<string, unknown> = {};
+  for (const key of Object.keys(flatUi.$defs as Json)) {
+    const def = (flatUi.$defs as Record<string, Json>)[key];
+    if (def?.type === 'object' && def.properties) fields[key] = fieldsOf(flatUi, key);
+  }
+  write('fields.ts', `${banner}export interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n`);
+  return { files };
+}
+
+const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename);
+if (isMain) {
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+  };
+  const root = resolve(import.meta.dirname, '../..');
+  const started = performance.now();
+  runCodegen({
+    schemaDir: resolve(arg('--schema') ?? join(root, 'schema')),
+    outDir: resolve(arg('--out') ?? join(root, 'src/generated')),
+    checkOnly: process.argv.includes('--check-only'),
+  })
+    .then(({ files }) => console.log(`codegen: ${files.length} schema files ok (${Math.round(performance.now() - started)} ms)`))
+    .catch((e: Error) => {
+      console.error(e.message);
+      process.exit(1);
+    });
+}

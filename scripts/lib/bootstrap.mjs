@@ -1,0 +1,50 @@
+// Installs what is missing: npm dependencies, and (as root, through apt) QEMU, the GRUB rescue
+// images, Chromium and PostgreSQL. Shared by `npm start` and `npm test`.
+import { execSync, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const root = new URL('../..', import.meta.url).pathname;
+
+const log = (msg) => console.log(`[bootstrap] ${msg}`);
+
+export function ensureNodeModules() {
+  const nm = join(root, 'node_modules');
+  const lock = join(root, 'package-lock.json');
+  const stamp = join(nm, '.package-lock.json');
+  const stale = !existsSync(stamp) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(stamp).mtimeMs + 1000);
+  if (!existsSync(nm) || stale) {
+    log('installing npm dependencies (npm ci)');
+    execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+  }
+}
+
+const SYSTEM = [
+  { check: () => existsSync('/usr/bin/qemu-system-x86_64'), pkg: 'qemu-system-x86', why: 'runs the desktops' },
+  { check: () => existsSync('/usr/bin/qemu-img'), pkg: 'qemu-utils', why: 'creates desktop disks' },
+  { check: () => existsSync('/usr/lib/grub-rescue/grub-rescue-cdrom.iso'), pkg: 'grub-rescue-pc', why: 'demo template and media images' },
+];
+const TEST_ONLY = [
+  { check: () => existsSync('/usr/bin/chromium'), pkg: 'chromium', why: 'end-to-end tests' },
+  {
+    check: () => existsSync('/usr/lib/postgresql') || spawnSync('sh', ['-c', 'command -v initdb']).status === 0,
+    pkg: 'postgresql',
+    why: 'server tests on a real PostgreSQL',
+  },
+];
+
+/** Installs missing system packages with apt when root; otherwise prints what to install. */
+export function ensureSystemPackages({ forTests = false } = {}) {
+  const wanted = [...SYSTEM, ...(forTests ? TEST_ONLY : [])].filter((p) => !p.check());
+  if (wanted.length === 0) return true;
+  const names = wanted.map((p) => p.pkg).join(' ');
+  if (process.getuid?.() !== 0) {
+    for (const p of wanted) log(`missing ${p.pkg} (${p.why}); install it with: sudo apt-get install -y ${p.pkg}`);
+    return false;
+  }
+  log(`apt-get install -y ${names}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execSync('apt-get update -qq', { stdio: 'inherit', env });
+  execSync(`apt-get install -y -qq --no-install-recommends ${names}`, { stdio: 'inherit', env });
+  return wanted.every((p) => p.check());
+}

@@ -1,0 +1,22 @@
+/**
+ * Runtime helpers the precompiled validators (src/generated/validators.js) call. Kept here so the
+ * generated ESM file imports plain ESM instead of ajv's CommonJS runtime modules.
+ */
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+
+/** Length of a string in Unicode code points (what JSON Schema's minLength/maxLength count). */
+export function ucs2length(str: string): number {
+  let length = 0;
+  let pos = 0;
+  while (pos < str.length) {
+    length++;
+    const value = str.charCodeAt(pos++);
+    if (value >= 0xd800 && value <= 0xdbff && pos < str.length) {
+      const next = str.charCodeAt(pos);
+      if ((next & 0xfc00) === 0xdc00) pos++;
+    }
+  }
+  return length;
+}
+
+export const formats = fullFormats;

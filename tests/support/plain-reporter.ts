@@ -1,0 +1,26 @@
+/**
+ * Vitest reporter that writes the test counts to $TEST_COUNTS_FILE (JSON) so scripts/test.mjs can
+ * print one plain "N passed, N failed" line over every suite.
+ */
+import { appendFileSync } from 'node:fs';
+import type { Reporter, TestModule } from 'vitest/node';
+
+export default class PlainReporter implements Reporter {
+  onTestRunEnd(modules: readonly TestModule[]) {
+    let passed = 0;
+    let failed = 0;
+    let skipped = 0;
+    for (const m of modules) {
+      for (const t of m.children.allTests()) {
+        const state = t.result().state;
+        if (state === 'passed') passed++;
+        else if (state === 'failed') failed++;
+        else skipped++;
+      }
+      if (m.state() === 'failed' && [...m.children.allTests()].length === 0) failed++;
+    }
+    const file = process.env.TEST_COUNTS_FILE;
+    if (file) appendFileSync(file, `${JSON.stringify({ suite: 'vitest', passed, failed, skipped })}\n`);
+    else console.log(`${passed} passed, ${failed} failed`);
+  }
+}
