@@ -80,6 +80,7 @@ export interface OperationRow {
   request: string | null;
   response: string | null;
   query: string | null;
+  params: string | null;
   timeoutMs: number | null;
 }
 
@@ -109,6 +110,7 @@ export function operations(files: SchemaFile[]): OperationRow[] {
         request: ref('request'),
         response: ref('response'),
         query: ref('query'),
+        params: ref('params'),
         timeoutMs: (op.timeoutMs as number | undefined) ?? null,
       });
     }
@@ -145,7 +147,12 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
   const deref = (s: Json): Json => {
     let cur = s;
     const ui = (s['x-ui'] ?? {}) as Json;
-    while (typeof cur.$ref === 'string') cur = { ...(defs[cur.$ref.replace('#/$defs/', '')] ?? {}), ...(cur === s ? {} : cur) };
+    // follow $ref chains; siblings of an inner $ref win over the target (draft 2019 style), the chain is bounded
+    for (let depth = 0; typeof cur.$ref === 'string'; depth++) {
+      if (depth > 32) throw new Error(`$ref chain too deep at ${cur.$ref}`);
+      const { $ref, ...rest } = cur;
+      cur = { ...(defs[$ref.replace('#/$defs/', '')] ?? {}), ...(cur === s ? {} : rest) };
+    }
     return { ...cur, 'x-ui': { ...((cur['x-ui'] as Json | undefined) ?? {}), ...ui } };
   };
   const out: FieldRow[] = [];

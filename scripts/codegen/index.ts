@@ -8,7 +8,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import { compile } from 'json-schema-to-typescript';
 import { createAjv } from '../../src/lib/schema-ajv.ts';
 import { loadSchemas, type SchemaFile } from './load.ts';
-import { checkSchemas } from './check.ts';
+import { checkSchemas, resolveRef } from './check.ts';
 import { banner, fieldsOf, flatSchema, keyOf, literal, operations, refTable } from './emit.ts';
 
 type Json = Record<string, unknown>;
@@ -24,7 +24,14 @@ export function validateSchemas(schemaDir: string) {
   const files = loadSchemas(schemaDir);
   const ajv = createAjv();
   const problems: string[] = [];
+  const seen = new Map<string, string>();
   for (const f of files) {
+    const other = seen.get(f.$id);
+    if (other) {
+      problems.push(`${f.file}: duplicate $id ${f.$id} (also in ${other})`);
+      continue;
+    }
+    seen.set(f.$id, f.file);
     try {
       ajv.addSchema(f.json);
     } catch (e) {
@@ -69,6 +76,8 @@ function resourcesOf(files: SchemaFile[]) {
           listKey: (res.listKey as string | undefined) ?? null,
           idField: (res.idField as string | undefined) ?? 'id',
           live: f.json['x-live'] ?? null,
+          extraRoutes: (res.extraRoutes as Record<string, string> | undefined) ?? {},
+          visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,
         },
       };
     })
@@ -103,6 +112,7 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   for (const [ref, key] of [...table.entries()].sort(([, a], [, b]) => a.localeCompare(b))) refs[key] = ref;
   const code = standaloneCode(ajv, refs)
     .replaceAll('require("ajv/dist/runtime/ucs2length").default', '__rt.ucs2length')
+    .replaceAll('require("ajv/dist/runtime/equal").default', '__rt.equal')
     .replace(/require\("ajv-formats\/dist\/formats"\)\.fullFormats/g, '__rt.formats');
   if (code.includes('require(')) throw new Error('validators.js still contains require(): add the module to src/lib/validator-runtime.ts');
   write(
@@ -121,7 +131,7 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const ops = operations(files);
   write(
     'api.ts',
-    `${banner}import type { Role } from './types';\nexport interface Operation {\n  key: string;\n  resource: string;\n  name: string;\n  base: 'api' | 'auth';\n  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';\n  path: string;\n  body: 'none' | 'json' | 'form';\n  access: string;\n  roles: readonly Role[] | null;\n  tokenTypes: readonly string[];\n  request: string | null;\n  response: string | null;\n  query: string | null;\n  timeoutMs: number | null;\n}\nexport const operations = ${literal(Object.fromEntries(ops.map((o) => [o.key, o])))} as const satisfies Record<string, Operation>;\nexport type OperationKey = keyof typeof operations;\n`,
+    `${banner}import type { Role } from './types';\nexport interface Operation {\n  key: string;\n  resource: string;\n  name: string;\n  base: 'api' | 'auth';\n  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';\n  path: string;\n  body: 'none' | 'json' | 'form';\n  access: string;\n  roles: readonly Role[] | null;\n  tokenTypes: readonly string[];\n  request: string | null;\n  response: string | null;\n  query: string | null;\n  params: string | null;\n  timeoutMs: number | null;\n}\nexport const operations = ${literal(Object.fromEntries(ops.map((o) => [o.key, o])))} as const satisfies Record<string, Operation>;\nexport type OperationKey = keyof typeof operations;\n`,
   );
   const roleTable: Record<string, Record<string, string[]>> = {};
   for (const f of files) {
@@ -155,6 +165,30 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   write(
     'events.ts',
     `${banner}import type { ${eventTypeImports.join(', ')} } from './types';\nexport const events = ${literal(Object.fromEntries(wires.map((w) => [w, ev(w)])))} as const;\nexport type WireEvent = keyof typeof events;\nexport type EventName = (typeof events)[WireEvent]['name'];\nexport interface EventPayloads {\n${wires.map((w) => `  '${String(ev(w).name)}': ${String(ev(w).payloadType)};`).join('\n')}\n}\n/** socket.io ServerToClientEvents, keyed by wire name */\nexport interface ServerToClientEvents {\n${wires.map((w) => `  '${w}': (payload: ${String(ev(w).payloadType)}) => void;`).join('\n')}\n}\nexport const wireByName = ${literal(Object.fromEntries(wires.map((w) => [ev(w).name, w])))} as const;\n`,
+  );
+
+  // 7b. documented constants and cross-field rules (x-constants, x-constraints), keyed by resource or type name
+  const constants: Record<string, unknown> = {};
+  const constraints: Record<string, unknown> = {};
+  for (const f of files) {
+    const owner = (f.json['x-resource'] as { name: string } | undefined)?.name ?? keyOf(f);
+    if (f.json['x-constants']) constants[owner] = f.json['x-constants'];
+    const c = f.json['x-constraints'] as Record<string, Json> | undefined;
+    if (c)
+      constraints[owner] = Object.fromEntries(
+        Object.entries(c).map(([name, rule]) => [
+          name,
+          {
+            ...rule,
+            schemaType: table.get(resolveRef(f.$id, String(rule.schema))) ?? null,
+            ...(rule.limit ? { limitType: table.get(resolveRef(f.$id, String((rule.limit as Json).schema))) ?? null } : {}),
+          },
+        ]),
+      );
+  }
+  write(
+    'constants.ts',
+    `${banner}export const constants = ${literal(constants)} as const;\nexport const constraints = ${literal(constraints)} as const;\n`,
   );
 
   // 8. field metadata for forms and lists
