@@ -199,6 +199,25 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
     if (def?.type === 'object' && def.properties) fields[key] = fieldsOf(flatUi, key);
   }
   write('fields.ts', `${banner}export interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n`);
+  // 9. description codes for validation failures (x-error), matched on the ajv error's schemaPath
+  const codes: [string, string][] = [];
+  const collect = (node: unknown, pointer: string) => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach((n, i) => collect(n, `${pointer}/${i}`));
+    const obj = node as Json;
+    for (const [keyword, code] of Object.entries((obj['x-error'] ?? {}) as Record<string, string>)) {
+      codes.push([`${pointer}/${keyword}`, code]);
+      const rel = pointer.replace(/^\/\$defs\/[^/]+/, '');
+      if (rel !== pointer) codes.push([`${rel}/${keyword}`, code]);
+    }
+    for (const [k, v] of Object.entries(obj)) if (!k.startsWith('x-')) collect(v, `${pointer}/${k}`);
+  };
+  for (const f of files) collect(f.json, '');
+  const uniqueCodes = [...new Map(codes.map(([k, v]) => [`${k}=${v}`, [k, v] as const])).values()].sort(([a], [b]) => b.length - a.length || a.localeCompare(b));
+  write(
+    'error-codes.ts',
+    `${banner}/** schemaPath suffix -> description_code, longest suffix first. */\nexport const errorCodes = ${literal(uniqueCodes)} as const;\n\n/** The description_code of one ajv error: its x-error code, else the ajv keyword. */\nexport function errorCodeOf(error: { schemaPath: string; keyword: string }): string {\n  for (const [suffix, code] of errorCodes) if (error.schemaPath.endsWith(suffix)) return code;\n  return error.keyword;\n}\n`,
+  );
   return { files };
 }
 
