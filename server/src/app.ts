@@ -1,0 +1,116 @@
+/**
+ * The whole application as one fastify instance, buildable for tests: external plugins (errors,
+ * headers, socket.io, upgrades, static SPA) -> app plugins (validation, access, repositories, auth,
+ * event bus, socket auth) -> routes. Every route's method/path/schemas/access comes from the
+ * generated operation table (lib/route.ts), which is this app's auth gate.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { AppConfig } from './config.ts';
+import { openDatabase, type Database, type Db } from './db/client.ts';
+import { migrate } from './db/migrate.ts';
+import errors from './plugins/app/errors.ts';
+import securityHeaders from './plugins/external/security-headers.ts';
+import socketIo from './plugins/external/socket-io.ts';
+import upgrades from './plugins/external/upgrades.ts';
+import staticSpa from './plugins/external/static-spa.ts';
+import validation from './plugins/app/validation.ts';
+import access, { type PortalConfig } from './plugins/app/access.ts';
+import sessionsRepository from './plugins/app/sessions-repository.ts';
+import usersRepository from './plugins/app/users-repository.ts';
+import settingsRepository from './plugins/app/settings-repository.ts';
+import loginThrottle from './plugins/app/login-throttle.ts';
+import auth from './plugins/app/auth.ts';
+import eventBus from './plugins/app/event-bus.ts';
+import desktopsRepository from './plugins/app/desktops-repository.ts';
+import socketAuth from './plugins/app/socket-auth.ts';
+import authenticationRoutes from './routes/authentication/index.ts';
+import sessionRoutes from './routes/api/session.ts';
+import configRoutes from './routes/api/config.ts';
+import desktopRoutes from './routes/api/desktops.ts';
+import openapiRoutes from './routes/api/openapi.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: AppConfig;
+    database: Database;
+    db: Db;
+  }
+}
+
+export interface BuildOptions {
+  /** an already open database (tests); otherwise opened from the config */
+  database?: Database;
+  /** role-visibility config object instead of the file (tests) */
+  portalConfig?: PortalConfig;
+}
+
+const SECRET_QUERY = /([?&](?:token|jwt|password|access_token)=)[^&]*/gi;
+
+/** Logger options: never logs headers (tokens, cookies) nor secret-looking query values. */
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  if (level === 'silent') return false;
+  return {
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', '*.password', '*.jwt', '*.token'], censor: '[redacted]' },
+    serializers: {
+      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: req.url.replace(SECRET_QUERY, '$1[redacted]'), ip: req.ip }),
+    },
+  };
+}
+
+export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel),
+    bodyLimit: 1024 * 1024,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+  });
+  const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  try {
+    await migrate(database);
+  } catch (err) {
+    await database.close().catch(() => undefined);
+    throw err;
+  }
+  app.decorate('config', config);
+  app.decorate('database', database);
+  app.decorate('db', database.db);
+  // Runs after every other onClose hook (socket.io, intervals): the database goes last.
+  app.addHook('onClose', async () => database.close());
+
+  try {
+    await registerAll(app, options);
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  return app;
+}
+
+async function registerAll(app: FastifyInstance, options: BuildOptions): Promise<void> {
+  await app.register(errors);
+  await app.register(securityHeaders);
+  await app.register(socketIo);
+  await app.register(upgrades);
+  await app.register(staticSpa);
+
+  await app.register(validation);
+  await app.register(access, options.portalConfig ? { portalConfig: options.portalConfig } : {});
+  await app.register(sessionsRepository);
+  await app.register(usersRepository);
+  await app.register(settingsRepository);
+  await app.register(loginThrottle);
+  await app.register(auth);
+  await app.register(eventBus);
+  await app.register(desktopsRepository);
+  await app.register(socketAuth);
+
+  await app.register(authenticationRoutes);
+  await app.register(sessionRoutes);
+  await app.register(configRoutes);
+  await app.register(desktopRoutes);
+  await app.register(openapiRoutes);
+  await app.ready();
+}

@@ -1,0 +1,116 @@
+/**
+ * Runtime configuration from the environment (docs/contracts.md), validated at boot: a bad value
+ * stops the process with a clear message instead of a surprise later.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Ajv } from 'ajv';
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  demoPassword: string | undefined;
+  /** role-visibility config file (PORTAL_CONFIG, else config/portal.json when present) */
+  portalConfigPath: string | undefined;
+  /** seconds */
+  sessionExpiration: number;
+  sessionMaxRenew: number;
+  sessionMaxTime: number;
+  clockLeeway: number;
+  /** built SPA; not served when missing */
+  distDir: string;
+  logLevel: string;
+  /** how often sockets are checked against their session (ms) */
+  socketSweepMs: number;
+  /** how long a verified session stays cached in memory (ms); revocation on this node clears it at once */
+  sessionCacheMs: number;
+  /** seed demo data when the database has no users */
+  seed: boolean;
+  /** trust X-Forwarded-For (behind a reverse proxy) */
+  trustProxy: boolean;
+  /** graceful shutdown limit (ms) */
+  shutdownTimeoutMs: number;
+  /** hypervisor driver (HYPERVISOR, `qemu`) and QEMU acceleration (QEMU_ACCEL, `tcg` or `kvm`) */
+  hypervisor: 'qemu' | 'none';
+  qemuAccel: 'tcg' | 'kvm';
+  /** a running desktop nobody watches is paused after this long (ms) */
+  idleGraceMs: number;
+  /** how long a guest gets to power off before it is stopped hard (ms) */
+  shutdownGraceMs: number;
+  /** extra browser Origins allowed on websocket endpoints besides the same origin (ALLOWED_ORIGINS, comma-separated) */
+  allowedOrigins: string[];
+  /** build the demo template disk and media at boot when missing */
+  prepareImages: boolean;
+}
+
+const envSchema = {
+  type: 'object',
+  properties: {
+    PORT: { type: 'string', pattern: '^\\d{1,5}$' },
+    HOST: { type: 'string', minLength: 1 },
+    DATA_DIR: { type: 'string', minLength: 1 },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DEMO_PASSWORD: { type: 'string', minLength: 4, maxLength: 1024 },
+    PORTAL_CONFIG: { type: 'string', minLength: 1 },
+    SESSION_EXPIRATION: { type: 'string', pattern: '^\\d+[smh]?$' },
+    SESSION_MAX_RENEW: { type: 'string', pattern: '^\\d+[smh]?$' },
+    SESSION_MAX_TIME: { type: 'string', pattern: '^\\d+[smh]?$' },
+    HYPERVISOR: { enum: ['qemu', 'none'] },
+    QEMU_ACCEL: { enum: ['tcg', 'kvm'] },
+    ALLOWED_ORIGINS: { type: 'string', pattern: '^(https?://[^,\\s]+)(,https?://[^,\\s]+)*$' },
+    LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
+  },
+} as const;
+
+/** "300", "300s", "5m", "8h" -> seconds */
+export function parseDuration(value: string | undefined, fallback: number): number {
+  if (!value) return fallback;
+  const m = /^(\d+)([smh]?)$/.exec(value);
+  if (!m) throw new Error(`bad duration ${value}`);
+  const n = Number(m[1]);
+  return m[2] === 'h' ? n * 3600 : m[2] === 'm' ? n * 60 : n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k in envSchema.properties && v !== ''));
+  const validate = new Ajv({ allErrors: true }).compile(envSchema);
+  if (!validate(present)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath.slice(1)} ${e.message ?? ''}`).join('; ');
+    throw new Error(`invalid environment: ${problems}`);
+  }
+  const port = Number(env.PORT ?? 8080);
+  if (port > 65535) throw new Error('invalid environment: PORT out of range');
+  const defaultPortal = resolve(cwd, 'config/portal.json');
+  const config: AppConfig = {
+    port,
+    host: env.HOST || '0.0.0.0',
+    dataDir: resolve(cwd, env.DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    demoPassword: env.DEMO_PASSWORD || undefined,
+    portalConfigPath: env.PORTAL_CONFIG ? resolve(cwd, env.PORTAL_CONFIG) : existsSync(defaultPortal) ? defaultPortal : undefined,
+    sessionExpiration: parseDuration(env.SESSION_EXPIRATION, 300),
+    sessionMaxRenew: parseDuration(env.SESSION_MAX_RENEW, 1800),
+    sessionMaxTime: parseDuration(env.SESSION_MAX_TIME, 8 * 3600),
+    clockLeeway: 60,
+    distDir: resolve(cwd, 'dist'),
+    logLevel: env.LOG_LEVEL || 'info',
+    socketSweepMs: 5000,
+    sessionCacheMs: 1000,
+    seed: true,
+    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    shutdownTimeoutMs: 25_000,
+    hypervisor: env.HYPERVISOR === 'none' ? 'none' : 'qemu',
+    qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
+    idleGraceMs: 60_000,
+    shutdownGraceMs: 20_000,
+    allowedOrigins: env.ALLOWED_ORIGINS ? env.ALLOWED_ORIGINS.split(',') : [],
+    prepareImages: true,
+  };
+  if (config.sessionExpiration > config.sessionMaxTime || config.sessionMaxRenew > config.sessionMaxTime) {
+    throw new Error('invalid environment: SESSION_EXPIRATION and SESSION_MAX_RENEW must not exceed SESSION_MAX_TIME');
+  }
+  return config;
+}

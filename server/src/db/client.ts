@@ -1,0 +1,88 @@
+/**
+ * One PostgreSQL dialect, two drivers: embedded PGlite under DATA_DIR/db by default, node-postgres
+ * when DATABASE_URL is set. Everything above this file sees a drizzle PgDatabase plus a tiny raw
+ * interface (exec for multi-statement SQL, a transaction for the migrator, close).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+
+export type Db = PgDatabase<PgQueryResultHKT>;
+
+/** Multi-statement SQL runner bound to one connection (inside a transaction for migrations). */
+export type Exec = (sqlText: string) => Promise<void>;
+/** Parameterised single-statement query, rows as objects. */
+export type Query = <T = Record<string, unknown>>(sqlText: string, params?: unknown[]) => Promise<T[]>;
+
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  db: Db;
+  query: Query;
+  /** Runs fn inside BEGIN/COMMIT on one connection; rolls back on throw. */
+  transaction<T>(fn: (exec: Exec, query: Query) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  return openPglite(join(options.dataDir, 'db'));
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const { default: pg } = await import('pg');
+  const { drizzle } = await import('drizzle-orm/node-postgres');
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // An idle client error (server restart) must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const query: Query = async (text, params) => (await pool.query(text, params as unknown[])).rows;
+  return {
+    kind: 'postgres',
+    db: drizzle(pool) as unknown as Db,
+    query,
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(
+          async (text) => void (await client.query(text)),
+          async (text, params) => (await client.query(text, params as unknown[])).rows,
+        );
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function openPglite(dir: string): Promise<Database> {
+  mkdirSync(dir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  const client = await PGlite.create(dir);
+  const query: Query = async <T,>(text: string, params?: unknown[]) => (await client.query<T>(text, params)).rows;
+  return {
+    kind: 'pglite',
+    db: drizzle(client) as unknown as Db,
+    query,
+    transaction: (fn) =>
+      client.transaction((tx) =>
+        fn(
+          async (text) => void (await tx.exec(text)),
+          async <T,>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
+        ),
+      ),
+    close: () => client.close(),
+  };
+}

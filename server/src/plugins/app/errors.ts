@@ -1,0 +1,75 @@
+/**
+ * One error shape everywhere: ApiError as it is, fastify's own errors (validation, body limit,
+ * malformed JSON, media type) mapped to their kind, anything unexpected -> 500 internal_server
+ * without stack or SQL. Unknown routes -> 404 JSON (the SPA fallback is tried first for pages).
+ */
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorObject } from 'ajv';
+import { ApiError, errorBody, kindForStatus } from '../../lib/api-error.ts';
+import { globalPlugin } from '../../lib/plugin.ts';
+
+/** ajv errors -> { '/path': keyword } and the first x-error code, if any. */
+export function fieldErrors(errors: ErrorObject[]): { map: Record<string, string>; code: string | undefined } {
+  const map: Record<string, string> = {};
+  let code: string | undefined;
+  for (const e of errors) {
+    const p = e.params as { missingProperty?: string; additionalProperty?: string };
+    const extra = p.missingProperty ?? p.additionalProperty;
+    const path = extra !== undefined ? `${e.instancePath}/${extra}` : e.instancePath || '/';
+    map[path] ??= e.keyword;
+    const xError = (e.parentSchema as Record<string, unknown> | undefined)?.['x-error'] as Record<string, string> | undefined;
+    code ??= xError?.[e.keyword];
+  }
+  return { map, code };
+}
+
+export type SpaFallback = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    spaFallback: SpaFallback | null;
+  }
+}
+
+const plugin: FastifyPluginAsync = async (app) => {
+  app.decorate('spaFallback', null);
+
+  app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+    if (err instanceof ApiError) {
+      if (err.headers) void reply.headers(err.headers);
+      return reply.code(err.statusCode).type('application/json').send(err.toBody());
+    }
+    if (err.validation) {
+      const { map, code } = fieldErrors(err.validation as ErrorObject[]);
+      const where = err.validationContext ?? 'request';
+      const first = err.validation[0];
+      const description = `${where}${first?.instancePath ?? ''} ${first?.message ?? 'is invalid'}`;
+      return reply.code(400).type('application/json').send(errorBody('bad_request', description, code ?? 'bad_request', null, map));
+    }
+    const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+    if (status >= 400 && status < 500) {
+      const kind = kindForStatus(status);
+      const description =
+        err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'Request body is too large'
+          : err.code?.startsWith('FST_ERR_CTP_INVALID_JSON') || err instanceof SyntaxError
+            ? 'Malformed JSON body'
+            : err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+              ? 'Unsupported content type'
+              : err.message;
+      return reply.code(status).type('application/json').send(errorBody(kind, description));
+    }
+    request.log.error({ err }, 'unexpected error');
+    return reply.code(500).type('application/json').send(errorBody('internal_server', 'Internal server error', 'internal_server'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    if (app.spaFallback?.(request, reply)) return reply;
+    return reply
+      .code(404)
+      .type('application/json')
+      .send(errorBody('not_found', `Route ${request.method} ${request.url.split('?')[0] ?? ''} not found`, 'not_found'));
+  });
+};
+
+export default globalPlugin(plugin, 'errors');

@@ -1,0 +1,66 @@
+/**
+ * socket.io authentication (threats T47-T52): the handshake's auth.jwt is verified like a REST
+ * bearer (signature, exp, live session); rooms come from the token only (user:<id>, admins);
+ * a client-named room is ignored. A periodic sweep disconnects sockets whose session was revoked,
+ * whose user was disabled or whose renew window passed; a revocation on this node disconnects at once.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { globalPlugin } from '../../lib/plugin.ts';
+import { isLoginClaims } from '../../lib/tokens.ts';
+import { ADMINS_ROOM, userRoom } from './event-bus.ts';
+
+export const REJECTED = 'Connection rejected by server';
+
+const plugin: FastifyPluginAsync = async (app) => {
+  const { io } = app;
+
+  io.use((socket, next) => {
+    const jwt: unknown = (socket.handshake.auth as Record<string, unknown> | undefined)?.jwt;
+    if (typeof jwt !== 'string' || jwt.length > 8192) return next(new Error(REJECTED));
+    app.tokens
+      .verify(jwt)
+      .then(async (claims) => {
+        if (!isLoginClaims(claims)) return next(new Error(REJECTED));
+        // Handshakes are rare: read the session uncached so a revocation elsewhere counts at once.
+        const session = await app.sessions.get(claims.session_id);
+        const now = Date.now();
+        const usable = session && !session.revokedAt && session.active && session.userId === claims.sub && session.maxAt.getTime() > now && session.maxRenewAt.getTime() > now;
+        if (!session || !usable) return next(new Error(REJECTED));
+        socket.data = { userId: session.userId, sessionId: session.id, role: session.role };
+        next();
+      })
+      .catch(() => next(new Error(REJECTED)));
+  });
+
+  io.on('connection', (socket) => {
+    void socket.join(userRoom(socket.data.userId));
+    if (socket.data.role === 'admin') void socket.join(ADMINS_ROOM);
+    // No client events change state; anything a client sends is ignored.
+    socket.onAny(() => undefined);
+  });
+
+  const disconnectSession = (sessionId: string) => {
+    for (const socket of io.sockets.sockets.values()) if (socket.data.sessionId === sessionId) socket.disconnect(true);
+  };
+  app.sessions.onRevoke(disconnectSession);
+
+  let sweeping = false;
+  const sweep = async () => {
+    if (sweeping || io.sockets.sockets.size === 0) return;
+    sweeping = true;
+    try {
+      const ids = [...new Set([...io.sockets.sockets.values()].map((s) => s.data.sessionId))];
+      const alive = await app.sessions.connectable(ids);
+      for (const socket of io.sockets.sockets.values()) if (!alive.has(socket.data.sessionId)) socket.disconnect(true);
+    } catch (err) {
+      app.log.warn({ err }, 'socket sweep failed');
+    } finally {
+      sweeping = false;
+    }
+  };
+  const timer = setInterval(() => void sweep(), app.config.socketSweepMs);
+  timer.unref();
+  app.addHook('onClose', async () => clearInterval(timer));
+};
+
+export default globalPlugin(plugin, 'socket-auth');

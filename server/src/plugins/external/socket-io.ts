@@ -1,0 +1,63 @@
+/**
+ * socket.io on the same HTTP server as fastify, at /api/v3/socket.io, websocket transport only.
+ * Same-origin handshakes only (a browser Origin must match the Host), 64 KB message cap.
+ * Authentication and rooms are added by plugins/app/socket-auth.ts.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { Server } from 'socket.io';
+import { globalPlugin } from '../../lib/plugin.ts';
+import type { ServerToClientEvents } from '../../../../src/generated/events.ts';
+
+export const SOCKET_PATH = '/api/v3/socket.io';
+
+export interface SocketData {
+  userId: string;
+  sessionId: string;
+  role: string;
+}
+
+// Clients send nothing to the server: every state change goes through REST.
+export type ClientToServerEvents = Record<string, never>;
+export type PortalIo = Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    io: PortalIo;
+  }
+}
+
+export function sameOrigin(origin: string | undefined, host: string | undefined): boolean {
+  if (!origin) return true; // non-browser clients send no Origin
+  if (!host) return false;
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+const plugin: FastifyPluginAsync = async (app) => {
+  const io: PortalIo = new Server(app.server, {
+    path: SOCKET_PATH,
+    transports: ['websocket'],
+    maxHttpBufferSize: 64 * 1024,
+    serveClient: false,
+    // other upgrade paths belong to plugins/external/upgrades.ts
+    destroyUpgrade: false,
+    allowRequest: (req, callback) => {
+      const origin = req.headers.origin;
+      callback(null, sameOrigin(origin, req.headers.host) || (origin !== undefined && app.config.allowedOrigins.includes(origin)));
+    },
+  });
+  app.decorate('io', io);
+  app.addHook('onClose', async () => {
+    io.disconnectSockets(true);
+    await new Promise<void>((resolve) => {
+      // io.close() also closes the http server, which fastify closes itself: close only the engine.
+      io.engine.close();
+      resolve();
+    });
+  });
+};
+
+export default globalPlugin(plugin, 'socket-io');

@@ -1,0 +1,147 @@
+/**
+ * Demo data (docs/contracts.md "Demo data"), written when the database has no users: category
+ * `default`, one group and one account per role (password DEMO_PASSWORD or random), a demo template
+ * and demo media (image files are made by the hypervisor's image script), three stopped desktops
+ * for `user`. Also seedDesktops() for benchmarks.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { eq } from 'drizzle-orm';
+import { hashPassword } from '../lib/passwords.ts';
+import { categories, desktops, groups, media, templates, users } from '../db/schema.ts';
+import type { Role } from '../../../src/generated/types.ts';
+
+export const DEMO_ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
+export const DEMO_TEMPLATE_ID = 'demo-template';
+export const DEMO_MEDIA_ID = 'demo-iso';
+
+const groupOf: Record<Role, string> = {
+  admin: 'default-admins',
+  manager: 'default-managers',
+  advanced: 'default-advanced',
+  user: 'default-users',
+};
+
+export const demoHardware = () => ({
+  vcpus: 1,
+  memory: 1,
+  disk_size: 1,
+  boot_order: ['disk'],
+  disk_bus: 'default',
+  videos: ['default'],
+  graphics: ['default'],
+  interfaces: ['default'],
+  isos: [],
+  floppies: [],
+  reservables: { vgpus: null },
+});
+
+export const demoGuestProperties = () => ({
+  fullscreen: false,
+  credentials: { username: 'isard', password: 'pirineus' },
+  viewers: { browser_vnc: { options: null }, file_spice: { options: null } },
+});
+
+const demoImage = () => ({ type: 'stock', id: '_default', url: '' });
+
+export interface SeedResult {
+  seeded: boolean;
+  /** the accounts' password when it was generated here (print it once) */
+  generatedPassword?: string;
+  usernames: string[];
+}
+
+export async function seedIfEmpty(app: FastifyInstance, options: { password?: string | undefined } = {}): Promise<SeedResult> {
+  const usernames = [...DEMO_ROLES];
+  if ((await app.users.count()) > 0) return { seeded: false, usernames };
+  const generated = options.password ? undefined : randomBytes(9).toString('base64url');
+  const password = options.password ?? generated ?? '';
+  const hashes = await Promise.all(DEMO_ROLES.map(() => hashPassword(password)));
+  const ids = Object.fromEntries(DEMO_ROLES.map((r) => [r, randomUUID()])) as Record<Role, string>;
+  const imagesDir = join(app.config.dataDir, 'images');
+
+  await app.db.transaction(async (tx) => {
+    await tx.insert(categories).values({ id: 'default', name: 'Default', description: 'Default category', customUrlName: 'default' });
+    await tx.insert(groups).values(
+      DEMO_ROLES.map((r) => ({ id: groupOf[r], categoryId: 'default', name: groupOf[r], description: `Default ${r} group` })),
+    );
+    await tx.insert(users).values(
+      DEMO_ROLES.map((r, i) => ({
+        id: ids[r],
+        uid: r,
+        username: r,
+        name: r === 'user' ? 'Demo User' : `Demo ${r.charAt(0).toUpperCase()}${r.slice(1)}`,
+        provider: 'local',
+        categoryId: 'default',
+        groupId: groupOf[r],
+        role: r,
+        passwordHash: hashes[i] ?? null,
+        passwordLastUpdated: new Date(),
+        email: `${r}@example.org`,
+        lang: 'en',
+      })),
+    );
+    await tx.insert(templates).values({
+      id: DEMO_TEMPLATE_ID,
+      name: 'Demo template',
+      description: 'GRUB rescue disk (boots in seconds)',
+      userId: ids.admin,
+      categoryId: 'default',
+      groupId: groupOf.admin,
+      hardware: demoHardware(),
+      guestProperties: demoGuestProperties(),
+      image: demoImage(),
+      diskPath: join(imagesDir, 'demo-template.qcow2'),
+      allowed: { roles: false, categories: false, groups: false, users: false },
+    });
+    await tx.insert(media).values({
+      id: DEMO_MEDIA_ID,
+      name: 'Demo ISO',
+      description: 'GRUB rescue CD',
+      kind: 'iso',
+      status: 'Downloaded',
+      path: join(imagesDir, 'demo.iso'),
+      userId: ids.admin,
+      categoryId: 'default',
+      groupId: groupOf.admin,
+      allowed: { roles: false, categories: false, groups: false, users: false },
+    });
+    await tx.insert(desktops).values(
+      ['Demo desktop 1', 'Demo desktop 2', 'Demo desktop 3'].map((name) => ({
+        id: randomUUID(),
+        userId: ids.user,
+        categoryId: 'default',
+        groupId: groupOf.user,
+        name,
+        description: 'A desktop from the demo template',
+        templateId: DEMO_TEMPLATE_ID,
+        hardware: demoHardware(),
+        guestProperties: demoGuestProperties(),
+        image: demoImage(),
+      })),
+    );
+  });
+  return generated ? { seeded: true, generatedPassword: generated, usernames } : { seeded: true, usernames };
+}
+
+/** Adds n stopped desktops for a user (benchmarks, load tests). Returns their ids. */
+export async function seedDesktops(app: FastifyInstance, username: string, n: number): Promise<string[]> {
+  const rows = await app.db.select().from(users).where(eq(users.uid, username)).limit(1);
+  const owner = rows[0];
+  if (!owner) throw new Error(`no user ${username}`);
+  const values = Array.from({ length: n }, (_, i) => ({
+    id: randomUUID(),
+    userId: owner.id,
+    categoryId: owner.categoryId,
+    groupId: owner.groupId,
+    name: `Bench desktop ${String(i + 1).padStart(4, '0')} ${randomBytes(3).toString('hex')}`,
+    description: 'Benchmark desktop',
+    templateId: DEMO_TEMPLATE_ID,
+    hardware: demoHardware(),
+    guestProperties: demoGuestProperties(),
+    image: demoImage(),
+  }));
+  for (let i = 0; i < values.length; i += 500) await app.db.insert(desktops).values(values.slice(i, i + 500));
+  return values.map((v) => v.id);
+}

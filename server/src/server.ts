@@ -1,0 +1,50 @@
+/**
+ * Process entry: environment validated at boot, app built (migrations run), demo seed when the
+ * database is empty, listen, graceful shutdown on SIGTERM/SIGINT (in-flight requests drain for at
+ * most 25 s; socket.io and the database close with the app).
+ */
+import { loadConfig, type AppConfig } from './config.ts';
+import { buildApp } from './app.ts';
+import { seedIfEmpty } from './seed/index.ts';
+
+let config: AppConfig;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+
+const app = await buildApp(config);
+const seed = await seedIfEmpty(app, { password: config.demoPassword });
+await app.listen({ port: config.port, host: config.host });
+
+const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+const lines = [`vdi-portal listening on http://${shown}:${config.port}`, `data directory: ${config.dataDir}${config.databaseUrl ? ' (database: DATABASE_URL)' : ''}`];
+if (seed.seeded || config.demoPassword) {
+  lines.push(`demo logins (category "default"): ${seed.usernames.join(', ')}`);
+  if (seed.generatedPassword) lines.push(`demo password (printed once, set DEMO_PASSWORD to choose it): ${seed.generatedPassword}`);
+  else if (config.demoPassword) lines.push('demo password: the value of DEMO_PASSWORD');
+}
+console.log(lines.join('\n'));
+
+let closing = false;
+async function shutdown(signal: string) {
+  if (closing) return;
+  closing = true;
+  app.log.info({ signal }, 'shutting down');
+  const force = setTimeout(() => {
+    app.log.error('shutdown took longer than allowed; exiting');
+    process.exit(1);
+  }, config.shutdownTimeoutMs);
+  force.unref();
+  try {
+    await app.close();
+    process.exit(0);
+  } catch (err) {
+    app.log.error({ err }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

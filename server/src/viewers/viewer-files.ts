@@ -1,0 +1,60 @@
+/**
+ * Native-client viewer files (reference server-auth-viewers 12.1). Values are sanitised so that a
+ * desktop name cannot inject lines or keys into the file (threat T58).
+ */
+
+/** Removes line breaks, control characters and quotes a config value could use to inject keys. */
+export function safeValue(value: string): string {
+  return value.replace(/[\p{Cc}'"]/gu, ' ').trim();
+}
+
+export interface SpiceFileInput {
+  desktopName: string;
+  /** host:port of our HTTP CONNECT proxy (the portal's own address). */
+  proxyHost: string;
+  proxyPort: number;
+  /** Where the proxy tunnels to: the QEMU SPICE listener on the hypervisor's loopback. */
+  spiceHost: string;
+  spicePort: number;
+  password: string;
+  fullscreen: boolean;
+}
+
+/** Default custom lines of the SPICE file (reference 12.1). */
+export const SPICE_CUSTOM_LINES = [
+  'enable-smartcard=0',
+  'enable-usb-autoshare=1',
+  'delete-this-file=1',
+  'usb-filter=-1,-1,-1,-1,0',
+  'tls-ciphers=DEFAULT',
+  'toggle-fullscreen=shift+f11',
+  'release-cursor=shift+f12',
+  'secure-attention=ctrl+alt+end',
+  'secure-channels=main;inputs;cursor;playback;record;display;usbredir;smartcard',
+];
+
+/** The `.vv` file for virt-viewer / remote-viewer. */
+export function spiceFile(input: SpiceFileInput): string {
+  const lines = [
+    '[virt-viewer]',
+    'type=spice',
+    `proxy=http://${safeValue(input.proxyHost)}:${input.proxyPort}`,
+    `host=${safeValue(input.spiceHost)}`,
+    `port=${input.spicePort}`,
+    `password=${safeValue(input.password)}`,
+    `fullscreen=${input.fullscreen ? 1 : 0}`,
+    `title=${safeValue(input.desktopName)}:%d - Press SHIFT+F12 to release the cursor`,
+    ...SPICE_CUSTOM_LINES,
+  ];
+  return `${lines.map((l) => l.trim()).join('\n')}\n`;
+}
+
+/** Parses a `key=value` file (tests and the CONNECT proxy's own checks). */
+export function parseIni(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) out[line.slice(0, i)] = line.slice(i + 1);
+  }
+  return out;
+}
