@@ -28,6 +28,9 @@ import sessionRoutes from './routes/api/session.ts';
 import configRoutes from './routes/api/config.ts';
 import desktopRoutes from './routes/api/desktops.ts';
 import openapiRoutes from './routes/api/openapi.ts';
+import engine from './engine/plugin.ts';
+import desktopLifecycleRoutes from './routes/api/desktop-lifecycle.ts';
+import recycleBinRoutes from './routes/api/recycle-bin.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -106,11 +109,14 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(eventBus);
   await app.register(desktopsRepository);
   await app.register(socketAuth);
+  await app.register(engine);
 
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);
   await app.register(configRoutes);
   await app.register(desktopRoutes);
+  await app.register(desktopLifecycleRoutes);
+  await app.register(recycleBinRoutes);
   await app.register(openapiRoutes);
   await app.ready();
 }

@@ -17,6 +17,8 @@ try {
 
 const app = await buildApp(config);
 const seed = await seedIfEmpty(app, { password: config.demoPassword });
+// New demo desktops are `creating`: make their disks now rather than at the next reconcile tick.
+if (seed.seeded) await app.engine.reconcile();
 await app.listen({ port: config.port, host: config.host });
 
 const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;

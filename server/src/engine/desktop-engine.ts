@@ -71,7 +71,6 @@ export class DesktopEngine {
   private readonly shutdownTimers = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
-  private reconciledOnce = false;
   private readonly onExit = (id: string, info: ExitInfo) => void this.handleExit(id, info);
 
   constructor(options: DesktopEngineOptions) {
@@ -125,6 +124,12 @@ export class DesktopEngine {
   async start(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
     if (RUNNING_OR_STARTING.includes(desktop.state)) return desktop.state;
+    if (desktop.state === 'notCreated') {
+      // The card's "create" action: make the disk, then start.
+      if (!(await this.store.update(id, { state: 'creating', detail: null }, ['notCreated']))) return (await this.mustGet(id)).state;
+      void this.createDisk(id, { startAfter: true });
+      return 'creating';
+    }
     if (!STARTABLE.includes(desktop.state))
       throw new ApiError('precondition_required', `Desktop can not be started from ${desktop.state}`, 'unable_to_start_desktop_from', { state: desktop.state });
     const diskPath = desktop.disk_path ?? this.diskPath(id);
@@ -276,7 +281,11 @@ export class DesktopEngine {
     const desktop = await this.mustGet(id);
     if (!['started', 'waitingip'].includes(desktop.state))
       throw new ApiError('precondition_required', `Desktop can not be reset from ${desktop.state}`, 'unable_to_reset_desktop_from', { state: desktop.state });
-    await this.driver.reset(id);
+    await this.driver.reset(id).catch((err: unknown) => {
+      throw err instanceof HypervisorError && err.code === 'not_running'
+        ? new ApiError('conflict', 'The desktop is not running', 'desktop_not_running', null)
+        : new ApiError('service_unavailable', 'The hypervisor did not answer', 'hypervisors_not_available');
+    });
     return desktop.state;
   }
 
@@ -397,8 +406,8 @@ export class DesktopEngine {
           }
           break;
         case 'creating':
-          // Creation interrupted by a restart (or stuck): create the disk again.
-          if (!this.reconciledOnce || age > this.transitionalLimitMs) await this.createDisk(d.id);
+          // Not being created by this process (new seed rows, or interrupted by a restart): create the disk.
+          void this.createDisk(d.id);
           break;
         case 'updating':
           if (age > this.transitionalLimitMs) await this.store.update(d.id, { state: 'failed', detail: 'Verification was interrupted' }, ['updating']);
@@ -407,6 +416,5 @@ export class DesktopEngine {
           break;
       }
     }
-    this.reconciledOnce = true;
   }
 }

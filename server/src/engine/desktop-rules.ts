@@ -15,6 +15,27 @@ export function assertStateAllows(rule: RuleName, state: string): void {
   }
 }
 
+type ActionName = keyof typeof stateActions.desktops.actions;
+
+/** Actions the state-action table offers for a desktop (its state's row plus matching overrides). */
+export function actionsFor(desktop: { state: string; type?: string }): ActionName[] {
+  const table = stateActions.desktops.table as Record<string, readonly ActionName[]>;
+  const offered = new Set<ActionName>(table[desktop.state] ?? []);
+  for (const o of stateActions.desktops.overrides as readonly { when: Record<string, unknown>; states: readonly string[]; actions: readonly ActionName[] }[]) {
+    const applies = o.states.includes(desktop.state) && Object.entries(o.when).every(([k, v]) => (desktop as Record<string, unknown>)[k] === v);
+    if (applies) for (const a of o.actions) offered.add(a);
+  }
+  return [...offered];
+}
+
+/** Throws 428 `unable_to_<verb>_desktop_from` unless one of `accepted` is offered in the desktop's state. */
+export function assertActionOffered(desktop: { state: string; type?: string }, accepted: readonly ActionName[], verb: string): void {
+  const offered = actionsFor(desktop);
+  if (!accepted.some((a) => offered.includes(a))) {
+    throw new ApiError('precondition_required', `Can not ${verb} a desktop that is ${desktop.state}`, `unable_to_${verb}_desktop_from`, { state: desktop.state });
+  }
+}
+
 /** Viewers that need the wireguard network (spec section 4 rules). */
 export const WIREGUARD_VIEWERS = ['browser_rdp', 'file_rdpgw', 'file_rdpvpn'] as const;
 

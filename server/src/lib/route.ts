@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { operations, type Operation } from '../../../src/generated/api.ts';
-import { refOf } from './schema-refs.ts';
+import { isArrayType, refOf } from './schema-refs.ts';
 
 export type OperationKey = keyof typeof operations;
 
@@ -36,7 +36,7 @@ export function pathParams(path: string): string[] {
 export function responseSchemaOf(op: Operation): Record<string, unknown> | undefined {
   if (!op.response) return undefined;
   const ref = { $ref: refOf(op.response) };
-  return op.name === 'list' ? { type: 'array', items: ref } : ref;
+  return op.name === 'list' && !isArrayType(op.response) ? { type: 'array', items: ref } : ref;
 }
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

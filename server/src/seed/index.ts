@@ -93,7 +93,8 @@ export async function seedIfEmpty(app: FastifyInstance, options: { password?: st
       guestProperties: demoGuestProperties(),
       image: demoImage(),
       diskPath: join(imagesDir, 'demo-template.qcow2'),
-      allowed: { roles: false, categories: false, groups: false, users: false },
+      // Shared with every role (reference 0.5: an empty list means everyone).
+      allowed: { roles: [], categories: false, groups: false, users: false },
     });
     await tx.insert(media).values({
       id: DEMO_MEDIA_ID,
@@ -114,6 +115,7 @@ export async function seedIfEmpty(app: FastifyInstance, options: { password?: st
         categoryId: 'default',
         groupId: groupOf.user,
         name,
+        state: 'creating',
         description: 'A desktop from the demo template',
         templateId: DEMO_TEMPLATE_ID,
         hardware: demoHardware(),

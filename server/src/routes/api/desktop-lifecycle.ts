@@ -11,7 +11,7 @@ import { ApiError } from '../../lib/api-error.ts';
 import { assertDesktopAccess } from '../../lib/ownership.ts';
 import { authOf, type AuthContext } from '../../plugins/app/auth.ts';
 import { desktops, recycleBin, templates, type DesktopRow } from '../../db/schema.ts';
-import { assertStateAllows, checkViewers, stockImageOf } from '../../engine/desktop-rules.ts';
+import { assertActionOffered, assertStateAllows, checkViewers, stockImageOf } from '../../engine/desktop-rules.ts';
 import { appliedQuota, assertHardwareWithin, checkDesktopCreate, checkDesktopStart, hardwareLimits } from '../../engine/quotas.ts';
 import { spiceFile } from '../../viewers/viewer-files.ts';
 import { VNC_WS_PATH } from '../../viewers/vnc-proxy.ts';
@@ -69,17 +69,23 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     const { action } = request.params as { action: string; id: string };
     const desktop = await desktopFor(request);
     const auth = authOf(request);
+    // The generated state-action table (x-actions) is the contract: an action not offered in the
+    // desktop's current state is refused, whatever the client shows.
     switch (action) {
       case 'start': {
+        assertActionOffered(desktop, ['start', 'create'], 'start');
         const hw = desktop.hardware as { memory?: number; vcpus?: number };
-        if (['stopped', 'failed'].includes(desktop.state)) await checkDesktopStart(app.database.query, subjectOf(auth), { memory: Number(hw.memory ?? 1), vcpus: Number(hw.vcpus ?? 1) });
+        await checkDesktopStart(app.database.query, subjectOf(auth), { memory: Number(hw.memory ?? 1), vcpus: Number(hw.vcpus ?? 1) });
         return { status: await app.engine.start(desktop.id) };
       }
       case 'stop':
+        assertActionOffered(desktop, ['stop', 'forceStop'], 'stop');
         return { status: await app.engine.stop(desktop.id) };
       case 'reset':
+        assertActionOffered(desktop, ['reset'], 'reset');
         return { status: await app.engine.reset(desktop.id) };
       case 'updating':
+        assertActionOffered(desktop, ['updating'], 'update');
         return { status: await app.engine.retry(desktop.id) };
       default:
         throw new ApiError('bad_request', `Unknown action ${action}`, 'bad_request', { action });
@@ -214,6 +220,17 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     if (!updated) throw new ApiError('precondition_required', 'The desktop changed state', 'desktop_not_stopped');
     const { image: _image, ...echo } = body;
     return echo;
+  });
+
+  route(app, 'desktops.updateReservables', async (request) => {
+    const desktop = await desktopFor(request);
+    const { reservables } = request.body as { reservables: { vgpus?: string[] | null } };
+    const vgpus = (reservables.vgpus ?? []).filter((v) => v !== 'None');
+    // No GPU profile is bookable on this installation yet: only "None" exists.
+    if (vgpus.length > 0) throw new ApiError('not_found', 'Unknown GPU profile', 'not_found', { vgpus });
+    if (desktop.server && vgpus.length > 0) throw new ApiError('precondition_required', 'Servers can not have GPUs', 'server_not_editable');
+    await app.desktops.update(desktop.id, { hardware: { ...(desktop.hardware as Record<string, unknown>), reservables: { vgpus: null } } });
+    return {};
   });
 
   route(app, 'desktops.show', async (request) => {

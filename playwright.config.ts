@@ -1,0 +1,41 @@
+/**
+ * End-to-end tests against the real server (which serves the built SPA from dist/). Build first:
+ * `npx vite build`. A fresh temporary DATA_DIR is used per run.
+ */
+import { defineConfig } from '@playwright/test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const E2E_PORT = Number(process.env.E2E_PORT ?? 8191);
+export const DEMO_PASSWORD = 'e2e-demo-password';
+const dataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e2e-'));
+
+const chromium = {
+  browserName: 'chromium' as const,
+  launchOptions: {
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  },
+};
+
+export default defineConfig({
+  testDir: 'tests/e2e',
+  testMatch: '*.spec.ts',
+  workers: 1,
+  fullyParallel: false,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  reporter: [['list']],
+  use: { baseURL: `http://127.0.0.1:${E2E_PORT}`, trace: 'retain-on-failure', locale: 'en-GB' },
+  projects: [{ name: 'chromium', use: chromium }],
+  webServer: {
+    command: 'npx tsx server/src/server.ts',
+    url: `http://127.0.0.1:${E2E_PORT}/api/v3/health`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    env: { PORT: String(E2E_PORT), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_PASSWORD, QEMU_ACCEL: 'tcg' },
+    stdout: 'ignore',
+    stderr: 'pipe',
+  },
+});

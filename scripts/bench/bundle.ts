@@ -1,0 +1,67 @@
+/**
+ * Login-route JS budget (goal G1): after `vite build`, follows the static import closure of the
+ * entry in dist/.vite/manifest.json (the login page is part of the entry; the refine app, socket
+ * and desktops screen are dynamic imports) plus the current-language catalogues the login route
+ * fetches, gzips each JS file at level 9 and prints the total. Exit 1 above the budget.
+ * Usage: npx vite build && npx tsx scripts/bench/bundle.ts [--budget 170]
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+interface Chunk {
+  file: string;
+  src?: string;
+  isEntry?: boolean;
+  imports?: string[];
+  dynamicImports?: string[];
+  css?: string[];
+}
+
+const dist = join(import.meta.dirname, '..', '..', 'dist');
+const manifest = JSON.parse(readFileSync(join(dist, '.vite', 'manifest.json'), 'utf8')) as Record<string, Chunk>;
+const budgetIndex = process.argv.indexOf('--budget');
+const budgetKb = budgetIndex > 0 ? Number(process.argv[budgetIndex + 1]) : 170;
+const LAZY_ONLY = /novnc|guacamole|calendar/i;
+
+const entryKey = Object.keys(manifest).find((key) => manifest[key]?.isEntry);
+if (!entryKey) throw new Error('no entry in the manifest');
+
+const closure = new Set<string>();
+const visit = (key: string): void => {
+  if (closure.has(key)) return;
+  closure.add(key);
+  for (const dep of manifest[key]?.imports ?? []) visit(dep);
+};
+visit(entryKey);
+// The login route also loads the English catalogues it renders with (common, errors).
+for (const key of Object.keys(manifest)) {
+  if (/locales\/en\/(common|errors)\.json$/.test(key)) visit(key);
+}
+
+const gz = (file: string): number => gzipSync(readFileSync(join(dist, file)), { level: 9 }).length;
+let jsTotal = 0;
+let cssTotal = 0;
+const rows: [string, number][] = [];
+const cssFiles = new Set<string>();
+for (const key of closure) {
+  const chunk = manifest[key];
+  if (!chunk) continue;
+  const size = gz(chunk.file);
+  jsTotal += size;
+  rows.push([chunk.file, size]);
+  for (const css of chunk.css ?? []) cssFiles.add(css);
+  if (LAZY_ONLY.test(chunk.file) || LAZY_ONLY.test(key)) {
+    console.error(`FAIL: ${key} is in the login closure but must stay lazy`);
+    process.exitCode = 1;
+  }
+}
+for (const css of cssFiles) cssTotal += gz(css);
+rows.sort((a, b) => b[1] - a[1]);
+for (const [file, size] of rows) console.log(`${(size / 1024).toFixed(1).padStart(8)} kB  ${file}`);
+const kb = jsTotal / 1024;
+console.log(`login-route JS: ${kb.toFixed(1)} kB gzip-9 over ${rows.length} files (budget ${budgetKb} kB); CSS ${(cssTotal / 1024).toFixed(1)} kB`);
+if (kb > budgetKb) {
+  console.error(`FAIL: over budget by ${(kb - budgetKb).toFixed(1)} kB`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,121 @@
+/**
+ * The refine application (loaded lazily after the login route): providers, derived routes,
+ * guard, session modals. Composition only.
+ */
+import '@mantine/core/styles/AppShell.css';
+import '@mantine/core/styles/Burger.css';
+import '@mantine/core/styles/NavLink.css';
+import '@mantine/core/styles/Modal.css';
+import '@mantine/core/styles/ModalBase.css';
+import '@mantine/core/styles/Overlay.css';
+import '@mantine/core/styles/CloseButton.css';
+import '@mantine/core/styles/Loader.css';
+import '@mantine/core/styles/Center.css';
+import { useEffect, useMemo } from 'react';
+import { Refine, type ResourceProps } from '@refinedev/core';
+import routerProvider from '@refinedev/react-router';
+import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { useTranslation } from 'react-i18next';
+import { resources } from '@/generated/resources';
+import { ErrorPage } from '@/features/system/error-page';
+import { NotFoundPage } from '@/features/system/not-found-page';
+import { PlaceholderPage } from '@/features/system/placeholder-page';
+import { getToken } from '@/lib/token';
+import { accessControlProvider } from '@/providers/access-control-provider';
+import { authProvider, logout } from '@/providers/auth-provider';
+import { createDataProvider } from '@/providers/data-provider';
+import { i18nProvider } from '@/providers/i18n-provider';
+import { createLiveProvider } from '@/providers/live-provider';
+import { notificationProvider } from '@/providers/notification-provider';
+import { COOKIE_WATCH_INTERVAL_MS, shouldLogoutOnMissingCookie } from './guard/guard-decision';
+import { SessionGuard } from './guard/session-guard';
+import { AppLayout } from './layout/app-layout';
+import { queryClient } from './query-client';
+import { renderResourceRoutes } from './routes';
+import { setBootstrapLiveProvider } from './session-bootstrap';
+import { SessionModals } from './session-modals';
+
+const dataProvider = createDataProvider();
+const liveProvider = createLiveProvider(queryClient);
+setBootstrapLiveProvider(liveProvider);
+
+const refineResources: ResourceProps[] = resources.map((resource) => {
+  const record = resource as unknown as Record<string, unknown>;
+  return {
+    name: resource.name,
+    ...(typeof record.list === 'string' ? { list: record.list } : {}),
+    ...(typeof record.create === 'string' ? { create: record.create } : {}),
+    ...(typeof record.edit === 'string' ? { edit: record.edit } : {}),
+    ...(typeof record.show === 'string' ? { show: record.show } : {}),
+    meta: { ...(resource.meta as unknown as Record<string, unknown>), hide: resource.meta.hide },
+  } as ResourceProps;
+});
+
+/** Point 8 of the guard: log out when the session cookie disappears (outside exempt pages). */
+function CookieWatcher() {
+  const location = useLocation();
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (shouldLogoutOnMissingCookie(!!getToken(), window.location.pathname)) void logout();
+    }, COOKIE_WATCH_INTERVAL_MS);
+    return () => clearInterval(timer);
+  }, [location.pathname]);
+  return null;
+}
+
+function Placeholder({ titleKey }: { titleKey: string }) {
+  const { t } = useTranslation();
+  return <PlaceholderPage title={t(titleKey)} />;
+}
+
+/** The authenticated application. */
+export function App() {
+  const { t, i18n } = useTranslation();
+  // Re-derive titles when the language changes.
+  const resourceRoutes = useMemo(() => renderResourceRoutes(t, 'protected'), [t, i18n.language]); // eslint-disable-line react-hooks/exhaustive-deps
+  const publicRoutes = useMemo(() => renderResourceRoutes(t, 'public'), [t, i18n.language]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  return (
+    <Refine
+      routerProvider={routerProvider}
+      dataProvider={dataProvider}
+      liveProvider={liveProvider}
+      authProvider={authProvider}
+      accessControlProvider={accessControlProvider}
+      i18nProvider={i18nProvider}
+      notificationProvider={notificationProvider}
+      resources={refineResources}
+      options={{
+        liveMode: 'manual',
+        disableTelemetry: true,
+        syncWithLocation: false,
+        warnWhenUnsavedChanges: false,
+        reactQuery: { clientConfig: queryClient },
+      }}
+    >
+      <CookieWatcher />
+      <Routes>
+        <Route path="/error/:code" element={<ErrorPage />} />
+        {publicRoutes}
+        <Route path="/forgot-password" element={<Placeholder titleKey="common:routes.forgot_password" />} />
+        <Route path="/disclaimer" element={<Placeholder titleKey="common:routes.disclaimer" />} />
+        <Route path="/export-user" element={<Placeholder titleKey="common:routes.export_user" />} />
+        <Route path="/register" element={<Placeholder titleKey="common:routes.register" />} />
+        <Route path="/verify-email" element={<Placeholder titleKey="common:routes.verify_email" />} />
+        <Route path="/reset-password" element={<Placeholder titleKey="common:routes.reset_password" />} />
+        <Route
+          element={
+            <SessionGuard>
+              <AppLayout />
+            </SessionGuard>
+          }
+        >
+          <Route index element={<Navigate to="/desktops" replace />} />
+          {resourceRoutes}
+          <Route path="*" element={<NotFoundPage />} />
+        </Route>
+      </Routes>
+      <SessionModals />
+    </Refine>
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * Pure decisions of the navigation guard (spec section 2 "Navigation guard"), kept apart from
+ * React so they can be tested.
+ */
+import type { Role } from '@/generated/types';
+import { TOKEN_TYPE_ROUTES } from '@/providers/auth-provider';
+import { expiresWithin, tokenType, type TokenClaims } from '@/lib/token';
+
+/** Routes where a vanished session cookie does not log out (point 8). */
+export const COOKIE_WATCH_EXEMPT = ['/login', '/register', '/verify-email', '/reset-password', '/forgot-password'];
+export const COOKIE_WATCH_INTERVAL_MS = 1000;
+export const HOME_PATH = '/desktops';
+
+export type TokenDecision =
+  | { kind: 'login' }
+  | { kind: 'redirect'; to: string }
+  | { kind: 'renew' }
+  | { kind: 'ok' };
+
+/** Points 2-4 and 7: what to do with the stored token on a protected route. */
+export function decideToken(claims: TokenClaims | null, hasToken: boolean, pathname: string, nowMs: number): TokenDecision {
+  if (!hasToken || !claims) return { kind: 'login' };
+  const type = tokenType(claims);
+  const forced = TOKEN_TYPE_ROUTES[type];
+  if (forced) {
+    // /reset-password and /verify-email accept their own token types.
+    return forced === pathname ? { kind: 'ok' } : { kind: 'redirect', to: forced };
+  }
+  if (expiresWithin(claims, nowMs)) return { kind: 'renew' };
+  return { kind: 'ok' };
+}
+
+/** Point 6: a role outside the route's roles goes to the desktops page (null = allowed). */
+export function decideRole(role: Role | null | undefined, routeRoles: readonly Role[] | null | undefined): string | null {
+  if (!routeRoles || routeRoles.length === 0) return null;
+  if (role && routeRoles.includes(role)) return null;
+  return HOME_PATH;
+}
+
+/** Point 8: whether the cookie watcher should log out. */
+export function shouldLogoutOnMissingCookie(hasToken: boolean, pathname: string): boolean {
+  if (hasToken) return false;
+  return !COOKIE_WATCH_EXEMPT.some((path) => pathname === path || pathname.startsWith(`${path}/`));
+}

@@ -1,0 +1,61 @@
+import { useEffect, type ReactNode } from 'react';
+import { useLocation, useNavigate } from 'react-router';
+import { Center, Loader } from '@mantine/core';
+import { useTranslation } from 'react-i18next';
+import { useSessionState } from '@/lib/session-state';
+import { adoptAuthorizationCookie, decodeToken } from '@/lib/token';
+import { logout } from '@/providers/auth-provider';
+import { renewToken } from '@/providers/http-client';
+import { bootstrapSession } from '../session-bootstrap';
+import { decideToken } from './guard-decision';
+
+export interface SessionGuardProps {
+  /** Content shown once the session is ready. */
+  children: ReactNode;
+}
+
+/** Runs the navigation guard on every protected navigation (spec section 2, points 2-5 and 7). */
+export function SessionGuard({ children }: SessionGuardProps) {
+  const location = useLocation();
+  const navigate = useNavigate();
+  const { user } = useSessionState();
+  const { t } = useTranslation();
+
+  useEffect(() => {
+    let cancelled = false;
+    const run = async (): Promise<void> => {
+      const token = adoptAuthorizationCookie();
+      const decision = decideToken(decodeToken(token), !!token, location.pathname, Date.now());
+      if (decision.kind === 'login') {
+        navigate('/login', { replace: true });
+        return;
+      }
+      if (decision.kind === 'redirect') {
+        navigate(decision.to, { replace: true });
+        return;
+      }
+      if (decision.kind === 'renew') {
+        try {
+          await renewToken();
+        } catch {
+          await logout();
+          return;
+        }
+      }
+      if (!cancelled) await bootstrapSession();
+    };
+    run().catch((error: unknown) => console.warn('guard', error));
+    return () => {
+      cancelled = true;
+    };
+  }, [location.pathname, navigate]);
+
+  if (!user) {
+    return (
+      <Center h="100vh" aria-busy="true">
+        <Loader aria-label={t('common:loading')} />
+      </Center>
+    );
+  }
+  return <>{children}</>;
+}

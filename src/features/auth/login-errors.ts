@@ -1,0 +1,37 @@
+/** Login error texts of spec section 8 "Login page": a translation key and its values. */
+import type { ApiError } from '@/providers/http-client';
+
+export interface LoginErrorText {
+  key: string;
+  values?: Record<string, string>;
+  /** 503: the page goes to /maintenance instead of showing a message. */
+  maintenance?: boolean;
+}
+
+function formatRetryAfter(value: string | null | undefined, now: Date): string {
+  if (!value) return '';
+  const seconds = Number(value);
+  const date = Number.isFinite(seconds) ? new Date(now.getTime() + seconds * 1000) : new Date(value);
+  if (Number.isNaN(date.getTime())) return value;
+  return date.toLocaleTimeString();
+}
+
+/** Maps a login failure to its message. */
+export function loginErrorText(error: Pick<ApiError, 'statusCode' | 'error' | 'retryAfter'>, now = new Date()): LoginErrorText {
+  switch (error.statusCode) {
+    case 401:
+      return { key: 'common:login.errors.invalidCredentials' };
+    case 403:
+      return error.error === 'user_disabled'
+        ? { key: 'errors:user_disabled' }
+        : { key: 'common:login.errors.disallowed' };
+    case 429:
+      return { key: 'common:login.errors.tooManyAttempts', values: { time: formatRetryAfter(error.retryAfter, now) } };
+    case 500:
+      return { key: 'common:login.errors.server' };
+    case 503:
+      return { key: 'common:login.errors.server', maintenance: true };
+    default:
+      return { key: 'errors:generic' };
+  }
+}

@@ -1,0 +1,178 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { Alert, Anchor, Button, Center, Group, NativeSelect, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Link, useNavigate } from 'react-router';
+import { useTranslation } from 'react-i18next';
+import type { SessionUserCategory, SessionUserProviders } from '@/generated/types';
+import { operations } from '@/generated/api';
+import { ColorSchemeSwitch } from '@/components/color-scheme-switch';
+import { LanguageSwitcher } from '@/components/language-switcher';
+import { SubmitButton } from '@/components/submit-button';
+import { usePageTitle } from '@/hooks/use-page-title';
+import { getToken } from '@/lib/token';
+import { buildPath, request } from '@/providers/http-client';
+import { login, logout } from '@/providers/auth-provider';
+import { loginErrorText, type LoginErrorText } from './login-errors';
+
+/** Starts loading the application chunk while the user types (goal G3). */
+function preloadApp(): void {
+  const load = (): void => void import('@/app/app');
+  if ('requestIdleCallback' in window) window.requestIdleCallback(load, { timeout: 2000 });
+  else setTimeout(load, 500);
+}
+
+/** Login page: category, username, password, forgot-password link, other providers. */
+export function LoginPage() {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  usePageTitle(t('common:routes.login'));
+  const [categories, setCategories] = useState<SessionUserCategory[]>([]);
+  const [providers, setProviders] = useState<SessionUserProviders['providers']>([]);
+  const [categoryId, setCategoryId] = useState('');
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<LoginErrorText | null>(null);
+  const [choice, setChoice] = useState<{ categories: SessionUserCategory[]; token: string | null } | null>(null);
+
+  useEffect(() => {
+    request<SessionUserCategory[]>('session.categories')
+      .then((list) => {
+        const visible = (list ?? []).filter((c) => c.frontend !== false);
+        setCategories(visible);
+        if (visible[0]) setCategoryId((current) => current || visible[0]?.id || '');
+      })
+      .catch(() => setCategories([]));
+    request<SessionUserProviders>('session.providers')
+      .then((answer) => setProviders(answer?.providers ?? []))
+      .catch(() => setProviders([]));
+    preloadApp();
+  }, []);
+
+  const finish = async (params: { categoryId: string; token?: string | null }): Promise<void> => {
+    setError(null);
+    const result = await login({ username, password, ...params });
+    if (result.categories) {
+      setChoice({ categories: result.categories, token: getToken() });
+      return;
+    }
+    if (result.success && result.redirectTo) {
+      navigate(result.redirectTo, { replace: true });
+      return;
+    }
+    if (result.error) {
+      const text = loginErrorText(result.error);
+      if (text.maintenance) navigate('/maintenance', { replace: true });
+      else setError(text);
+    }
+  };
+
+  const onSubmit = (event: FormEvent<HTMLFormElement>): void => {
+    event.preventDefault();
+    void finish({ categoryId });
+  };
+
+  const otherProviders = providers.filter((p) => p !== 'form');
+  const loginAction = (provider: string): string =>
+    `${buildPath(operations['session.login'])}?provider=${encodeURIComponent(provider)}&category_id=${encodeURIComponent(categoryId)}&redirect=/`;
+
+  if (choice) {
+    return (
+      <Center mih="100vh" p="md">
+        <Paper withBorder p="xl" w={420} component="main">
+          <Stack>
+            <Title order={1} size="h3">
+              {t('common:login.selectCategory')}
+            </Title>
+            {choice.categories.map((category) => (
+              <Stack key={category.id} gap={4}>
+                <Button variant="light" disabled={category.maintenance === true} onClick={() => void finish({ categoryId: category.id, token: choice.token })}>
+                  {category.name}
+                </Button>
+                {category.maintenance && (
+                  <Text size="sm" c="orange.9">
+                    {t('common:login.categoryMaintenance')}
+                  </Text>
+                )}
+              </Stack>
+            ))}
+            <Button variant="default" onClick={() => void logout().then(() => setChoice(null))}>
+              {t('common:actions.logout')}
+            </Button>
+          </Stack>
+        </Paper>
+      </Center>
+    );
+  }
+
+  return (
+    <Center mih="100vh" p="md">
+      <Paper withBorder p="xl" w={420} component="main">
+        <form onSubmit={onSubmit} aria-labelledby="login-title">
+          <Stack>
+            <Group justify="space-between" wrap="nowrap">
+              <Title order={1} size="h3" id="login-title">
+                {t('common:product')}
+              </Title>
+              <Group gap={4} wrap="nowrap">
+                <LanguageSwitcher />
+                <ColorSchemeSwitch />
+              </Group>
+            </Group>
+            <Text size="sm" c="dimmed">
+              {t('common:login.subtitle')}
+            </Text>
+            {categories.length > 1 && (
+              <NativeSelect
+                label={t('common:login.category')}
+                value={categoryId}
+                onChange={(event) => setCategoryId(event.currentTarget.value)}
+                data={categories.map((c) => ({ value: c.id, label: c.name }))}
+                data-testid="login-category"
+              />
+            )}
+            <TextInput
+              label={t('common:login.username')}
+              name="username"
+              autoComplete="username"
+              required
+              value={username}
+              onChange={(event) => setUsername(event.currentTarget.value)}
+            />
+            <PasswordInput
+              label={t('common:login.password')}
+              name="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(event) => setPassword(event.currentTarget.value)}
+            />
+            {error && (
+              <Alert color="red" role="alert" data-testid="login-error">
+                {t(error.key, error.values)}
+              </Alert>
+            )}
+            <SubmitButton fullWidth data-testid="login-submit">
+              {t('common:login.submit')}
+            </SubmitButton>
+            <Anchor component={Link} to="/forgot-password" size="sm">
+              {t('common:login.forgotPassword')}
+            </Anchor>
+          </Stack>
+        </form>
+        {otherProviders.length > 0 && (
+          <Stack mt="md" gap="xs">
+            <Text size="sm" c="dimmed">
+              {t('common:login.otherProviders')}
+            </Text>
+            {otherProviders.map((provider) => (
+              <form key={provider} method="post" action={loginAction(provider)}>
+                <Button type="submit" variant="default" fullWidth>
+                  {t(`common:login.providers.${provider}`)}
+                </Button>
+              </form>
+            ))}
+          </Stack>
+        )}
+      </Paper>
+    </Center>
+  );
+}

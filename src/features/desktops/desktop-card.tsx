@@ -1,0 +1,139 @@
+import { memo } from 'react';
+import { Badge, Card, Group, Stack, Text } from '@mantine/core';
+import { useTranslation } from 'react-i18next';
+import type { Desktop } from '@/generated/types';
+import { normalisedState } from '@/resources/state-actions';
+import { DesktopActions } from './desktop-actions';
+import { formatDate } from './format';
+
+const STATE_COLORS: Partial<Record<string, string>> = {
+  started: 'green',
+  stopped: 'gray',
+  failed: 'red',
+  'shutting-down': 'orange',
+  waitingip: 'yellow',
+  maintenance: 'orange',
+};
+
+export interface DesktopCardProps {
+  /** The desktop to show. */
+  desktop: Desktop;
+}
+
+/** The state badge of a desktop. */
+export function DesktopStateBadge({ desktop }: DesktopCardProps) {
+  const { t } = useTranslation();
+  const state = normalisedState('desktops', desktop as unknown as Record<string, unknown>);
+  return (
+    <Badge color={STATE_COLORS[state] ?? 'blue'} variant="light" data-testid="desktop-state">
+      {t(`resources:desktops.enum.state.${state}`)}
+    </Badge>
+  );
+}
+
+/** Facts line: last access, queue, scheduled shutdown, next booking. */
+export function DesktopFacts({ desktop }: DesktopCardProps) {
+  const { t } = useTranslation();
+  const shutdown = formatDate(desktop.scheduled?.shutdown);
+  const booking = formatDate(desktop.next_booking_start);
+  const accessed = formatDate(desktop.accessed);
+  return (
+    <Stack gap={2}>
+      {accessed && (
+        <Text size="xs" c="dimmed">
+          {t('common:desktops.lastAccess', { date: accessed })}
+        </Text>
+      )}
+      {typeof desktop.queue?.position === 'number' && (
+        <Text size="xs" c="orange.9" data-testid="desktop-queue">
+          {t('common:desktops.queuePosition', { position: desktop.queue.position })}
+        </Text>
+      )}
+      {shutdown && (
+        <Text size="xs" c="orange.9">
+          {t('common:desktops.scheduledShutdown', { date: shutdown })}
+        </Text>
+      )}
+      {booking && (
+        <Text size="xs">
+          {t('common:desktops.nextBooking', { date: booking })}
+        </Text>
+      )}
+    </Stack>
+  );
+}
+
+/** Viewer badges. */
+export function DesktopViewers({ desktop }: DesktopCardProps) {
+  const { t } = useTranslation();
+  if (!desktop.viewers?.length) return null;
+  return (
+    <Group gap={4}>
+      {desktop.viewers.map((viewer) => (
+        <Badge key={viewer} size="xs" variant="default">
+          {t(`common:viewers.${viewer}`)}
+        </Badge>
+      ))}
+    </Group>
+  );
+}
+
+/** Grid card of one desktop; memoised so a socket update repaints only its own card. */
+export const DesktopCard = memo(function DesktopCard({ desktop }: DesktopCardProps) {
+  return (
+    <Card withBorder padding="sm" h="100%" data-testid="desktop-card" data-desktop-id={desktop.id} data-state={desktop.state}>
+      <Card.Section>
+        {desktop.image?.url ? (
+          <img src={desktop.image.url} alt="" loading="lazy" width="100%" height={90} style={{ objectFit: 'cover', display: 'block', height: 90 }} />
+        ) : (
+          <div style={{ height: 90, background: 'var(--mantine-color-default-hover)' }} />
+        )}
+      </Card.Section>
+      <Stack gap={6} mt="xs">
+        <Group justify="space-between" wrap="nowrap" gap="xs">
+          <Text fw={600} truncate title={desktop.name} data-testid="desktop-name">
+            {desktop.name}
+          </Text>
+          <DesktopStateBadge desktop={desktop} />
+        </Group>
+        {desktop.description && (
+          <Text size="xs" c="dimmed" lineClamp={2}>
+            {desktop.description}
+          </Text>
+        )}
+        <DesktopViewers desktop={desktop} />
+        <DesktopFacts desktop={desktop} />
+        <DesktopActions desktop={desktop} />
+      </Stack>
+    </Card>
+  );
+});
+
+/** List row of one desktop (list view). */
+export const DesktopRow = memo(function DesktopRow({ desktop }: DesktopCardProps) {
+  return (
+    <Group
+      wrap="nowrap"
+      gap="md"
+      px="sm"
+      h="100%"
+      style={{ borderBottom: '1px solid var(--mantine-color-default-border)' }}
+      data-testid="desktop-card"
+      data-desktop-id={desktop.id}
+      data-state={desktop.state}
+    >
+      <Text fw={600} w={220} truncate data-testid="desktop-name">
+        {desktop.name}
+      </Text>
+      <DesktopStateBadge desktop={desktop} />
+      <Text size="xs" c="dimmed" style={{ flex: 1 }} truncate>
+        {desktop.description}
+      </Text>
+      <DesktopViewers desktop={desktop} />
+      <Text size="xs" c="dimmed" w={130}>
+        {formatDate(desktop.accessed)}
+      </Text>
+      <DesktopActions desktop={desktop} />
+    </Group>
+  );
+});

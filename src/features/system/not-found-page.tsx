@@ -1,0 +1,21 @@
+import { Button, Center, Stack, Text, Title } from '@mantine/core';
+import { Link } from 'react-router';
+import { useTranslation } from 'react-i18next';
+import { usePageTitle } from '@/hooks/use-page-title';
+
+/** Not-found page (route `*`). */
+export function NotFoundPage() {
+  const { t } = useTranslation();
+  usePageTitle(t('common:routes.not_found'));
+  return (
+    <Center mih="80vh">
+      <Stack align="center">
+        <Title order={1}>{t('common:notFound.title')}</Title>
+        <Text>{t('common:notFound.body')}</Text>
+        <Button component={Link} to="/desktops">
+          {t('common:actions.home')}
+        </Button>
+      </Stack>
+    </Center>
+  );
+}

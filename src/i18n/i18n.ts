@@ -1,0 +1,60 @@
+/**
+ * i18next set-up. Catalogues live in `locales/<code>/<namespace>.json` and are loaded lazily, one
+ * chunk per file, so the login route only fetches the current language.
+ */
+import i18next, { type BackendModule, type ReadCallback } from 'i18next';
+import { initReactI18next } from 'react-i18next';
+import { DEFAULT_LANGUAGE, LANGUAGE_STORAGE_KEY, LANGUAGES, NAMESPACES, detectLanguage, type Language } from './languages';
+
+const catalogues = import.meta.glob<{ default: Record<string, unknown> }>('../../locales/*/*.json');
+
+const lazyBackend: BackendModule = {
+  type: 'backend',
+  init: () => undefined,
+  read: (language: string, namespace: string, callback: ReadCallback) => {
+    const loader = catalogues[`../../locales/${language}/${namespace}.json`];
+    if (!loader) {
+      callback(null, {});
+      return;
+    }
+    loader().then(
+      (module) => callback(null, module.default),
+      (error: unknown) => callback(error as Error, null),
+    );
+  },
+};
+
+/** Initialises i18next with the detected language; resolves once its catalogues are loaded. */
+export async function initI18n(language: Language = detectLanguage()): Promise<typeof i18next> {
+  if (!i18next.isInitialized) {
+    await i18next
+      .use(lazyBackend)
+      .use(initReactI18next)
+      .init({
+        lng: language,
+        fallbackLng: DEFAULT_LANGUAGE,
+        supportedLngs: [...LANGUAGES],
+        load: 'currentOnly',
+        ns: [...NAMESPACES],
+        defaultNS: 'common',
+        interpolation: { escapeValue: false },
+        returnNull: false,
+        react: { useSuspense: false },
+      });
+  }
+  document.documentElement.lang = language.replace('_', '-');
+  return i18next;
+}
+
+/** Switches the language and remembers it (survives reload). */
+export async function changeLanguage(language: Language): Promise<void> {
+  try {
+    localStorage.setItem(LANGUAGE_STORAGE_KEY, language);
+  } catch {
+    // storage unavailable: the choice lasts for this page only
+  }
+  await i18next.changeLanguage(language);
+  document.documentElement.lang = language.replace('_', '-');
+}
+
+export { i18next };

@@ -1,0 +1,92 @@
+/** JWT helpers and the session cookie. The token is kept in the JS-readable cookie `vdiportal_session`. */
+import type { Role, SessionUserCategory, SessionUserTokenType } from '@/generated/types';
+
+export const SESSION_COOKIE = 'vdiportal_session';
+/** Cookie an external provider flow may leave behind; adopted as the session when present. */
+export const AUTHORIZATION_COOKIE = 'authorization';
+/** Renew the token when it expires within this many milliseconds (spec section 9). */
+export const RENEW_WITHIN_MS = 30_000;
+
+export interface TokenClaims {
+  kid?: string;
+  type?: SessionUserTokenType;
+  session_id?: string;
+  sub?: string;
+  exp?: number;
+  iat?: number;
+  user_id?: string;
+  category_id?: string;
+  categories?: SessionUserCategory[];
+  data?: { provider?: string; user_id?: string; role_id?: Role; category_id?: string; group_id?: string; name?: string };
+  [key: string]: unknown;
+}
+
+function base64UrlDecode(part: string): string {
+  const normalised = part.replace(/-/g, '+').replace(/_/g, '/');
+  const padded = normalised + '='.repeat((4 - (normalised.length % 4)) % 4);
+  const binary = atob(padded);
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  return new TextDecoder().decode(bytes);
+}
+
+/** Decodes a JWT payload without verifying it; returns null for anything that is not a JWT. */
+export function decodeToken(token: string | null | undefined): TokenClaims | null {
+  if (!token) return null;
+  const parts = token.trim().split('.');
+  if (parts.length !== 3 || !parts[1]) return null;
+  try {
+    const claims: unknown = JSON.parse(base64UrlDecode(parts[1]));
+    return claims && typeof claims === 'object' ? (claims as TokenClaims) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The token type; a login token has none (or `login`). */
+export function tokenType(claims: TokenClaims | null): SessionUserTokenType {
+  return claims?.type ?? 'login';
+}
+
+/** True when the token expires within `withinMs` of `nowMs` (or has no exp at all). */
+export function expiresWithin(claims: TokenClaims | null, nowMs: number, withinMs = RENEW_WITHIN_MS): boolean {
+  if (!claims?.exp) return false;
+  return claims.exp * 1000 - nowMs <= withinMs;
+}
+
+function readCookie(name: string): string | null {
+  if (typeof document === 'undefined') return null;
+  for (const item of document.cookie.split(';')) {
+    const [key, ...rest] = item.trim().split('=');
+    if (key === name) return decodeURIComponent(rest.join('='));
+  }
+  return null;
+}
+
+/** The current session token, or null. */
+export function getToken(): string | null {
+  const value = readCookie(SESSION_COOKIE);
+  return value ? value : null;
+}
+
+/** Stores the session token as a browser-session cookie (SameSite=Strict, Path=/). */
+export function setToken(token: string): void {
+  const secure = typeof location !== 'undefined' && location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = `${SESSION_COOKIE}=${encodeURIComponent(token)}; Path=/; SameSite=Strict${secure}`;
+}
+
+/** Removes the session cookie (and a leftover provider `authorization` cookie). */
+export function clearToken(): void {
+  document.cookie = `${SESSION_COOKIE}=; Path=/; SameSite=Strict; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
+  document.cookie = `${AUTHORIZATION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
+}
+
+/** Adopts the provider's `authorization` cookie as the session when no session exists (reference 4.1). */
+export function adoptAuthorizationCookie(): string | null {
+  const existing = getToken();
+  if (existing) return existing;
+  const adopted = readCookie(AUTHORIZATION_COOKIE);
+  if (!adopted) return null;
+  setToken(adopted);
+  document.cookie = `${AUTHORIZATION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
+  return adopted;
+}

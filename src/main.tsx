@@ -1,0 +1,39 @@
+/** Entry: Mantine CSS (per component), i18n, then the SPA. */
+import '@mantine/core/styles/baseline.css';
+import '@mantine/core/styles/default-css-variables.css';
+import '@mantine/core/styles/global.css';
+import '@mantine/core/styles/UnstyledButton.css';
+import '@mantine/core/styles/Button.css';
+import '@mantine/core/styles/Input.css';
+import '@mantine/core/styles/InlineInput.css';
+import '@mantine/core/styles/PasswordInput.css';
+import '@mantine/core/styles/ActionIcon.css';
+import '@mantine/core/styles/Paper.css';
+import '@mantine/core/styles/Stack.css';
+import '@mantine/core/styles/Group.css';
+import '@mantine/core/styles/Title.css';
+import '@mantine/core/styles/Text.css';
+import '@mantine/core/styles/Anchor.css';
+import '@mantine/core/styles/Alert.css';
+import '@mantine/core/styles/Center.css';
+import '@mantine/core/styles/Loader.css';
+import '@mantine/core/styles/Notification.css';
+import '@mantine/core/styles/CloseButton.css';
+import '@mantine/core/styles/VisuallyHidden.css';
+import '@mantine/notifications/styles.css';
+import './styles.css';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { initI18n } from '@/i18n/i18n';
+import { Root } from '@/app/root';
+
+const container = document.getElementById('root');
+if (container) {
+  void initI18n().then(() => {
+    createRoot(container).render(
+      <StrictMode>
+        <Root />
+      </StrictMode>,
+    );
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * refine auth provider. Login posts the form to the generated `session.login` operation
+ * (provider=form, category_id); the body is the raw JWT whose `type` decides the next page.
+ * Logout always clears the session and goes to /login, even when the call fails.
+ */
+import type { AuthProvider } from '@refinedev/core';
+import type { SessionUser, SessionUserCategory } from '@/generated/types';
+import { navigateTo } from '@/lib/navigation';
+import { resetSessionState } from '@/lib/session-state';
+import { setSessionModal } from '@/lib/session-modal-store';
+import { clearToken, decodeToken, getToken, setToken, tokenType, type TokenClaims } from '@/lib/token';
+import { ApiError, isApiError, request } from './http-client';
+
+/** Page each special token type forces (spec section 2, points 3 and 7). */
+export const TOKEN_TYPE_ROUTES: Partial<Record<string, string>> = {
+  register: '/register',
+  'category-select': '/login',
+  'disclaimer-acknowledgement-required': '/disclaimer',
+  'email-verification-required': '/verify-email',
+  'email-verification': '/verify-email',
+  'password-reset-required': '/reset-password',
+  'password-reset': '/reset-password',
+};
+
+export interface LoginParams {
+  username?: string;
+  password?: string;
+  categoryId: string;
+  provider?: 'form' | 'saml' | 'google';
+  /** Bearer of a pending flow (category-select, register...). */
+  token?: string | null;
+}
+
+export interface LoginResult {
+  success: boolean;
+  redirectTo?: string;
+  error?: ApiError;
+  /** Categories to choose from when the answer is a category-select token. */
+  categories?: SessionUserCategory[];
+  claims?: TokenClaims | null;
+}
+
+const logoutHooks = new Set<() => void>();
+
+/** Registers teardown work (socket, caches) run on logout; returns the unregister function. */
+export function onLogout(fn: () => void): () => void {
+  logoutHooks.add(fn);
+  return () => logoutHooks.delete(fn);
+}
+
+/** Posts the login form and stores the session; see LoginResult for the branches. */
+export async function login(params: LoginParams): Promise<LoginResult> {
+  try {
+    const body = await request<string>('session.login', {
+      query: { provider: params.provider ?? 'form', category_id: params.categoryId },
+      body: { username: params.username, password: params.password },
+      token: params.token ?? null,
+    });
+    const jwt = typeof body === 'string' ? body.trim() : '';
+    const claims = decodeToken(jwt);
+    if (!claims) {
+      return { success: false, error: new ApiError({ message: 'Invalid login answer', statusCode: 500, error: 'internal_server' }) };
+    }
+    const type = tokenType(claims);
+    setToken(jwt);
+    if (type === 'category-select') {
+      return { success: false, categories: claims.categories ?? [], claims };
+    }
+    const forced = TOKEN_TYPE_ROUTES[type];
+    if (forced) return { success: true, redirectTo: forced, claims };
+    return { success: true, redirectTo: '/desktops', claims };
+  } catch (error) {
+    return {
+      success: false,
+      error: isApiError(error) ? error : new ApiError({ message: String(error), statusCode: 0 }),
+    };
+  }
+}
+
+let loggingOut = false;
+
+/** Ends the session: POST logout (best effort), clear the cookie and state, go to /login. */
+export async function logout(): Promise<{ success: true; redirectTo: string }> {
+  if (loggingOut) return { success: true, redirectTo: '/login' };
+  loggingOut = true;
+  const token = getToken();
+  let redirect: string | undefined;
+  try {
+    if (token && tokenType(decodeToken(token)) === 'login') {
+      const answer = await request<{ redirect?: string } | null>('session.logout', { token, timeoutMs: 5000 });
+      redirect = answer?.redirect;
+    }
+  } catch {
+    // A failed logout still clears the session (spec section 7).
+  } finally {
+    clearToken();
+    resetSessionState();
+    setSessionModal(null);
+    for (const hook of logoutHooks) hook();
+    loggingOut = false;
+  }
+  if (redirect && /^https?:\/\//.test(redirect)) {
+    window.location.assign(redirect);
+  } else {
+    navigateTo('/login', { replace: true });
+  }
+  return { success: true, redirectTo: '/login' };
+}
+
+/** The refine auth provider object. */
+export const authProvider: AuthProvider = {
+  login: async (params: LoginParams) => {
+    const result = await login(params);
+    return { ...result, error: result.error };
+  },
+  logout: async () => {
+    await logout();
+    return { success: true };
+  },
+  check: async () => {
+    const token = getToken();
+    if (!token) return { authenticated: false, redirectTo: '/login', logout: true };
+    const forced = TOKEN_TYPE_ROUTES[tokenType(decodeToken(token))];
+    if (forced) return { authenticated: false, redirectTo: forced };
+    return { authenticated: true };
+  },
+  onError: async (error: unknown) => {
+    const status = (error as { statusCode?: number } | null)?.statusCode;
+    if (status === 401) return { logout: true, redirectTo: '/login', error: error as ApiError };
+    return {};
+  },
+  getIdentity: async () => request<SessionUser>('session.user'),
+  getPermissions: async () => {
+    const claims = decodeToken(getToken());
+    return claims?.data?.role_id ?? null;
+  },
+};

@@ -1,0 +1,97 @@
+/**
+ * refine data provider over the generated operations: getList -> `<resource>.list`,
+ * getOne -> `<resource>.show`, create/update/deleteOne -> `.create`/`.update`/`.delete`, custom ->
+ * `meta.operation` (any operation key). Path parameters come from the id and `meta.params`.
+ * List endpoints answer arrays (or an object holding the array under the resource's `listKey`);
+ * filters, sorters and pagination are applied client-side.
+ */
+import type { BaseRecord, DataProvider } from '@refinedev/core';
+import { operations } from '@/generated/api';
+import { resources } from '@/generated/resources';
+import { applyFilters, applyPagination, applySorters } from './list-utils';
+import { request as defaultRequest, ApiError, type RequestOptions } from './http-client';
+
+export type RequestFn = <T = unknown>(key: string, options?: RequestOptions) => Promise<T>;
+
+function listKeyOf(resource: string): string | null {
+  const found = resources.find((r) => r.name === resource);
+  return (found?.meta.listKey as string | null | undefined) ?? null;
+}
+
+function opKey(resource: string, name: string): string {
+  const key = `${resource}.${name}`;
+  if (!(key in operations)) {
+    throw new ApiError({ message: `Operation ${key} does not exist`, statusCode: 0, error: 'unknown_operation' });
+  }
+  return key;
+}
+
+function paramsFrom(meta: Record<string, unknown> | undefined, id?: string | number): Record<string, string | number> {
+  const extra = (meta?.params ?? {}) as Record<string, string | number>;
+  return id === undefined ? { ...extra } : { id, ...extra };
+}
+
+/** Creates the data provider around an HTTP request function (injectable for tests). */
+export function createDataProvider(request: RequestFn = defaultRequest): DataProvider {
+  return {
+    getApiUrl: () => '/api/v3',
+
+    getList: async ({ resource, filters, sorters, pagination, meta }) => {
+      const answer = await request<unknown>(opKey(resource, (meta?.operation as string | undefined) ?? 'list'), {
+        params: paramsFrom(meta),
+        ...(meta?.query ? { query: meta.query as RequestOptions['query'] } : {}),
+      });
+      const key = listKeyOf(resource);
+      let records: BaseRecord[] = [];
+      if (Array.isArray(answer)) records = answer as BaseRecord[];
+      else if (answer && typeof answer === 'object' && key && Array.isArray((answer as Record<string, unknown>)[key])) {
+        records = (answer as Record<string, BaseRecord[]>)[key] ?? [];
+      }
+      const filtered = applySorters(applyFilters(records, filters), sorters);
+      return { data: applyPagination(filtered, pagination) as never[], total: filtered.length };
+    },
+
+    getOne: async ({ resource, id, meta }) => {
+      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'show'), {
+        params: paramsFrom(meta, id),
+      });
+      return { data: data as never };
+    },
+
+    create: async ({ resource, variables, meta }) => {
+      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'create'), {
+        params: paramsFrom(meta),
+        body: variables,
+      });
+      return { data: (data ?? {}) as never };
+    },
+
+    update: async ({ resource, id, variables, meta }) => {
+      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'update'), {
+        params: paramsFrom(meta, id),
+        body: variables,
+      });
+      return { data: (data ?? { id }) as never };
+    },
+
+    deleteOne: async ({ resource, id, meta }) => {
+      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'delete'), {
+        params: paramsFrom(meta, id),
+      });
+      return { data: (data ?? { id }) as never };
+    },
+
+    custom: async ({ meta, payload, query }) => {
+      const key = meta?.operation as string | undefined;
+      if (!key || !(key in operations)) {
+        throw new ApiError({ message: `Unknown operation ${String(key)}`, statusCode: 0, error: 'unknown_operation' });
+      }
+      const data = await request<BaseRecord>(key, {
+        params: paramsFrom(meta),
+        ...(query ? { query: query as RequestOptions['query'] } : {}),
+        ...(payload !== undefined ? { body: payload } : {}),
+      });
+      return { data: (data ?? {}) as never };
+    },
+  };
+}

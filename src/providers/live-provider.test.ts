@@ -1,0 +1,70 @@
+import { describe, expect, it, vi } from 'vitest';
+import { QueryClient } from '@tanstack/react-query';
+import { wireByName } from '@/generated/events';
+import { createLiveProvider, listKeyPrefix } from './live-provider';
+
+const key = [...listKeyPrefix('desktops'), { filters: [] }];
+
+function setup() {
+  const client = new QueryClient();
+  client.setQueryData(key, {
+    data: [
+      { id: 'a', name: 'A', state: 'stopped', version: 3 },
+      { id: 'b', name: 'B', state: 'stopped', version: 1 },
+    ],
+    total: 2,
+  });
+  const live = createLiveProvider(client);
+  const data = () => (client.getQueryData(key) as { data: { id: string; state: string; version: number }[]; total: number });
+  return { client, live, data };
+}
+
+describe('live provider cache patching', () => {
+  it('adds a created desktop to the cached list', () => {
+    const { live, data } = setup();
+    live.dispatch(wireByName['desktops.created'], { id: 'c', name: 'C', state: 'stopped', version: 1 });
+    expect(data().data.map((d) => d.id)).toEqual(['a', 'b', 'c']);
+    expect(data().total).toBe(3);
+  });
+
+  it('replaces an updated desktop by id and keeps the other objects', () => {
+    const { live, data } = setup();
+    const before = data().data[1];
+    live.dispatch(wireByName['desktops.updated'], { id: 'a', state: 'started', version: 4 });
+    expect(data().data[0]).toMatchObject({ id: 'a', name: 'A', state: 'started', version: 4 });
+    expect(data().data[1]).toBe(before);
+  });
+
+  it('drops a payload older than the cached version', () => {
+    const { live, data } = setup();
+    live.dispatch(wireByName['desktops.updated'], { id: 'a', state: 'started', version: 2 });
+    expect(data().data[0]).toMatchObject({ state: 'stopped', version: 3 });
+  });
+
+  it('removes a deleted desktop', () => {
+    const { live, data } = setup();
+    live.dispatch(wireByName['desktops.deleted'], { id: 'b' });
+    expect(data().data.map((d) => d.id)).toEqual(['a']);
+    expect(data().total).toBe(1);
+  });
+
+  it('does not refetch on events and invalidates the snapshots once after a reconnect', () => {
+    const { client, live } = setup();
+    const spy = vi.spyOn(client, 'invalidateQueries');
+    live.dispatch(wireByName['desktops.updated'], { id: 'a', state: 'started', version: 9 });
+    expect(spy).not.toHaveBeenCalled();
+    live.resync();
+    expect(spy.mock.calls.filter(([filters]) => JSON.stringify(filters?.queryKey) === JSON.stringify(listKeyPrefix('desktops')))).toHaveLength(1);
+  });
+
+  it('notifies refine subscribers of the resource channel', () => {
+    const { live } = setup();
+    const callback = vi.fn();
+    const sub = live.subscribe({ channel: 'resources/desktops', types: ['updated'], callback });
+    live.dispatch(wireByName['desktops.updated'], { id: 'a', version: 5 });
+    expect(callback).toHaveBeenCalledWith(expect.objectContaining({ type: 'updated', payload: expect.objectContaining({ ids: ['a'] }) }));
+    live.unsubscribe(sub);
+    live.dispatch(wireByName['desktops.updated'], { id: 'a', version: 6 });
+    expect(callback).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * Live provider. Socket events arrive by wire name and are mapped through `src/generated/events.ts`
+ * to `<resource>.<created|updated|deleted|verb>`. Resources whose generated `meta.live.patch` is
+ * set (desktops) are written straight into the TanStack Query cache of their lists: add/replace
+ * by id, drop payloads older than the cached `version`, remove on delete. Other resources get one
+ * throttled invalidation. refine subscribers (liveMode "manual") are notified as well.
+ */
+import type { LiveEvent, LiveProvider } from '@refinedev/core';
+import type { QueryClient } from '@tanstack/react-query';
+import { events, type WireEvent } from '@/generated/events';
+import { resources } from '@/generated/resources';
+
+export const DATA_PROVIDER_NAME = 'default';
+
+interface Identified {
+  id?: string | number;
+  version?: number;
+  [key: string]: unknown;
+}
+
+interface ListCache {
+  data: Identified[];
+  total?: number;
+  [key: string]: unknown;
+}
+
+/** Query-key prefix of every list query of a resource (refine's `keys()` layout). */
+export function listKeyPrefix(resource: string): unknown[] {
+  return ['data', DATA_PROVIDER_NAME, resource, 'list'];
+}
+
+/** Query-key prefix of every query of a resource. */
+export function resourceKeyPrefix(resource: string): unknown[] {
+  return ['data', DATA_PROVIDER_NAME, resource];
+}
+
+function isListCache(value: unknown): value is ListCache {
+  return !!value && typeof value === 'object' && Array.isArray((value as ListCache).data);
+}
+
+/** Adds or replaces one record by id; returns the same cache when the payload is stale. */
+export function upsertRecord(cache: unknown, payload: Identified, idField = 'id'): unknown {
+  if (!isListCache(cache)) return cache;
+  const id = payload[idField];
+  const index = cache.data.findIndex((item) => item[idField] === id);
+  if (index === -1) {
+    return { ...cache, data: [...cache.data, payload], total: (cache.total ?? cache.data.length) + 1 };
+  }
+  const current = cache.data[index];
+  if (current && typeof current.version === 'number' && typeof payload.version === 'number' && payload.version < current.version) {
+    return cache;
+  }
+  const data = cache.data.slice();
+  data[index] = { ...current, ...payload };
+  return { ...cache, data };
+}
+
+/** Removes one record by id; a stale delete (older version) is ignored. */
+export function removeRecord(cache: unknown, payload: Identified, idField = 'id'): unknown {
+  if (!isListCache(cache)) return cache;
+  const id = payload[idField];
+  const index = cache.data.findIndex((item) => item[idField] === id);
+  if (index === -1) return cache;
+  const current = cache.data[index];
+  if (current && typeof current.version === 'number' && typeof payload.version === 'number' && payload.version < current.version) {
+    return cache;
+  }
+  const data = cache.data.filter((_, i) => i !== index);
+  return { ...cache, data, total: Math.max(0, (cache.total ?? cache.data.length) - 1) };
+}
+
+/** Applies a queue payload (`{ key: { desktop_id, position } }`) to the records' `queue`. */
+export function applyQueue(cache: unknown, payload: Record<string, { desktop_id: string; position: number; event?: string } | undefined>): unknown {
+  if (!isListCache(cache)) return cache;
+  const byId = new Map<string, { position: number; event?: string }>();
+  for (const entry of Object.values(payload)) if (entry) byId.set(entry.desktop_id, entry);
+  if (!byId.size) return cache;
+  let changed = false;
+  const data = cache.data.map((item) => {
+    const entry = byId.get(String(item.id));
+    if (!entry) return item;
+    changed = true;
+    return { ...item, queue: { position: entry.position, ...(entry.event ? { event: entry.event } : {}) } };
+  });
+  return changed ? { ...cache, data } : cache;
+}
+
+interface Subscription {
+  channel: string;
+  types: string[];
+  callback: (event: LiveEvent) => void;
+}
+
+export interface PortalLiveProvider extends LiveProvider {
+  /** Handles one socket event by wire name. */
+  dispatch: (wire: string, payload: unknown) => void;
+  /** After a reconnect: refetch the snapshots (each resource's list queries, once). */
+  resync: () => void;
+}
+
+/** Creates the live provider bound to the application's QueryClient. */
+export function createLiveProvider(queryClient: QueryClient, invalidateDelayMs = 250): PortalLiveProvider {
+  const subscriptions = new Set<Subscription>();
+  const pendingInvalidations = new Set<string>();
+  let invalidateTimer: ReturnType<typeof setTimeout> | null = null;
+
+  const scheduleInvalidate = (resource: string): void => {
+    pendingInvalidations.add(resource);
+    invalidateTimer ??= setTimeout(() => {
+      invalidateTimer = null;
+      const names = [...pendingInvalidations];
+      pendingInvalidations.clear();
+      for (const name of names) void queryClient.invalidateQueries({ queryKey: resourceKeyPrefix(name) });
+    }, invalidateDelayMs);
+  };
+
+  const notify = (event: LiveEvent): void => {
+    for (const sub of subscriptions) {
+      if (sub.channel !== event.channel) continue;
+      if (sub.types.includes('*') || sub.types.includes(event.type)) sub.callback(event);
+    }
+  };
+
+  const dispatch = (wire: string, payload: unknown): void => {
+    const spec = (events as Record<string, (typeof events)[WireEvent]>)[wire];
+    if (!spec) return;
+    const [resource = '', verb = ''] = spec.name.split('.');
+    const meta = resources.find((r) => r.name === resource)?.meta;
+    const idField = meta?.idField ?? 'id';
+    const patch = !!(meta?.live && 'patch' in meta.live && meta.live.patch);
+    const record = (payload ?? {}) as Identified;
+
+    const live = (meta?.live ?? null) as { removeWhen?: { field: string; values: readonly unknown[] } } | null;
+    const removeWhen = live?.removeWhen;
+    const removes = !!removeWhen && removeWhen.values.includes(record[removeWhen.field]);
+
+    if (patch) {
+      const prefix = listKeyPrefix(resource);
+      if ((verb === 'created' || verb === 'updated') && removes) {
+        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => removeRecord(cache, record, idField));
+      } else if (verb === 'created' || verb === 'updated') {
+        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => upsertRecord(cache, record, idField));
+        queryClient.setQueriesData({ queryKey: [...resourceKeyPrefix(resource), 'one', record[idField]] }, (cache: unknown) => {
+          if (!cache || typeof cache !== 'object') return cache;
+          const current = (cache as { data?: Identified }).data;
+          if (current && typeof current.version === 'number' && typeof record.version === 'number' && record.version < current.version) return cache;
+          return { ...cache, data: { ...current, ...record } };
+        });
+      } else if (verb === 'deleted') {
+        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => removeRecord(cache, record, idField));
+      } else if (verb === 'queue') {
+        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => applyQueue(cache, record as never));
+      } else {
+        scheduleInvalidate(resource);
+      }
+    } else if (resource && resources.some((r) => r.name === resource)) {
+      scheduleInvalidate(resource);
+    }
+
+    const id = record[idField];
+    notify({
+      channel: `resources/${resource}`,
+      type: verb,
+      payload: { ...record, ...(id !== undefined ? { ids: [id as string] } : {}) },
+      date: new Date(),
+    });
+    notify({ channel: spec.name, type: verb, payload: record, date: new Date() });
+  };
+
+  return {
+    dispatch,
+    resync: () => {
+      for (const resource of resources) {
+        if (resource.meta.live) void queryClient.invalidateQueries({ queryKey: listKeyPrefix(resource.name) });
+      }
+    },
+    subscribe: ({ channel, types, callback }) => {
+      const sub: Subscription = { channel, types, callback };
+      subscriptions.add(sub);
+      return sub;
+    },
+    unsubscribe: (sub: Subscription) => {
+      subscriptions.delete(sub);
+    },
+    publish: notify,
+  };
+}

@@ -1,0 +1,31 @@
+/** Shared e2e helpers: UI login and API access with a token from a separate request context. */
+import { expect, request, type APIRequestContext, type Page } from '@playwright/test';
+import { DEMO_PASSWORD } from '../../playwright.config';
+
+export { DEMO_PASSWORD };
+
+/** Logs in through the login page and waits for the desktops page. */
+export async function loginUi(page: Page, username = 'user', password = DEMO_PASSWORD): Promise<void> {
+  await page.goto('/login');
+  await page.locator('input[name=username]').fill(username);
+  await page.locator('input[name=password]').fill(password);
+  await page.getByTestId('login-submit').click();
+  await expect(page).toHaveURL(/\/desktops$/);
+}
+
+/** Logs in through the API (form POST) and returns the raw JWT. */
+export async function apiToken(baseURL: string, username = 'user', password = DEMO_PASSWORD): Promise<string> {
+  const ctx = await request.newContext({ baseURL });
+  const response = await ctx.post('/authentication/login?provider=form&category_id=default', {
+    multipart: { username, password },
+  });
+  expect(response.status()).toBe(200);
+  const token = (await response.text()).trim();
+  await ctx.dispose();
+  return token;
+}
+
+/** A request context sending the bearer token. */
+export async function apiAs(baseURL: string, token: string): Promise<APIRequestContext> {
+  return request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
+}
