@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stateActions } from '@/generated/actions';
-import { actionParam, actionsFor, normalisedState } from './state-actions';
+import { actionParams, actionsFor, normalisedState } from './state-actions';
 
 const machine = stateActions.desktops;
 
@@ -25,7 +25,8 @@ describe('state actions', () => {
   it('names the generated operation of each action', () => {
     const start = actionsFor('desktops', { state: 'stopped', type: 'persistent' })[0];
     expect(start?.operation).toBe(machine.actions.start.operation);
-    expect(actionParam('Desktop', 'start')).toBe('start');
-    expect(actionParam('Desktop', 'forceStop')).toBe('stop');
+    expect(actionParams('desktops', 'start')).toEqual({ action: 'start' });
+    expect(actionParams('desktops', 'forceStop')).toEqual({ action: 'stop' });
+    expect(actionParams('desktops', 'create')).toEqual({ action: 'start' });
   });
 });

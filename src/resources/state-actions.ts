@@ -3,7 +3,6 @@
  * state (table + overrides, unknown states fall back) and which operation each calls.
  */
 import { stateActions } from '@/generated/actions';
-import { fields } from '@/generated/fields';
 
 type Machines = typeof stateActions;
 export type MachineResource = keyof Machines;
@@ -21,7 +20,7 @@ interface Machine {
   field: string;
   fallback: string;
   states: readonly string[];
-  actions: Record<string, { operation: string; color: string; icon: string; primary?: boolean; confirm?: boolean }>;
+  actions: Record<string, { operation: string; param?: Record<string, string>; color: string; icon: string; primary?: boolean; confirm?: boolean }>;
   table: Record<string, readonly string[] | undefined>;
   overrides: readonly { when: Record<string, unknown>; states: readonly string[]; actions: readonly string[] }[];
   rules: Record<string, { states: readonly string[]; code: string; status: number } | undefined>;
@@ -65,14 +64,7 @@ export function ruleAllows(resource: string, rule: string, record: Record<string
   return r ? r.states.includes(normalisedState(resource, record)) : true;
 }
 
-/**
- * Path value of an action sent to an `{action}` operation: the action name when the generated
- * params enum lists it, else the enum value it contains (`forceStop` -> `stop`).
- */
-export function actionParam(entity: string, name: string): string {
-  const params = (fields as Record<string, readonly { path: string; enum?: readonly unknown[] }[]>)[`${entity}ActionParams`];
-  const values = (params?.find((f) => f.path === 'action')?.enum ?? []) as readonly string[];
-  if (values.includes(name)) return name;
-  const lower = name.toLowerCase();
-  return values.find((value) => lower.includes(value)) ?? name;
+/** Parameters an action's operation is called with (`x-actions.actions.<name>.param`). */
+export function actionParams(resource: string, name: string): Record<string, string> {
+  return machine(resource)?.actions[name]?.param ?? {};
 }

@@ -17,13 +17,14 @@ export function assertStateAllows(rule: RuleName, state: string): void {
 
 type ActionName = keyof typeof stateActions.desktops.actions;
 
-/** Actions the state-action table offers for a desktop (its state's row plus matching overrides). */
+/** Actions the state-action table offers for a desktop (its state's row, or a matching override). */
 export function actionsFor(desktop: { state: string; type?: string }): ActionName[] {
   const table = stateActions.desktops.table as Record<string, readonly ActionName[]>;
-  const offered = new Set<ActionName>(table[desktop.state] ?? []);
+  let offered: readonly ActionName[] = table[desktop.state] ?? [];
+  // A matching override replaces the state's row (a started temporary desktop offers delete instead of stop).
   for (const o of stateActions.desktops.overrides as readonly { when: Record<string, unknown>; states: readonly string[]; actions: readonly ActionName[] }[]) {
     const applies = o.states.includes(desktop.state) && Object.entries(o.when).every(([k, v]) => (desktop as Record<string, unknown>)[k] === v);
-    if (applies) for (const a of o.actions) offered.add(a);
+    if (applies) offered = o.actions;
   }
   return [...offered];
 }

@@ -3,16 +3,15 @@ import { Button, Group } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { Desktop } from '@/generated/types';
 import { showError } from '@/lib/error-display';
-import { actionParam, actionsFor, type ActionSpec } from '@/resources/state-actions';
+import { actionParams, actionsFor, type ActionSpec } from '@/resources/state-actions';
 import { request } from '@/providers/http-client';
 
 const RESOURCE = 'desktops';
-const ENTITY = 'Desktop';
 const CONFIRM_WINDOW_MS = 4000;
 
 /** Calls the generated operation of a state action. */
 export async function runDesktopAction(desktop: Pick<Desktop, 'id'>, spec: ActionSpec): Promise<void> {
-  await request(`${RESOURCE}.${spec.operation}`, { params: { id: desktop.id, action: actionParam(ENTITY, spec.name) } });
+  await request(`${RESOURCE}.${spec.operation}`, { params: { id: desktop.id, ...actionParams(RESOURCE, spec.name) } });
 }
 
 export interface DesktopActionsProps {

@@ -288,6 +288,19 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     };
   });
 
+  route(app, 'desktops.thumbnail', async (request, reply) => {
+    const desktop = await desktopFor(request);
+    if (!['started', 'waitingip', 'shutting-down'].includes(desktop.state)) throw new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, { status: 409 });
+    let shot = app.idle.lastScreenshot(desktop.id);
+    // Viewers attached means the screen changes: keep the thumbnail at most 3 s old.
+    if (!shot || (app.idle.viewers(desktop.id) > 0 && Date.now() - shot.at.getTime() > 3000)) {
+      shot = await app.idle.refreshScreenshot(desktop.id).catch(() => shot);
+    }
+    if (!shot) throw new ApiError('not_found', 'No screenshot yet', 'not_found');
+    reply.header('Cache-Control', 'no-store').type('image/png');
+    return shot.png;
+  });
+
   route(app, 'desktops.images', async () =>
     Array.from({ length: 48 }, (_, i) => ({ id: String(i + 1), type: 'stock', url: '' })),
   );
