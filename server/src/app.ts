@@ -31,6 +31,7 @@ import openapiRoutes from './routes/api/openapi.ts';
 import engine from './engine/plugin.ts';
 import desktopLifecycleRoutes from './routes/api/desktop-lifecycle.ts';
 import recycleBinRoutes from './routes/api/recycle-bin.ts';
+import templatesMediaRoutes from './routes/api/templates-media.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -117,6 +118,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(desktopRoutes);
   await app.register(desktopLifecycleRoutes);
   await app.register(recycleBinRoutes);
+  await app.register(templatesMediaRoutes);
   await app.register(openapiRoutes);
   await app.ready();
 }

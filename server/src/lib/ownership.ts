@@ -23,3 +23,31 @@ export function assertDesktopAccess<T extends Owned>(auth: Caller, desktop: T | 
   if (!canManageDesktop(auth, desktop)) throw new ApiError('forbidden', 'Not enough rights on this desktop', 'forbidden');
   return desktop;
 }
+
+type AllowedLists = Partial<Record<'roles' | 'categories' | 'groups' | 'users', false | string[]>>;
+
+/** An item shared through allowed lists (templates, media). */
+export interface Shared extends Owned {
+  allowed: unknown;
+}
+
+/**
+ * "allowed" semantics of reference 0.5: the owner, admins and managers of the item's category
+ * always pass; otherwise any list that is `[]` (everyone; same category for groups and users) or
+ * that names the caller's role, category, group or id lets the caller in. `false` lists don't apply.
+ */
+export function isAllowed(auth: Caller & { groupId: string }, item: Shared): boolean {
+  if (auth.role === 'admin' || item.userId === auth.userId || (auth.role === 'manager' && item.categoryId === auth.categoryId)) return true;
+  const allowed = (item.allowed ?? {}) as AllowedLists;
+  const dims: [false | string[] | undefined, string, boolean][] = [
+    [allowed.roles, auth.role, false],
+    [allowed.categories, auth.categoryId, false],
+    [allowed.groups, auth.groupId, true],
+    [allowed.users, auth.userId, true],
+  ];
+  for (const [list, value, sameCategory] of dims) {
+    if (list === undefined || list === false) continue;
+    if (list.length === 0 ? !sameCategory || item.categoryId === auth.categoryId : list.includes(value)) return true;
+  }
+  return false;
+}

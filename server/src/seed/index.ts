@@ -106,7 +106,7 @@ export async function seedIfEmpty(app: FastifyInstance, options: { password?: st
       userId: ids.admin,
       categoryId: 'default',
       groupId: groupOf.admin,
-      allowed: { roles: false, categories: false, groups: false, users: false },
+      allowed: { roles: [], categories: false, groups: false, users: false },
     });
     await tx.insert(desktops).values(
       ['Demo desktop 1', 'Demo desktop 2', 'Demo desktop 3'].map((name) => ({

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { route } from '../../lib/route.ts';
 import { ApiError } from '../../lib/api-error.ts';
-import { assertDesktopAccess } from '../../lib/ownership.ts';
+import { assertDesktopAccess, isAllowed } from '../../lib/ownership.ts';
 import { authOf, type AuthContext } from '../../plugins/app/auth.ts';
 import { desktops, recycleBin, templates, type DesktopRow } from '../../db/schema.ts';
 import { assertActionOffered, assertStateAllows, checkViewers, stockImageOf } from '../../engine/desktop-rules.ts';
@@ -20,23 +20,6 @@ import type { DesktopCreate, DesktopHardware, DesktopInfo, DesktopUpdate, Viewer
 type TemplateRow = typeof templates.$inferSelect;
 
 const subjectOf = (auth: AuthContext) => ({ userId: auth.userId, groupId: auth.groupId, categoryId: auth.categoryId, role: auth.role });
-
-/** Allowed-lists semantics of reference 0.5 (owner, admin and category manager always pass). */
-function templateAllowed(auth: AuthContext, t: TemplateRow): boolean {
-  if (auth.role === 'admin' || t.userId === auth.userId || (auth.role === 'manager' && t.categoryId === auth.categoryId)) return true;
-  const allowed = t.allowed as Partial<Record<'roles' | 'categories' | 'groups' | 'users', false | string[]>>;
-  const dims: [false | string[] | undefined, string, boolean][] = [
-    [allowed.roles, auth.role, false],
-    [allowed.categories, auth.categoryId, false],
-    [allowed.groups, auth.groupId, true],
-    [allowed.users, auth.userId, true],
-  ];
-  for (const [list, value, sameCategory] of dims) {
-    if (list === undefined || list === false) continue;
-    if (list.length === 0 ? !sameCategory || t.categoryId === auth.categoryId : list.includes(value)) return true;
-  }
-  return false;
-}
 
 /** The stored hardware of a new desktop: template hardware overridden by what was sent. */
 function mergeHardware(base: Record<string, unknown>, sent: DesktopHardware | undefined): Record<string, unknown> {
@@ -97,7 +80,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     const body = request.body as DesktopCreate;
     const template = await templateById(body.template_id);
     if (!template || !template.enabled) throw new ApiError('not_found', 'Template not found', 'not_found');
-    if (!templateAllowed(auth, template)) throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
+    if (!isAllowed(auth, template)) throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
     const gp = (body.guest_properties ?? template.guestProperties) as Record<string, unknown>;
     const hardware = mergeHardware(template.hardware, body.hardware);
     checkViewers({ viewers: gp.viewers as Record<string, unknown> | undefined, interfaces: hardware.interfaces as string[], videos: hardware.videos as string[] });
@@ -124,7 +107,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     const { template: templateId } = request.body as { template: string };
     const template = await templateById(templateId);
     if (!template || !template.enabled) throw new ApiError('not_found', 'Template not found', 'not_found');
-    if (!templateAllowed(auth, template)) throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
+    if (!isAllowed(auth, template)) throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
     const hw = template.hardware as { memory?: number; vcpus?: number };
     await checkDesktopStart(app.database.query, subjectOf(auth), { memory: Number(hw.memory ?? 1), vcpus: Number(hw.vcpus ?? 1) });
     const existing = await db.select().from(desktops).where(and(eq(desktops.userId, auth.userId), eq(desktops.type, 'nonpersistent'), eq(desktops.templateId, template.id)));
@@ -255,7 +238,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     }
     const template = await templateById(id);
     if (!template) throw new ApiError('not_found', 'Desktop not found', 'not_found');
-    if (!templateAllowed(auth, template)) throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
+    if (!isAllowed(auth, template)) throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
     const info: DesktopInfo = {
       id: template.id,
       kind: 'template',
