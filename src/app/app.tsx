@@ -36,7 +36,7 @@ import { setBootstrapLiveProvider } from './session-bootstrap';
 import { SessionModals } from './session-modals';
 
 const dataProvider = createDataProvider();
-const liveProvider = createLiveProvider(queryClient);
+const liveProvider = createLiveProvider(queryClient, { batch: 'frame' });
 setBootstrapLiveProvider(liveProvider);
 
 const refineResources: ResourceProps[] = resources.map((resource) => {

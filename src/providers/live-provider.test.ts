@@ -68,3 +68,23 @@ describe('live provider cache patching', () => {
     expect(callback).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('live provider frame batching', () => {
+  it('applies a burst of events in one cache write on the next frame, in order', () => {
+    vi.useFakeTimers();
+    try {
+      const client = new QueryClient();
+      client.setQueryData(key, { data: [{ id: 'a', state: 'stopped', version: 1 }], total: 1 });
+      const live = createLiveProvider(client, { batch: 'frame' });
+      const writes = vi.spyOn(client, 'setQueriesData');
+      for (let v = 2; v <= 101; v++) live.dispatch(wireByName['desktops.updated'], { id: 'a', state: v % 2 ? 'started' : 'stopped', version: v });
+      expect((client.getQueryData(key) as { data: { version: number }[] }).data[0]?.version).toBe(1);
+      vi.advanceTimersByTime(20);
+      const listWrites = writes.mock.calls.filter(([filters]) => JSON.stringify(filters.queryKey) === JSON.stringify(listKeyPrefix('desktops')));
+      expect(listWrites).toHaveLength(1);
+      expect((client.getQueryData(key) as { data: { version: number; state: string }[] }).data[0]).toMatchObject({ version: 101, state: 'started' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -98,8 +98,43 @@ export interface PortalLiveProvider extends LiveProvider {
   resync: () => void;
 }
 
+type Updater = (cache: unknown) => unknown;
+
+export interface LiveProviderOptions {
+  /** Delay of the bundled invalidation for resources that are not patched. */
+  invalidateDelayMs?: number;
+  /**
+   * `frame`: cache patches are queued and applied once per animation frame, one `setQueriesData`
+   * per list (a burst of 100 events costs one render, not 100). `sync`: applied at once (tests).
+   */
+  batch?: 'frame' | 'sync';
+}
+
 /** Creates the live provider bound to the application's QueryClient. */
-export function createLiveProvider(queryClient: QueryClient, invalidateDelayMs = 250): PortalLiveProvider {
+export function createLiveProvider(queryClient: QueryClient, options: LiveProviderOptions = {}): PortalLiveProvider {
+  const invalidateDelayMs = options.invalidateDelayMs ?? 250;
+  const pending = new Map<string, { key: unknown[]; updaters: Updater[] }>();
+  let frame: number | ReturnType<typeof setTimeout> | null = null;
+  const flush = (): void => {
+    frame = null;
+    const batches = [...pending.values()];
+    pending.clear();
+    for (const { key, updaters } of batches) {
+      queryClient.setQueriesData({ queryKey: key }, (cache: unknown) => updaters.reduce((acc, update) => update(acc), cache));
+    }
+  };
+  /** Queues (or applies) one cache patch for every query under `key`. */
+  const patchQueries = (key: unknown[], updater: Updater): void => {
+    if (options.batch !== 'frame') {
+      queryClient.setQueriesData({ queryKey: key }, updater);
+      return;
+    }
+    const id = JSON.stringify(key);
+    const entry = pending.get(id) ?? { key, updaters: [] };
+    entry.updaters.push(updater);
+    pending.set(id, entry);
+    frame ??= typeof requestAnimationFrame === 'function' ? requestAnimationFrame(flush) : setTimeout(flush, 16);
+  };
   const subscriptions = new Set<Subscription>();
   const pendingInvalidations = new Set<string>();
   let invalidateTimer: ReturnType<typeof setTimeout> | null = null;
@@ -137,19 +172,19 @@ export function createLiveProvider(queryClient: QueryClient, invalidateDelayMs =
     if (patch) {
       const prefix = listKeyPrefix(resource);
       if ((verb === 'created' || verb === 'updated') && removes) {
-        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => removeRecord(cache, record, idField));
+        patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'created' || verb === 'updated') {
-        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => upsertRecord(cache, record, idField));
-        queryClient.setQueriesData({ queryKey: [...resourceKeyPrefix(resource), 'one', record[idField]] }, (cache: unknown) => {
+        patchQueries(prefix, (cache) => upsertRecord(cache, record, idField));
+        patchQueries([...resourceKeyPrefix(resource), 'one', record[idField]], (cache) => {
           if (!cache || typeof cache !== 'object') return cache;
           const current = (cache as { data?: Identified }).data;
           if (current && typeof current.version === 'number' && typeof record.version === 'number' && record.version < current.version) return cache;
           return { ...cache, data: { ...current, ...record } };
         });
       } else if (verb === 'deleted') {
-        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => removeRecord(cache, record, idField));
+        patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'queue') {
-        queryClient.setQueriesData({ queryKey: prefix }, (cache: unknown) => applyQueue(cache, record as never));
+        patchQueries(prefix, (cache) => applyQueue(cache, record as never));
       } else {
         scheduleInvalidate(resource);
       }

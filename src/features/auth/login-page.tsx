@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { startTransition, useEffect, useState, type FormEvent } from 'react';
 import { Alert, Anchor, Button, Center, Group, NativeSelect, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { Link, useNavigate } from 'react-router';
 import { useTranslation } from 'react-i18next';
@@ -13,9 +13,12 @@ import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
 import { loginErrorText, type LoginErrorText } from './login-errors';
 
-/** Starts loading the application chunk while the user types (goal G3). */
+/** Starts loading the application and desktops chunks while the user types (goal G3). */
 function preloadApp(): void {
-  const load = (): void => void import('@/app/app');
+  const load = (): void => {
+    void import('@/app/app');
+    void import('@/features/desktops/desktops-page');
+  };
   if ('requestIdleCallback' in window) window.requestIdleCallback(load, { timeout: 2000 });
   else setTimeout(load, 500);
 }
@@ -55,7 +58,10 @@ export function LoginPage() {
       return;
     }
     if (result.success && result.redirectTo) {
-      navigate(result.redirectTo, { replace: true });
+      const to = result.redirectTo;
+      // A transition keeps the login form on screen until the (preloaded) app can render, instead
+      // of flashing the suspense fallback and waiting out React's fallback throttle.
+      startTransition(() => navigate(to, { replace: true }));
       return;
     }
     if (result.error) {

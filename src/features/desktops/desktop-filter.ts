@@ -9,20 +9,30 @@ export const FILTER_FIELDS: readonly string[] = (fields.Desktop as readonly { pa
   .filter((field) => field.filter)
   .map((field) => field.path);
 
-/** Lower-cased text of a desktop's filterable fields. */
+/**
+ * Lower-cased text of a desktop's filterable fields, computed once per record object: the live
+ * provider replaces a record only when it changes, so a keystroke over 5,000 desktops reuses them.
+ */
+const haystacks = new WeakMap<Desktop, string>();
 function haystack(desktop: Desktop): string {
-  const record = desktop as unknown as Record<string, unknown>;
-  return FILTER_FIELDS.map((path) => {
-    const value = record[path];
-    return typeof value === 'string' ? value : '';
-  })
-    .join('\u0000')
-    .toLowerCase();
+  let text = haystacks.get(desktop);
+  if (text === undefined) {
+    const record = desktop as unknown as Record<string, unknown>;
+    text = FILTER_FIELDS.map((path) => {
+      const value = record[path];
+      return typeof value === 'string' ? value : '';
+    })
+      .join('\u0000')
+      .toLowerCase();
+    haystacks.set(desktop, text);
+  }
+  return text;
 }
 
 /** Applies the page's filters. */
-export function filterDesktops(desktops: readonly Desktop[], text: string, startedOnly: boolean, section: DesktopSection): Desktop[] {
+export function filterDesktops(desktops: readonly Desktop[], text: string, startedOnly: boolean, section: DesktopSection): readonly Desktop[] {
   const needle = text.trim().toLowerCase();
+  if (!needle && !startedOnly && section === 'all') return desktops;
   return desktops.filter((desktop) => {
     if (section === 'persistent' && desktop.type !== 'persistent') return false;
     if (section === 'temporary' && desktop.type !== 'nonpersistent') return false;

@@ -47,28 +47,31 @@ export type DesktopListRow = Pick<
 /** Wire viewer keys in the spec's default order (vnc, spice, rdp, rdpgw, rdpvpn). */
 const viewerOrder: readonly ViewerKey[] = ['browser-vnc', 'file-spice', 'browser-rdp', 'file-rdpgw', 'file-rdpvpn'];
 
-/** Row -> wire shape of reference-resources section 3.1 (schema Desktop). */
+/**
+ * Row -> wire shape of reference-resources section 3.1 (schema Desktop). Fields this server never
+ * fills (progress of disk downloads, booking times, deployment names, storage ids, permissions,
+ * thumbnails) are left out rather than sent as null/[] to keep the list small (goal G4: ≤ 350 B
+ * per desktop); fields that can be cleared (detail, ip, current_action) are always sent, because
+ * socket payloads are merged into cached records.
+ */
 export function toWire(row: DesktopListRow): Desktop {
   const gp = row.guestProperties as { viewers?: Record<string, unknown> };
   const configured = new Set(Object.keys(gp.viewers ?? {}).map((k) => k.replace(/_/g, '-')));
   const viewers = viewerOrder.filter((k) => configured.has(k));
-  const hw = row.hardware as { interfaces?: unknown[]; reservables?: { vgpus?: string[] | null } };
+  const hw = row.hardware as { reservables?: { vgpus?: string[] | null } };
   const vgpus = hw.reservables?.vgpus ?? null;
   const image = row.image as Desktop['image'];
   const scheduled = row.scheduled as Desktop['scheduled'];
-  return {
+  const wire: Desktop = {
     id: row.id,
-    kind: 'desktop',
     name: row.name,
     description: row.description,
-    icon: null,
-    image: image && Object.keys(image).length > 0 ? image : { type: 'stock', id: '_default', url: '' },
+    image: image && Object.keys(image).length > 0 ? image : { type: 'stock', id: '1', url: '' },
     state: row.state as DesktopState,
     type: row.type,
     viewers,
     ip: row.state === 'started' ? row.ip : null,
     template: row.templateId,
-    progress: null,
     editable: true,
     scheduled: scheduled ?? { shutdown: false },
     server: row.server,
@@ -76,25 +79,15 @@ export function toWire(row: DesktopListRow): Desktop {
     tag: row.tag,
     visible: row.visible,
     user: row.userId,
-    group: row.groupId,
-    category: row.categoryId,
-    user_name: null,
-    group_name: null,
-    category_name: null,
-    reservables: { vgpus },
-    interfaces: (hw.interfaces ?? []).map((i) => ({ id: String(i) })),
-    current_action: row.currentAction,
-    storage: [],
-    permissions: [],
     needs_booking: Array.isArray(vgpus) && vgpus.length > 0,
-    next_booking_start: null,
-    next_booking_end: null,
     booking_id: row.bookingId ?? false,
-    queue: row.queue ?? null,
     detail: row.detail,
-    thumbnail: null,
+    current_action: row.currentAction,
+    queue: (row.queue as Desktop['queue']) ?? null,
     version: row.version,
   };
+  if (vgpus) wire.reservables = { vgpus };
+  return wire;
 }
 
 export type DesktopPatch = Partial<Omit<DesktopInsert, 'id' | 'version' | 'createdAt' | 'updatedAt'>>;
