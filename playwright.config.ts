@@ -10,6 +10,8 @@ import { join } from 'node:path';
 export const E2E_PORT = Number(process.env.E2E_PORT ?? 8191);
 export const DEMO_PASSWORD = 'e2e-demo-password';
 const dataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e2e-'));
+// Shared with the workers and the global teardown (which kills the detached QEMUs under it).
+process.env.E2E_DATA_DIR = dataDir;
 
 const chromium = {
   browserName: 'chromium' as const,
@@ -27,6 +29,7 @@ export default defineConfig({
   timeout: 60_000,
   expect: { timeout: 10_000 },
   reporter: [['list']],
+  globalTeardown: './tests/support/qemu-teardown.ts',
   use: { baseURL: `http://127.0.0.1:${E2E_PORT}`, trace: 'retain-on-failure', locale: 'en-GB' },
   projects: [{ name: 'chromium', use: chromium }],
   webServer: {

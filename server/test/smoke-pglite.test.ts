@@ -32,6 +32,19 @@ describe('app on embedded PGlite', () => {
     expect(tpl[0]?.disk_path).toBe(join(t.config.dataDir, 'images', 'demo-template.qcow2'));
   });
 
+  it('creates a desktop on the single PGlite connection (quota lock, name check) and refuses a duplicate name', async () => {
+    const token = await login(t.app, 'user', TEST_PASSWORD);
+    const create = (name: string) =>
+      injectWithToken(t.app, token, { method: 'POST', url: '/api/v3/persistent_desktop', payload: { template_id: 'demo-template', name } });
+    const first = await create('PGlite desktop');
+    expect(first.statusCode, first.body).toBe(200);
+    const again = await create('PGlite desktop');
+    expect(again.statusCode).toBe(409);
+    expect(again.json().description_code).toBe('new_desktop_name_exists');
+    const list = (await injectWithToken(t.app, token, { method: 'GET', url: '/api/v3/user/desktops' })).json() as { name: string }[];
+    expect(list.map((d) => d.name)).toContain('PGlite desktop');
+  });
+
   it('keeps data and key across a restart on the same DATA_DIR, without reseeding or re-migrating', async () => {
     const token = await login(t.app, 'admin');
     await t.app.close();

@@ -13,7 +13,8 @@ import { PageLoader } from './page-loader';
 import { pages } from './pages';
 
 export const ROUTE_ACTIONS = ['list', 'create', 'edit', 'show'] as const;
-export type RouteAction = (typeof ROUTE_ACTIONS)[number];
+/** list/create/edit/show, or the kind of an `x-resource.extraRoutes` entry (e.g. `viewer`). */
+export type RouteAction = string;
 
 export interface DerivedRoute {
   resource: string;
@@ -40,6 +41,17 @@ export function deriveRoutes(): DerivedRoute[] {
         roles: (resource.meta.roles as readonly Role[] | null) ?? null,
         routeName: routeNames[action] ?? null,
         titleKey: `resources:${resource.name}.actions.${action}`,
+      });
+    }
+    const extra = ((resource.meta as { extraRoutes?: Record<string, string> }).extraRoutes ?? {}) as Record<string, string>;
+    for (const [kind, path] of Object.entries(extra)) {
+      routes.push({
+        resource: resource.name,
+        action: kind,
+        path,
+        roles: (resource.meta.roles as readonly Role[] | null) ?? null,
+        routeName: (resource.meta.routeNames as Partial<Record<string, string>>)[kind] ?? null,
+        titleKey: `resources:${resource.name}.actions.${kind}`,
       });
     }
   }

@@ -90,6 +90,10 @@ export interface RequestOptions {
   /** Overrides the operation's time-out. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** `blob` resolves with the raw body as a Blob (images, files) instead of JSON/text. */
+  responseType?: 'blob';
+  /** Background polling (thumbnails): not counted as a pending request (no loading cursor). */
+  background?: boolean;
 }
 
 /** Fills `{name}` placeholders of an operation path. */
@@ -227,7 +231,7 @@ export async function request<T = unknown>(key: OperationKey | string, options: 
   const op = (operations as Record<string, Operation>)[key];
   if (!op) throw new ApiError({ message: `Unknown operation ${key}`, statusCode: 0, error: 'unknown_operation' });
 
-  const done = beginRequest();
+  const done = options.background ? () => undefined : beginRequest();
   try {
     let token: string | null | undefined = options.token;
     if (token === undefined) {
@@ -265,6 +269,7 @@ export async function request<T = unknown>(key: OperationKey | string, options: 
     }
 
     if (response.status === 204) return null as T;
+    if (options.responseType === 'blob') return (await response.blob()) as T;
     const type = response.headers.get('Content-Type') ?? '';
     const text = await response.text();
     if (!text) return null as T;

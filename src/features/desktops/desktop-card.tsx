@@ -3,8 +3,14 @@ import { Badge, Card, Group, Stack, Text } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { Desktop } from '@/generated/types';
 import { normalisedState } from '@/resources/state-actions';
+import { OpenDesktopMenu } from '@/features/viewers/open-desktop-menu';
 import { DesktopActions } from './desktop-actions';
+import { DesktopManage } from './desktop-manage';
 import { formatDate } from './format';
+import { useDesktopThumbnail } from './use-desktop-thumbnail';
+
+/** States in which the desktop has a screen to show. */
+export const RUNNING_STATES: readonly string[] = ['started', 'waitingip', 'shutting-down'];
 
 const STATE_COLORS: Partial<Record<string, string>> = {
   started: 'green',
@@ -78,16 +84,29 @@ export function DesktopViewers({ desktop }: DesktopCardProps) {
   );
 }
 
+/** Card image: the live thumbnail while running (refreshed only while on screen), else the desktop image. */
+export function DesktopPicture({ desktop }: DesktopCardProps) {
+  const { t } = useTranslation();
+  const running = RUNNING_STATES.includes(desktop.state);
+  const { ref, url } = useDesktopThumbnail(desktop.id, running);
+  const style = { objectFit: 'cover', display: 'block', height: 90, width: '100%' } as const;
+  return (
+    <div ref={ref} style={{ height: 90, background: running ? '#111' : 'var(--mantine-color-default-hover)' }}>
+      {running && url ? (
+        <img src={url} alt={t('common:desktops.thumbnail', { name: desktop.name })} width="100%" height={90} style={{ ...style, objectFit: 'contain' }} data-testid="desktop-thumbnail" />
+      ) : desktop.image?.url ? (
+        <img src={desktop.image.url} alt="" loading="lazy" width="100%" height={90} style={style} />
+      ) : null}
+    </div>
+  );
+}
+
 /** Grid card of one desktop; memoised so a socket update repaints only its own card. */
 export const DesktopCard = memo(function DesktopCard({ desktop }: DesktopCardProps) {
   return (
     <Card withBorder padding="sm" h="100%" data-testid="desktop-card" data-desktop-id={desktop.id} data-state={desktop.state}>
       <Card.Section>
-        {desktop.image?.url ? (
-          <img src={desktop.image.url} alt="" loading="lazy" width="100%" height={90} style={{ objectFit: 'cover', display: 'block', height: 90 }} />
-        ) : (
-          <div style={{ height: 90, background: 'var(--mantine-color-default-hover)' }} />
-        )}
+        <DesktopPicture desktop={desktop} />
       </Card.Section>
       <Stack gap={6} mt="xs">
         <Group justify="space-between" wrap="nowrap" gap="xs">
@@ -97,13 +116,17 @@ export const DesktopCard = memo(function DesktopCard({ desktop }: DesktopCardPro
           <DesktopStateBadge desktop={desktop} />
         </Group>
         {desktop.description && (
-          <Text size="xs" c="dimmed" lineClamp={2}>
+          <Text size="xs" c="dimmed" lineClamp={1}>
             {desktop.description}
           </Text>
         )}
         <DesktopViewers desktop={desktop} />
         <DesktopFacts desktop={desktop} />
-        <DesktopActions desktop={desktop} />
+        <OpenDesktopMenu desktop={desktop} />
+        <Group gap={6} wrap="wrap">
+          <DesktopActions desktop={desktop} />
+          <DesktopManage desktop={desktop} />
+        </Group>
       </Stack>
     </Card>
   );
@@ -133,7 +156,9 @@ export const DesktopRow = memo(function DesktopRow({ desktop }: DesktopCardProps
       <Text size="xs" c="dimmed" w={130}>
         {formatDate(desktop.accessed)}
       </Text>
+      <OpenDesktopMenu desktop={desktop} />
       <DesktopActions desktop={desktop} />
+      <DesktopManage desktop={desktop} />
     </Group>
   );
 });

@@ -8,8 +8,8 @@ import { DesktopCard, DesktopRow } from './desktop-card';
 export type DesktopView = 'grid' | 'list';
 
 const CARD_MIN_WIDTH = 260;
-const CARD_HEIGHT = 300;
-const ROW_HEIGHT = 52;
+const CARD_HEIGHT = 360;
+const ROW_HEIGHT = 64;
 const GAP = 12;
 
 export interface DesktopCollectionProps {

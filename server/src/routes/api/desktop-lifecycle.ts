@@ -5,8 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { and, eq, ne, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { route } from '../../lib/route.ts';
+import type { Query } from '../../db/client.ts';
 import { ApiError } from '../../lib/api-error.ts';
 import { assertDesktopAccess, isAllowed } from '../../lib/ownership.ts';
 import { authOf, type AuthContext } from '../../plugins/app/auth.ts';
@@ -17,7 +18,6 @@ import { spiceFile } from '../../viewers/viewer-files.ts';
 import { VNC_WS_PATH } from '../../viewers/vnc-proxy.ts';
 import type { DesktopCreate, DesktopHardware, DesktopInfo, DesktopUpdate, ViewerKey } from '../../../../src/generated/types.ts';
 
-type TemplateRow = typeof templates.$inferSelect;
 
 const subjectOf = (auth: AuthContext) => ({ userId: auth.userId, groupId: auth.groupId, categoryId: auth.categoryId, role: auth.role });
 
@@ -39,12 +39,9 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     return assertDesktopAccess(authOf(request), await app.desktops.byId(id));
   };
   const templateById = async (id: string) => (await db.select().from(templates).where(eq(templates.id, id)).limit(1))[0];
-  const assertUniqueName = async (userId: string, name: string, exceptId?: string) => {
-    const rows = await db
-      .select({ id: desktops.id })
-      .from(desktops)
-      .where(and(eq(desktops.userId, userId), sql`trim(${desktops.name}) = ${name.trim()}`, exceptId ? ne(desktops.id, exceptId) : undefined))
-      .limit(1);
+  /** 409 new_desktop_name_exists when the user has another desktop with this (trimmed) name. */
+  const assertUniqueName = async (query: Query, userId: string, name: string, exceptId?: string) => {
+    const rows = await query('SELECT id FROM desktops WHERE user_id = $1 AND trim(name) = $2 AND id <> $3 LIMIT 1', [userId, name.trim(), exceptId ?? '']);
     if (rows.length) throw new ApiError('conflict', 'A desktop with this name already exists', 'new_desktop_name_exists', { name: name.trim() });
   };
 
@@ -90,7 +87,8 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
       // One create at a time per user, so a quota with one unit left admits exactly one desktop.
       await query('SELECT pg_advisory_xact_lock(hashtext($1))', [auth.userId]);
       await checkDesktopCreate(query, subjectOf(auth), 'desktops');
-      await assertUniqueName(auth.userId, body.name);
+      // Inside the transaction's own connection: PGlite has a single one.
+      await assertUniqueName(query, auth.userId, body.name);
       await query(
         `INSERT INTO desktops (id, user_id, category_id, group_id, name, description, type, state, template_id, hardware, guest_properties, image)
          VALUES ($1, $2, $3, $4, $5, $6, 'persistent', 'creating', $7, $8, $9, $10)`,
@@ -187,7 +185,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     if (body.server !== undefined && !['admin', 'manager'].includes(auth.role)) throw new ApiError('forbidden', 'Only admins and managers set servers', 'forbidden');
     if (desktop.server && (body.hardware || body.guest_properties)) throw new ApiError('precondition_required', 'A server can not be edited', 'server_not_editable');
     assertStateAllows('edit', desktop.state);
-    if (body.name !== undefined) await assertUniqueName(desktop.userId, body.name, desktop.id);
+    if (body.name !== undefined) await assertUniqueName(app.database.query, desktop.userId, body.name, desktop.id);
     const hardware = { ...(desktop.hardware as Record<string, unknown>), ...(body.hardware ?? {}) };
     const gp = body.guest_properties ? { ...(desktop.guestProperties as Record<string, unknown>), ...body.guest_properties } : (desktop.guestProperties as Record<string, unknown>);
     if (body.hardware || body.guest_properties) {

@@ -1,0 +1,107 @@
+/**
+ * Form values of the desktop form: spec defaults for a new desktop, values from `GET /domain/info`
+ * (template prefill and edit), and the changed sections an edit sends.
+ */
+import { fields, type FieldMeta } from '@/generated/fields';
+import type {
+  DesktopCreate,
+  DesktopHardware,
+  DesktopInfo,
+  DesktopUpdate,
+  ImageUpload,
+} from '@/generated/types';
+import { pruneEmpty } from '@/resources/form/resolver';
+import { NEW_DESKTOP_VIEWERS, viewersMap } from './viewer-rules';
+
+/** Values of the new-desktop form (template_id may still be empty). */
+export type NewDesktopValues = Omit<DesktopCreate, 'template_id'> & { template_id?: string };
+export type EditDesktopValues = DesktopUpdate;
+
+/**
+ * Spec section 9: a new desktop has 1 vcpu, 1 GB memory, 1 GB disk, boots from disk and offers the
+ * browser VNC and SPICE file viewers (the schema has no `default` for these; see report).
+ */
+export const NEW_DESKTOP_DEFAULTS: NewDesktopValues = {
+  template_id: '',
+  name: '',
+  hardware: { vcpus: 1, memory: 1, disk_size: 1, boot_order: ['disk'] },
+  guest_properties: { viewers: viewersMap(NEW_DESKTOP_VIEWERS) },
+};
+
+/** Hardware keys the form edits: the visible `hardware.*` fields of the generated metadata. */
+export const FORM_HARDWARE_KEYS: readonly string[] = (fields.DesktopCreate as readonly FieldMeta[])
+  .filter((meta) => !meta.hidden && meta.path.startsWith('hardware.'))
+  .map((meta) => meta.path.slice('hardware.'.length));
+
+function mediaRefs(list: unknown): { id: string }[] | undefined {
+  return Array.isArray(list)
+    ? list
+        .filter(
+          (item): item is { id: string } => !!item && typeof item === 'object' && 'id' in item,
+        )
+        .map((item) => ({ id: item.id }))
+    : undefined;
+}
+
+/** The form's hardware from a stored hardware object (memory already in GB). */
+export function formHardware(
+  hardware: DesktopHardware | undefined,
+  reservables?: DesktopInfo['reservables'],
+): DesktopHardware {
+  const source = (hardware ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of FORM_HARDWARE_KEYS) if (source[key] !== undefined) out[key] = source[key];
+  if (out.isos !== undefined) out.isos = mediaRefs(out.isos);
+  if (out.floppies !== undefined) out.floppies = mediaRefs(out.floppies);
+  out.reservables ??= reservables ?? { vgpus: null };
+  return out as DesktopHardware;
+}
+
+/** The editable image of an info answer (`_default` and other template cards are kept as they are). */
+export function formImage(image: DesktopInfo['image']): ImageUpload | undefined {
+  return image ? { type: image.type === 'user' ? 'user' : 'stock', id: image.id } : undefined;
+}
+
+/** Values shared by template prefill and edit, from `GET /domain/info/{id}`. */
+export function valuesFromInfo(info: DesktopInfo): EditDesktopValues {
+  const gp = info.guest_properties ?? {};
+  const guest = pruneEmpty({
+    fullscreen: gp.fullscreen,
+    credentials: gp.credentials,
+    viewers: gp.viewers,
+  });
+  return {
+    name: info.name,
+    ...(info.description ? { description: info.description } : {}),
+    guest_properties: guest,
+    hardware: formHardware(info.hardware, info.reservables),
+    ...(formImage(info.image) ? { image: formImage(info.image) } : {}),
+  };
+}
+
+/** Deterministic JSON (sorted keys) for comparisons. */
+function stable(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a.localeCompare(b),
+    );
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stable(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** The top-level sections (name, description, hardware, guest_properties, image) that changed. */
+export function changedSections(
+  initial: EditDesktopValues,
+  current: EditDesktopValues,
+): EditDesktopValues {
+  const before = pruneEmpty(initial) as Record<string, unknown>;
+  const after = pruneEmpty(current) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (stable(before[key]) !== stable(after[key]) && after[key] !== undefined)
+      out[key] = after[key];
+  }
+  return out as EditDesktopValues;
+}

@@ -1,0 +1,40 @@
+/** Query-options factories of the desktop form (keys live here, never as literals elsewhere). */
+import { queryOptions } from '@tanstack/react-query';
+import { request } from '@/providers/http-client';
+import type { DesktopInfo, HardwareAllowed, Media, Template } from '@/generated/types';
+
+export interface CardImage {
+  id: string;
+  type: 'stock' | 'user';
+  url?: string;
+}
+
+export const desktopFormQueries = {
+  hardwareAllowed: () =>
+    queryOptions({
+      queryKey: ['desktops.hardwareAllowed'],
+      queryFn: () => request<HardwareAllowed>('desktops.hardwareAllowed'),
+    }),
+  templates: () =>
+    queryOptions({
+      queryKey: ['templates.allowed', 'all'],
+      queryFn: async () =>
+        (await request<Template[] | null>('templates.allowed', { params: { kind: 'all' } })) ?? [],
+    }),
+  media: () =>
+    queryOptions({
+      queryKey: ['media.shared'],
+      queryFn: async () => (await request<Media[] | null>('media.shared')) ?? [],
+    }),
+  images: () =>
+    queryOptions({
+      queryKey: ['desktops.images'],
+      queryFn: async () => (await request<CardImage[] | null>('desktops.images')) ?? [],
+    }),
+  info: (id: string) =>
+    queryOptions({
+      queryKey: ['desktops.show', id],
+      queryFn: () => request<DesktopInfo>('desktops.show', { params: { id } }),
+      staleTime: 0,
+    }),
+};

@@ -1,0 +1,93 @@
+/**
+ * `useOpenDesktop(desktop)`: the one-click Open of a card. Starts a stopped desktop, follows its
+ * state in the cached desktops list (patched by the socket), then opens the viewer: browser VNC
+ * in a new tab (a blank tab is opened at click time, inside the user gesture, so the later
+ * navigation is not blocked; same tab when popups are blocked), SPICE as a file download.
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import type { Desktop, ViewerKey } from '@/generated/types';
+import { useSessionState } from '@/lib/session-state';
+import { request } from '@/providers/http-client';
+import { listKeyPrefix } from '@/providers/live-provider';
+import { actionParams } from '@/resources/state-actions';
+import { runOpenFlow, type OpenProgress } from './open-flow';
+import { applyViewerAnswer, fetchViewer } from './viewer-api';
+import { preferredViewer, rememberViewer } from './viewer-order';
+
+/** The desktop as the cached desktops lists have it. */
+export function cachedDesktop(queryClient: QueryClient, id: string): Desktop | undefined {
+  for (const [, data] of queryClient.getQueriesData<{ data?: Desktop[] }>({ queryKey: listKeyPrefix('desktops') })) {
+    const found = data?.data?.find((desktop) => desktop.id === id);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Starts a desktop through the generated state action `start`. */
+export function startDesktop(id: string): Promise<unknown> {
+  return request('desktops.action', { params: { id, ...actionParams('desktops', 'start') } });
+}
+
+export interface UseOpenDesktop {
+  progress: OpenProgress;
+  /** The viewer Open uses (remembered choice, else the first usable one in default order). */
+  preferred: ViewerKey | null;
+  /** Opens the desktop with `viewer` (default: the preferred one); remembers an explicit choice. */
+  open: (viewer?: ViewerKey) => void;
+  /** Cancels a running flow. */
+  cancel: () => void;
+  busy: boolean;
+}
+
+const IDLE: OpenProgress = { phase: 'idle' };
+
+export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>): UseOpenDesktop {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const { user } = useSessionState();
+  const userId = user?.id ?? null;
+  const [progress, setProgress] = useState<OpenProgress>(IDLE);
+  const abortRef = useRef<AbortController | null>(null);
+  const preferred = preferredViewer(desktop, userId);
+
+  useEffect(() => () => abortRef.current?.abort(), []);
+
+  const open = useCallback(
+    (choice?: ViewerKey) => {
+      const viewer = choice ?? preferred;
+      if (!viewer) return;
+      if (choice) rememberViewer(userId, choice);
+      abortRef.current?.abort();
+      const controller = new AbortController();
+      abortRef.current = controller;
+      const id = desktop.id;
+      // Inside the click: a blank tab for browser viewers (null when popups are blocked).
+      const tab = viewer.startsWith('browser-') ? window.open('about:blank', '_blank') : null;
+      if (tab) tab.opener = null;
+      runOpenFlow(id, viewer, {
+        getDesktop: () => cachedDesktop(queryClient, id),
+        subscribe: (listener) => queryClient.getQueryCache().subscribe(listener),
+        start: startDesktop,
+        fetchViewer: (desktopId, key) => fetchViewer(desktopId, key, controller.signal),
+        deliver: (answer) => applyViewerAnswer(answer, tab, (path) => void navigate(path)),
+        onProgress: (next) => {
+          if (!controller.signal.aborted) setProgress(next);
+        },
+        signal: controller.signal,
+      }).catch(() => {
+        tab?.close();
+      });
+    },
+    [desktop.id, navigate, preferred, queryClient, userId],
+  );
+
+  const cancel = useCallback(() => {
+    abortRef.current?.abort();
+    setProgress(IDLE);
+  }, []);
+
+  const busy = progress.phase === 'starting' || progress.phase === 'waiting' || progress.phase === 'opening';
+  return { progress, preferred, open, cancel, busy };
+}

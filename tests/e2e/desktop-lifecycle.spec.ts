@@ -1,0 +1,160 @@
+/**
+ * Desktop lifecycle against the real server and real QEMU (TCG): get a desktop, start it from the
+ * card (state follows the socket, no reload), live thumbnail, browser VNC viewer in a new tab
+ * (canvas not blank, typing reaches GRUB), SPICE file from the card, stop (the viewer tab shows
+ * "stopped"), edit memory, delete from the card to the recycle bin.
+ *
+ * The desktop: `E2E_CREATE=api` creates one from the demo template through
+ * `POST /api/v3/persistent_desktop`. That call currently deadlocks the server on the embedded
+ * PGlite database (the route's unique-name check uses the global connection inside its own
+ * transaction), so by default (`E2E_CREATE=seed`) the test uses the seeded "Demo desktop 3" of
+ * `user` instead. Memory is edited through `PUT /api/v3/domain/{id}` (API).
+ */
+import { readFileSync } from 'node:fs';
+import { expect, test, type Page } from '@playwright/test';
+import { apiAs, apiToken, loginUi } from './helpers';
+
+interface CanvasStats {
+  width: number;
+  height: number;
+  nonBlack: number;
+  hash: number;
+}
+
+/** Pixel statistics of the noVNC canvas (non-black pixel count and a content hash). */
+function canvasStats(page: Page): Promise<CanvasStats> {
+  return page.evaluate(() => {
+    const canvas = document.querySelector<HTMLCanvasElement>('[data-testid="vnc-screen"] canvas');
+    if (!canvas?.width || !canvas.height) return { width: 0, height: 0, nonBlack: 0, hash: 0 };
+    const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data;
+    if (!data) return { width: canvas.width, height: canvas.height, nonBlack: 0, hash: 0 };
+    let nonBlack = 0;
+    let hash = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const r = data[i] ?? 0;
+      const g = data[i + 1] ?? 0;
+      const b = data[i + 2] ?? 0;
+      if (r + g + b > 48) nonBlack += 1;
+      hash = (Math.imul(hash, 31) + r + (g << 8) + (b << 16)) >>> 0;
+    }
+    return { width: canvas.width, height: canvas.height, nonBlack, hash };
+  });
+}
+
+test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async ({ page, baseURL }) => {
+  test.setTimeout(240_000);
+  const base = baseURL ?? '';
+  const token = await apiToken(base);
+  const api = await apiAs(base, token);
+  await loginUi(page);
+
+  // The desktop (see the file comment).
+  let id: string;
+  let name: string;
+  if (process.env.E2E_CREATE === 'api') {
+    name = `e2e-life-${Date.now()}`;
+    const created = await api.post('/api/v3/persistent_desktop', { data: { template_id: 'demo-template', name }, timeout: 30_000 });
+    expect(created.status(), await created.text()).toBeLessThan(300);
+    id = ((await created.json()) as { id: string }).id;
+  } else {
+    const list = (await (await api.get('/api/v3/user/desktops')).json()) as { id: string; name: string; state: string }[];
+    const seeded = list.find((d) => d.name === 'Demo desktop 3' && d.state === 'stopped');
+    expect(seeded, 'seeded "Demo desktop 3" (stopped)').toBeTruthy();
+    id = seeded?.id ?? '';
+    name = seeded?.name ?? '';
+  }
+  expect(id).toBeTruthy();
+
+  await page.getByTestId('desktops-filter').fill(name);
+  const card = page.locator(`[data-testid="desktop-card"][data-desktop-id="${id}"]`);
+  await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 30_000 });
+
+  // Start from the card; the state changes arrive on the socket (no navigation).
+  let navigations = 0;
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) navigations += 1;
+  });
+  await card.locator('[data-action="start"]').click();
+  await expect(card).toHaveAttribute('data-state', 'started', { timeout: 30_000 });
+  expect(navigations).toBe(0);
+
+  // Live thumbnail of the running desktop (fetched with the token, shown as an object URL).
+  await expect(card.getByTestId('desktop-thumbnail')).toBeVisible({ timeout: 15_000 });
+  await expect(card.getByTestId('desktop-thumbnail')).toHaveAttribute('src', /^blob:/);
+
+  // Open: the preferred viewer is browser VNC (default order) and opens in a new tab.
+  const open = card.getByTestId('desktop-open');
+  await expect(open).toHaveAttribute('data-viewer', 'browser-vnc');
+  const popupPromise = page.context().waitForEvent('page');
+  await open.click();
+  const viewer = await popupPromise;
+  await viewer.waitForURL(new RegExp(`/viewer/vnc/${id}$`));
+  await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
+
+  // The canvas shows the GRUB menu (not blank).
+  await expect.poll(async () => (await canvasStats(viewer)).nonBlack, { timeout: 20_000 }).toBeGreaterThan(2000);
+  const menu = await canvasStats(viewer);
+  expect(menu.width).toBeGreaterThan(300);
+
+  // Typing reaches the guest: `c` opens the GRUB command line, then echo + Enter.
+  await viewer.locator('[data-testid="vnc-screen"] canvas').click();
+  await viewer.keyboard.press('c');
+  await expect.poll(async () => (await canvasStats(viewer)).hash, { timeout: 15_000 }).not.toBe(menu.hash);
+  await viewer.waitForTimeout(500);
+  const commandLine = await canvasStats(viewer);
+  await viewer.keyboard.type('echo hello-e2e', { delay: 40 });
+  await viewer.keyboard.press('Enter');
+  await expect.poll(async () => (await canvasStats(viewer)).hash, { timeout: 15_000 }).not.toBe(commandLine.hash);
+  const typed = await canvasStats(viewer);
+  await viewer.getByTestId('vnc-screen').screenshot({ path: test.info().outputPath('vnc-typed.png') });
+  expect(typed.nonBlack).toBeGreaterThan(commandLine.nonBlack);
+
+  // The thumbnail endpoint serves a PNG of the running desktop.
+  const thumb = await api.get(`/api/v3/desktop/${id}/thumbnail`);
+  expect(thumb.status()).toBe(200);
+  expect(thumb.headers()['content-type']).toContain('image/png');
+
+  // SPICE file from the card's "Open with" menu.
+  await page.bringToFront();
+  await card.getByTestId('desktop-open-with').click();
+  const downloadPromise = page.waitForEvent('download');
+  await page.getByTestId('open-viewer-file-spice').click();
+  const download = await downloadPromise;
+  expect(download.suggestedFilename()).toBe('vdi-spice.vv');
+  const spice = readFileSync((await download.path()) ?? '', 'utf8');
+  expect(spice).toContain('[virt-viewer]');
+  expect(spice).toMatch(/^type=spice$/m);
+  expect(spice).toMatch(/^host=\S+$/m);
+  expect(spice).toMatch(/^port=\d+$/m);
+  expect(spice).toMatch(/^password=\S+$/m);
+  expect(spice).toMatch(/^proxy=\S+$/m);
+  // The choice is remembered: Open now uses SPICE.
+  await expect(open).toHaveAttribute('data-viewer', 'file-spice');
+
+  // Stop (GRUB ignores ACPI: shutting-down, then force stop).
+  await card.locator('[data-action="stop"]').click();
+  await expect(card).not.toHaveAttribute('data-state', 'started', { timeout: 15_000 });
+  const force = card.locator('[data-action="forceStop"]');
+  if (await force.isVisible().catch(() => false)) await force.click().catch(() => undefined);
+  await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 40_000 });
+  // The viewer tab says the desktop stopped, with a way back.
+  await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'stopped', { timeout: 20_000 });
+  await expect(viewer.getByTestId('vnc-back')).toBeVisible();
+  await viewer.close();
+
+  // Edit the memory (API: the edit page is another engineer's and not built yet).
+  const before = (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as { hardware?: { memory?: number } };
+  const memory = before.hardware?.memory === 1.5 ? 2 : 1.5;
+  const updated = await api.put(`/api/v3/domain/${id}`, { data: { hardware: { memory } } });
+  expect(updated.status(), await updated.text()).toBeLessThan(300);
+  const after = (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as { hardware?: { memory?: number } };
+  expect(after.hardware?.memory).toBe(memory);
+
+  // Delete from the card (confirmation dialog) -> recycle bin.
+  const countBefore = Number(await (await api.get('/api/v3/recycle_bin/count')).text());
+  await card.locator('[data-action="delete"]').click();
+  await page.getByTestId('confirm-delete').click();
+  await expect(card).toHaveCount(0, { timeout: 15_000 });
+  await expect.poll(async () => Number(await (await api.get('/api/v3/recycle_bin/count')).text())).toBe(countBefore + 1);
+  await api.dispose();
+});
