@@ -1,14 +1,9 @@
 /**
- * Desktop lifecycle against the real server and real QEMU (TCG): get a desktop, start it from the
- * card (state follows the socket, no reload), live thumbnail, browser VNC viewer in a new tab
- * (canvas not blank, typing reaches GRUB), SPICE file from the card, stop (the viewer tab shows
- * "stopped"), edit memory, delete from the card to the recycle bin.
- *
- * The desktop: `E2E_CREATE=api` creates one from the demo template through
- * `POST /api/v3/persistent_desktop`. That call currently deadlocks the server on the embedded
- * PGlite database (the route's unique-name check uses the global connection inside its own
- * transaction), so by default (`E2E_CREATE=seed`) the test uses the seeded "Demo desktop 3" of
- * `user` instead. Memory is edited through `PUT /api/v3/domain/{id}` (API).
+ * Desktop lifecycle against the real server and real QEMU (TCG), all through the UI: create a
+ * desktop from the demo template on the New desktop page, start it from the card (state follows
+ * the socket, no reload), live thumbnail, browser VNC viewer in a new tab (canvas not blank,
+ * typing reaches GRUB), SPICE file from the card, stop (the viewer tab shows "stopped"), edit its
+ * memory on the edit page, delete it from the card and find it in the recycle-bin count.
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
@@ -48,22 +43,19 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   const api = await apiAs(base, token);
   await loginUi(page);
 
-  // The desktop (see the file comment).
-  let id: string;
-  let name: string;
-  if (process.env.E2E_CREATE === 'api') {
-    name = `e2e-life-${Date.now()}`;
-    const created = await api.post('/api/v3/persistent_desktop', { data: { template_id: 'demo-template', name }, timeout: 30_000 });
-    expect(created.status(), await created.text()).toBeLessThan(300);
-    id = ((await created.json()) as { id: string }).id;
-  } else {
-    const list = (await (await api.get('/api/v3/user/desktops')).json()) as { id: string; name: string; state: string }[];
-    const seeded = list.find((d) => d.name === 'Demo desktop 3' && d.state === 'stopped');
-    expect(seeded, 'seeded "Demo desktop 3" (stopped)').toBeTruthy();
-    id = seeded?.id ?? '';
-    name = seeded?.name ?? '';
-  }
-  expect(id).toBeTruthy();
+  // Create the desktop on the New desktop page.
+  const name = `e2e-life-${Date.now()}`;
+  await page.getByTestId('new-desktop').click();
+  await expect(page).toHaveURL(/\/desktops\/new$/);
+  await page.getByRole('combobox', { name: 'Template' }).click();
+  await page.getByRole('option', { name: 'Demo template' }).click();
+  await expect(page.getByTestId('template-description')).toBeVisible();
+  await page.getByRole('textbox', { name: 'Name', exact: true }).fill(name);
+  await page.getByRole('button', { name: 'Create desktop' }).click();
+  await expect(page).toHaveURL(/\/desktops$/, { timeout: 30_000 });
+  const list = (await (await api.get('/api/v3/user/desktops')).json()) as { id: string; name: string }[];
+  const id = list.find((d) => d.name === name)?.id ?? '';
+  expect(id, 'the new desktop is listed').toBeTruthy();
 
   await page.getByTestId('desktops-filter').fill(name);
   const card = page.locator(`[data-testid="desktop-card"][data-desktop-id="${id}"]`);
@@ -142,13 +134,19 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await expect(viewer.getByTestId('vnc-back')).toBeVisible();
   await viewer.close();
 
-  // Edit the memory (API: the edit page is another engineer's and not built yet).
+  // Edit the memory on the edit page (from the card's Edit button).
   const before = (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as { hardware?: { memory?: number } };
   const memory = before.hardware?.memory === 1.5 ? 2 : 1.5;
-  const updated = await api.put(`/api/v3/domain/${id}`, { data: { hardware: { memory } } });
-  expect(updated.status(), await updated.text()).toBeLessThan(300);
-  const after = (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as { hardware?: { memory?: number } };
-  expect(after.hardware?.memory).toBe(memory);
+  await card.locator('[data-action="edit"]').click();
+  await expect(page).toHaveURL(new RegExp(`/domain/edit\\?id=${id}$`));
+  const memoryInput = page.getByRole('textbox', { name: /^Memory/ });
+  await memoryInput.fill(String(memory));
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await expect(page).toHaveURL(/\/desktops$/, { timeout: 30_000 });
+  await expect
+    .poll(async () => ((await (await api.get(`/api/v3/domain/info/${id}`)).json()) as { hardware?: { memory?: number } }).hardware?.memory)
+    .toBe(memory);
+  await page.getByTestId('desktops-filter').fill(name);
 
   // Delete from the card (confirmation dialog) -> recycle bin.
   const countBefore = Number(await (await api.get('/api/v3/recycle_bin/count')).text());

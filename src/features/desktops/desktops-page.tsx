@@ -4,8 +4,10 @@ import '@mantine/core/styles/SegmentedControl.css';
 import '@mantine/core/styles/Switch.css';
 import '@mantine/core/styles/Tabs.css';
 import { useDeferredValue, useMemo, useState } from 'react';
-import { Alert, Group, SegmentedControl, Stack, Switch, Tabs, Text, TextInput, Title } from '@mantine/core';
-import { useList } from '@refinedev/core';
+import { Alert, Button, Group, SegmentedControl, Stack, Switch, Tabs, Text, TextInput, Title } from '@mantine/core';
+import { Link } from 'react-router';
+import { useCan, useList } from '@refinedev/core';
+import { resources } from '@/generated/resources';
 import { useTranslation } from 'react-i18next';
 import type { Desktop } from '@/generated/types';
 import { useSessionState } from '@/lib/session-state';
@@ -14,6 +16,8 @@ import { DesktopCollection, type DesktopView } from './desktop-collection';
 import { filterDesktops, type DesktopSection } from './desktop-filter';
 
 export const VIEW_STORAGE_KEY = 'desktopsView';
+/** The New desktop route, from the generated resource. */
+const CREATE_PATH = resources.find((r) => r.name === 'desktops')?.create ?? null;
 
 function readView(): DesktopView {
   try {
@@ -32,6 +36,7 @@ export function DesktopsPage() {
   const [startedOnly, setStartedOnly] = useState(false);
   const [tab, setTab] = useState<DesktopSection>('persistent');
   const deferredText = useDeferredValue(text);
+  const { data: canCreate } = useCan({ resource: 'desktops', action: 'create' });
   const showTemporal = !!config?.show_temporal_tab;
 
   const { result, query } = useList<Desktop>({
@@ -65,6 +70,11 @@ export function DesktopsPage() {
           {t('resources:desktops.title')}
         </Title>
         <Group gap="sm" align="flex-end">
+          {CREATE_PATH && canCreate?.can !== false && (
+            <Button component={Link} to={CREATE_PATH} data-testid="new-desktop">
+              {t('resources:desktops.actions.create')}
+            </Button>
+          )}
           <TextInput
             aria-label={t('common:desktops.filter')}
             placeholder={t('common:desktops.filter')}
