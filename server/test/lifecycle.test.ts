@@ -113,6 +113,32 @@ describe('desktop lifecycle (real QEMU)', () => {
     await t.app.db.update(desktops).set({ state: 'stopped', runtime: {} }).where(eq(desktops.id, id));
   });
 
+  it('stores an uploaded card image (PNG only, random name, nosniff) and resets GPU-only video without a GPU', async () => {
+    const id = await createDesktop('Card image');
+    // 1x1 PNG
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const put = (payload: Record<string, unknown>) => injectWithToken(t.app, userToken, { method: 'PUT', url: `/api/v3/domain/${id}`, payload });
+    const ok = await put({ image: { type: 'user', file: { data: png, filename: '../../etc/passwd.png' } } });
+    expect(ok.statusCode, ok.body).toBe(200);
+    const image = ok.json<{ image: { url: string; id: string } }>().image;
+    expect(image.id).toMatch(/^[A-Za-z0-9_-]{43}\.png$/);
+    const served = await t.app.inject({ method: 'GET', url: image.url });
+    expect(served.statusCode).toBe(200);
+    expect(served.headers['content-type']).toBe('image/png');
+    expect(served.headers['x-content-type-options']).toBe('nosniff');
+    expect(served.rawPayload.equals(Buffer.from(png, 'base64'))).toBe(true);
+    const html = await put({ image: { type: 'user', file: { data: Buffer.from('<svg onload=alert(1)>').toString('base64'), filename: 'x.png' } } });
+    expect(html.statusCode).toBe(415);
+    expect(html.json().description_code).toBe('card_image_invalid');
+    const traversal = await t.app.inject({ method: 'GET', url: '/api/v3/images/desktops/user/..%2F..%2Fkeys%2Fjwt.key' });
+    expect(traversal.statusCode).toBe(404);
+
+    const video = await put({ hardware: { videos: ['none'] } });
+    expect(video.statusCode, video.body).toBe(200);
+    const info = await injectWithToken(t.app, userToken, { method: 'GET', url: `/api/v3/domain/info/${id}` });
+    expect(info.json().hardware.videos).toEqual(['default']);
+  });
+
   it('refuses a new desktop beyond the quota with desktop_new_user_quota_exceeded', async () => {
     const owner = (await t.app.db.select().from(users).where(eq(users.uid, 'user')))[0];
     if (!owner) throw new Error('no user');

@@ -71,7 +71,21 @@ export class DesktopEngine {
   private readonly shutdownTimers = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
-  private readonly onExit = (id: string, info: ExitInfo) => void this.handleExit(id, info);
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly onExit = (id: string, info: ExitInfo) => this.background(this.handleExit(id, info), 'exit handling failed', id);
+
+  /**
+   * Runs work after the request that asked for it answered: failures are logged (the desktop
+   * itself records them as `failed`), and close() waits for what is still running.
+   */
+  background(work: Promise<unknown>, what: string, id?: string): void {
+    const tracked = work
+      .catch((err: unknown) => {
+        if (!this.closed) this.log.error({ err, id }, what);
+      })
+      .finally(() => this.inflight.delete(tracked));
+    this.inflight.add(tracked);
+  }
 
   constructor(options: DesktopEngineOptions) {
     this.store = options.store;
@@ -101,16 +115,19 @@ export class DesktopEngine {
       this.idle?.adopted(runtime.id, { idlePaused: status === 'paused' && desktop?.state === 'started' });
     }
     await this.reconcile();
-    this.timer = setInterval(() => void this.reconcile().catch((err: unknown) => this.log.error({ err }, 'reconcile failed')), this.reconcileMs);
+    this.timer = setInterval(() => this.background(this.reconcile(), 'reconcile failed'), this.reconcileMs);
     this.timer.unref();
   }
 
-  /** Stops timers and detaches from the driver (QEMU processes keep running). */
+  /** Stops timers, lets running work finish (≤ 10 s), detaches from the driver (QEMU processes keep running). */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     for (const t of this.shutdownTimers.values()) clearTimeout(t);
     this.shutdownTimers.clear();
+    this.queue.length = 0;
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
+    await Promise.race([Promise.allSettled([...this.inflight]), deadline]);
     this.driver.off('exit', this.onExit);
   }
 
@@ -127,7 +144,7 @@ export class DesktopEngine {
     if (desktop.state === 'notCreated') {
       // The card's "create" action: make the disk, then start.
       if (!(await this.store.update(id, { state: 'creating', detail: null }, ['notCreated']))) return (await this.mustGet(id)).state;
-      void this.createDisk(id, { startAfter: true });
+      this.background(this.createDisk(id, { startAfter: true }), 'disk creation failed', id);
       return 'creating';
     }
     if (!STARTABLE.includes(desktop.state))
@@ -149,14 +166,19 @@ export class DesktopEngine {
   }
 
   private async pump(): Promise<void> {
+    if (this.closed) return;
     while (this.active.size < this.startConcurrency && this.queue.length > 0) {
       const id = this.queue.shift();
       if (id === undefined) break;
       this.active.add(id);
-      void this.runStart(id).finally(() => {
-        this.active.delete(id);
-        void this.pump();
-      });
+      this.background(
+        this.runStart(id).finally(() => {
+          this.active.delete(id);
+          if (!this.closed) this.background(this.pump(), 'start queue failed');
+        }),
+        'start failed',
+        id,
+      );
     }
     await this.publishQueue();
   }
@@ -259,7 +281,7 @@ export class DesktopEngine {
     clearTimeout(this.shutdownTimers.get(id));
     const t = setTimeout(() => {
       this.shutdownTimers.delete(id);
-      void this.forceStop(id, ['shutting-down']).catch((err: unknown) => this.log.warn({ err, id }, 'forced stop after shutdown timeout failed'));
+      this.background(this.forceStop(id, ['shutting-down']), 'forced stop after shutdown timeout failed', id);
     }, this.shutdownTimeoutMs);
     t.unref();
     this.shutdownTimers.set(id, t);
@@ -407,7 +429,7 @@ export class DesktopEngine {
           break;
         case 'creating':
           // Not being created by this process (new seed rows, or interrupted by a restart): create the disk.
-          void this.createDisk(d.id);
+          this.background(this.createDisk(d.id), 'disk creation failed', d.id);
           break;
         case 'updating':
           if (age > this.transitionalLimitMs) await this.store.update(d.id, { state: 'failed', detail: 'Verification was interrupted' }, ['updating']);

@@ -18,6 +18,8 @@ export interface RouteExtra {
   skipMaintenance?: boolean;
   /** response schema override per status ({ 200: {...} }); false = no response serialisation */
   response?: Record<number, unknown> | false;
+  /** body limit in bytes for this route (default: the app's 1 MiB) */
+  bodyLimit?: number;
 }
 
 export function operation(key: OperationKey): Operation {
@@ -69,6 +71,7 @@ export function route(app: FastifyInstance, key: OperationKey, handler: Handler,
     schema,
     config: { operation: op.key },
     handler,
+    ...(extra.bodyLimit ? { bodyLimit: extra.bodyLimit } : {}),
   };
   if (op.body === 'form') {
     // An absent form body is an empty form (the schema still enforces its required fields).

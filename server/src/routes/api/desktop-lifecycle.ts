@@ -15,6 +15,7 @@ import { desktops, recycleBin, templates, type DesktopRow } from '../../db/schem
 import { assertActionOffered, assertStateAllows, checkViewers, stockImageOf } from '../../engine/desktop-rules.ts';
 import { appliedQuota, assertHardwareWithin, checkDesktopCreate, checkDesktopStart, hardwareLimits } from '../../engine/quotas.ts';
 import { spiceFile } from '../../viewers/viewer-files.ts';
+import { readCardImage, saveCardImage } from '../../engine/card-images.ts';
 import { VNC_WS_PATH } from '../../viewers/vnc-proxy.ts';
 import type { DesktopCreate, DesktopHardware, DesktopInfo, DesktopUpdate, ViewerKey } from '../../../../src/generated/types.ts';
 
@@ -23,8 +24,26 @@ const subjectOf = (auth: AuthContext) => ({ userId: auth.userId, groupId: auth.g
 
 /** The stored hardware of a new desktop: template hardware overridden by what was sent. */
 function mergeHardware(base: Record<string, unknown>, sent: DesktopHardware | undefined): Record<string, unknown> {
-  return { vcpus: 1, memory: 1, boot_order: ['disk'], disk_bus: 'default', videos: ['default'], interfaces: [], isos: [], floppies: [], ...base, ...(sent ?? {}) };
+  return withGpuVideo({ vcpus: 1, memory: 1, boot_order: ['disk'], disk_bus: 'default', videos: ['default'], interfaces: [], isos: [], floppies: [], ...base, ...(sent ?? {}) });
 }
+
+/** Spec section 4: a GPU-less desktop's video setting is reset to Default (GPU-only video needs a GPU profile). */
+function withGpuVideo(hardware: Record<string, unknown>): Record<string, unknown> {
+  const vgpus = ((hardware.reservables as { vgpus?: string[] | null } | undefined)?.vgpus ?? []).filter((v) => v !== 'None');
+  const videos = (hardware.videos as string[] | undefined) ?? [];
+  return vgpus.length === 0 && videos.includes('none') ? { ...hardware, videos: ['default'] } : hardware;
+}
+
+/** Card image of a create/update body: a stock card id, or an uploaded file stored now. */
+async function cardImageOf(dataDir: string, image: DesktopCreate['image']): Promise<Record<string, unknown> | undefined> {
+  if (!image) return undefined;
+  if (image.type === 'user' && image.file) return saveCardImage(dataDir, image.file.data);
+  if (image.type === 'stock' && image.id) return { type: 'stock', id: image.id, url: '' };
+  return undefined;
+}
+
+/** Base64 card images (≤ 3 MiB decoded) ride in the JSON body of create and update. */
+const IMAGE_BODY_LIMIT = 5 * 1024 * 1024;
 
 function viewerKeys(gp: Record<string, unknown>): ViewerKey[] {
   const v = (gp.viewers ?? {}) as Record<string, unknown>;
@@ -83,6 +102,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     checkViewers({ viewers: gp.viewers as Record<string, unknown> | undefined, interfaces: hardware.interfaces as string[], videos: hardware.videos as string[] });
     assertHardwareWithin(hardwareLimits(await appliedQuota(app.database.query, subjectOf(auth))), body.hardware ?? {});
     const id = randomUUID();
+    const image = (await cardImageOf(app.config.dataDir, body.image)) ?? stockImageOf(id);
     await app.database.transaction(async (_exec, query) => {
       // One create at a time per user, so a quota with one unit left admits exactly one desktop.
       await query('SELECT pg_advisory_xact_lock(hashtext($1))', [auth.userId]);
@@ -92,13 +112,13 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
       await query(
         `INSERT INTO desktops (id, user_id, category_id, group_id, name, description, type, state, template_id, hardware, guest_properties, image)
          VALUES ($1, $2, $3, $4, $5, $6, 'persistent', 'creating', $7, $8, $9, $10)`,
-        [id, auth.userId, auth.categoryId, auth.groupId, body.name.trim(), body.description ?? template.description, template.id, JSON.stringify(hardware), JSON.stringify(gp), JSON.stringify(body.image?.type === 'stock' && body.image.id ? { type: 'stock', id: body.image.id, url: '' } : stockImageOf(id))],
+        [id, auth.userId, auth.categoryId, auth.groupId, body.name.trim(), body.description ?? template.description, template.id, JSON.stringify(hardware), JSON.stringify(gp), JSON.stringify(image)],
       );
     });
     await app.desktops.publishCurrent(id, 'desktops.created');
-    void app.engine.createDisk(id);
+    app.engine.background(app.engine.createDisk(id), 'disk creation failed', id);
     return { id };
-  });
+  }, { bodyLimit: IMAGE_BODY_LIMIT });
 
   route(app, 'desktops.createNonpersistent', async (request) => {
     const auth = authOf(request);
@@ -129,7 +149,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
       guestProperties: template.guestProperties,
       image: template.image,
     });
-    void app.engine.createDisk(created.id, { startAfter: true });
+    app.engine.background(app.engine.createDisk(created.id, { startAfter: true }), 'disk creation failed', created.id);
     return { id: created.id };
   });
 
@@ -186,7 +206,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     if (desktop.server && (body.hardware || body.guest_properties)) throw new ApiError('precondition_required', 'A server can not be edited', 'server_not_editable');
     assertStateAllows('edit', desktop.state);
     if (body.name !== undefined) await assertUniqueName(app.database.query, desktop.userId, body.name, desktop.id);
-    const hardware = { ...(desktop.hardware as Record<string, unknown>), ...(body.hardware ?? {}) };
+    const hardware = withGpuVideo({ ...(desktop.hardware as Record<string, unknown>), ...(body.hardware ?? {}) });
     const gp = body.guest_properties ? { ...(desktop.guestProperties as Record<string, unknown>), ...body.guest_properties } : (desktop.guestProperties as Record<string, unknown>);
     if (body.hardware || body.guest_properties) {
       checkViewers({ viewers: gp.viewers as Record<string, unknown> | undefined, interfaces: hardware.interfaces as string[], videos: hardware.videos as string[] });
@@ -196,11 +216,19 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     if (body.name !== undefined) patch.name = body.name.trim();
     if (body.description !== undefined) patch.description = body.description;
     if (body.server !== undefined) patch.server = body.server;
-    if (body.image?.type === 'stock' && body.image.id) patch.image = { type: 'stock', id: body.image.id, url: '' };
+    const image = await cardImageOf(app.config.dataDir, body.image);
+    if (image) patch.image = image;
     const updated = await app.desktops.update(desktop.id, patch, ['stopped', 'failed']);
     if (!updated) throw new ApiError('precondition_required', 'The desktop changed state', 'desktop_not_stopped');
     const { image: _image, ...echo } = body;
-    return echo;
+    return image ? { ...echo, image } : echo;
+  }, { bodyLimit: IMAGE_BODY_LIMIT });
+
+  route(app, 'desktops.cardImage', async (request, reply) => {
+    const { file } = request.params as { file: string };
+    const { data, mime } = await readCardImage(app.config.dataDir, file);
+    reply.header('Cache-Control', 'private, max-age=86400').header('X-Content-Type-Options', 'nosniff').type(mime);
+    return data;
   });
 
   route(app, 'desktops.updateReservables', async (request) => {
