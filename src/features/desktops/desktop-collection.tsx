@@ -1,4 +1,4 @@
-import { useRef } from 'react';
+import { memo, useRef } from 'react';
 import { Box } from '@mantine/core';
 import { useElementSize } from '@mantine/hooks';
 import { useVirtualizer } from '@tanstack/react-virtual';
@@ -22,15 +22,14 @@ export interface DesktopCollectionProps {
 }
 
 /** Virtualised grid/list: only the visible rows exist in the DOM, whatever the number of desktops. */
-export function DesktopCollection({ desktops, view, label }: DesktopCollectionProps) {
+/** Memoised: the filter's urgent render (the input) skips the list; only the deferred one renders it. */
+export const DesktopCollection = memo(function DesktopCollection({ desktops, view, label }: DesktopCollectionProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const { ref: sizeRef, width } = useElementSize();
   const columns = view === 'grid' ? Math.max(1, Math.floor((width + GAP) / (CARD_MIN_WIDTH + GAP))) : 1;
   const rowCount = Math.ceil(desktops.length / columns);
   const rowHeight = view === 'grid' ? CARD_HEIGHT + GAP : ROW_HEIGHT;
 
-  // The virtualizer is read during render only; no memoised child receives its functions.
-  // eslint-disable-next-line react-hooks/incompatible-library
   const virtualizer = useVirtualizer({
     count: rowCount,
     getScrollElement: () => scrollRef.current,
@@ -77,4 +76,4 @@ export function DesktopCollection({ desktops, view, label }: DesktopCollectionPr
       </div>
     </Box>
   );
-}
+});
