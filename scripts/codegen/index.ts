@@ -104,7 +104,11 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   write('types.ts', `${banner}/* eslint-disable */\n${ts}`);
 
   // 2. bundled schemas (server addSchema, OpenAPI)
-  write('schemas.ts', `${banner}export const schemas = ${literal(files.map((f) => f.json))} as const;\n`);
+  const typeRefs = Object.fromEntries([...refTable(files).entries()].map(([ref, key]): [string, string] => [key, ref]).sort(([a], [b]) => a.localeCompare(b)));
+  write(
+    'schemas.ts',
+    `${banner}export const schemas = ${literal(files.map((f) => f.json))} as const;\n\n/** Generated type name -> absolute $ref of its schema (same names as types.ts and validators.js). */\nexport const typeRefs: Record<string, string> = ${literal(typeRefs)};\n`,
+  );
 
   // 3. precompiled validators
   const table = refTable(files);

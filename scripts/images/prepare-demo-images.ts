@@ -69,12 +69,12 @@ export async function prepareDemoImages(options: PrepareDemoImagesOptions): Prom
     iso: path.join(sourceDir, 'grub-rescue-cdrom.iso'),
     floppy: path.join(sourceDir, 'grub-rescue-floppy.img'),
   };
-  const todo = {
+  const needed = {
     template: options.force === true || !existsSync(out.template),
     iso: options.force === true || !existsSync(out.iso),
     floppy: options.force === true || !existsSync(out.floppy),
   };
-  if (!todo.template && !todo.iso && !todo.floppy) {
+  if (!needed.template && !needed.iso && !needed.floppy) {
     log(`demo images already present in ${path.dirname(out.template)}`);
     return out;
   }
@@ -87,7 +87,7 @@ export async function prepareDemoImages(options: PrepareDemoImagesOptions): Prom
   await fsp.mkdir(path.dirname(out.template), { recursive: true });
   const tmp = (file: string) => `${file}.tmp-${process.pid}`;
 
-  if (todo.template) {
+  if (needed.template) {
     try {
       await execFileAsync(qemuImg, ['convert', '-q', '-f', 'raw', '-O', 'qcow2', src.usb, tmp(out.template)]);
     } catch (error) {
@@ -100,7 +100,7 @@ export async function prepareDemoImages(options: PrepareDemoImagesOptions): Prom
     log(`created ${out.template}`);
   }
   for (const key of ['iso', 'floppy'] as const) {
-    if (!todo[key]) continue;
+    if (!needed[key]) continue;
     await fsp.copyFile(src[key], tmp(out[key]));
     await fsp.chmod(tmp(out[key]), 0o644);
     await fsp.rename(tmp(out[key]), out[key]);

@@ -72,6 +72,8 @@ function Placeholder({ titleKey }: { titleKey: string }) {
 export function App() {
   const { t, i18n } = useTranslation();
   // Re-derive titles when the language changes.
+  // i18n.language is a deliberate extra dependency: `t` keeps its identity across language changes,
+  // but the route titles must be rebuilt in the new language.
   const resourceRoutes = useMemo(() => renderResourceRoutes(t, 'protected'), [t, i18n.language]); // eslint-disable-line react-hooks/exhaustive-deps
   const publicRoutes = useMemo(() => renderResourceRoutes(t, 'public'), [t, i18n.language]); // eslint-disable-line react-hooks/exhaustive-deps
 

@@ -5,9 +5,15 @@ test('a desktop changed on the server appears changed without reload within 1 s'
   await loginUi(page);
   const token = await apiToken(baseURL ?? '');
   const api = await apiAs(baseURL ?? '', token);
-  const desktops = (await (await api.get('/api/v3/user/desktops')).json()) as { id: string; state: string; type: string }[];
-  const target = desktops.find((d) => d.state === 'stopped');
-  test.skip(!target, 'no stopped desktop seeded');
+  // The seeded desktops are created (disks made) right after the server starts.
+  let target: { id: string; state: string } | undefined;
+  await expect
+    .poll(async () => {
+      const desktops = (await (await api.get('/api/v3/user/desktops')).json()) as { id: string; state: string }[];
+      target = desktops.find((d) => d.state === 'stopped');
+      return Boolean(target);
+    }, { timeout: 20_000 })
+    .toBe(true);
   const card = page.locator(`[data-testid="desktop-card"][data-desktop-id="${target?.id}"]`);
   await expect(card).toHaveAttribute('data-state', 'stopped');
   let navigations = 0;

@@ -58,8 +58,7 @@ export function validateSpec(spec: DomainSpec): void {
 
 /** Printable name for `-name` (no control characters, at most 100 chars). */
 function cleanName(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  const cleaned = name.replace(/[\u0000-\u001f\u007f]/g, ' ').trim().slice(0, 100);
+  const cleaned = name.replace(/\p{Cc}/gu, ' ').trim().slice(0, 100);
   return cleaned || 'desktop';
 }
 

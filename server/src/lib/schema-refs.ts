@@ -1,43 +1,16 @@
 /**
  * Maps the generated type names (operation rows say `request: "SessionUserLoginForm"`) to the
- * absolute $ref of the schema they come from, and back. Same naming rule as scripts/codegen:
- * entity title + PascalCase def name; common defs keep their own name.
+ * absolute $ref of the schema they come from, and back: the table is generated with the types
+ * (src/generated/schemas.ts `typeRefs`), so the naming rule lives in scripts/codegen only.
  */
-import { schemas } from '../../../src/generated/schemas.ts';
+import { schemas, typeRefs } from '../../../src/generated/schemas.ts';
 
 type Json = Record<string, unknown>;
 
-export const pascal = (s: string) =>
-  s
-    .replace(/\.schema\.json$|\.json$/, '')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-    .join('');
-
 export const schemaList = schemas as unknown as readonly Json[];
 
-function baseName(schema: Json): string {
-  const id = String(schema.$id);
-  if (id.includes('/schema/common/')) return '';
-  return String(schema.title ?? pascal(id.split('/').pop() ?? ''));
-}
-
-const refByType = new Map<string, string>();
-const typeByRef = new Map<string, string>();
-for (const schema of schemaList) {
-  const id = String(schema.$id);
-  const base = baseName(schema);
-  if (base && schema.type) {
-    refByType.set(base, id);
-    typeByRef.set(id, base);
-  }
-  for (const def of Object.keys((schema.$defs as Json | undefined) ?? {})) {
-    const ref = `${id}#/$defs/${def}`;
-    refByType.set(`${base}${pascal(def)}`, ref);
-    typeByRef.set(ref, `${base}${pascal(def)}`);
-  }
-}
+const refByType = new Map<string, string>(Object.entries(typeRefs));
+const typeByRef = new Map<string, string>(Object.entries(typeRefs).map(([type, ref]) => [ref, type]));
 
 /** Absolute $ref (`https://.../session.json#/$defs/loginForm`) of a generated type name. */
 export function refOf(typeName: string): string {

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { eq } from 'drizzle-orm';
 import { hashPassword } from '../lib/passwords.ts';
 import { categories, desktops, groups, media, templates, users } from '../db/schema.ts';
+import { constants } from '../../../src/generated/constants.ts';
 import type { Role } from '../../../src/generated/types.ts';
 
 export const DEMO_ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
@@ -23,17 +24,9 @@ const groupOf: Record<Role, string> = {
   user: 'default-users',
 };
 
+/** The spec's new-desktop hardware (desktop schema `x-constants.newDesktopHardware`), no GPU. */
 export const demoHardware = () => ({
-  vcpus: 1,
-  memory: 1,
-  disk_size: 1,
-  boot_order: ['disk'],
-  disk_bus: 'default',
-  videos: ['default'],
-  graphics: ['default'],
-  interfaces: ['default'],
-  isos: [],
-  floppies: [],
+  ...structuredClone(constants.desktops.newDesktopHardware.value),
   reservables: { vgpus: null },
 });
 

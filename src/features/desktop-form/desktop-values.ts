@@ -11,6 +11,7 @@ import type {
   ImageUpload,
 } from '@/generated/types';
 import { pruneEmpty } from '@/resources/form/resolver';
+import { constants } from '@/generated/constants';
 import { NEW_DESKTOP_VIEWERS, viewersMap } from './viewer-rules';
 
 /** Values of the new-desktop form (template_id may still be empty). */
@@ -18,13 +19,14 @@ export type NewDesktopValues = Omit<DesktopCreate, 'template_id'> & { template_i
 export type EditDesktopValues = DesktopUpdate;
 
 /**
- * Spec section 9: a new desktop has 1 vcpu, 1 GB memory, 1 GB disk, boots from disk and offers the
- * browser VNC and SPICE file viewers (the schema has no `default` for these; see report).
+ * Spec section 9: a new desktop's hardware (`x-constants.newDesktopHardware` of the desktop
+ * schema) and viewers (the viewer-defaults schema).
  */
+const { vcpus, memory, disk_size, boot_order } = constants.desktops.newDesktopHardware.value;
 export const NEW_DESKTOP_DEFAULTS: NewDesktopValues = {
   template_id: '',
   name: '',
-  hardware: { vcpus: 1, memory: 1, disk_size: 1, boot_order: ['disk'] },
+  hardware: { vcpus, memory, disk_size, boot_order: [...boot_order] },
   guest_properties: { viewers: viewersMap(NEW_DESKTOP_VIEWERS) },
 };
 

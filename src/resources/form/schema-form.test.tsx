@@ -10,7 +10,7 @@ import type { WidgetProps, WidgetRegistry } from './types';
 import { useSchemaForm, type SchemaFormHandle } from './use-schema-form';
 
 /** Stands in for the desktop feature's own widgets (same props contract). */
-function StubWidget({ id, label, error }: WidgetProps) {
+function TestWidget({ id, label, error }: WidgetProps) {
   return (
     <div>
       <label htmlFor={id}>{label}</label>
@@ -20,11 +20,11 @@ function StubWidget({ id, label, error }: WidgetProps) {
   );
 }
 const featureWidgets: WidgetRegistry = {
-  templatePicker: StubWidget,
-  viewerPicker: StubWidget,
-  reservables: StubWidget,
-  media: StubWidget,
-  imagePicker: StubWidget,
+  templatePicker: TestWidget,
+  viewerPicker: TestWidget,
+  reservables: TestWidget,
+  media: TestWidget,
+  imagePicker: TestWidget,
 };
 
 let handleOut: SchemaFormHandle<Record<string, unknown>> | null = null;

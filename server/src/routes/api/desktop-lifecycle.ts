@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { and, eq } from 'drizzle-orm';
 import { route } from '../../lib/route.ts';
+import { constants } from '../../../../src/generated/constants.ts';
 import type { Query } from '../../db/client.ts';
 import { ApiError } from '../../lib/api-error.ts';
 import { assertDesktopAccess, isAllowed } from '../../lib/ownership.ts';
@@ -24,7 +25,7 @@ const subjectOf = (auth: AuthContext) => ({ userId: auth.userId, groupId: auth.g
 
 /** The stored hardware of a new desktop: template hardware overridden by what was sent. */
 function mergeHardware(base: Record<string, unknown>, sent: DesktopHardware | undefined): Record<string, unknown> {
-  return withGpuVideo({ vcpus: 1, memory: 1, boot_order: ['disk'], disk_bus: 'default', videos: ['default'], interfaces: [], isos: [], floppies: [], ...base, ...(sent ?? {}) });
+  return withGpuVideo({ ...constants.desktops.newDesktopHardware.value, ...base, ...(sent ?? {}) });
 }
 
 /** Spec section 4: a GPU-less desktop's video setting is reset to Default (GPU-only video needs a GPU profile). */
