@@ -1,7 +1,7 @@
 import '@mantine/core/styles/Menu.css';
 import '@mantine/core/styles/Popover.css';
 import '@mantine/core/styles/Tooltip.css';
-import { memo } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import { ActionIcon, Button, Group, Menu, Text, Tooltip } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { Desktop } from '@/generated/types';
@@ -28,7 +28,9 @@ export function OpenProgressText({ progress }: { progress: OpenProgress }) {
     case 'waiting':
       return (
         <Text size="xs" c="dimmed" role="status" data-testid="open-progress" data-phase="waiting">
-          {typeof progress.queuePosition === 'number' ? t('common:open.queued', { position: progress.queuePosition }) : t('common:open.waiting')}
+          {typeof progress.queuePosition === 'number'
+            ? t('common:open.queued', { position: progress.queuePosition })
+            : t('common:open.waiting')}
         </Text>
       );
     case 'opening':
@@ -56,13 +58,28 @@ export function OpenProgressText({ progress }: { progress: OpenProgress }) {
 export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDesktopMenuProps) {
   const { t } = useTranslation();
   const { progress, preferred, open, busy } = useOpenDesktop(desktop);
+  const [menuMounted, setMenuMounted] = useState(false);
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuTarget = useRef<HTMLButtonElement>(null);
+  // The mounted menu's trigger replaces the placeholder button: keep the keyboard focus on it.
+  useEffect(() => {
+    if (menuMounted) menuTarget.current?.focus();
+  }, [menuMounted]);
   const viewers = orderedViewers(desktop.viewers);
   if (!viewers.length) return null;
   const state = desktop.state;
   // Stopped: start then open; started: open; on the way to started: wait then open.
-  const stateBlocked = !(state === 'stopped' || OPENABLE_STATES.includes(state) || TRANSIENT_STATES.includes(state));
+  const stateBlocked = !(
+    state === 'stopped' ||
+    OPENABLE_STATES.includes(state) ||
+    TRANSIENT_STATES.includes(state)
+  );
   const noneUsable = preferred === null;
-  const reason = noneUsable ? t('common:open.noUsableViewer') : stateBlocked ? t('common:open.notNow') : null;
+  const reason = noneUsable
+    ? t('common:open.noUsableViewer')
+    : stateBlocked
+      ? t('common:open.notNow')
+      : null;
 
   const openButton = (
     <Button
@@ -89,49 +106,93 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
         ) : (
           openButton
         )}
-        <Menu position="bottom-end" withinPortal shadow="md">
-          <Menu.Target>
-            <ActionIcon
-              size={26}
-              variant="filled"
-              aria-label={t('common:open.openWith')}
-              disabled={busy || stateBlocked}
-              data-testid="desktop-open-with"
-              style={{ borderTopLeftRadius: 0, borderBottomLeftRadius: 0, borderLeft: '1px solid var(--mantine-color-body)' }}
-            >
-              <span aria-hidden="true">▾</span>
-            </ActionIcon>
-          </Menu.Target>
-          <Menu.Dropdown>
-            <Menu.Label>{t('common:open.openWith')}</Menu.Label>
-            {viewers.map((viewer) => {
-              const blocker = viewerBlocker(desktop, viewer);
-              const item = (
-                <Menu.Item
-                  key={viewer}
-                  disabled={!!blocker}
-                  onClick={() => open(viewer)}
-                  data-testid={`open-viewer-${viewer}`}
-                  rightSection={viewer === preferred ? <Text size="xs" c="dimmed">{t('common:open.lastUsed')}</Text> : null}
-                >
-                  <Text size="sm">{t(`common:viewers.${viewer}`)}</Text>
-                  {blocker && (
-                    <Text size="xs" c="dimmed" maw={220} data-testid="viewer-blocker">
-                      {t(`common:open.blocker.${blocker}`)}
-                    </Text>
-                  )}
-                </Menu.Item>
-              );
-              return blocker ? (
-                <Tooltip key={viewer} label={t(`common:open.blocker.${blocker}`)} position="left" withArrow>
-                  <div>{item}</div>
-                </Tooltip>
-              ) : (
-                item
-              );
-            })}
-          </Menu.Dropdown>
-        </Menu>
+        {/* The menu (floating-ui, portal) mounts on first use: 5,000 cards mount fast when filtered. */}
+        {menuMounted ? (
+          <Menu
+            position="bottom-end"
+            withinPortal
+            shadow="md"
+            opened={menuOpen}
+            onChange={setMenuOpen}
+          >
+            <Menu.Target>
+              <ActionIcon
+                ref={menuTarget}
+                size={26}
+                variant="filled"
+                aria-label={t('common:open.openWith')}
+                disabled={busy || stateBlocked}
+                data-testid="desktop-open-with"
+                style={{
+                  borderTopLeftRadius: 0,
+                  borderBottomLeftRadius: 0,
+                  borderLeft: '1px solid var(--mantine-color-body)',
+                }}
+              >
+                <span aria-hidden="true">▾</span>
+              </ActionIcon>
+            </Menu.Target>
+            <Menu.Dropdown>
+              <Menu.Label>{t('common:open.openWith')}</Menu.Label>
+              {viewers.map((viewer) => {
+                const blocker = viewerBlocker(desktop, viewer);
+                const item = (
+                  <Menu.Item
+                    key={viewer}
+                    disabled={!!blocker}
+                    onClick={() => open(viewer)}
+                    data-testid={`open-viewer-${viewer}`}
+                    rightSection={
+                      viewer === preferred ? (
+                        <Text size="xs" c="dimmed">
+                          {t('common:open.lastUsed')}
+                        </Text>
+                      ) : null
+                    }
+                  >
+                    <Text size="sm">{t(`common:viewers.${viewer}`)}</Text>
+                    {blocker && (
+                      <Text size="xs" c="dimmed" maw={220} data-testid="viewer-blocker">
+                        {t(`common:open.blocker.${blocker}`)}
+                      </Text>
+                    )}
+                  </Menu.Item>
+                );
+                return blocker ? (
+                  <Tooltip
+                    key={viewer}
+                    label={t(`common:open.blocker.${blocker}`)}
+                    position="left"
+                    withArrow
+                  >
+                    <div>{item}</div>
+                  </Tooltip>
+                ) : (
+                  item
+                );
+              })}
+            </Menu.Dropdown>
+          </Menu>
+        ) : (
+          <ActionIcon
+            onClick={() => {
+              setMenuMounted(true);
+              setMenuOpen(true);
+            }}
+            size={26}
+            variant="filled"
+            aria-label={t('common:open.openWith')}
+            disabled={busy || stateBlocked}
+            data-testid="desktop-open-with"
+            style={{
+              borderTopLeftRadius: 0,
+              borderBottomLeftRadius: 0,
+              borderLeft: '1px solid var(--mantine-color-body)',
+            }}
+          >
+            <span aria-hidden="true">▾</span>
+          </ActionIcon>
+        )}
       </Group>
       <OpenProgressText progress={progress} />
     </div>
