@@ -29,6 +29,11 @@ function haystack(desktop: Desktop): string {
   return text;
 }
 
+/** Computes the haystacks ahead of the first keystroke (call when idle after the list loads). */
+export function warmFilter(desktops: readonly Desktop[]): void {
+  for (const desktop of desktops) haystack(desktop);
+}
+
 /** Applies the page's filters. */
 export function filterDesktops(desktops: readonly Desktop[], text: string, startedOnly: boolean, section: DesktopSection): readonly Desktop[] {
   const needle = text.trim().toLowerCase();

@@ -3,7 +3,7 @@ import '@mantine/core/styles/Card.css';
 import '@mantine/core/styles/SegmentedControl.css';
 import '@mantine/core/styles/Switch.css';
 import '@mantine/core/styles/Tabs.css';
-import { useDeferredValue, useMemo, useState } from 'react';
+import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { Alert, Button, Group, SegmentedControl, Stack, Switch, Tabs, Text, TextInput, Title } from '@mantine/core';
 import { Link } from 'react-router';
 import { useCan, useList } from '@refinedev/core';
@@ -13,7 +13,7 @@ import type { Desktop } from '@/generated/types';
 import { useSessionState } from '@/lib/session-state';
 import { translateError } from '@/lib/error-display';
 import { DesktopCollection, type DesktopView } from './desktop-collection';
-import { filterDesktops, type DesktopSection } from './desktop-filter';
+import { filterDesktops, warmFilter, type DesktopSection } from './desktop-filter';
 
 export const VIEW_STORAGE_KEY = 'desktopsView';
 /** The New desktop route, from the generated resource. */
@@ -48,6 +48,12 @@ export function DesktopsPage() {
   const all = result.data;
   const section: DesktopSection = showTemporal ? tab : 'all';
   const desktops = useMemo(() => filterDesktops(all, deferredText, startedOnly, section), [all, deferredText, startedOnly, section]);
+  // Prepare the filter's lower-cased texts while idle, so the first keystroke does not pay for them.
+  useEffect(() => {
+    if (typeof requestIdleCallback !== 'function') return;
+    const handle = requestIdleCallback(() => warmFilter(all));
+    return () => cancelIdleCallback(handle);
+  }, [all]);
 
   const changeView = (next: string): void => {
     const value: DesktopView = next === 'list' ? 'list' : 'grid';
