@@ -11,7 +11,9 @@ import { showError } from '@/lib/error-display';
 import { request } from '@/providers/http-client';
 import { ruleAllows } from '@/resources/state-actions';
 
-const editPath = (resources.find((resource) => resource.name === 'desktops') as { edit?: string } | undefined)?.edit ?? null;
+const editPath =
+  (resources.find((resource) => resource.name === 'desktops') as { edit?: string } | undefined)
+    ?.edit ?? null;
 
 /** Edit link of a desktop (edit route with `?id=`), or null when there is no edit route. */
 export function desktopEditHref(id: string): string | null {
@@ -30,7 +32,8 @@ export const DesktopManage = memo(function DesktopManage({ desktop }: DesktopMan
   const [busy, setBusy] = useState(false);
   const record = desktop as unknown as Record<string, unknown>;
   const persistent = desktop.type === 'persistent';
-  const canEdit = persistent && desktop.editable !== false && ruleAllows('desktops', 'edit', record);
+  const canEdit =
+    persistent && desktop.editable !== false && ruleAllows('desktops', 'edit', record);
   const canDelete = persistent && ruleAllows('desktops', 'delete', record);
   const href = desktopEditHref(desktop.id);
   if (!canEdit && !canDelete) return null;
@@ -51,21 +54,35 @@ export const DesktopManage = memo(function DesktopManage({ desktop }: DesktopMan
         </Button>
       )}
       {canDelete && (
-        <Button size="compact-sm" color="red" variant="subtle" onClick={() => setConfirming(true)} data-action="delete">
+        <Button
+          size="compact-sm"
+          color="red"
+          variant="subtle"
+          onClick={() => setConfirming(true)}
+          data-action="delete"
+        >
           {t('common:actions.delete')}
         </Button>
       )}
-      <Modal opened={confirming} onClose={() => setConfirming(false)} title={t('common:desktops.deleteTitle')} centered>
-        <Text size="sm">{t('common:desktops.deleteConfirm', { name: desktop.name })}</Text>
-        <Group justify="flex-end" mt="md">
-          <Button variant="default" onClick={() => setConfirming(false)} disabled={busy}>
-            {t('common:actions.cancel')}
-          </Button>
-          <Button color="red" onClick={remove} loading={busy} data-testid="confirm-delete">
-            {t('common:actions.delete')}
-          </Button>
-        </Group>
-      </Modal>
+      {/* Mounted only while confirming: a closed Modal per card still costs its hooks when thousands of cards mount. */}
+      {confirming && (
+        <Modal
+          opened
+          onClose={() => setConfirming(false)}
+          title={t('common:desktops.deleteTitle')}
+          centered
+        >
+          <Text size="sm">{t('common:desktops.deleteConfirm', { name: desktop.name })}</Text>
+          <Group justify="flex-end" mt="md">
+            <Button variant="default" onClick={() => setConfirming(false)} disabled={busy}>
+              {t('common:actions.cancel')}
+            </Button>
+            <Button color="red" onClick={remove} loading={busy} data-testid="confirm-delete">
+              {t('common:actions.delete')}
+            </Button>
+          </Group>
+        </Modal>
+      )}
     </Group>
   );
 });
