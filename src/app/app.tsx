@@ -70,12 +70,12 @@ function Placeholder({ titleKey }: { titleKey: string }) {
 
 /** The authenticated application. */
 export function App() {
-  const { t, i18n } = useTranslation();
-  // Re-derive titles when the language changes.
-  // i18n.language is a deliberate extra dependency: `t` keeps its identity across language changes,
-  // but the route titles must be rebuilt in the new language.
-  const resourceRoutes = useMemo(() => renderResourceRoutes(t, 'protected'), [t, i18n.language]); // eslint-disable-line react-hooks/exhaustive-deps
-  const publicRoutes = useMemo(() => renderResourceRoutes(t, 'public'), [t, i18n.language]); // eslint-disable-line react-hooks/exhaustive-deps
+  const { i18n } = useTranslation();
+  // Route titles are rebuilt with a translator fixed to the current language, so a language change
+  // (which keeps `t`'s identity) re-derives them.
+  const language = i18n.language;
+  const resourceRoutes = useMemo(() => renderResourceRoutes(i18n.getFixedT(language), 'protected'), [i18n, language]);
+  const publicRoutes = useMemo(() => renderResourceRoutes(i18n.getFixedT(language), 'public'), [i18n, language]);
 
   return (
     <Refine

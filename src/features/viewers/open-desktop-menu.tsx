@@ -96,6 +96,20 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
     </Button>
   );
 
+  // The Open-with trigger, the same before (placeholder) and after the menu is mounted.
+  const openWithProps = {
+    size: 26,
+    variant: 'filled',
+    'aria-label': t('common:open.openWith'),
+    disabled: busy || stateBlocked,
+    'data-testid': 'desktop-open-with',
+    style: {
+      borderTopLeftRadius: 0,
+      borderBottomLeftRadius: 0,
+      borderLeft: '1px solid var(--mantine-color-body)',
+    },
+  } as const;
+
   return (
     <div>
       <Group gap={0} wrap="nowrap">
@@ -116,19 +130,7 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
             onChange={setMenuOpen}
           >
             <Menu.Target>
-              <ActionIcon
-                ref={menuTarget}
-                size={26}
-                variant="filled"
-                aria-label={t('common:open.openWith')}
-                disabled={busy || stateBlocked}
-                data-testid="desktop-open-with"
-                style={{
-                  borderTopLeftRadius: 0,
-                  borderBottomLeftRadius: 0,
-                  borderLeft: '1px solid var(--mantine-color-body)',
-                }}
-              >
+              <ActionIcon ref={menuTarget} {...openWithProps}>
                 <span aria-hidden="true">▾</span>
               </ActionIcon>
             </Menu.Target>
@@ -175,19 +177,10 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
           </Menu>
         ) : (
           <ActionIcon
+            {...openWithProps}
             onClick={() => {
               setMenuMounted(true);
               setMenuOpen(true);
-            }}
-            size={26}
-            variant="filled"
-            aria-label={t('common:open.openWith')}
-            disabled={busy || stateBlocked}
-            data-testid="desktop-open-with"
-            style={{
-              borderTopLeftRadius: 0,
-              borderBottomLeftRadius: 0,
-              borderLeft: '1px solid var(--mantine-color-body)',
             }}
           >
             <span aria-hidden="true">▾</span>
