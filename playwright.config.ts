@@ -17,7 +17,14 @@ const chromium = {
   browserName: 'chromium' as const,
   launchOptions: {
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   },
 };
 
@@ -37,7 +44,13 @@ export default defineConfig({
     url: `http://127.0.0.1:${E2E_PORT}/api/v3/health`,
     reuseExistingServer: false,
     timeout: 120_000,
-    env: { PORT: String(E2E_PORT), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_PASSWORD, QEMU_ACCEL: 'tcg' },
+    env: {
+      PORT: String(E2E_PORT),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DEMO_PASSWORD,
+      QEMU_ACCEL: 'tcg',
+    },
     stdout: 'ignore',
     stderr: 'pipe',
   },

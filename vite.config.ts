@@ -13,9 +13,14 @@ function manualChunks(id: string): string | undefined {
   if (!id.includes('node_modules')) return undefined;
   // react-router is shared by the login route and refine: keep it out of the refine chunk
   // (rolldown groups pull in their dependencies).
-  if (/node_modules\/(react|react-dom|scheduler|react-router|cookie|set-cookie-parser)\//.test(id)) return 'react';
+  if (/node_modules\/(react|react-dom|scheduler|react-router|cookie|set-cookie-parser)\//.test(id))
+    return 'react';
   if (/node_modules\/@refinedev\//.test(id)) return 'refine';
-  if (/node_modules\/(socket\.io-client|engine\.io-client|engine\.io-parser|socket\.io-parser|@socket\.io)\//.test(id)) {
+  if (
+    /node_modules\/(socket\.io-client|engine\.io-client|engine\.io-parser|socket\.io-parser|@socket\.io)\//.test(
+      id,
+    )
+  ) {
     return 'socket';
   }
   return undefined;

@@ -31,7 +31,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           environment: 'jsdom',
-          include: ['src/**/*.test.{ts,tsx}', 'scripts/**/*.test.ts', 'tests/contract/**/*.test.ts', 'tests/conformance/**/*.test.{ts,tsx}'],
+          include: [
+            'src/**/*.test.{ts,tsx}',
+            'scripts/**/*.test.ts',
+            'tests/contract/**/*.test.ts',
+            'tests/conformance/**/*.test.{ts,tsx}',
+          ],
           setupFiles: ['./tests/support/setup-dom.ts'],
           testTimeout: 20_000,
         },

@@ -4,7 +4,11 @@ import { spawn } from 'node:child_process';
 import { root } from './lib/bootstrap.mjs';
 
 const children = [
-  spawn('npx', ['tsx', 'watch', 'server/src/server.ts'], { cwd: root, stdio: 'inherit', env: { ...process.env, HOST: process.env.HOST ?? '127.0.0.1' } }),
+  spawn('npx', ['tsx', 'watch', 'server/src/server.ts'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, HOST: process.env.HOST ?? '127.0.0.1' },
+  }),
   spawn('npx', ['vite'], { cwd: root, stdio: 'inherit' }),
 ];
 const stop = (signal) => {

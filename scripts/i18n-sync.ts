@@ -24,12 +24,20 @@ function load(lang: string, ns: string): Tree {
 }
 
 function humanise(text: string): string {
-  const words = text.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[-_.]+/g, ' ').trim().toLowerCase();
+  const words = text
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/[-_.]+/g, ' ')
+    .trim()
+    .toLowerCase();
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function singular(text: string): string {
-  return text.endsWith('ies') ? `${text.slice(0, -3)}y` : text.endsWith('s') && !text.endsWith('ss') ? text.slice(0, -1) : text;
+  return text.endsWith('ies')
+    ? `${text.slice(0, -3)}y`
+    : text.endsWith('s') && !text.endsWith('ss')
+      ? text.slice(0, -1)
+      : text;
 }
 
 /** Sets `segments` in a tree when absent; returns true when it added something. */

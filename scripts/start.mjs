@@ -10,7 +10,10 @@ import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.m
 const log = (msg) => console.log(`[start] ${msg}`);
 
 ensureNodeModules();
-if (!ensureSystemPackages()) log('some system packages are missing (see above); desktops may not start until they are installed');
+if (!ensureSystemPackages())
+  log(
+    'some system packages are missing (see above); desktops may not start until they are installed',
+  );
 
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
@@ -48,7 +51,12 @@ else if (built > sources) log('dist/ is up to date; skipping vite build');
 else {
   log('building the SPA (vite build)');
   const r = spawnSync('npx', ['vite', 'build'], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) log(existsSync(join(root, 'dist', 'index.html')) ? 'vite build failed; serving the previous build' : 'vite build failed; serving the API only');
+  if (r.status !== 0)
+    log(
+      existsSync(join(root, 'dist', 'index.html'))
+        ? 'vite build failed; serving the previous build'
+        : 'vite build failed; serving the API only',
+    );
 }
 
 const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'server/src/server.ts')], {

@@ -36,15 +36,21 @@ function gate(name, cmd, args) {
 
 function readCounts() {
   if (!existsSync(countsFile)) return [];
-  return readFileSync(countsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(countsFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 gate('codegen + schema check', 'npx', ['tsx', 'scripts/codegen/index.ts']);
 gate('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
 gate('lint', 'npx', ['eslint', '.', '--max-warnings', '0']);
+gate('format', 'npx', ['prettier', '--check', '.']);
 
 const before = readCounts().length;
-const vitestOk = run('unit + server tests', 'npx', ['vitest', 'run'], { TEST_COUNTS_FILE: countsFile });
+const vitestOk = run('unit + server tests', 'npx', ['vitest', 'run'], {
+  TEST_COUNTS_FILE: countsFile,
+});
 const vitest = readCounts().slice(before);
 for (const c of vitest) {
   passed += c.passed;
@@ -59,7 +65,9 @@ if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.con
   const ok = run('build', 'npx', ['vite', 'build']);
   if (!ok) failed++;
   else {
-    const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile });
+    const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], {
+      PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
+    });
     if (existsSync(jsonFile)) {
       const stats = JSON.parse(readFileSync(jsonFile, 'utf8')).stats ?? {};
       passed += (stats.expected ?? 0) + (stats.flaky ?? 0);

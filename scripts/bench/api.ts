@@ -27,21 +27,36 @@ const TARGET_P99 = 50;
 const pg = await startPostgres();
 const dataDir = mkdtempSync(join(tmpdir(), 'vdi-bench-'));
 const password = 'bench-password';
-const app = await buildApp({ ...loadConfig({}), dataDir, databaseUrl: pg.url, logLevel: 'silent', host: '127.0.0.1', port: 0, distDir: join(dataDir, 'none') });
+const app = await buildApp({
+  ...loadConfig({}),
+  dataDir,
+  databaseUrl: pg.url,
+  logLevel: 'silent',
+  host: '127.0.0.1',
+  port: 0,
+  distDir: join(dataDir, 'none'),
+});
 try {
   await seedIfEmpty(app, { password });
   await seedDesktops(app, 'user', Number(values.desktops) - 3); // the seed already gave `user` 3
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const login = await fetch(`http://127.0.0.1:${port}/authentication/login?provider=form&category_id=default`, {
-    method: 'POST',
-    body: new URLSearchParams({ username: 'user', password }),
-  });
+  const login = await fetch(
+    `http://127.0.0.1:${port}/authentication/login?provider=form&category_id=default`,
+    {
+      method: 'POST',
+      body: new URLSearchParams({ username: 'user', password }),
+    },
+  );
   const token = await login.text();
-  const check = await fetch(`http://127.0.0.1:${port}/api/v3/user/desktops`, { headers: { authorization: `Bearer ${token}` } });
+  const check = await fetch(`http://127.0.0.1:${port}/api/v3/user/desktops`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   const count = ((await check.json()) as unknown[]).length;
-  console.log(`GET /api/v3/user/desktops -> ${check.status}, ${count} desktops; running autocannon ${values.seconds} s x ${values.connections} connections`);
+  console.log(
+    `GET /api/v3/user/desktops -> ${check.status}, ${count} desktops; running autocannon ${values.seconds} s x ${values.connections} connections`,
+  );
 
   const result = await autocannon({
     url: `http://127.0.0.1:${port}/api/v3/user/desktops`,
@@ -56,9 +71,15 @@ try {
   const errors = result.errors + result.timeouts + result.non2xx;
   console.log(`requests/s: ${rps.toFixed(0)} (total ${result.requests.total})`);
   console.log(`latency: p50 ${result.latency.p50} ms, p99 ${p99} ms, max ${result.latency.max} ms`);
-  console.log(`errors: ${errors} (errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx})`);
+  console.log(
+    `errors: ${errors} (errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx})`,
+  );
   const ok = rps >= TARGET_RPS && p99 <= TARGET_P99 && errors === 0;
-  console.log(ok ? `PASS (target >= ${TARGET_RPS} req/s, p99 <= ${TARGET_P99} ms)` : `FAIL (target >= ${TARGET_RPS} req/s, p99 <= ${TARGET_P99} ms, 0 errors)`);
+  console.log(
+    ok
+      ? `PASS (target >= ${TARGET_RPS} req/s, p99 <= ${TARGET_P99} ms)`
+      : `FAIL (target >= ${TARGET_RPS} req/s, p99 <= ${TARGET_P99} ms, 0 errors)`,
+  );
   process.exitCode = ok ? 0 : 1;
 } finally {
   await app.close();

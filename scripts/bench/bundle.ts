@@ -19,7 +19,10 @@ interface Chunk {
 }
 
 const dist = join(import.meta.dirname, '..', '..', 'dist');
-const manifest = JSON.parse(readFileSync(join(dist, '.vite', 'manifest.json'), 'utf8')) as Record<string, Chunk>;
+const manifest = JSON.parse(readFileSync(join(dist, '.vite', 'manifest.json'), 'utf8')) as Record<
+  string,
+  Chunk
+>;
 const budgetIndex = process.argv.indexOf('--budget');
 const budgetKb = budgetIndex > 0 ? Number(process.argv[budgetIndex + 1]) : 170;
 const LAZY_ONLY = /novnc|guacamole|calendar/i;
@@ -60,7 +63,9 @@ for (const css of cssFiles) cssTotal += gz(css);
 rows.sort((a, b) => b[1] - a[1]);
 for (const [file, size] of rows) console.log(`${(size / 1024).toFixed(1).padStart(8)} kB  ${file}`);
 const kb = jsTotal / 1024;
-console.log(`login-route JS: ${kb.toFixed(1)} kB gzip-9 over ${rows.length} files (budget ${budgetKb} kB); CSS ${(cssTotal / 1024).toFixed(1)} kB`);
+console.log(
+  `login-route JS: ${kb.toFixed(1)} kB gzip-9 over ${rows.length} files (budget ${budgetKb} kB); CSS ${(cssTotal / 1024).toFixed(1)} kB`,
+);
 if (kb > budgetKb) {
   console.error(`FAIL: over budget by ${(kb - budgetKb).toFixed(1)} kB`);
   process.exitCode = 1;

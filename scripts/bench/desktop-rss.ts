@@ -11,7 +11,14 @@ import { createQemuDriver } from '../../server/src/hypervisor/qemu-driver.ts';
 import { createIdleManager } from '../../server/src/hypervisor/idle.ts';
 import { screenStats } from '../../server/src/hypervisor/png.ts';
 import {
-  cpuUsage, demoImages, demoSpec, killTracked, readRfbBanner, rssMiB, tempDataDir, trackPid,
+  cpuUsage,
+  demoImages,
+  demoSpec,
+  killTracked,
+  readRfbBanner,
+  rssMiB,
+  tempDataDir,
+  trackPid,
 } from '../../server/src/hypervisor/test-support.ts';
 
 function arg(name: string, fallback: string): string {
@@ -56,12 +63,19 @@ try {
   await sleep(500);
   const results = [];
   for (const r of rows) {
-    results.push({ ...r, status: await driver.status(r.id), rssMiB: Math.round(rssMiB(r.pid)), cpuPausedPct: Math.round((await cpuUsage(r.pid, 1000)) * 1000) / 10 });
+    results.push({
+      ...r,
+      status: await driver.status(r.id),
+      rssMiB: Math.round(rssMiB(r.pid)),
+      cpuPausedPct: Math.round((await cpuUsage(r.pid, 1000)) * 1000) / 10,
+    });
   }
   console.table(results);
   const worstFrame = Math.max(...results.map((r) => r.frameMs));
   const worstRss = Math.max(...results.map((r) => r.rssMiB));
-  console.log(`accel ${accel}, ${count} desktops of ${memoryMiB} MiB: worst first frame ${worstFrame} ms (target <= 3000), worst idle RSS ${worstRss} MiB (target <= 150)`);
+  console.log(
+    `accel ${accel}, ${count} desktops of ${memoryMiB} MiB: worst first frame ${worstFrame} ms (target <= 3000), worst idle RSS ${worstRss} MiB (target <= 150)`,
+  );
   for (const r of results) await driver.stop(r.id);
 } finally {
   idle.close();

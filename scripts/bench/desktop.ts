@@ -56,7 +56,15 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   server = spawn('npx', ['tsx', 'server/src/server.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_PASSWORD: PASSWORD, QEMU_ACCEL: 'tcg', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DEMO_PASSWORD: PASSWORD,
+      QEMU_ACCEL: 'tcg',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true, // own process group: npx + tsx + node are killed together
   });
@@ -65,7 +73,11 @@ async function main(): Promise<void> {
     if (!text.includes('npm warn')) process.stderr.write(`[server] ${text}`);
   });
   const deadline = Date.now() + 120_000;
-  while (!(await fetch(`${base}/api/v3/health`).then((r) => r.ok).catch(() => false))) {
+  while (
+    !(await fetch(`${base}/api/v3/health`)
+      .then((r) => r.ok)
+      .catch(() => false))
+  ) {
     if (Date.now() > deadline) throw new Error('server did not start');
     await sleep(250);
   }
@@ -73,10 +85,27 @@ async function main(): Promise<void> {
   const form = new FormData();
   form.set('username', 'user');
   form.set('password', PASSWORD);
-  const token = (await (await fetch(`${base}/authentication/login?provider=form&category_id=default`, { method: 'POST', body: form })).text()).trim();
+  const token = (
+    await (
+      await fetch(`${base}/authentication/login?provider=form&category_id=default`, {
+        method: 'POST',
+        body: form,
+      })
+    ).text()
+  ).trim();
   const api = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
-    const response = await fetch(`${base}/api/v3${path}`, { ...init, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...init.headers } });
-    if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${response.status} ${await response.text()}`);
+    const response = await fetch(`${base}/api/v3${path}`, {
+      ...init,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+        ...init.headers,
+      },
+    });
+    if (!response.ok)
+      throw new Error(
+        `${init.method ?? 'GET'} ${path}: ${response.status} ${await response.text()}`,
+      );
     return (await response.json()) as T;
   };
   const list = () => api<DesktopRow[]>('/user/desktops');
@@ -97,17 +126,28 @@ async function main(): Promise<void> {
     await waitState(id, 'stopped');
   };
 
-  let desktops = (await list()).filter((d) => d.name.startsWith('Demo desktop')).sort((a, b) => a.name.localeCompare(b.name));
+  let desktops = (await list())
+    .filter((d) => d.name.startsWith('Demo desktop'))
+    .sort((a, b) => a.name.localeCompare(b.name));
   if (CREATE) {
-    const created = await api<{ id: string }>('/persistent_desktop', { method: 'POST', body: JSON.stringify({ template_id: 'demo-template', name: `bench-${Date.now()}` }) });
+    const created = await api<{ id: string }>('/persistent_desktop', {
+      method: 'POST',
+      body: JSON.stringify({ template_id: 'demo-template', name: `bench-${Date.now()}` }),
+    });
     await waitState(created.id, 'stopped', 120_000);
     desktops = [(await list()).find((d) => d.id === created.id) as DesktopRow, ...desktops];
   }
   const target = desktops[0];
   if (!target) throw new Error('no desktop to open');
 
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  const context = await browser.newContext({ baseURL: base, viewport: { width: 1280, height: 900 } });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+  const context = await browser.newContext({
+    baseURL: base,
+    viewport: { width: 1280, height: 900 },
+  });
   const page = await context.newPage();
   await page.goto('/login');
   await page.locator('input[name=username]').fill('user');
@@ -123,7 +163,9 @@ async function main(): Promise<void> {
       if (!canvas?.width || !canvas.height) return 0;
       const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data;
       let count = 0;
-      if (data) for (let i = 0; i < data.length; i += 4) if ((data[i] ?? 0) + (data[i + 1] ?? 0) + (data[i + 2] ?? 0) > 48) count += 1;
+      if (data)
+        for (let i = 0; i < data.length; i += 4)
+          if ((data[i] ?? 0) + (data[i + 1] ?? 0) + (data[i + 2] ?? 0) > 48) count += 1;
       return count;
     });
 
@@ -150,7 +192,9 @@ async function main(): Promise<void> {
   await stop(target.id);
   const sorted = [...times].sort((a, b) => a - b);
   const median = sorted[Math.floor(sorted.length / 2)] ?? -1;
-  console.log(`median click Open -> first frame: ${median} ms over ${RUNS} runs (target <= 3000 ms, TCG)`);
+  console.log(
+    `median click Open -> first frame: ${median} ms over ${RUNS} runs (target <= 3000 ms, TCG)`,
+  );
   await browser.close();
   browser = null;
 
@@ -175,7 +219,9 @@ async function main(): Promise<void> {
   }
   console.table(rows);
   const worst = Math.max(...rows.map((r) => r.rssMiB));
-  console.log(`${rows.length} idle desktops: worst RSS ${worst} MiB (target <= 150 MiB per idle desktop)`);
+  console.log(
+    `${rows.length} idle desktops: worst RSS ${worst} MiB (target <= 150 MiB per idle desktop)`,
+  );
   for (const d of three) await stop(d.id).catch(() => undefined);
 }
 

@@ -46,7 +46,14 @@ const N_DESKTOPS = Number(args.desktops);
 const RUNS = Math.max(1, Number(args.runs));
 const PASSWORD = 'bench-demo-password';
 const ROOT = join(import.meta.dirname, '..', '..');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const SINGLE_UPDATES = 20;
 const SINGLE_SPACING_MS = 200;
 const BURST_SIZE = 100;
@@ -75,7 +82,10 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 function pctl(samples: readonly number[], q: number): number {
-  return quantile([...samples].sort((a, b) => a - b), q);
+  return quantile(
+    [...samples].sort((a, b) => a - b),
+    q,
+  );
 }
 
 const median = (samples: readonly number[]): number => pctl(samples, 0.5);
@@ -92,21 +102,32 @@ function newestMtime(dir: string): number {
 
 function ensureBuild(): void {
   const index = join(ROOT, 'dist', 'index.html');
-  const sources = Math.max(newestMtime(join(ROOT, 'src')), statSync(join(ROOT, 'index.html')).mtimeMs);
+  const sources = Math.max(
+    newestMtime(join(ROOT, 'src')),
+    statSync(join(ROOT, 'index.html')).mtimeMs,
+  );
   if (existsSync(index) && statSync(index).mtimeMs >= sources) {
     console.log('dist/index.html is up to date; not rebuilding');
     return;
   }
   console.log('building the SPA (npx vite build) ...');
   const started = Date.now();
-  const result = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (result.status === 0) {
     console.log(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return;
   }
   // src/ may be mid-edit by someone else: measure the last good build rather than nothing
-  if (!existsSync(index)) throw new Error(`vite build failed (exit ${String(result.status)}) and there is no dist/ to fall back on`);
-  console.warn(`WARNING: vite build failed (exit ${String(result.status)}); measuring the EXISTING dist/ built ${statSync(index).mtime.toISOString()}`);
+  if (!existsSync(index))
+    throw new Error(
+      `vite build failed (exit ${String(result.status)}) and there is no dist/ to fall back on`,
+    );
+  console.warn(
+    `WARNING: vite build failed (exit ${String(result.status)}); measuring the EXISTING dist/ built ${statSync(index).mtime.toISOString()}`,
+  );
 }
 
 async function freePort(): Promise<number> {
@@ -114,7 +135,9 @@ async function freePort(): Promise<number> {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {
       const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no free port'))));
+      srv.close(() =>
+        addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no free port')),
+      );
     });
   });
 }
@@ -172,7 +195,11 @@ interface Paint {
 interface BenchGlobals {
   benchLogin?: Promise<{ clickAt: number; paintAt: number }>;
   benchKey?: { done?: number; error?: string };
-  benchSocket?: { arm: (id: string, state: string) => void; paints: Paint[]; missing: () => string[] };
+  benchSocket?: {
+    arm: (id: string, state: string) => void;
+    paints: Paint[];
+    missing: () => string[];
+  };
 }
 
 /** Click "Login" -> first desktop card in the DOM -> next frame; both as page times (ms). */
@@ -181,7 +208,10 @@ async function measureLogin(page: Page): Promise<{ ms: number; breakdown: string
     const g = window as unknown as BenchGlobals;
     g.benchLogin = new Promise((resolve) => {
       let clickAt = Number.NaN;
-      document.addEventListener('click', () => (clickAt = performance.now()), { capture: true, once: true });
+      document.addEventListener('click', () => (clickAt = performance.now()), {
+        capture: true,
+        once: true,
+      });
       const found = (): boolean => document.querySelector('[data-testid="desktop-card"]') !== null;
       const observer = new MutationObserver(() => {
         if (!found()) return;
@@ -197,20 +227,36 @@ async function measureLogin(page: Page): Promise<{ ms: number; breakdown: string
     if (!login) return undefined;
     const requests = performance
       .getEntriesByType('resource')
-      .filter((e): e is PerformanceResourceTiming => e instanceof PerformanceResourceTiming && e.startTime >= login.clickAt)
-      .map((e) => ({ url: e.name, start: e.startTime - login.clickAt, end: e.responseEnd - login.clickAt, bytes: e.decodedBodySize }));
+      .filter(
+        (e): e is PerformanceResourceTiming =>
+          e instanceof PerformanceResourceTiming && e.startTime >= login.clickAt,
+      )
+      .map((e) => ({
+        url: e.name,
+        start: e.startTime - login.clickAt,
+        end: e.responseEnd - login.clickAt,
+        bytes: e.decodedBodySize,
+      }));
     return { ms: login.paintAt - login.clickAt, requests };
   });
   if (!result) throw new Error('login measurement was not armed');
   const path = (url: string): string => new URL(url).pathname.replace(/^\/api\/v3/, '');
   const breakdown = result.requests
-    .map((r) => `${path(r.url)} ${r.start.toFixed(0)}–${r.end.toFixed(0)}${r.bytes > 100_000 ? ` (${(r.bytes / 1e6).toFixed(2)} MB)` : ''}`)
+    .map(
+      (r) =>
+        `${path(r.url)} ${r.start.toFixed(0)}–${r.end.toFixed(0)}${r.bytes > 100_000 ? ` (${(r.bytes / 1e6).toFixed(2)} MB)` : ''}`,
+    )
     .join(', ');
   return { ms: result.ms, breakdown };
 }
 
 async function domElements(page: Page): Promise<number> {
-  return page.evaluate(() => new Promise<number>((resolve) => requestAnimationFrame(() => resolve(document.getElementsByTagName('*').length))));
+  return page.evaluate(
+    () =>
+      new Promise<number>((resolve) =>
+        requestAnimationFrame(() => resolve(document.getElementsByTagName('*').length)),
+      ),
+  );
 }
 
 async function heapAfterGcMB(page: Page): Promise<number> {
@@ -230,21 +276,36 @@ async function heapAfterGcMB(page: Page): Promise<number> {
 }
 
 async function setView(page: Page, view: 'grid' | 'list'): Promise<void> {
-  const inputId = await page.locator(`[data-testid="desktops-view"] input[value="${view}"]`).getAttribute('id');
+  const inputId = await page
+    .locator(`[data-testid="desktops-view"] input[value="${view}"]`)
+    .getAttribute('id');
   if (!inputId) throw new Error(`no ${view} view toggle`);
   await page.locator(`label[for="${inputId}"]`).click();
-  await page.locator(`[data-testid="desktop-collection"][data-view="${view}"] [data-testid="desktop-card"]`).first().waitFor();
+  await page
+    .locator(`[data-testid="desktop-collection"][data-view="${view}"] [data-testid="desktop-card"]`)
+    .first()
+    .waitFor();
 }
 
 /** Ids of the rendered cards in DOM order. */
 async function renderedIds(page: Page, onlyVisible: boolean): Promise<string[]> {
   return page.evaluate((visible) => {
-    const cards = [...document.querySelectorAll<HTMLElement>('[data-testid="desktop-collection"] [data-testid="desktop-card"]')];
+    const cards = [
+      ...document.querySelectorAll<HTMLElement>(
+        '[data-testid="desktop-collection"] [data-testid="desktop-card"]',
+      ),
+    ];
     return cards
       .filter((card) => {
         if (!visible) return true;
         const r = card.getBoundingClientRect();
-        return r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth && r.height > 0;
+        return (
+          r.bottom > 0 &&
+          r.top < window.innerHeight &&
+          r.right > 0 &&
+          r.left < window.innerWidth &&
+          r.height > 0
+        );
       })
       .map((card) => card.dataset.desktopId ?? '');
   }, onlyVisible);
@@ -298,16 +359,26 @@ async function measureKeystroke(page: Page, key: string): Promise<number> {
       return;
     }
     const ids = (): string =>
-      [...root.querySelectorAll<HTMLElement>('[data-testid="desktop-card"]')].map((c) => c.dataset.desktopId ?? '').join(',');
+      [...root.querySelectorAll<HTMLElement>('[data-testid="desktop-card"]')]
+        .map((c) => c.dataset.desktopId ?? '')
+        .join(',');
     const before = ids();
     let keyAt = Number.NaN;
-    input.addEventListener('keydown', (event) => (keyAt = event.timeStamp), { capture: true, once: true });
+    input.addEventListener('keydown', (event) => (keyAt = event.timeStamp), {
+      capture: true,
+      once: true,
+    });
     const observer = new MutationObserver(() => {
       if (ids() === before) return;
       observer.disconnect();
       requestAnimationFrame(() => (state.done = performance.now() - keyAt));
     });
-    observer.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+    observer.observe(root, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      characterData: true,
+    });
   });
   await page.keyboard.press(key);
   const handle = await page.waitForFunction(
@@ -320,7 +391,8 @@ async function measureKeystroke(page: Page, key: string): Promise<number> {
   );
   const state = (await handle.jsonValue()) as { done?: number; error?: string };
   await handle.dispose();
-  if (state.error !== undefined || state.done === undefined) throw new Error(state.error ?? 'keystroke not measured');
+  if (state.error !== undefined || state.done === undefined)
+    throw new Error(state.error ?? 'keystroke not measured');
   return state.done;
 }
 
@@ -331,18 +403,32 @@ async function installSocketObserver(page: Page): Promise<void> {
     if (!root) throw new Error('no desktop collection');
     const pending = new Map<string, { state: string; badge: string }>();
     const paints: Paint[] = [];
-    const cardOf = (id: string): HTMLElement | null => root.querySelector<HTMLElement>(`[data-desktop-id="${id}"]`);
-    const badgeText = (card: HTMLElement | null): string => card?.querySelector('[data-testid="desktop-state"]')?.textContent ?? '';
+    const cardOf = (id: string): HTMLElement | null =>
+      root.querySelector<HTMLElement>(`[data-desktop-id="${id}"]`);
+    const badgeText = (card: HTMLElement | null): string =>
+      card?.querySelector('[data-testid="desktop-state"]')?.textContent ?? '';
     const check = (): void => {
       for (const [id, want] of pending) {
         const card = cardOf(id);
         if (card?.dataset.state !== want.state || badgeText(card) === want.badge) continue;
         pending.delete(id);
         const seenAt = performance.timeOrigin + performance.now();
-        requestAnimationFrame(() => paints.push({ id, state: want.state, seenAt, paintAt: performance.timeOrigin + performance.now() }));
+        requestAnimationFrame(() =>
+          paints.push({
+            id,
+            state: want.state,
+            seenAt,
+            paintAt: performance.timeOrigin + performance.now(),
+          }),
+        );
       }
     };
-    new MutationObserver(check).observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+    new MutationObserver(check).observe(root, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      characterData: true,
+    });
     (window as unknown as BenchGlobals).benchSocket = {
       arm: (id, state) => pending.set(id, { state, badge: badgeText(cardOf(id)) }),
       paints,
@@ -351,7 +437,11 @@ async function installSocketObserver(page: Page): Promise<void> {
   });
 }
 
-async function arm(page: Page, ids: readonly string[], state: (id: string) => string): Promise<void> {
+async function arm(
+  page: Page,
+  ids: readonly string[],
+  state: (id: string) => string,
+): Promise<void> {
   const pairs = ids.map((id) => [id, state(id)] as const);
   await page.evaluate((list) => {
     const socket = (window as unknown as BenchGlobals).benchSocket;
@@ -374,13 +464,17 @@ async function clockOffset(page: Page): Promise<number> {
     const before = now();
     const pageNow = await page.evaluate(() => performance.timeOrigin + performance.now());
     const after = now();
-    if (after - before < best.rtt) best = { rtt: after - before, offset: pageNow - (before + after) / 2 };
+    if (after - before < best.rtt)
+      best = { rtt: after - before, offset: pageNow - (before + after) / 2 };
   }
   return best.offset;
 }
 
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number } }[];
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  }[];
   samples?: number[];
   timeDeltas?: number[];
 }
@@ -400,7 +494,8 @@ function printProfile(profile: CpuProfile, title: string): void {
     self.set(key, (self.get(key) ?? 0) + dt);
   });
   console.log(`${title}: ${busy.toFixed(0)} ms of main-thread JS/GC; top self time:`);
-  for (const [key, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${ms.toFixed(1).padStart(7)} ms  ${key}`);
+  for (const [key, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    console.log(`  ${ms.toFixed(1).padStart(7)} ms  ${key}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -425,10 +520,19 @@ interface RunResult {
   clockOffsetMs: number;
 }
 
-async function oneRun(run: number, baseUrl: string, list: readonly WireDesktop[], states: Map<string, string>): Promise<RunResult> {
+async function oneRun(
+  run: number,
+  baseUrl: string,
+  list: readonly WireDesktop[],
+  states: Map<string, string>,
+): Promise<RunResult> {
   if (!browser || !app) throw new Error('not started');
   const server = app;
-  const context: BrowserContext = await browser.newContext({ viewport: { width: 1366, height: 768 }, locale: 'en-GB', baseURL: baseUrl });
+  const context: BrowserContext = await browser.newContext({
+    viewport: { width: 1366, height: 768 },
+    locale: 'en-GB',
+    baseURL: baseUrl,
+  });
   try {
     await context.addInitScript({ content: INIT_SCRIPT });
     const page = await context.newPage();
@@ -450,7 +554,9 @@ async function oneRun(run: number, baseUrl: string, list: readonly WireDesktop[]
       await loginCdp.detach();
     }
     const firstCardMs = login.ms;
-    console.log(`run ${run}: click -> first card ${firstCardMs.toFixed(0)} ms; requests after the click (ms from click): ${login.breakdown}`);
+    console.log(
+      `run ${run}: click -> first card ${firstCardMs.toFixed(0)} ms; requests after the click (ms from click): ${login.breakdown}`,
+    );
     await page.waitForURL(/\/desktops$/);
 
     const domGrid = await domElements(page);
@@ -460,7 +566,8 @@ async function oneRun(run: number, baseUrl: string, list: readonly WireDesktop[]
     const word = keySequence(list, KEYSTROKES, 24);
     if (!word) throw new Error('no key changes the list');
     const presses: string[] = [];
-    while (presses.length < KEYSTROKES) presses.push(...word, ...Array.from(word, () => 'Backspace'));
+    while (presses.length < KEYSTROKES)
+      presses.push(...word, ...Array.from(word, () => 'Backspace'));
     presses.length = KEYSTROKES;
     const sequence = presses.map((k) => (k === 'Backspace' ? '⌫' : k)).join('');
     const filter = page.getByTestId('desktops-filter');
@@ -475,8 +582,15 @@ async function oneRun(run: number, baseUrl: string, list: readonly WireDesktop[]
     // after a forced GC). The figure is still "page loaded" (nothing else happened but filtering).
     const heapLoadedMB = await heapAfterGcMB(page);
     await filter.fill('');
-    await page.waitForFunction((first) => document.querySelector('[data-testid="desktop-card"]')?.getAttribute('data-desktop-id') === first, list[0]?.id ?? '');
-    await page.evaluate(() => document.querySelector('[data-testid="desktop-collection"]')?.scrollTo(0, 0));
+    await page.waitForFunction(
+      (first) =>
+        document.querySelector('[data-testid="desktop-card"]')?.getAttribute('data-desktop-id') ===
+        first,
+      list[0]?.id ?? '',
+    );
+    await page.evaluate(() =>
+      document.querySelector('[data-testid="desktop-collection"]')?.scrollTo(0, 0),
+    );
     await sleep(300);
 
     // socket updates on visible cards
@@ -488,7 +602,10 @@ async function oneRun(run: number, baseUrl: string, list: readonly WireDesktop[]
     const change = async (id: string): Promise<number> => {
       const state = toggle(id);
       const t0 = now();
-      const updated = await server.desktops.update(id, { state, detail: state === 'failed' ? 'bench' : null });
+      const updated = await server.desktops.update(id, {
+        state,
+        detail: state === 'failed' ? 'bench' : null,
+      });
       if (!updated) throw new Error(`desktop ${id} not updated`);
       states.set(id, state);
       return t0;
@@ -590,7 +707,13 @@ async function main(): Promise<number> {
   ensureBuild();
   dataDir = mkdtempSync(join(tmpdir(), 'vdi-bench-page-'));
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DEMO_PASSWORD: PASSWORD,
+    LOG_LEVEL: 'warn',
+  };
   if (args.postgres) {
     pg = await startPostgres();
     env.DATABASE_URL = pg.url;
@@ -602,7 +725,10 @@ async function main(): Promise<number> {
   if (!seed.seeded) throw new Error('fresh database was not seeded');
   // The 3 demo desktops are `creating`; without demo images their disk creation only logs warnings
   // and emits events mid-measurement, so park them as `stopped` before the first reconcile tick.
-  const creating = await app.db.select({ id: desktops.id }).from(desktops).where(eq(desktops.state, 'creating'));
+  const creating = await app.db
+    .select({ id: desktops.id })
+    .from(desktops)
+    .where(eq(desktops.state, 'creating'));
   for (const { id } of creating) await app.desktops.update(id, { state: 'stopped' }, ['creating']);
   await seedDesktops(app, 'user', N_DESKTOPS);
   await app.listen({ port: config.port, host: config.host });
@@ -616,7 +742,9 @@ async function main(): Promise<number> {
   });
   if (login.status !== 200) throw new Error(`login -> ${login.status}`);
   const token = (await login.text()).trim();
-  const listResponse = await fetch(`${baseUrl}/api/v3/user/desktops`, { headers: { authorization: `Bearer ${token}` } });
+  const listResponse = await fetch(`${baseUrl}/api/v3/user/desktops`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   const listBody = await listResponse.text();
   const list = JSON.parse(listBody) as WireDesktop[];
   const expected = N_DESKTOPS + 3;
@@ -624,7 +752,8 @@ async function main(): Promise<number> {
     `server on ${baseUrl} (${args.postgres ? 'PostgreSQL' : 'PGlite'}, data ${dataDir}) ready in ${((Date.now() - bootStart) / 1000).toFixed(1)} s; ` +
       `GET /api/v3/user/desktops -> ${listResponse.status}, ${list.length} desktops, ${(listBody.length / 1e6).toFixed(2)} MB (${Math.round(listBody.length / list.length)} B each)`,
   );
-  if (list.length !== expected) throw new Error(`expected ${expected} desktops, got ${list.length}`);
+  if (list.length !== expected)
+    throw new Error(`expected ${expected} desktops, got ${list.length}`);
   const states = new Map(list.map((d) => [d.id, d.state]));
   const payloadPerDesktop = Buffer.byteLength(listBody) / list.length;
   const payloadGzKB = gzipSync(listBody, { level: 6 }).length / 1000;
@@ -647,38 +776,148 @@ async function main(): Promise<number> {
     digits?: number;
   }
   const rows: Row[] = [
-    { what: `G3 click "Login" -> first card painted`, value: med((r) => r.firstCardMs), unit: 'ms', target: TARGET.firstCardMs, spread: range((r) => r.firstCardMs) },
-    { what: `G4 DOM elements, grid (${expected} desktops)`, value: med((r) => r.domGrid), unit: '', target: TARGET.domElements, spread: range((r) => r.domGrid) },
-    { what: `G4 DOM elements, list (${expected} desktops)`, value: med((r) => r.domList), unit: '', target: TARGET.domElements, spread: range((r) => r.domList) },
-    { what: 'G4 JS heap after GC, page loaded', value: med((r) => r.heapLoadedMB), unit: 'MB', target: TARGET.heapMB, spread: range((r) => r.heapLoadedMB, 1), digits: 1 },
-    { what: 'G4 JS heap after GC, end of run', value: med((r) => r.heapEndMB), unit: 'MB', target: TARGET.heapMB, spread: range((r) => r.heapEndMB, 1), digits: 1 },
-    { what: `filter keystroke -> list repainted, p50 (${KEYSTROKES} keys)`, value: med((r) => r.keyP50), unit: 'ms', target: TARGET.keystrokeMs, spread: range((r) => r.keyP50) },
-    { what: `filter keystroke -> list repainted, p95`, value: med((r) => r.keyP95), unit: 'ms', target: TARGET.keystrokeMs, spread: range((r) => r.keyP95) },
-    { what: `G5 server change -> card painted, p50 (${SINGLE_UPDATES} singles)`, value: med((r) => r.singleP50), unit: 'ms', target: null, spread: range((r) => r.singleP50, 1), digits: 1 },
-    { what: 'G5 server change -> card painted, p95', value: med((r) => r.singleP95), unit: 'ms', target: TARGET.socketP95Ms, spread: range((r) => r.singleP95, 1), digits: 1 },
-    { what: '   of which update() (DB write + publish), p50', value: med((r) => r.dbP50), unit: 'ms', target: null, spread: range((r) => r.dbP50, 1), digits: 1 },
-    { what: `G5 burst of ${BURST_SIZE}: all sent (server)`, value: med((r) => r.burstSendMs), unit: 'ms', target: null, spread: range((r) => r.burstSendMs) },
-    { what: `G5 burst of ${BURST_SIZE}: first change -> last card painted`, value: med((r) => r.burstLastPaintMs), unit: 'ms', target: null, spread: range((r) => r.burstLastPaintMs) },
-    { what: `G5 burst of ${BURST_SIZE}: last change -> last card painted`, value: med((r) => r.burstAfterLastMs), unit: 'ms', target: TARGET.burstAfterLastMs, spread: range((r) => r.burstAfterLastMs) },
+    {
+      what: `G3 click "Login" -> first card painted`,
+      value: med((r) => r.firstCardMs),
+      unit: 'ms',
+      target: TARGET.firstCardMs,
+      spread: range((r) => r.firstCardMs),
+    },
+    {
+      what: `G4 DOM elements, grid (${expected} desktops)`,
+      value: med((r) => r.domGrid),
+      unit: '',
+      target: TARGET.domElements,
+      spread: range((r) => r.domGrid),
+    },
+    {
+      what: `G4 DOM elements, list (${expected} desktops)`,
+      value: med((r) => r.domList),
+      unit: '',
+      target: TARGET.domElements,
+      spread: range((r) => r.domList),
+    },
+    {
+      what: 'G4 JS heap after GC, page loaded',
+      value: med((r) => r.heapLoadedMB),
+      unit: 'MB',
+      target: TARGET.heapMB,
+      spread: range((r) => r.heapLoadedMB, 1),
+      digits: 1,
+    },
+    {
+      what: 'G4 JS heap after GC, end of run',
+      value: med((r) => r.heapEndMB),
+      unit: 'MB',
+      target: TARGET.heapMB,
+      spread: range((r) => r.heapEndMB, 1),
+      digits: 1,
+    },
+    {
+      what: `filter keystroke -> list repainted, p50 (${KEYSTROKES} keys)`,
+      value: med((r) => r.keyP50),
+      unit: 'ms',
+      target: TARGET.keystrokeMs,
+      spread: range((r) => r.keyP50),
+    },
+    {
+      what: `filter keystroke -> list repainted, p95`,
+      value: med((r) => r.keyP95),
+      unit: 'ms',
+      target: TARGET.keystrokeMs,
+      spread: range((r) => r.keyP95),
+    },
+    {
+      what: `G5 server change -> card painted, p50 (${SINGLE_UPDATES} singles)`,
+      value: med((r) => r.singleP50),
+      unit: 'ms',
+      target: null,
+      spread: range((r) => r.singleP50, 1),
+      digits: 1,
+    },
+    {
+      what: 'G5 server change -> card painted, p95',
+      value: med((r) => r.singleP95),
+      unit: 'ms',
+      target: TARGET.socketP95Ms,
+      spread: range((r) => r.singleP95, 1),
+      digits: 1,
+    },
+    {
+      what: '   of which update() (DB write + publish), p50',
+      value: med((r) => r.dbP50),
+      unit: 'ms',
+      target: null,
+      spread: range((r) => r.dbP50, 1),
+      digits: 1,
+    },
+    {
+      what: `G5 burst of ${BURST_SIZE}: all sent (server)`,
+      value: med((r) => r.burstSendMs),
+      unit: 'ms',
+      target: null,
+      spread: range((r) => r.burstSendMs),
+    },
+    {
+      what: `G5 burst of ${BURST_SIZE}: first change -> last card painted`,
+      value: med((r) => r.burstLastPaintMs),
+      unit: 'ms',
+      target: null,
+      spread: range((r) => r.burstLastPaintMs),
+    },
+    {
+      what: `G5 burst of ${BURST_SIZE}: last change -> last card painted`,
+      value: med((r) => r.burstAfterLastMs),
+      unit: 'ms',
+      target: TARGET.burstAfterLastMs,
+      spread: range((r) => r.burstAfterLastMs),
+    },
   ];
   rows.push(
-    { what: 'G4 list payload per desktop (GET /user/desktops)', value: payloadPerDesktop, unit: 'B', target: TARGET.payloadBytes, spread: '' },
-    { what: 'G4 list payload, gzip-6', value: payloadGzKB, unit: 'kB', target: TARGET.payloadGzKB, spread: '' },
+    {
+      what: 'G4 list payload per desktop (GET /user/desktops)',
+      value: payloadPerDesktop,
+      unit: 'B',
+      target: TARGET.payloadBytes,
+      spread: '',
+    },
+    {
+      what: 'G4 list payload, gzip-6',
+      value: payloadGzKB,
+      unit: 'kB',
+      target: TARGET.payloadGzKB,
+      spread: '',
+    },
   );
   const missing = results.reduce((sum, r) => sum + r.singleMissing + r.burstMissing, 0);
 
-  const fmt = (v: number, digits = 0): string => (Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a');
+  const fmt = (v: number, digits = 0): string =>
+    Number.isFinite(v)
+      ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+      : 'n/a';
   const width = Math.max(...rows.map((r) => r.what.length));
-  console.log(`\nDesktops page, ${expected} desktops, ${RUNS} run(s), median [min–max over runs]; clock offset page-bench ${fmt(med((r) => r.clockOffsetMs), 2)} ms`);
-  console.log(`${'measure'.padEnd(width)} | ${'median'.padStart(10)} | ${'runs'.padEnd(17)} | ${'target'.padEnd(10)} | result`);
-  console.log(`${'-'.repeat(width)}-|-${'-'.repeat(10)}-|-${'-'.repeat(17)}-|-${'-'.repeat(10)}-|-------`);
+  console.log(
+    `\nDesktops page, ${expected} desktops, ${RUNS} run(s), median [min–max over runs]; clock offset page-bench ${fmt(
+      med((r) => r.clockOffsetMs),
+      2,
+    )} ms`,
+  );
+  console.log(
+    `${'measure'.padEnd(width)} | ${'median'.padStart(10)} | ${'runs'.padEnd(17)} | ${'target'.padEnd(10)} | result`,
+  );
+  console.log(
+    `${'-'.repeat(width)}-|-${'-'.repeat(10)}-|-${'-'.repeat(17)}-|-${'-'.repeat(10)}-|-------`,
+  );
   let failed = false;
   for (const row of rows) {
     const ok = row.target === null ? null : Number.isFinite(row.value) && row.value <= row.target;
     if (ok === false) failed = true;
     const value = `${fmt(row.value, row.digits)}${row.unit ? ` ${row.unit}` : ''}`;
-    const target = row.target === null ? '' : `≤ ${fmt(row.target)}${row.unit ? ` ${row.unit}` : ''}`;
-    console.log(`${row.what.padEnd(width)} | ${value.padStart(10)} | ${row.spread.padEnd(17)} | ${target.padEnd(10)} | ${ok === null ? '' : ok ? 'PASS' : 'FAIL'}`);
+    const target =
+      row.target === null ? '' : `≤ ${fmt(row.target)}${row.unit ? ` ${row.unit}` : ''}`;
+    console.log(
+      `${row.what.padEnd(width)} | ${value.padStart(10)} | ${row.spread.padEnd(17)} | ${target.padEnd(10)} | ${ok === null ? '' : ok ? 'PASS' : 'FAIL'}`,
+    );
   }
   if (missing) {
     failed = true;

@@ -45,7 +45,8 @@ function schemaAt(ajv: Ajv, from: string, ref: string): { id: string; schema: Js
       return undefined;
     }
     if (!schema || typeof schema !== 'object') return undefined;
-    if (typeof schema.$ref !== 'string' || schema.properties) return { id: id.split('#')[0] ?? id, schema };
+    if (typeof schema.$ref !== 'string' || schema.properties)
+      return { id: id.split('#')[0] ?? id, schema };
     id = resolveRef(id.split('#')[0] ?? id, schema.$ref);
   }
   return undefined;
@@ -56,14 +57,20 @@ function hasPath(ajv: Ajv, from: string, ref: string, path: string): boolean {
   const [head = '', ...rest] = path.split('.');
   const at = schemaAt(ajv, from, ref);
   if (!at) return false;
-  const branches = [at.schema, ...(((at.schema.anyOf ?? []) as Json[]).concat((at.schema.allOf ?? []) as Json[]))];
+  const branches = [
+    at.schema,
+    ...((at.schema.anyOf ?? []) as Json[]).concat((at.schema.allOf ?? []) as Json[]),
+  ];
   for (const b of branches) {
-    if (typeof b.$ref === 'string' && b !== at.schema && hasPath(ajv, at.id, b.$ref, path)) return true;
+    if (typeof b.$ref === 'string' && b !== at.schema && hasPath(ajv, at.id, b.$ref, path))
+      return true;
     const prop = (b.properties as Record<string, Json> | undefined)?.[head];
     if (!prop) continue;
     if (rest.length === 0) return true;
-    if (typeof prop.$ref === 'string' && hasPath(ajv, at.id, prop.$ref, rest.join('.'))) return true;
-    if (prop.properties && hasPath(ajv, at.id, `#${pointerOf(at, prop)}`, rest.join('.'))) return true;
+    if (typeof prop.$ref === 'string' && hasPath(ajv, at.id, prop.$ref, rest.join('.')))
+      return true;
+    if (prop.properties && hasPath(ajv, at.id, `#${pointerOf(at, prop)}`, rest.join('.')))
+      return true;
   }
   return false;
 }
@@ -104,7 +111,8 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
   const seen = new Map<string, string>();
   for (const f of files) {
     if (typeof f.$id !== 'string') problems.push(`${f.file}: missing $id`);
-    else if (seen.has(f.$id)) problems.push(`${f.file}: duplicate $id ${f.$id} (also in ${seen.get(f.$id)})`);
+    else if (seen.has(f.$id))
+      problems.push(`${f.file}: duplicate $id ${f.$id} (also in ${seen.get(f.$id)})`);
     else seen.set(f.$id, f.file);
   }
   const resourceNames = new Map<string, string>();
@@ -116,7 +124,8 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
     for (const op of Object.keys(res?.operations ?? {})) opKeys.add(`${res?.name}.${op}`);
   }
   const wires = new Set<string>();
-  for (const f of files) for (const w of Object.keys((f.json['x-events'] ?? {}) as Json)) wires.add(w);
+  for (const f of files)
+    for (const w of Object.keys((f.json['x-events'] ?? {}) as Json)) wires.add(w);
   const refOk = (from: string, ref: string) => {
     try {
       return Boolean(ajv.getSchema(resolveRef(from, ref)));
@@ -125,61 +134,108 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
     }
   };
   for (const f of files) {
-    const res = f.json['x-resource'] as { name: string; operations?: Record<string, Operation> } | undefined;
+    const res = f.json['x-resource'] as
+      { name: string; operations?: Record<string, Operation> } | undefined;
     const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
     if (res) {
-      if (resourceNames.has(res.name)) problems.push(`${f.file}: resource name ${res.name} also in ${resourceNames.get(res.name)}`);
+      if (resourceNames.has(res.name))
+        problems.push(
+          `${f.file}: resource name ${res.name} also in ${resourceNames.get(res.name)}`,
+        );
       resourceNames.set(res.name, f.file);
       for (const [op, def] of Object.entries(res.operations ?? {})) {
         if (!BUILTIN_ACCESS.has(def.access) && !(def.access in roles))
-          problems.push(`${f.file}: operation ${op} names access "${def.access}" which is not a role set in x-roles`);
+          problems.push(
+            `${f.file}: operation ${op} names access "${def.access}" which is not a role set in x-roles`,
+          );
         for (const key of ['request', 'response', 'query', 'params'] as const) {
           const ref = def[key];
-          if (ref && !refOk(f.$id, ref)) problems.push(`${f.file}: operation ${op} ${key} ref ${ref} does not resolve`);
+          if (ref && !refOk(f.$id, ref))
+            problems.push(`${f.file}: operation ${op} ${key} ref ${ref} does not resolve`);
         }
         const route = `${def.base ?? 'api'} ${def.method} ${def.path.replace(/\{[^}]+\}/g, '{}')}`;
-        if (endpoints.has(route)) problems.push(`${f.file}: operation ${op} (${route}) duplicates ${endpoints.get(route)}`);
+        if (endpoints.has(route))
+          problems.push(`${f.file}: operation ${op} (${route}) duplicates ${endpoints.get(route)}`);
         else endpoints.set(route, `${res.name}.${op}`);
         const names = [...def.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? '');
         if (def.params && refOk(f.$id, def.params)) {
           for (const n of names)
-            if (!hasPath(ajv, f.$id, def.params, n)) problems.push(`${f.file}: operation ${op} path parameter {${n}} is not in its params schema`);
+            if (!hasPath(ajv, f.$id, def.params, n))
+              problems.push(
+                `${f.file}: operation ${op} path parameter {${n}} is not in its params schema`,
+              );
         }
       }
-      const r = res as { routes?: Record<string, string>; extraRoutes?: Record<string, string>; routeNames?: Record<string, string>; menu?: { visibleIf?: string } };
-      if (r.routes?.list && !roles.view) problems.push(`${f.file}: resource ${res.name} has routes.list but no x-roles.view set`);
+      const r = res as {
+        routes?: Record<string, string>;
+        extraRoutes?: Record<string, string>;
+        routeNames?: Record<string, string>;
+        menu?: { visibleIf?: string };
+      };
+      if (r.routes?.list && !roles.view)
+        problems.push(`${f.file}: resource ${res.name} has routes.list but no x-roles.view set`);
       if (r.menu?.visibleIf) menuFlags.push({ file: f.file, flag: r.menu.visibleIf });
     }
     const actions = f.json['x-actions'] as Actions | undefined;
     if (actions) {
       const states = new Set(actions.states);
       const known = new Set(Object.keys(actions.actions ?? {}));
-      if (actions.fallback && !states.has(actions.fallback)) problems.push(`${f.file}: fallback state ${actions.fallback} is unknown`);
+      if (actions.fallback && !states.has(actions.fallback))
+        problems.push(`${f.file}: fallback state ${actions.fallback} is unknown`);
       for (const [state, list] of Object.entries(actions.table)) {
-        if (!states.has(state)) problems.push(`${f.file}: x-actions table names unknown state "${state}"`);
-        for (const a of list) if (!known.has(a)) problems.push(`${f.file}: x-actions table names unknown action "${a}"`);
+        if (!states.has(state))
+          problems.push(`${f.file}: x-actions table names unknown state "${state}"`);
+        for (const a of list)
+          if (!known.has(a))
+            problems.push(`${f.file}: x-actions table names unknown action "${a}"`);
       }
       for (const o of actions.overrides ?? []) {
-        for (const s of o.states) if (!states.has(s)) problems.push(`${f.file}: x-actions override names unknown state "${s}"`);
-        for (const a of o.actions) if (!known.has(a)) problems.push(`${f.file}: x-actions override names unknown action "${a}"`);
+        for (const s of o.states)
+          if (!states.has(s))
+            problems.push(`${f.file}: x-actions override names unknown state "${s}"`);
+        for (const a of o.actions)
+          if (!known.has(a))
+            problems.push(`${f.file}: x-actions override names unknown action "${a}"`);
       }
       for (const [rule, def] of Object.entries(actions.rules ?? {}))
-        for (const s of def.states) if (!states.has(s)) problems.push(`${f.file}: x-actions rule ${rule} names unknown state "${s}"`);
+        for (const s of def.states)
+          if (!states.has(s))
+            problems.push(`${f.file}: x-actions rule ${rule} names unknown state "${s}"`);
       for (const [raw, s] of Object.entries(actions.valueMap ?? {}))
-        if (!states.has(s)) problems.push(`${f.file}: x-actions valueMap maps ${raw} to unknown state "${s}"`);
+        if (!states.has(s))
+          problems.push(`${f.file}: x-actions valueMap maps ${raw} to unknown state "${s}"`);
       for (const [a, def] of Object.entries(actions.actions ?? {}))
         if (def.operation && !(res?.operations && def.operation in res.operations))
           problems.push(`${f.file}: action ${a} names unknown operation ${def.operation}`);
     }
-    const live = f.json['x-live'] as { created?: string; updated?: string; deleted?: string; extra?: Record<string, string>; removeWhen?: { field: string; values: string[] } } | undefined;
+    const live = f.json['x-live'] as
+      | {
+          created?: string;
+          updated?: string;
+          deleted?: string;
+          extra?: Record<string, string>;
+          removeWhen?: { field: string; values: string[] };
+        }
+      | undefined;
     if (live) {
-      for (const w of [live.created, live.updated, live.deleted, ...Object.values(live.extra ?? {})])
-        if (w && !wires.has(w)) problems.push(`${f.file}: x-live names wire event ${w} which is not in any x-events`);
+      for (const w of [
+        live.created,
+        live.updated,
+        live.deleted,
+        ...Object.values(live.extra ?? {}),
+      ])
+        if (w && !wires.has(w))
+          problems.push(`${f.file}: x-live names wire event ${w} which is not in any x-events`);
       if (live.removeWhen) {
-        if (!hasPath(ajv, f.$id, '#', live.removeWhen.field)) problems.push(`${f.file}: x-live removeWhen field ${live.removeWhen.field} is not a property`);
-        const states = actions && actions.field === live.removeWhen.field ? new Set(actions.states) : null;
+        if (!hasPath(ajv, f.$id, '#', live.removeWhen.field))
+          problems.push(
+            `${f.file}: x-live removeWhen field ${live.removeWhen.field} is not a property`,
+          );
+        const states =
+          actions && actions.field === live.removeWhen.field ? new Set(actions.states) : null;
         for (const v of live.removeWhen.values)
-          if (states && !states.has(v)) problems.push(`${f.file}: x-live removeWhen value "${v}" is not an x-actions state`);
+          if (states && !states.has(v))
+            problems.push(`${f.file}: x-live removeWhen value "${v}" is not an x-actions state`);
       }
     }
     const constraints = (f.json['x-constraints'] ?? {}) as Record<string, Constraint>;
@@ -189,31 +245,44 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         continue;
       }
       for (const field of c.fields)
-        if (!hasPath(ajv, f.$id, c.schema, field)) problems.push(`${f.file}: x-constraints ${name} field ${field} is not in ${c.schema}`);
+        if (!hasPath(ajv, f.$id, c.schema, field))
+          problems.push(`${f.file}: x-constraints ${name} field ${field} is not in ${c.schema}`);
       if (c.limit) {
-        if (!refOk(f.$id, c.limit.schema)) problems.push(`${f.file}: x-constraints ${name} limit schema ${c.limit.schema} does not resolve`);
+        if (!refOk(f.$id, c.limit.schema))
+          problems.push(
+            `${f.file}: x-constraints ${name} limit schema ${c.limit.schema} does not resolve`,
+          );
         else if (!hasPath(ajv, f.$id, c.limit.schema, c.limit.field))
-          problems.push(`${f.file}: x-constraints ${name} limit field ${c.limit.field} is not in ${c.limit.schema}`);
+          problems.push(
+            `${f.file}: x-constraints ${name} limit field ${c.limit.field} is not in ${c.limit.schema}`,
+          );
       }
     }
     for (const { path, ui } of uiNodes(f.json)) {
       const opt = ui.options;
       if (typeof opt !== 'string') continue;
       const key = opt.includes('.') ? opt : `${res?.name ?? ''}.${opt}`;
-      if (!opKeys.has(key)) problems.push(`${f.file}: x-ui options at ${path || '/'} names unknown operation ${opt}`);
+      if (!opKeys.has(key))
+        problems.push(`${f.file}: x-ui options at ${path || '/'} names unknown operation ${opt}`);
     }
-    const events = f.json['x-events'] as Record<string, { payload: string; resource?: string }> | undefined;
+    const events = f.json['x-events'] as
+      Record<string, { payload: string; resource?: string }> | undefined;
     for (const [wire, def] of Object.entries(events ?? {})) {
-      if (!refOk(f.$id, def.payload)) problems.push(`${f.file}: event ${wire} payload ${def.payload} does not resolve`);
+      if (!refOk(f.$id, def.payload))
+        problems.push(`${f.file}: event ${wire} payload ${def.payload} does not resolve`);
     }
   }
   for (const f of files) {
     const events = f.json['x-events'] as Record<string, { resource?: string }> | undefined;
     for (const [wire, def] of Object.entries(events ?? {}))
-      if (def.resource && !resourceNames.has(def.resource)) problems.push(`${f.file}: event ${wire} names unknown resource ${def.resource}`);
+      if (def.resource && !resourceNames.has(def.resource))
+        problems.push(`${f.file}: event ${wire} names unknown resource ${def.resource}`);
   }
-  const config = files.find((f) => f.json['x-resource'] && (f.json['x-resource'] as { name: string }).name === 'config');
+  const config = files.find(
+    (f) => f.json['x-resource'] && (f.json['x-resource'] as { name: string }).name === 'config',
+  );
   for (const { file, flag } of menuFlags)
-    if (!config || !hasPath(ajv, config.$id, '#', flag)) problems.push(`${file}: menu visibleIf ${flag} is not a property of the config entity`);
+    if (!config || !hasPath(ajv, config.$id, '#', flag))
+      problems.push(`${file}: menu visibleIf ${flag} is not a property of the config entity`);
   return problems;
 }

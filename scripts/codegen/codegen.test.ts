@@ -3,7 +3,15 @@
  * must show up in every generated artefact, and a broken schema must stop codegen with a clear message.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCodegen, validateSchemas } from './index.ts';
@@ -27,8 +35,10 @@ function copySchemas(): string {
   return dir;
 }
 const file = (dir: string, rel: string) => join(dir, 'schema', rel);
-const read = (dir: string, rel: string): Json => JSON.parse(readFileSync(file(dir, rel), 'utf8')) as Json;
-const write = (dir: string, rel: string, json: unknown) => writeFileSync(file(dir, rel), JSON.stringify(json, null, 2));
+const read = (dir: string, rel: string): Json =>
+  JSON.parse(readFileSync(file(dir, rel), 'utf8')) as Json;
+const write = (dir: string, rel: string, json: unknown) =>
+  writeFileSync(file(dir, rel), JSON.stringify(json, null, 2));
 function mutate(rel: string, change: (json: Json) => void): string {
   const dir = copySchemas();
   const json = read(dir, rel);
@@ -51,11 +61,34 @@ afterAll(() => {
 
 describe('the real schema/', () => {
   const { files } = validateSchemas(schemaDir);
-  const resources = files.filter((f) => f.json['x-resource']).map((f) => ({ f, res: f.json['x-resource'] as Json }));
+  const resources = files
+    .filter((f) => f.json['x-resource'])
+    .map((f) => ({ f, res: f.json['x-resource'] as Json }));
 
   it('passes the check and covers every entity of the spec', () => {
     const names = resources.map((r) => r.res.name as string).sort();
-    for (const n of ['allowed', 'api-key', 'bastion', 'bookings', 'config', 'deployment-desktops', 'deployments', 'desktops', 'direct-viewer', 'media', 'migration', 'notifications', 'planning', 'profile', 'recycle-bins', 'reservables', 'session', 'storage', 'templates', 'viewer-defaults'])
+    for (const n of [
+      'allowed',
+      'api-key',
+      'bastion',
+      'bookings',
+      'config',
+      'deployment-desktops',
+      'deployments',
+      'desktops',
+      'direct-viewer',
+      'media',
+      'migration',
+      'notifications',
+      'planning',
+      'profile',
+      'recycle-bins',
+      'reservables',
+      'session',
+      'storage',
+      'templates',
+      'viewer-defaults',
+    ])
       expect(names).toContain(n);
   });
 
@@ -65,7 +98,11 @@ describe('the real schema/', () => {
       for (const [op, def] of Object.entries((res.operations ?? {}) as Record<string, Json>)) {
         count++;
         expect(def.path, `${f.file} ${op}`).toMatch(/^\//);
-        if (/\{/.test(def.path as string) && def.params === undefined && !['desktops', 'session'].includes(res.name as string))
+        if (
+          /\{/.test(def.path as string) &&
+          def.params === undefined &&
+          !['desktops', 'session'].includes(res.name as string)
+        )
           throw new Error(`${f.file}: ${op} has path parameters but no params schema`);
       }
     expect(count).toBeGreaterThan(120);
@@ -76,10 +113,13 @@ describe('the real schema/', () => {
       if (!(res.routes as Json | undefined)?.list) continue;
       expect((f.json['x-roles'] as Json).view, f.file).toBeDefined();
     }
-    const view = (name: string) => (resources.find((r) => r.res.name === name)?.f.json['x-roles'] as Json).view as string[];
+    const view = (name: string) =>
+      (resources.find((r) => r.res.name === name)?.f.json['x-roles'] as Json).view as string[];
     const all = ['admin', 'manager', 'advanced', 'user'];
-    for (const n of ['desktops', 'bookings', 'profile', 'storage', 'recycle-bins']) expect(view(n)).toEqual(all);
-    for (const n of ['templates', 'deployments', 'media']) expect(view(n)).toEqual(['admin', 'manager', 'advanced']);
+    for (const n of ['desktops', 'bookings', 'profile', 'storage', 'recycle-bins'])
+      expect(view(n)).toEqual(all);
+    for (const n of ['templates', 'deployments', 'media'])
+      expect(view(n)).toEqual(['admin', 'manager', 'advanced']);
     expect(view('planning')).toEqual(['admin']);
   });
 
@@ -88,7 +128,12 @@ describe('the real schema/', () => {
     for (const { f } of resources) {
       const live = f.json['x-live'] as Json | undefined;
       if (!live) continue;
-      for (const w of [live.created, live.updated, live.deleted, ...Object.values((live.extra ?? {}) as Json)].filter(Boolean))
+      for (const w of [
+        live.created,
+        live.updated,
+        live.deleted,
+        ...Object.values((live.extra ?? {}) as Json),
+      ].filter(Boolean))
         expect(events[w as string], `${f.file} ${String(w)}`).toBeDefined();
     }
   });
@@ -106,17 +151,29 @@ describe('codegen follows the schema', () => {
     await runCodegen({ schemaDir: join(dir, 'schema'), outDir: out });
 
     const types = readFileSync(join(out, 'types.ts'), 'utf8');
-    const block = (name: string) => types.slice(types.indexOf(`export interface ${name} {`)).split('\n}')[0] ?? '';
+    const block = (name: string) =>
+      types.slice(types.indexOf(`export interface ${name} {`)).split('\n}')[0] ?? '';
     expect(block('Template')).toMatch(/^nickname\?: string$/m);
     expect(block('TemplateCreate')).toMatch(/^nickname\?: string$/m);
     expect(block('Desktop')).not.toMatch(/nickname/);
 
-    const { fields } = (await import(pathToFileURL(join(out, 'fields.ts')).href)) as { fields: Record<string, Json[]> };
+    const { fields } = (await import(pathToFileURL(join(out, 'fields.ts')).href)) as {
+      fields: Record<string, Json[]>;
+    };
     const meta = fields.Template?.find((f) => f.path === 'nickname');
-    expect(meta).toMatchObject({ type: 'string', maxLength: 20, column: true, order: 9, required: false });
+    expect(meta).toMatchObject({
+      type: 'string',
+      maxLength: 20,
+      column: true,
+      order: 9,
+      required: false,
+    });
     expect(fields.TemplateCreate?.map((f) => f.path)).toContain('nickname');
 
-    const validators = (await import(pathToFileURL(join(out, 'validators.js')).href)) as Record<string, (d: unknown) => boolean>;
+    const validators = (await import(pathToFileURL(join(out, 'validators.js')).href)) as Record<
+      string,
+      (d: unknown) => boolean
+    >;
     const create = { desktop_id: 'd1', name: 'My template' };
     expect(validators.TemplateCreate?.({ ...create, nickname: 'nick' })).toBe(true);
     expect(validators.TemplateCreate?.({ ...create, nickname: 42 })).toBe(false);
@@ -127,7 +184,10 @@ describe('codegen follows the schema', () => {
     // the untouched schema still rejects the property: the change came from the schema edit
     const base = join(copySchemas(), 'src/generated');
     await runCodegen({ schemaDir, outDir: base });
-    const original = (await import(pathToFileURL(join(base, 'validators.js')).href)) as Record<string, (d: unknown) => boolean>;
+    const original = (await import(pathToFileURL(join(base, 'validators.js')).href)) as Record<
+      string,
+      (d: unknown) => boolean
+    >;
     expect(original.TemplateCreate?.({ ...create, nickname: 'nick' })).toBe(false);
     expect(original.TemplateCreate?.(create)).toBe(true);
   });
@@ -139,14 +199,27 @@ describe('codegen follows the schema', () => {
     await runCodegen({ schemaDir, outDir: b });
     const names = readdirSync(a).sort();
     expect(names).toEqual(readdirSync(b).sort());
-    expect(names).toEqual(expect.arrayContaining(['api.ts', 'types.ts', 'fields.ts', 'validators.js', 'events.ts', 'constants.ts']));
-    for (const n of names) expect(readFileSync(join(a, n)).equals(readFileSync(join(b, n))), n).toBe(true);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'api.ts',
+        'types.ts',
+        'fields.ts',
+        'validators.js',
+        'events.ts',
+        'constants.ts',
+      ]),
+    );
+    for (const n of names)
+      expect(readFileSync(join(a, n)).equals(readFileSync(join(b, n))), n).toBe(true);
   });
 });
 
 describe('the schema check fails with a clear message on', () => {
   it('an unknown x- keyword', () => {
-    const dir = mutate('entities/media.schema.json', (j) => (j.properties.name['x-uii'] = { column: true }));
+    const dir = mutate(
+      'entities/media.schema.json',
+      (j) => (j.properties.name['x-uii'] = { column: true }),
+    );
     expect(failure(dir)).toMatch(/media\.schema\.json.*unknown keyword.*x-uii/s);
   });
 
@@ -157,61 +230,111 @@ describe('the schema check fails with a clear message on', () => {
 
   it('a duplicate $id', () => {
     const dir = copySchemas();
-    cpSync(file(dir, 'entities/storage.schema.json'), file(dir, 'entities/storage-copy.schema.json'));
+    cpSync(
+      file(dir, 'entities/storage.schema.json'),
+      file(dir, 'entities/storage-copy.schema.json'),
+    );
     const msg = failure(join(dir, 'schema'));
-    expect(msg).toMatch(/duplicate \$id https:\/\/vdi-portal\.dev\/schema\/entities\/storage\.json/);
+    expect(msg).toMatch(
+      /duplicate \$id https:\/\/vdi-portal\.dev\/schema\/entities\/storage\.json/,
+    );
     expect(msg).toMatch(/storage-copy\.schema\.json/);
   });
 
   it('an x-actions table naming an unknown state', () => {
-    const dir = mutate('entities/media.schema.json', (j) => (j['x-actions'].table.flying = ['delete']));
-    expect(failure(dir)).toMatch(/media\.schema\.json: x-actions table names unknown state "flying"/);
+    const dir = mutate(
+      'entities/media.schema.json',
+      (j) => (j['x-actions'].table.flying = ['delete']),
+    );
+    expect(failure(dir)).toMatch(
+      /media\.schema\.json: x-actions table names unknown state "flying"/,
+    );
   });
 
   it('an action naming an unknown operation', () => {
-    const dir = mutate('entities/recycle-bin.schema.json', (j) => (j['x-actions'].actions.restore.operation = 'teleport'));
-    expect(failure(dir)).toMatch(/recycle-bin\.schema\.json: action restore names unknown operation teleport/);
+    const dir = mutate(
+      'entities/recycle-bin.schema.json',
+      (j) => (j['x-actions'].actions.restore.operation = 'teleport'),
+    );
+    expect(failure(dir)).toMatch(
+      /recycle-bin\.schema\.json: action restore names unknown operation teleport/,
+    );
   });
 
   it('an x-roles set with a role that does not exist', () => {
-    const dir = mutate('entities/template.schema.json', (j) => j['x-roles'].manage.push('superuser'));
+    const dir = mutate('entities/template.schema.json', (j) =>
+      j['x-roles'].manage.push('superuser'),
+    );
     const msg = failure(dir);
     expect(msg).toMatch(/template\.schema\.json.*x-roles/s);
     expect(msg).toMatch(/allowed values/);
   });
 
   it('an operation access naming a missing role set', () => {
-    const dir = mutate('entities/deployment.schema.json', (j) => (j['x-resource'].operations.startAll.access = 'owners'));
-    expect(failure(dir)).toMatch(/deployment\.schema\.json: operation startAll names access "owners" which is not a role set/);
+    const dir = mutate(
+      'entities/deployment.schema.json',
+      (j) => (j['x-resource'].operations.startAll.access = 'owners'),
+    );
+    expect(failure(dir)).toMatch(
+      /deployment\.schema\.json: operation startAll names access "owners" which is not a role set/,
+    );
   });
 
   it('an event payload ref that does not resolve', () => {
-    const dir = mutate('events/events.schema.json', (j) => (j['x-events'].media_add.payload = '../entities/nope.json'));
-    expect(failure(dir)).toMatch(/events\.schema\.json: event media_add payload \.\.\/entities\/nope\.json does not resolve/);
+    const dir = mutate(
+      'events/events.schema.json',
+      (j) => (j['x-events'].media_add.payload = '../entities/nope.json'),
+    );
+    expect(failure(dir)).toMatch(
+      /events\.schema\.json: event media_add payload \.\.\/entities\/nope\.json does not resolve/,
+    );
   });
 
   it('an x-live wire event that is not declared', () => {
-    const dir = mutate('entities/bastion.schema.json', (j) => (j['x-live'].created = 'target_added'));
+    const dir = mutate(
+      'entities/bastion.schema.json',
+      (j) => (j['x-live'].created = 'target_added'),
+    );
     expect(failure(dir)).toMatch(/bastion\.schema\.json: x-live names wire event target_added/);
   });
 
   it('an x-constraints rule naming an unknown field', () => {
-    const dir = mutate('entities/booking.schema.json', (j) => (j['x-constraints'].endAfterStart.fields = ['start', 'finish']));
-    expect(failure(dir)).toMatch(/booking\.schema\.json: x-constraints endAfterStart field finish is not in #\/\$defs\/create/);
+    const dir = mutate(
+      'entities/booking.schema.json',
+      (j) => (j['x-constraints'].endAfterStart.fields = ['start', 'finish']),
+    );
+    expect(failure(dir)).toMatch(
+      /booking\.schema\.json: x-constraints endAfterStart field finish is not in #\/\$defs\/create/,
+    );
   });
 
   it('a path parameter missing from the params schema', () => {
-    const dir = mutate('entities/storage.schema.json', (j) => (j['x-resource'].operations.increase.path = '/storage/{id}/priority/{prio}/increase/{increment}'));
-    expect(failure(dir)).toMatch(/storage\.schema\.json: operation increase path parameter \{prio\} is not in its params schema/);
+    const dir = mutate(
+      'entities/storage.schema.json',
+      (j) =>
+        (j['x-resource'].operations.increase.path =
+          '/storage/{id}/priority/{prio}/increase/{increment}'),
+    );
+    expect(failure(dir)).toMatch(
+      /storage\.schema\.json: operation increase path parameter \{prio\} is not in its params schema/,
+    );
   });
 
   it('two operations on the same endpoint', () => {
-    const dir = mutate('entities/media.schema.json', (j) => (j['x-resource'].operations.again = { method: 'GET', path: '/media', access: 'token' }));
-    expect(failure(dir)).toMatch(/media\.schema\.json: operation again \(api GET \/media\) duplicates media\.list/);
+    const dir = mutate(
+      'entities/media.schema.json',
+      (j) =>
+        (j['x-resource'].operations.again = { method: 'GET', path: '/media', access: 'token' }),
+    );
+    expect(failure(dir)).toMatch(
+      /media\.schema\.json: operation again \(api GET \/media\) duplicates media\.list/,
+    );
   });
 
   it('a resource with a list route but no view role set', () => {
     const dir = mutate('entities/storage.schema.json', (j) => delete j['x-roles'].view);
-    expect(failure(dir)).toMatch(/storage\.schema\.json: resource storage has routes\.list but no x-roles\.view set/);
+    expect(failure(dir)).toMatch(
+      /storage\.schema\.json: resource storage has routes\.list but no x-roles\.view set/,
+    );
   });
 });

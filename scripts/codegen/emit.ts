@@ -37,7 +37,8 @@ function rewrite(node: unknown, from: string, table: Map<string, string>, keepUi
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [k, v] of Object.entries(node as Json)) {
-    if ((k.startsWith('x-') && !(keepUi && k === 'x-ui')) || k === '$schema' || k === '$id') continue;
+    if ((k.startsWith('x-') && !(keepUi && k === 'x-ui')) || k === '$schema' || k === '$id')
+      continue;
     if (k === '$ref' && typeof v === 'string') {
       const abs = resolveRef(from, v);
       const key = table.get(abs);
@@ -58,12 +59,21 @@ export function flatSchema(files: SchemaFile[], keepUi = false): Json {
       defs[keyOf(f)] = { ...(rewrite(f.json, f.$id, table, keepUi) as Json), title: keyOf(f) };
     }
     for (const [name, def] of Object.entries((f.json.$defs as Json | undefined) ?? {})) {
-      defs[keyOf(f, name)] = { ...(rewrite(def, f.$id, table, keepUi) as Json), title: keyOf(f, name) };
+      defs[keyOf(f, name)] = {
+        ...(rewrite(def, f.$id, table, keepUi) as Json),
+        title: keyOf(f, name),
+      };
     }
   }
   const sorted: Json = {};
   for (const k of Object.keys(defs).sort()) sorted[k] = defs[k];
-  return { title: 'PortalSchemas', type: 'object', additionalProperties: false, properties: {}, $defs: sorted };
+  return {
+    title: 'PortalSchemas',
+    type: 'object',
+    additionalProperties: false,
+    properties: {},
+    $defs: sorted,
+  };
 }
 
 export interface OperationRow {
@@ -90,12 +100,16 @@ export function operations(files: SchemaFile[]): OperationRow[] {
   const table = refTable(files);
   const rows: OperationRow[] = [];
   for (const f of files) {
-    const res = f.json['x-resource'] as { name: string; operations?: Record<string, Json> } | undefined;
+    const res = f.json['x-resource'] as
+      { name: string; operations?: Record<string, Json> } | undefined;
     if (!res) continue;
     const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
-    for (const [name, op] of Object.entries(res.operations ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [name, op] of Object.entries(res.operations ?? {}).sort(([a], [b]) =>
+      a.localeCompare(b),
+    )) {
       const access = String(op.access);
-      const ref = (k: string) => (op[k] ? (table.get(resolveRef(f.$id, String(op[k]))) ?? null) : null);
+      const ref = (k: string) =>
+        op[k] ? (table.get(resolveRef(f.$id, String(op[k]))) ?? null) : null;
       rows.push({
         key: `${res.name}.${name}`,
         resource: res.name,
@@ -163,14 +177,23 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
       const ui = (s['x-ui'] ?? {}) as Json;
       const path = prefix ? `${prefix}.${name}` : name;
       const types = Array.isArray(s.type) ? (s.type as string[]) : s.type ? [String(s.type)] : [];
-      const main = types.find((t) => t !== 'null') ?? (s.enum ? 'enum' : s.anyOf ? 'any' : 'unknown');
+      const main =
+        types.find((t) => t !== 'null') ?? (s.enum ? 'enum' : s.anyOf ? 'any' : 'unknown');
       if (main === 'object' && s.properties && !ui.widget) {
         walk(s, path, new Set((s.required as string[] | undefined) ?? []));
         continue;
       }
       const widget = String(
         ui.widget ??
-          (s.enum ? 'select' : main === 'boolean' ? 'switch' : main === 'integer' || main === 'number' ? 'number' : main === 'array' ? 'multiSelect' : 'text'),
+          (s.enum
+            ? 'select'
+            : main === 'boolean'
+              ? 'switch'
+              : main === 'integer' || main === 'number'
+                ? 'number'
+                : main === 'array'
+                  ? 'multiSelect'
+                  : 'text'),
       );
       out.push({
         path,
@@ -182,7 +205,11 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
         ...(typeof s.maximum === 'number' ? { maximum: s.maximum } : {}),
         ...(typeof s.minLength === 'number' ? { minLength: s.minLength } : {}),
         ...(typeof s.maxLength === 'number' ? { maxLength: s.maxLength } : {}),
-        ...(typeof ui.step === 'number' ? { step: ui.step } : typeof s.multipleOf === 'number' ? { step: s.multipleOf } : {}),
+        ...(typeof ui.step === 'number'
+          ? { step: ui.step }
+          : typeof s.multipleOf === 'number'
+            ? { step: s.multipleOf }
+            : {}),
         widget,
         order: typeof ui.order === 'number' ? ui.order : 100,
         ...(ui.section ? { section: String(ui.section) } : {}),

@@ -42,7 +42,8 @@ export function validateSchemas(schemaDir: string) {
     for (const f of files) {
       try {
         ajv.getSchema(f.$id);
-        for (const def of Object.keys((f.json.$defs as Json | undefined) ?? {})) ajv.getSchema(`${f.$id}#/$defs/${def}`);
+        for (const def of Object.keys((f.json.$defs as Json | undefined) ?? {}))
+          ajv.getSchema(`${f.$id}#/$defs/${def}`);
       } catch (e) {
         problems.push(`${f.file}: ${(e as Error).message}`);
       }
@@ -57,7 +58,13 @@ function resourcesOf(files: SchemaFile[]) {
   return files
     .filter((f) => f.json['x-resource'])
     .map((f) => {
-      const res = f.json['x-resource'] as Json & { name: string; routes?: Json; menu?: Json; routeNames?: Json; operations?: Json };
+      const res = f.json['x-resource'] as Json & {
+        name: string;
+        routes?: Json;
+        menu?: Json;
+        routeNames?: Json;
+        operations?: Json;
+      };
       const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
       return {
         name: res.name,
@@ -104,7 +111,11 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   write('types.ts', `${banner}/* eslint-disable */\n${ts}`);
 
   // 2. bundled schemas (server addSchema, OpenAPI)
-  const typeRefs = Object.fromEntries([...refTable(files).entries()].map(([ref, key]): [string, string] => [key, ref]).sort(([a], [b]) => a.localeCompare(b)));
+  const typeRefs = Object.fromEntries(
+    [...refTable(files).entries()]
+      .map(([ref, key]): [string, string] => [key, ref])
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
   write(
     'schemas.ts',
     `${banner}export const schemas = ${literal(files.map((f) => f.json))} as const;\n\n/** Generated type name -> absolute $ref of its schema (same names as types.ts and validators.js). */\nexport const typeRefs: Record<string, string> = ${literal(typeRefs)};\n`,
@@ -113,12 +124,16 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   // 3. precompiled validators
   const table = refTable(files);
   const refs: Record<string, string> = {};
-  for (const [ref, key] of [...table.entries()].sort(([, a], [, b]) => a.localeCompare(b))) refs[key] = ref;
+  for (const [ref, key] of [...table.entries()].sort(([, a], [, b]) => a.localeCompare(b)))
+    refs[key] = ref;
   const code = standaloneCode(ajv, refs)
     .replaceAll('require("ajv/dist/runtime/ucs2length").default', '__rt.ucs2length')
     .replaceAll('require("ajv/dist/runtime/equal").default', '__rt.equal')
     .replace(/require\("ajv-formats\/dist\/formats"\)\.fullFormats/g, '__rt.formats');
-  if (code.includes('require(')) throw new Error('validators.js still contains require(): add the module to src/lib/validator-runtime.ts');
+  if (code.includes('require('))
+    throw new Error(
+      'validators.js still contains require(): add the module to src/lib/validator-runtime.ts',
+    );
   write(
     'validators.js',
     `${banner}/* eslint-disable */\n// @ts-nocheck\nimport * as __rt from '../lib/validator-runtime';\n${code.replace('"use strict";', '')}\n`,
@@ -129,7 +144,10 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
       .map((k) => `export declare const ${k}: ValidateFunction;`)
       .join('\n')}\n`,
   );
-  write('validator-keys.ts', `${banner}export const validatorKeys = ${literal(Object.keys(refs))} as const;\nexport type ValidatorKey = (typeof validatorKeys)[number];\n`);
+  write(
+    'validator-keys.ts',
+    `${banner}export const validatorKeys = ${literal(Object.keys(refs))} as const;\nexport type ValidatorKey = (typeof validatorKeys)[number];\n`,
+  );
 
   // 4. operation/endpoint table and role tables
   const ops = operations(files);
@@ -142,10 +160,16 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
     const res = f.json['x-resource'] as { name: string } | undefined;
     if (res) roleTable[res.name] = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
   }
-  write('roles.ts', `${banner}import type { Role } from './types';\nexport const roles = ['admin', 'manager', 'advanced', 'user'] as const satisfies readonly Role[];\nexport const roleSets = ${literal(roleTable)} as const satisfies Record<string, Record<string, readonly Role[]>>;\n`);
+  write(
+    'roles.ts',
+    `${banner}import type { Role } from './types';\nexport const roles = ['admin', 'manager', 'advanced', 'user'] as const satisfies readonly Role[];\nexport const roleSets = ${literal(roleTable)} as const satisfies Record<string, Record<string, readonly Role[]>>;\n`,
+  );
 
   // 5. refine resources
-  write('resources.ts', `${banner}export const resources = ${literal(resourcesOf(files))} as const;\nexport type ResourceName = (typeof resources)[number]['name'];\n`);
+  write(
+    'resources.ts',
+    `${banner}export const resources = ${literal(resourcesOf(files))} as const;\nexport type ResourceName = (typeof resources)[number]['name'];\n`,
+  );
 
   // 6. state-action tables
   const actions: Record<string, unknown> = {};
@@ -159,7 +183,10 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const events: Record<string, Json> = {};
   for (const f of files) {
     for (const [wire, def] of Object.entries((f.json['x-events'] ?? {}) as Record<string, Json>)) {
-      const payloadKey = table.get(new URL(String(def.payload).split('#')[0] || f.$id, f.$id).href + (String(def.payload).includes('#') ? `#${String(def.payload).split('#')[1]}` : ''));
+      const payloadKey = table.get(
+        new URL(String(def.payload).split('#')[0] || f.$id, f.$id).href +
+          (String(def.payload).includes('#') ? `#${String(def.payload).split('#')[1]}` : ''),
+      );
       events[wire] = { ...def, payloadType: payloadKey };
     }
   }
@@ -185,7 +212,12 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
           {
             ...rule,
             schemaType: table.get(resolveRef(f.$id, String(rule.schema))) ?? null,
-            ...(rule.limit ? { limitType: table.get(resolveRef(f.$id, String((rule.limit as Json).schema))) ?? null } : {}),
+            ...(rule.limit
+              ? {
+                  limitType:
+                    table.get(resolveRef(f.$id, String((rule.limit as Json).schema))) ?? null,
+                }
+              : {}),
           },
         ]),
       );
@@ -202,22 +234,30 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
     const def = (flatUi.$defs as Record<string, Json>)[key];
     if (def?.type === 'object' && def.properties) fields[key] = fieldsOf(flatUi, key);
   }
-  write('fields.ts', `${banner}export interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n`);
+  write(
+    'fields.ts',
+    `${banner}export interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n`,
+  );
   // 9. description codes for validation failures (x-error), matched on the ajv error's schemaPath
   const codes: [string, string][] = [];
   const collect = (node: unknown, pointer: string) => {
     if (!node || typeof node !== 'object') return;
     if (Array.isArray(node)) return node.forEach((n, i) => collect(n, `${pointer}/${i}`));
     const obj = node as Json;
-    for (const [keyword, code] of Object.entries((obj['x-error'] ?? {}) as Record<string, string>)) {
+    for (const [keyword, code] of Object.entries(
+      (obj['x-error'] ?? {}) as Record<string, string>,
+    )) {
       codes.push([`${pointer}/${keyword}`, code]);
       const rel = pointer.replace(/^\/\$defs\/[^/]+/, '');
       if (rel !== pointer) codes.push([`${rel}/${keyword}`, code]);
     }
-    for (const [k, v] of Object.entries(obj)) if (!k.startsWith('x-')) collect(v, `${pointer}/${k}`);
+    for (const [k, v] of Object.entries(obj))
+      if (!k.startsWith('x-')) collect(v, `${pointer}/${k}`);
   };
   for (const f of files) collect(f.json, '');
-  const uniqueCodes = [...new Map(codes.map(([k, v]) => [`${k}=${v}`, [k, v] as const])).values()].sort(([a], [b]) => b.length - a.length || a.localeCompare(b));
+  const uniqueCodes = [
+    ...new Map(codes.map(([k, v]) => [`${k}=${v}`, [k, v] as const])).values(),
+  ].sort(([a], [b]) => b.length - a.length || a.localeCompare(b));
   write(
     'error-codes.ts',
     `${banner}/** schemaPath suffix -> description_code, longest suffix first. */\nexport const errorCodes = ${literal(uniqueCodes)} as const;\n\n/** The description_code of one ajv error: its x-error code, else the ajv keyword. */\nexport function errorCodeOf(error: { schemaPath: string; keyword: string }): string {\n  for (const [suffix, code] of errorCodes) if (error.schemaPath.endsWith(suffix)) return code;\n  return error.keyword;\n}\n`,
@@ -238,7 +278,11 @@ if (isMain) {
     outDir: resolve(arg('--out') ?? join(root, 'src/generated')),
     checkOnly: process.argv.includes('--check-only'),
   })
-    .then(({ files }) => console.log(`codegen: ${files.length} schema files ok (${Math.round(performance.now() - started)} ms)`))
+    .then(({ files }) =>
+      console.log(
+        `codegen: ${files.length} schema files ok (${Math.round(performance.now() - started)} ms)`,
+      ),
+    )
     .catch((e: Error) => {
       console.error(e.message);
       process.exit(1);

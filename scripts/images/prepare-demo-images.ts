@@ -89,11 +89,24 @@ export async function prepareDemoImages(options: PrepareDemoImagesOptions): Prom
 
   if (needed.template) {
     try {
-      await execFileAsync(qemuImg, ['convert', '-q', '-f', 'raw', '-O', 'qcow2', src.usb, tmp(out.template)]);
+      await execFileAsync(qemuImg, [
+        'convert',
+        '-q',
+        '-f',
+        'raw',
+        '-O',
+        'qcow2',
+        src.usb,
+        tmp(out.template),
+      ]);
     } catch (error) {
       await fsp.rm(tmp(out.template), { force: true });
-      const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-      if (code === 'ENOENT') throw new DemoImagesUnavailableError(`${qemuImg} not found. Install it with: apt-get install qemu-utils`);
+      const code =
+        typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+      if (code === 'ENOENT')
+        throw new DemoImagesUnavailableError(
+          `${qemuImg} not found. Install it with: apt-get install qemu-utils`,
+        );
       throw error;
     }
     await fsp.rename(tmp(out.template), out.template);
@@ -126,7 +139,9 @@ async function main(argv: string[]): Promise<number> {
     } else if (arg === '--force') {
       force = true;
     } else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npx tsx scripts/images/prepare-demo-images.ts [--data-dir DIR] [--force]');
+      console.log(
+        'usage: npx tsx scripts/images/prepare-demo-images.ts [--data-dir DIR] [--force]',
+      );
       return 0;
     } else {
       console.error(`unknown argument ${String(arg)}`);
@@ -135,7 +150,9 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const images = await prepareDemoImages({ dataDir, force, log: (line) => console.log(line) });
-    console.log(`template: ${images.template}\niso:      ${images.iso}\nfloppy:   ${images.floppy}`);
+    console.log(
+      `template: ${images.template}\niso:      ${images.iso}\nfloppy:   ${images.floppy}`,
+    );
     return 0;
   } catch (error) {
     if (error instanceof DemoImagesUnavailableError) {

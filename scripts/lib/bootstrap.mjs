@@ -12,7 +12,9 @@ export function ensureNodeModules() {
   const nm = join(root, 'node_modules');
   const lock = join(root, 'package-lock.json');
   const stamp = join(nm, '.package-lock.json');
-  const stale = !existsSync(stamp) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(stamp).mtimeMs + 1000);
+  const stale =
+    !existsSync(stamp) ||
+    (existsSync(lock) && statSync(lock).mtimeMs > statSync(stamp).mtimeMs + 1000);
   if (!existsSync(nm) || stale) {
     log('installing npm dependencies (npm ci)');
     execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
@@ -20,14 +22,24 @@ export function ensureNodeModules() {
 }
 
 const SYSTEM = [
-  { check: () => existsSync('/usr/bin/qemu-system-x86_64'), pkg: 'qemu-system-x86', why: 'runs the desktops' },
+  {
+    check: () => existsSync('/usr/bin/qemu-system-x86_64'),
+    pkg: 'qemu-system-x86',
+    why: 'runs the desktops',
+  },
   { check: () => existsSync('/usr/bin/qemu-img'), pkg: 'qemu-utils', why: 'creates desktop disks' },
-  { check: () => existsSync('/usr/lib/grub-rescue/grub-rescue-cdrom.iso'), pkg: 'grub-rescue-pc', why: 'demo template and media images' },
+  {
+    check: () => existsSync('/usr/lib/grub-rescue/grub-rescue-cdrom.iso'),
+    pkg: 'grub-rescue-pc',
+    why: 'demo template and media images',
+  },
 ];
 const TEST_ONLY = [
   { check: () => existsSync('/usr/bin/chromium'), pkg: 'chromium', why: 'end-to-end tests' },
   {
-    check: () => existsSync('/usr/lib/postgresql') || spawnSync('sh', ['-c', 'command -v initdb']).status === 0,
+    check: () =>
+      existsSync('/usr/lib/postgresql') ||
+      spawnSync('sh', ['-c', 'command -v initdb']).status === 0,
     pkg: 'postgresql',
     why: 'server tests on a real PostgreSQL',
   },
@@ -39,7 +51,8 @@ export function ensureSystemPackages({ forTests = false } = {}) {
   if (wanted.length === 0) return true;
   const names = wanted.map((p) => p.pkg).join(' ');
   if (process.getuid?.() !== 0) {
-    for (const p of wanted) log(`missing ${p.pkg} (${p.why}); install it with: sudo apt-get install -y ${p.pkg}`);
+    for (const p of wanted)
+      log(`missing ${p.pkg} (${p.why}); install it with: sudo apt-get install -y ${p.pkg}`);
     return false;
   }
   log(`apt-get install -y ${names}`);

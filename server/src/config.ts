@@ -75,10 +75,14 @@ export function parseDuration(value: string | undefined, fallback: number): numb
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppConfig {
-  const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k in envSchema.properties && v !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k in envSchema.properties && v !== ''),
+  );
   const validate = new Ajv({ allErrors: true }).compile(envSchema);
   if (!validate(present)) {
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath.slice(1)} ${e.message ?? ''}`).join('; ');
+    const problems = (validate.errors ?? [])
+      .map((e) => `${e.instancePath.slice(1)} ${e.message ?? ''}`)
+      .join('; ');
     throw new Error(`invalid environment: ${problems}`);
   }
   const port = Number(env.PORT ?? 8080);
@@ -90,7 +94,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir: resolve(cwd, env.DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
     demoPassword: env.DEMO_PASSWORD || undefined,
-    portalConfigPath: env.PORTAL_CONFIG ? resolve(cwd, env.PORTAL_CONFIG) : existsSync(defaultPortal) ? defaultPortal : undefined,
+    portalConfigPath: env.PORTAL_CONFIG
+      ? resolve(cwd, env.PORTAL_CONFIG)
+      : existsSync(defaultPortal)
+        ? defaultPortal
+        : undefined,
     sessionExpiration: parseDuration(env.SESSION_EXPIRATION, 300),
     sessionMaxRenew: parseDuration(env.SESSION_MAX_RENEW, 1800),
     sessionMaxTime: parseDuration(env.SESSION_MAX_TIME, 8 * 3600),
@@ -109,8 +117,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     allowedOrigins: env.ALLOWED_ORIGINS ? env.ALLOWED_ORIGINS.split(',') : [],
     prepareImages: true,
   };
-  if (config.sessionExpiration > config.sessionMaxTime || config.sessionMaxRenew > config.sessionMaxTime) {
-    throw new Error('invalid environment: SESSION_EXPIRATION and SESSION_MAX_RENEW must not exceed SESSION_MAX_TIME');
+  if (
+    config.sessionExpiration > config.sessionMaxTime ||
+    config.sessionMaxRenew > config.sessionMaxTime
+  ) {
+    throw new Error(
+      'invalid environment: SESSION_EXPIRATION and SESSION_MAX_RENEW must not exceed SESSION_MAX_TIME',
+    );
   }
   return config;
 }

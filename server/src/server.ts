@@ -22,10 +22,16 @@ if (seed.seeded) await app.engine.reconcile();
 await app.listen({ port: config.port, host: config.host });
 
 const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-const lines = [`vdi-portal listening on http://${shown}:${config.port}`, `data directory: ${config.dataDir}${config.databaseUrl ? ' (database: DATABASE_URL)' : ''}`];
+const lines = [
+  `vdi-portal listening on http://${shown}:${config.port}`,
+  `data directory: ${config.dataDir}${config.databaseUrl ? ' (database: DATABASE_URL)' : ''}`,
+];
 if (seed.seeded || config.demoPassword) {
   lines.push(`demo logins (category "default"): ${seed.usernames.join(', ')}`);
-  if (seed.generatedPassword) lines.push(`demo password (printed once, set DEMO_PASSWORD to choose it): ${seed.generatedPassword}`);
+  if (seed.generatedPassword)
+    lines.push(
+      `demo password (printed once, set DEMO_PASSWORD to choose it): ${seed.generatedPassword}`,
+    );
   else if (config.demoPassword) lines.push('demo password: the value of DEMO_PASSWORD');
 }
 console.log(lines.join('\n'));

@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Desktop, UserConfig, SessionUser } from '../../src/generated/validators.js';
 import { operations } from '../../src/generated/api.ts';
-import { buildTestApp, createTestDatabase, decodePayload, expectErrorShape, injectWithToken, login, type TestApp } from './helper.ts';
+import {
+  buildTestApp,
+  createTestDatabase,
+  decodePayload,
+  expectErrorShape,
+  injectWithToken,
+  login,
+  type TestApp,
+} from './helper.ts';
 
 let databaseUrl: string;
 let t: TestApp;
@@ -18,7 +26,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-const get = (url: string, token = userToken) => injectWithToken(t.app, token, { method: 'GET', url });
+const get = (url: string, token = userToken) =>
+  injectWithToken(t.app, token, { method: 'GET', url });
 
 describe('GET /api/v3/user', () => {
   it('returns the whitelisted session fields and never the password hash', async () => {
@@ -26,7 +35,13 @@ describe('GET /api/v3/user', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(SessionUser(body)).toBe(true);
-    expect(body).toMatchObject({ username: 'user', role_id: 'user', role_name: 'User', category_name: 'Default', group_name: 'default-users' });
+    expect(body).toMatchObject({
+      username: 'user',
+      role_id: 'user',
+      role_name: 'User',
+      category_name: 'Default',
+      group_name: 'default-users',
+    });
     expect(res.body).not.toMatch(/argon2|password/);
     expect(res.headers['cache-control']).toBe('no-store');
   });
@@ -39,7 +54,10 @@ describe('GET /api/v3/user/config', () => {
     const body = res.json();
     expect(UserConfig(body), JSON.stringify(UserConfig.errors)).toBe(true);
     const sid = String(decodePayload(userToken).session_id);
-    const [row] = await t.app.database.query<{ max_renew_at: Date; max_at: Date }>('SELECT max_renew_at, max_at FROM sessions WHERE id = $1', [sid]);
+    const [row] = await t.app.database.query<{ max_renew_at: Date; max_at: Date }>(
+      'SELECT max_renew_at, max_at FROM sessions WHERE id = $1',
+      [sid],
+    );
     expect(body.session).toEqual({
       id: sid,
       max_renew_time: Math.floor(new Date(row?.max_renew_at ?? 0).getTime() / 1000),
@@ -54,7 +72,12 @@ describe('GET /api/v3/user/config', () => {
 describe('GET /api/v3/user/desktops', () => {
   it("returns only the caller's desktops, in the Desktop schema shape, ordered by name", async () => {
     const admin = await t.app.users.findLocal('admin', 'default');
-    await t.app.desktops.create({ userId: admin?.id ?? '', categoryId: 'default', groupId: 'default-admins', name: 'Admin desktop' });
+    await t.app.desktops.create({
+      userId: admin?.id ?? '',
+      categoryId: 'default',
+      groupId: 'default-admins',
+      name: 'Admin desktop',
+    });
     const res = await get('/api/v3/user/desktops');
     expect(res.statusCode).toBe(200);
     const list = res.json() as { name: string; user: string; version: number; viewers: string[] }[];
@@ -72,11 +95,22 @@ describe('GET /api/v3/user/desktops', () => {
 
   it('includes deployment desktops only while visible', async () => {
     const owner = await t.app.users.findLocal('user', 'default');
-    const d = await t.app.desktops.create({ userId: owner?.id ?? '', categoryId: 'default', groupId: 'default-users', name: 'Deployment desk', tag: 'dep-1', visible: false });
-    expect((await get('/api/v3/user/desktops')).json().map((x: { id: string }) => x.id)).not.toContain(d.id);
+    const d = await t.app.desktops.create({
+      userId: owner?.id ?? '',
+      categoryId: 'default',
+      groupId: 'default-users',
+      name: 'Deployment desk',
+      tag: 'dep-1',
+      visible: false,
+    });
+    expect(
+      (await get('/api/v3/user/desktops')).json().map((x: { id: string }) => x.id),
+    ).not.toContain(d.id);
     const updated = await t.app.desktops.update(d.id, { visible: true });
     expect(updated?.version).toBe((d.version ?? 0) + 1);
-    expect((await get('/api/v3/user/desktops')).json().map((x: { id: string }) => x.id)).toContain(d.id);
+    expect((await get('/api/v3/user/desktops')).json().map((x: { id: string }) => x.id)).toContain(
+      d.id,
+    );
     await t.app.desktops.remove(d.id);
   });
 });
@@ -89,7 +123,10 @@ describe('desktop list cache', () => {
       "INSERT INTO desktops (id, user_id, category_id, group_id, name) VALUES ('raw-desk-1', $1, 'default', 'default-users', 'Raw desktop')",
       [owner?.id],
     );
-    expect(await t.app.desktops.publishCurrent('raw-desk-1', 'desktops.created')).toMatchObject({ id: 'raw-desk-1', version: 1 });
+    expect(await t.app.desktops.publishCurrent('raw-desk-1', 'desktops.created')).toMatchObject({
+      id: 'raw-desk-1',
+      version: 1,
+    });
     const after = (await get('/api/v3/user/desktops')).json() as { id: string }[];
     expect(after).toHaveLength(before.length + 1);
     expect(await t.app.desktops.remove('raw-desk-1')).toBe(true);
@@ -106,8 +143,12 @@ describe('public and small endpoints', () => {
 
   it('lists categories and answers 404 JSON for an unknown one', async () => {
     const list = await t.app.inject({ method: 'GET', url: '/api/v3/categories' });
-    expect(list.json()).toEqual([{ id: 'default', name: 'Default', frontend: true, custom_url_name: 'default', photo: null }]);
-    expect((await t.app.inject({ method: 'GET', url: '/api/v3/category/default' })).json().name).toBe('Default');
+    expect(list.json()).toEqual([
+      { id: 'default', name: 'Default', frontend: true, custom_url_name: 'default', photo: null },
+    ]);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v3/category/default' })).json().name,
+    ).toBe('Default');
     const missing = await t.app.inject({ method: 'GET', url: '/api/v3/category/nope' });
     expect(missing.statusCode).toBe(404);
     expectErrorShape(missing.json(), 'not_found');
@@ -138,7 +179,12 @@ describe('public and small endpoints', () => {
 
 describe('request bodies', () => {
   it('answers malformed JSON with 400 and an oversized body with 413, both in the error shape', async () => {
-    const bad = await injectWithToken(t.app, userToken, { method: 'POST', url: '/authentication/logout', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
+    const bad = await injectWithToken(t.app, userToken, {
+      method: 'POST',
+      url: '/authentication/logout',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"a":',
+    });
     expect(bad.statusCode).toBe(400);
     expectErrorShape(bad.json(), 'bad_request');
     const big = await injectWithToken(t.app, userToken, {
@@ -167,7 +213,9 @@ describe('maintenance mode', () => {
     } finally {
       await t.app.settings.set('maintenance', false);
     }
-    expect((await t.app.inject({ method: 'GET', url: '/api/v3/maintenance/text/frontend' })).statusCode).toBe(204);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v3/maintenance/text/frontend' })).statusCode,
+    ).toBe(204);
   });
 });
 
@@ -182,15 +230,23 @@ describe('GET /api/v3/openapi.json', () => {
       const item = doc.paths[path]?.[op.method.toLowerCase()];
       expect(item, `${op.key}`).toBeDefined();
       expect(item.operationId).toBe(op.key);
-      expect(item.responses.default.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+      expect(item.responses.default.content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/Error',
+      });
       if (op.access !== 'public') expect(item.security).toEqual([{ bearer: [] }]);
     }
-    expect(doc.paths['/authentication/login'].post.requestBody.content['multipart/form-data']).toBeDefined();
-    expect(doc.paths['/api/v3/user/desktops'].get.responses[200].content['application/json'].schema).toEqual({
+    expect(
+      doc.paths['/authentication/login'].post.requestBody.content['multipart/form-data'],
+    ).toBeDefined();
+    expect(
+      doc.paths['/api/v3/user/desktops'].get.responses[200].content['application/json'].schema,
+    ).toEqual({
       type: 'array',
       items: { $ref: '#/components/schemas/Desktop' },
     });
-    expect(doc.components.schemas.Desktop.properties.state).toEqual(expect.objectContaining({ $ref: '#/components/schemas/DesktopState' }));
+    expect(doc.components.schemas.Desktop.properties.state).toEqual(
+      expect.objectContaining({ $ref: '#/components/schemas/DesktopState' }),
+    );
   });
 });
 
@@ -201,14 +257,29 @@ describe('role visibility config', () => {
     const restricted = await buildTestApp(databaseUrl, { portalConfigPath: file });
     try {
       const user = await login(restricted.app, 'user');
-      const res = await injectWithToken(restricted.app, user, { method: 'GET', url: '/api/v3/user/desktops' });
+      const res = await injectWithToken(restricted.app, user, {
+        method: 'GET',
+        url: '/api/v3/user/desktops',
+      });
       expect(res.statusCode).toBe(403);
       expectErrorShape(res.json(), 'forbidden');
       const admin = await login(restricted.app, 'admin');
-      expect((await injectWithToken(restricted.app, admin, { method: 'GET', url: '/api/v3/user/desktops' })).statusCode).toBe(200);
+      expect(
+        (
+          await injectWithToken(restricted.app, admin, {
+            method: 'GET',
+            url: '/api/v3/user/desktops',
+          })
+        ).statusCode,
+      ).toBe(200);
       // token routes outside the restricted set are untouched
-      expect((await injectWithToken(restricted.app, user, { method: 'GET', url: '/api/v3/user' })).statusCode).toBe(200);
-      const doc = (await restricted.app.inject({ method: 'GET', url: '/api/v3/openapi.json' })).json();
+      expect(
+        (await injectWithToken(restricted.app, user, { method: 'GET', url: '/api/v3/user' }))
+          .statusCode,
+      ).toBe(200);
+      const doc = (
+        await restricted.app.inject({ method: 'GET', url: '/api/v3/openapi.json' })
+      ).json();
       expect(doc.paths['/api/v3/user/desktops'].get['x-roles']).toEqual(['admin']);
     } finally {
       await restricted.close();
@@ -218,7 +289,9 @@ describe('role visibility config', () => {
   it('refuses to boot with an invalid config file', async () => {
     const file = join(t.config.dataDir, 'bad-portal.json');
     writeFileSync(file, JSON.stringify({ roles: { desktops: { read: ['root'] } } }));
-    await expect(buildTestApp(databaseUrl, { portalConfigPath: file })).rejects.toThrow(/role-visibility config/);
+    await expect(buildTestApp(databaseUrl, { portalConfigPath: file })).rejects.toThrow(
+      /role-visibility config/,
+    );
   });
 });
 
@@ -231,14 +304,22 @@ describe('built SPA', () => {
     writeFileSync(join(dist, 'assets', 'app-123.js'), 'console.log(1)');
     const spa = await buildTestApp(databaseUrl, { distDir: dist });
     try {
-      const page = await spa.app.inject({ method: 'GET', url: '/desktops/new', headers: { accept: 'text/html,application/xhtml+xml' } });
+      const page = await spa.app.inject({
+        method: 'GET',
+        url: '/desktops/new',
+        headers: { accept: 'text/html,application/xhtml+xml' },
+      });
       expect(page.statusCode).toBe(200);
       expect(page.body).toContain('<title>portal</title>');
       expect(page.headers['content-security-policy']).toMatch(/default-src 'self'/);
       const asset = await spa.app.inject({ method: 'GET', url: '/assets/app-123.js' });
       expect(asset.statusCode).toBe(200);
       expect(asset.headers['cache-control']).toMatch(/immutable/);
-      const api = await spa.app.inject({ method: 'GET', url: '/api/v3/nope', headers: { accept: 'text/html' } });
+      const api = await spa.app.inject({
+        method: 'GET',
+        url: '/api/v3/nope',
+        headers: { accept: 'text/html' },
+      });
       expect(api.statusCode).toBe(404);
       expectErrorShape(api.json(), 'not_found');
     } finally {

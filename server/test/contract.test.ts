@@ -11,14 +11,22 @@ import { buildTestApp, createTestDatabase, type TestApp } from './helper.ts';
 /** Resources whose every operation the server implements today (others come with their issues). */
 const IMPLEMENTED = ['session', 'config', 'desktops', 'recycle-bins'] as const;
 /** Account flows by email (need SMTP) come with the profile/password issue. */
-const PENDING = new Set(['session.forgotPassword', 'session.requestEmailVerification', 'session.resetPassword', 'session.verifyEmail']);
+const PENDING = new Set([
+  'session.forgotPassword',
+  'session.requestEmailVerification',
+  'session.resetPassword',
+  'session.verifyEmail',
+]);
 
 /** The router prints sibling params with different names as `:a|:b`: expand to every alternative. */
 function expand(url: string): string[] {
   return url
     .split('/')
     .slice(1)
-    .reduce<string[]>((acc, seg) => acc.flatMap((prefix) => seg.split('|').map((alt) => `${prefix}/${alt}`)), ['']);
+    .reduce<string[]>(
+      (acc, seg) => acc.flatMap((prefix) => seg.split('|').map((alt) => `${prefix}/${alt}`)),
+      [''],
+    );
 }
 
 describe('routes and the generated operation table', () => {
@@ -31,7 +39,9 @@ describe('routes and the generated operation table', () => {
 
   it('registers every operation of the implemented resources with its method and path', () => {
     const missing = Object.values(operations)
-      .filter((op) => (IMPLEMENTED as readonly string[]).includes(op.resource) && !PENDING.has(op.key))
+      .filter(
+        (op) => (IMPLEMENTED as readonly string[]).includes(op.resource) && !PENDING.has(op.key),
+      )
       .filter((op) => !t.app.hasRoute({ method: op.method, url: urlOf(op) }))
       .map((op) => `${op.key} ${op.method} ${urlOf(op)}`);
     expect(missing.join('\n')).toBe('');
@@ -44,9 +54,16 @@ describe('routes and the generated operation table', () => {
     for (const line of t.app.printRoutes({ commonPrefix: false }).split('\n')) {
       const m = /(\/\S*) \(([A-Z, ]+)\)$/.exec(line);
       const url = m?.[1];
-      if (!url || !m[2] || !/^\/(api\/v3|authentication)\//.test(url) || url === '/api/v3/openapi.json') continue;
+      if (
+        !url ||
+        !m[2] ||
+        !/^\/(api\/v3|authentication)\//.test(url) ||
+        url === '/api/v3/openapi.json'
+      )
+        continue;
       for (const method of m[2].split(', ')) {
-        if (method !== 'HEAD' && !expand(url).some((u) => declared.has(`${method} ${u}`))) extra.push(`${method} ${url}`);
+        if (method !== 'HEAD' && !expand(url).some((u) => declared.has(`${method} ${u}`)))
+          extra.push(`${method} ${url}`);
       }
     }
     expect(extra.join('\n')).toBe('');

@@ -55,7 +55,11 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
 }
 
 /** Builds the app on `databaseUrl` (or PGlite in a temp dir when undefined) and seeds the demo. */
-export async function buildTestApp(databaseUrl: string | undefined, overrides: Partial<AppConfig> = {}, options: BuildOptions = {}): Promise<TestApp> {
+export async function buildTestApp(
+  databaseUrl: string | undefined,
+  overrides: Partial<AppConfig> = {},
+  options: BuildOptions = {},
+): Promise<TestApp> {
   const config = testConfig({ databaseUrl, ...overrides });
   const app = await buildApp(config, options);
   await seedIfEmpty(app, { password: TEST_PASSWORD });
@@ -70,7 +74,12 @@ export async function buildTestApp(databaseUrl: string | undefined, overrides: P
   return result;
 }
 
-export function loginRequest(app: FastifyInstance, username: string, password = TEST_PASSWORD, category = 'default') {
+export function loginRequest(
+  app: FastifyInstance,
+  username: string,
+  password = TEST_PASSWORD,
+  category = 'default',
+) {
   return app.inject({
     method: 'POST',
     url: `/authentication/login?provider=form&category_id=${category}`,
@@ -80,14 +89,26 @@ export function loginRequest(app: FastifyInstance, username: string, password = 
 }
 
 /** Logs in and returns the raw JWT. */
-export async function login(app: FastifyInstance, username: string, password = TEST_PASSWORD): Promise<string> {
+export async function login(
+  app: FastifyInstance,
+  username: string,
+  password = TEST_PASSWORD,
+): Promise<string> {
   const res = await loginRequest(app, username, password);
-  if (res.statusCode !== 200) throw new Error(`login ${username} failed: ${res.statusCode} ${res.body}`);
+  if (res.statusCode !== 200)
+    throw new Error(`login ${username} failed: ${res.statusCode} ${res.body}`);
   return res.body;
 }
 
-export function injectWithToken(app: FastifyInstance, token: string, options: InjectOptions): Promise<LightMyRequestResponse> {
-  return app.inject({ ...options, headers: { ...options.headers, authorization: `Bearer ${token}` } });
+export function injectWithToken(
+  app: FastifyInstance,
+  token: string,
+  options: InjectOptions,
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    ...options,
+    headers: { ...options.headers, authorization: `Bearer ${token}` },
+  });
 }
 
 export function decodePayload(jwt: string): Record<string, unknown> {
@@ -109,7 +130,13 @@ export function unsignedToken(claims: Record<string, unknown>): string {
 /** Error body shape of docs/contracts.md. */
 export function expectErrorShape(body: unknown, kind: string): void {
   const b = body as Record<string, unknown>;
-  if (b.error !== kind || typeof b.msg !== 'string' || typeof b.description !== 'string' || typeof b.description_code !== 'string' || !('params' in b)) {
+  if (
+    b.error !== kind ||
+    typeof b.msg !== 'string' ||
+    typeof b.description !== 'string' ||
+    typeof b.description_code !== 'string' ||
+    !('params' in b)
+  ) {
     throw new Error(`not an error body of kind ${kind}: ${JSON.stringify(body)}`);
   }
 }

@@ -12,7 +12,14 @@ import { buildApp } from '../src/app.ts';
 import { desktops, users } from '../src/db/schema.ts';
 import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
 import { actionsFor } from '../src/engine/desktop-rules.ts';
-import { buildTestApp, createTestDatabase, expectErrorShape, injectWithToken, login, type TestApp } from './helper.ts';
+import {
+  buildTestApp,
+  createTestDatabase,
+  expectErrorShape,
+  injectWithToken,
+  login,
+  type TestApp,
+} from './helper.ts';
 
 const DEMO_TEMPLATE_ID = 'demo-template';
 
@@ -20,7 +27,8 @@ const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000
   const end = Date.now() + ms;
   let last: T = await fn();
   while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached, last value ${JSON.stringify(last)}`);
+    if (Date.now() > end)
+      throw new Error(`condition not reached, last value ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 100));
     last = await fn();
   }
@@ -35,16 +43,27 @@ describe('desktop lifecycle (real QEMU)', () => {
 
   const stateOf = async (id: string) => (await t.app.desktops.byId(id))?.state;
   const createDesktop = async (name: string, token = userToken) => {
-    const res = await injectWithToken(t.app, token, { method: 'POST', url: '/api/v3/persistent_desktop', payload: { template_id: DEMO_TEMPLATE_ID, name, hardware: { memory: 0.5, vcpus: 1 } } });
+    const res = await injectWithToken(t.app, token, {
+      method: 'POST',
+      url: '/api/v3/persistent_desktop',
+      payload: { template_id: DEMO_TEMPLATE_ID, name, hardware: { memory: 0.5, vcpus: 1 } },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const { id } = res.json<{ id: string }>();
-    await until(() => stateOf(id), (s) => s === 'stopped');
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
     return id;
   };
-  const action = (id: string, a: string, token = userToken) => injectWithToken(t.app, token, { method: 'GET', url: `/api/v3/desktop/${a}/${id}` });
+  const action = (id: string, a: string, token = userToken) =>
+    injectWithToken(t.app, token, { method: 'GET', url: `/api/v3/desktop/${a}/${id}` });
   const startAndWait = async (id: string) => {
     expect((await action(id, 'start')).statusCode).toBe(200);
-    await until(() => stateOf(id), (s) => s === 'started');
+    await until(
+      () => stateOf(id),
+      (s) => s === 'started',
+    );
     const row = await t.app.desktops.byId(id);
     const pid = (row?.runtime as { pid?: number }).pid;
     if (pid) trackPid(pid);
@@ -61,7 +80,8 @@ describe('desktop lifecycle (real QEMU)', () => {
     otherToken = await login(t.app, 'advanced');
   });
   afterAll(async () => {
-    for (const d of await t.app.db.select().from(desktops)) await t.app.hypervisor.stop(d.id).catch(() => undefined);
+    for (const d of await t.app.db.select().from(desktops))
+      await t.app.hypervisor.stop(d.id).catch(() => undefined);
     await t.close();
     killTracked();
   });
@@ -75,7 +95,10 @@ describe('desktop lifecycle (real QEMU)', () => {
     expect(stop1.json()).toEqual({ status: 'shutting-down' });
     const stop2 = await action(id, 'stop');
     expect(stop2.json()).toEqual({ status: 'stopping' });
-    await until(() => stateOf(id), (s) => s === 'stopped');
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
     expect(await t.app.hypervisor.status(id)).toBe('absent');
   });
 
@@ -95,7 +118,8 @@ describe('desktop lifecycle (real QEMU)', () => {
         const res = await action(id, verb);
         if (offered) {
           expect(res.statusCode, `${verb} in ${state}: ${res.body}`).not.toBe(428);
-          if (res.statusCode !== 200) expect(res.statusCode, `${verb} in ${state}: ${res.body}`).toBeLessThan(500);
+          if (res.statusCode !== 200)
+            expect(res.statusCode, `${verb} in ${state}: ${res.body}`).toBeLessThan(500);
         } else {
           expect(res.statusCode, `${verb} in ${state}`).toBe(428);
           expectErrorShape(res.json(), 'precondition_required');
@@ -103,22 +127,37 @@ describe('desktop lifecycle (real QEMU)', () => {
         }
         if (offered && verb === 'start') {
           // A real start: let it finish, then force the VM off before the next pair.
-          await until(() => stateOf(id), (s) => s === 'started' || s === 'failed', 15_000);
+          await until(
+            () => stateOf(id),
+            (s) => s === 'started' || s === 'failed',
+            15_000,
+          );
           await action(id, 'stop');
           await action(id, 'stop');
-          await until(() => stateOf(id), (s) => s === 'stopped', 15_000);
+          await until(
+            () => stateOf(id),
+            (s) => s === 'stopped',
+            15_000,
+          );
         }
       }
     }
-    await t.app.db.update(desktops).set({ state: 'stopped', runtime: {} }).where(eq(desktops.id, id));
+    await t.app.db
+      .update(desktops)
+      .set({ state: 'stopped', runtime: {} })
+      .where(eq(desktops.id, id));
   });
 
   it('stores an uploaded card image (PNG only, random name, nosniff) and resets GPU-only video without a GPU', async () => {
     const id = await createDesktop('Card image');
     // 1x1 PNG
-    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-    const put = (payload: Record<string, unknown>) => injectWithToken(t.app, userToken, { method: 'PUT', url: `/api/v3/domain/${id}`, payload });
-    const ok = await put({ image: { type: 'user', file: { data: png, filename: '../../etc/passwd.png' } } });
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const put = (payload: Record<string, unknown>) =>
+      injectWithToken(t.app, userToken, { method: 'PUT', url: `/api/v3/domain/${id}`, payload });
+    const ok = await put({
+      image: { type: 'user', file: { data: png, filename: '../../etc/passwd.png' } },
+    });
     expect(ok.statusCode, ok.body).toBe(200);
     const image = ok.json<{ image: { url: string; id: string } }>().image;
     expect(image.id).toMatch(/^[A-Za-z0-9_-]{43}\.png$/);
@@ -127,39 +166,70 @@ describe('desktop lifecycle (real QEMU)', () => {
     expect(served.headers['content-type']).toBe('image/png');
     expect(served.headers['x-content-type-options']).toBe('nosniff');
     expect(served.rawPayload.equals(Buffer.from(png, 'base64'))).toBe(true);
-    const html = await put({ image: { type: 'user', file: { data: Buffer.from('<svg onload=alert(1)>').toString('base64'), filename: 'x.png' } } });
+    const html = await put({
+      image: {
+        type: 'user',
+        file: { data: Buffer.from('<svg onload=alert(1)>').toString('base64'), filename: 'x.png' },
+      },
+    });
     expect(html.statusCode).toBe(415);
     expect(html.json().description_code).toBe('card_image_invalid');
-    const traversal = await t.app.inject({ method: 'GET', url: '/api/v3/images/desktops/user/..%2F..%2Fkeys%2Fjwt.key' });
+    const traversal = await t.app.inject({
+      method: 'GET',
+      url: '/api/v3/images/desktops/user/..%2F..%2Fkeys%2Fjwt.key',
+    });
     expect(traversal.statusCode).toBe(404);
 
     const video = await put({ hardware: { videos: ['none'] } });
     expect(video.statusCode, video.body).toBe(200);
-    const info = await injectWithToken(t.app, userToken, { method: 'GET', url: `/api/v3/domain/info/${id}` });
+    const info = await injectWithToken(t.app, userToken, {
+      method: 'GET',
+      url: `/api/v3/domain/info/${id}`,
+    });
     expect(info.json().hardware.videos).toEqual(['default']);
   });
 
   it('refuses a new desktop beyond the quota with desktop_new_user_quota_exceeded', async () => {
     const owner = (await t.app.db.select().from(users).where(eq(users.uid, 'user')))[0];
     if (!owner) throw new Error('no user');
-    const count = (await t.app.db.select().from(desktops).where(eq(desktops.userId, owner.id))).length;
-    await t.app.db.update(users).set({ quota: { desktops: count } }).where(eq(users.id, owner.id));
-    const res = await injectWithToken(t.app, userToken, { method: 'POST', url: '/api/v3/persistent_desktop', payload: { template_id: DEMO_TEMPLATE_ID, name: 'Over quota' } });
+    const count = (await t.app.db.select().from(desktops).where(eq(desktops.userId, owner.id)))
+      .length;
+    await t.app.db
+      .update(users)
+      .set({ quota: { desktops: count } })
+      .where(eq(users.id, owner.id));
+    const res = await injectWithToken(t.app, userToken, {
+      method: 'POST',
+      url: '/api/v3/persistent_desktop',
+      payload: { template_id: DEMO_TEMPLATE_ID, name: 'Over quota' },
+    });
     expect(res.statusCode).toBe(428);
     expect(res.json().description_code).toBe('desktop_new_user_quota_exceeded');
-    const check = await injectWithToken(t.app, userToken, { method: 'GET', url: '/api/v3/desktops/new/check_quota' });
+    const check = await injectWithToken(t.app, userToken, {
+      method: 'GET',
+      url: '/api/v3/desktops/new/check_quota',
+    });
     expect(check.json().description_code).toBe('desktop_new_user_quota_exceeded');
     await t.app.db.update(users).set({ quota: null }).where(eq(users.id, owner.id));
   });
 
-  it("answers 403 to another user on every desktop route with an id, and on the VNC proxy", async () => {
+  it('answers 403 to another user on every desktop route with an id, and on the VNC proxy', async () => {
     const id = await createDesktop('Private desktop');
-    const routes = Object.values(operations).filter((o) => o.resource === 'desktops' && o.path.includes('{id}') && o.base === 'api');
+    const routes = Object.values(operations).filter(
+      (o) => o.resource === 'desktops' && o.path.includes('{id}') && o.base === 'api',
+    );
     expect(routes.length).toBeGreaterThan(8);
     for (const op of routes) {
       const url = `/api/v3${op.path.replace('{id}', id).replace('{action}', 'start').replace('{viewer}', 'browser-vnc')}`;
-      const bodies: Record<string, unknown> = { update: { name: 'Stolen desk' }, updateReservables: { reservables: { vgpus: null } } };
-      const res = await injectWithToken(t.app, otherToken, { method: op.method, url, ...(op.body === 'json' ? { payload: bodies[op.name] ?? {} } : {}) });
+      const bodies: Record<string, unknown> = {
+        update: { name: 'Stolen desk' },
+        updateReservables: { reservables: { vgpus: null } },
+      };
+      const res = await injectWithToken(t.app, otherToken, {
+        method: op.method,
+        url,
+        ...(op.body === 'json' ? { payload: bodies[op.name] ?? {} } : {}),
+      });
       expect(res.statusCode, `${op.method} ${url}`).toBe(403);
       expectErrorShape(res.json(), 'forbidden');
     }
@@ -167,14 +237,22 @@ describe('desktop lifecycle (real QEMU)', () => {
 
     // VNC proxy: a ticket minted for the owner stops working once the desktop belongs to someone else.
     await startAndWait(id);
-    const viewer = await injectWithToken(t.app, userToken, { method: 'GET', url: `/api/v3/desktop/${id}/viewer/browser-vnc` });
+    const viewer = await injectWithToken(t.app, userToken, {
+      method: 'GET',
+      url: `/api/v3/desktop/${id}/viewer/browser-vnc`,
+    });
     expect(viewer.statusCode, viewer.body).toBe(200);
     const { url } = viewer.json<{ url: string }>();
     const advanced = (await t.app.db.select().from(users).where(eq(users.uid, 'advanced')))[0];
-    await t.app.db.update(desktops).set({ userId: advanced?.id ?? '' }).where(eq(desktops.id, id));
+    await t.app.db
+      .update(desktops)
+      .set({ userId: advanced?.id ?? '' })
+      .where(eq(desktops.id, id));
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const status = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(`${address.replace('http', 'ws')}${url}`, { headers: { origin: address } });
+      const ws = new WebSocket(`${address.replace('http', 'ws')}${url}`, {
+        headers: { origin: address },
+      });
       ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
       ws.on('open', () => resolve(101));
       ws.on('error', () => resolve(-1));
@@ -188,7 +266,11 @@ describe('desktop lifecycle (real QEMU)', () => {
     const pid = (row?.runtime as { pid: number }).pid;
     const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
-    await until(() => stateOf(id), (s) => s === 'failed', 10_000);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'failed',
+      10_000,
+    );
     expect(Date.now() - killedAt).toBeLessThan(10_000);
     expect((await t.app.desktops.byId(id))?.detail).toBeTruthy();
   });
@@ -199,7 +281,11 @@ describe('desktop lifecycle (real QEMU)', () => {
     const config = t.config;
     await t.app.close();
     t.app = await buildApp({ ...config });
-    await until(() => stateOf(id), (s) => s === 'started' || s === 'failed', 20_000);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'started' || s === 'failed',
+      20_000,
+    );
     const row = await t.app.desktops.byId(id);
     const pid = (row?.runtime as { pid?: number }).pid;
     if (pid) trackPid(pid);

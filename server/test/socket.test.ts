@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io as connect, type Socket } from 'socket.io-client';
-import { buildTestApp, createTestDatabase, decodePayload, injectWithToken, login, signWithWrongKey, type TestApp } from './helper.ts';
+import {
+  buildTestApp,
+  createTestDatabase,
+  decodePayload,
+  injectWithToken,
+  login,
+  signWithWrongKey,
+  type TestApp,
+} from './helper.ts';
 import type { Desktop } from '../../src/generated/types.ts';
 
 let t: TestApp;
@@ -19,7 +27,15 @@ afterAll(async () => {
 });
 
 function client(auth: Record<string, unknown> | undefined, query?: Record<string, string>): Socket {
-  const s = connect(base, { path: '/api/v3/socket.io', transports: ['websocket'], reconnection: false, forceNew: true, timeout: 3000, ...(auth ? { auth } : {}), ...(query ? { query } : {}) });
+  const s = connect(base, {
+    path: '/api/v3/socket.io',
+    transports: ['websocket'],
+    reconnection: false,
+    forceNew: true,
+    timeout: 3000,
+    ...(auth ? { auth } : {}),
+    ...(query ? { query } : {}),
+  });
   open.push(s);
   return s;
 }
@@ -30,13 +46,19 @@ const outcome = (s: Socket) =>
     s.once('connect_error', (err) => resolve(`error:${err.message}`));
   });
 
-const disconnected = (s: Socket) => new Promise<string>((resolve) => s.once('disconnect', (reason) => resolve(reason)));
+const disconnected = (s: Socket) =>
+  new Promise<string>((resolve) => s.once('disconnect', (reason) => resolve(reason)));
 
 describe('socket.io /api/v3/socket.io', () => {
   it('rejects a handshake without a token, with garbage, a wrong-key token or a special token', async () => {
     const token = await login(t.app, 'user');
     const special = await t.app.tokens.signSpecial('password-reset-required', 'x', 600);
-    for (const auth of [undefined, { jwt: 'garbage' }, { jwt: await signWithWrongKey(decodePayload(token)) }, { jwt: special }]) {
+    for (const auth of [
+      undefined,
+      { jwt: 'garbage' },
+      { jwt: await signWithWrongKey(decodePayload(token)) },
+      { jwt: special },
+    ]) {
       expect(await outcome(client(auth))).toBe('error:Connection rejected by server');
     }
   });
@@ -60,14 +82,21 @@ describe('socket.io /api/v3/socket.io', () => {
     const otherToken = await login(t.app, 'advanced');
     const owner = client({ jwt: userToken });
     // the other user asks for the owner's room in query and auth: ignored
-    const other = client({ jwt: otherToken, room: `user:${String(decodePayload(userToken).sub)}` }, { room: `user:${String(decodePayload(userToken).sub)}` });
+    const other = client(
+      { jwt: otherToken, room: `user:${String(decodePayload(userToken).sub)}` },
+      { room: `user:${String(decodePayload(userToken).sub)}` },
+    );
     expect(await Promise.all([outcome(owner), outcome(other)])).toEqual(['connected', 'connected']);
     const seenByOther: unknown[] = [];
     other.onAny((...args) => seenByOther.push(args));
-    const list = (await injectWithToken(t.app, userToken, { method: 'GET', url: '/api/v3/user/desktops' })).json() as Desktop[];
+    const list = (
+      await injectWithToken(t.app, userToken, { method: 'GET', url: '/api/v3/user/desktops' })
+    ).json() as Desktop[];
     const target = list[0];
     expect(target).toBeDefined();
-    const received = new Promise<Desktop>((resolve) => owner.once('desktop_update', (d: Desktop) => resolve(d)));
+    const received = new Promise<Desktop>((resolve) =>
+      owner.once('desktop_update', (d: Desktop) => resolve(d)),
+    );
     await t.app.desktops.update(target?.id ?? '', { state: 'starting' });
     const payload = await received;
     expect(typeof payload).toBe('object');
@@ -94,14 +123,19 @@ describe('socket.io /api/v3/socket.io', () => {
     const s = client({ jwt: token });
     expect(await outcome(s)).toBe('connected');
     const gone = disconnected(s);
-    await t.app.database.query('UPDATE sessions SET revoked_at = now() WHERE id = $1', [decodePayload(token).session_id]);
+    await t.app.database.query('UPDATE sessions SET revoked_at = now() WHERE id = $1', [
+      decodePayload(token).session_id,
+    ]);
     expect(await gone).toBe('io server disconnect');
 
     const token2 = await login(t.app, 'user');
     const s2 = client({ jwt: token2 });
     expect(await outcome(s2)).toBe('connected');
     const gone2 = disconnected(s2);
-    await t.app.database.query("UPDATE sessions SET max_renew_at = now() - interval '1 second' WHERE id = $1", [decodePayload(token2).session_id]);
+    await t.app.database.query(
+      "UPDATE sessions SET max_renew_at = now() - interval '1 second' WHERE id = $1",
+      [decodePayload(token2).session_id],
+    );
     expect(await gone2).toBe('io server disconnect');
     // reconnecting with the same token is refused
     expect(await outcome(client({ jwt: token2 }))).toBe('error:Connection rejected by server');
@@ -120,7 +154,9 @@ describe('socket.io /api/v3/socket.io', () => {
   it('routes registered upgrade prefixes to their handler', async () => {
     const { WebSocket } = await import('ws');
     t.app.upgrades.register('/api/v3/test-echo', (req, socket, head, wss) => {
-      wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (m) => ws.send(`echo:${String(m)}`)));
+      wss.handleUpgrade(req, socket, head, (ws) =>
+        ws.on('message', (m) => ws.send(`echo:${String(m)}`)),
+      );
     });
     const ws = new WebSocket(`${base.replace('http', 'ws')}/api/v3/test-echo/1`);
     const reply = await new Promise<string>((resolve, reject) => {

@@ -74,8 +74,14 @@ export function App() {
   // Route titles are rebuilt with a translator fixed to the current language, so a language change
   // (which keeps `t`'s identity) re-derives them.
   const language = i18n.language;
-  const resourceRoutes = useMemo(() => renderResourceRoutes(i18n.getFixedT(language), 'protected'), [i18n, language]);
-  const publicRoutes = useMemo(() => renderResourceRoutes(i18n.getFixedT(language), 'public'), [i18n, language]);
+  const resourceRoutes = useMemo(
+    () => renderResourceRoutes(i18n.getFixedT(language), 'protected'),
+    [i18n, language],
+  );
+  const publicRoutes = useMemo(
+    () => renderResourceRoutes(i18n.getFixedT(language), 'public'),
+    [i18n, language],
+  );
 
   return (
     <Refine
@@ -99,12 +105,21 @@ export function App() {
       <Routes>
         <Route path="/error/:code" element={<ErrorPage />} />
         {publicRoutes}
-        <Route path="/forgot-password" element={<Placeholder titleKey="common:routes.forgot_password" />} />
+        <Route
+          path="/forgot-password"
+          element={<Placeholder titleKey="common:routes.forgot_password" />}
+        />
         <Route path="/disclaimer" element={<Placeholder titleKey="common:routes.disclaimer" />} />
         <Route path="/export-user" element={<Placeholder titleKey="common:routes.export_user" />} />
         <Route path="/register" element={<Placeholder titleKey="common:routes.register" />} />
-        <Route path="/verify-email" element={<Placeholder titleKey="common:routes.verify_email" />} />
-        <Route path="/reset-password" element={<Placeholder titleKey="common:routes.reset_password" />} />
+        <Route
+          path="/verify-email"
+          element={<Placeholder titleKey="common:routes.verify_email" />}
+        />
+        <Route
+          path="/reset-password"
+          element={<Placeholder titleKey="common:routes.reset_password" />}
+        />
         <Route
           element={
             <SessionGuard>

@@ -7,11 +7,25 @@ import { lazy, type ComponentType, type LazyExoticComponent } from 'react';
 /** list/create/edit/show or an extra route kind (`x-resource.extraRoutes`). */
 type PageAction = string;
 
-export const pages: Partial<Record<string, Partial<Record<PageAction, LazyExoticComponent<ComponentType>>>>> = {
+export const pages: Partial<
+  Record<string, Partial<Record<PageAction, LazyExoticComponent<ComponentType>>>>
+> = {
   desktops: {
-    list: lazy(() => import('@/features/desktops/desktops-page').then((m) => ({ default: m.DesktopsPage }))),
-    create: lazy(() => import('@/features/desktop-form/new-desktop-page').then((m) => ({ default: m.NewDesktopPage }))),
-    edit: lazy(() => import('@/features/desktop-form/edit-desktop-page').then((m) => ({ default: m.EditDesktopPage }))),
-    viewer: lazy(() => import('@/features/viewers/vnc-viewer-page').then((m) => ({ default: m.VncViewerPage }))),
+    list: lazy(() =>
+      import('@/features/desktops/desktops-page').then((m) => ({ default: m.DesktopsPage })),
+    ),
+    create: lazy(() =>
+      import('@/features/desktop-form/new-desktop-page').then((m) => ({
+        default: m.NewDesktopPage,
+      })),
+    ),
+    edit: lazy(() =>
+      import('@/features/desktop-form/edit-desktop-page').then((m) => ({
+        default: m.EditDesktopPage,
+      })),
+    ),
+    viewer: lazy(() =>
+      import('@/features/viewers/vnc-viewer-page').then((m) => ({ default: m.VncViewerPage })),
+    ),
   },
 };

@@ -20,10 +20,19 @@ const MaintenancePage = lazy(() =>
 );
 
 // autoContrast and darker shades keep text at WCAG AA contrast (axe colour-contrast).
-const theme = createTheme({ primaryColor: 'blue', primaryShade: { light: 8, dark: 8 }, autoContrast: true, luminanceThreshold: 0.17, defaultRadius: 'md' });
+const theme = createTheme({
+  primaryColor: 'blue',
+  primaryShade: { light: 8, dark: 8 },
+  autoContrast: true,
+  luminanceThreshold: 0.17,
+  defaultRadius: 'md',
+});
 const cssVariablesResolver: CSSVariablesResolver = (t) => ({
   variables: {},
-  light: { '--mantine-color-dimmed': t.colors.gray[7] ?? '#495057', '--mantine-color-anchor': t.colors.blue[9] ?? '#1864ab' },
+  light: {
+    '--mantine-color-dimmed': t.colors.gray[7] ?? '#495057',
+    '--mantine-color-anchor': t.colors.blue[9] ?? '#1864ab',
+  },
   dark: { '--mantine-color-dimmed': t.colors.dark[1] ?? '#c9c9c9' },
 });
 
@@ -57,7 +66,11 @@ function NavigatorBridge() {
 /** The whole SPA. */
 export function Root() {
   return (
-    <MantineProvider theme={theme} defaultColorScheme="auto" cssVariablesResolver={cssVariablesResolver}>
+    <MantineProvider
+      theme={theme}
+      defaultColorScheme="auto"
+      cssVariablesResolver={cssVariablesResolver}
+    >
       <Notifications position="top-center" autoClose={2000} />
       <BrowserRouter>
         <NavigatorBridge />

@@ -43,7 +43,8 @@ export function deriveRoutes(): DerivedRoute[] {
         titleKey: `resources:${resource.name}.actions.${action}`,
       });
     }
-    const extra = ((resource.meta as { extraRoutes?: Record<string, string> }).extraRoutes ?? {}) as Record<string, string>;
+    const extra = ((resource.meta as { extraRoutes?: Record<string, string> }).extraRoutes ??
+      {}) as Record<string, string>;
     for (const [kind, path] of Object.entries(extra)) {
       routes.push({
         resource: resource.name,
@@ -58,13 +59,14 @@ export function deriveRoutes(): DerivedRoute[] {
   return routes;
 }
 
-
 /**
  * Renders the derived routes as react-router elements. Resources without roles (e.g. the direct
  * viewer) are routes without login; the others go inside the session guard.
  */
 export function renderResourceRoutes(t: TFunction, scope: 'protected' | 'public'): ReactElement[] {
-  const routes = deriveRoutes().filter((route) => (scope === 'public' ? route.roles === null : route.roles !== null));
+  const routes = deriveRoutes().filter((route) =>
+    scope === 'public' ? route.roles === null : route.roles !== null,
+  );
   return routes.map((route) => {
     const title = t(route.titleKey);
     const Page = pages[route.resource]?.[route.action];

@@ -32,7 +32,10 @@ export function setBootstrapLiveProvider(provider: PortalLiveProvider): void {
 
 /** Re-fetches the user and config (after a renewal). */
 export async function refreshSession(): Promise<void> {
-  const [user, config] = await Promise.all([request<SessionUser>('session.user'), request<UserConfig>('config.show')]);
+  const [user, config] = await Promise.all([
+    request<SessionUser>('session.user'),
+    request<UserConfig>('config.show'),
+  ]);
   updateSessionState({ ...(user ? { user } : {}), ...(config ? { config } : {}) });
 }
 
@@ -52,7 +55,9 @@ async function run(): Promise<void> {
     updateSessionState({ config });
     if (config?.migrations_block) navigateTo('/export-user', { replace: true });
   }
-  const cutoff = Object.values(operations as Record<string, Operation>).find((op) => op.path === CUTOFF_PATH);
+  const cutoff = Object.values(operations as Record<string, Operation>).find(
+    (op) => op.path === CUTOFF_PATH,
+  );
   if (cutoff) {
     request(cutoff.key)
       .then((value) => updateSessionState({ recycleBinCutoff: value }))

@@ -54,15 +54,24 @@ export function SessionModals() {
         data-testid="session-modal"
         data-kind={kind ?? ''}
       >
-        <Text mb="md">{kind === 'renew' ? t('common:session.renewBody') : t('common:session.expiredBody')}</Text>
+        <Text mb="md">
+          {kind === 'renew' ? t('common:session.renewBody') : t('common:session.expiredBody')}
+        </Text>
         <Group justify="flex-end">
-          {kind === 'renew' && <Button onClick={() => void renew()}>{t('common:session.renew')}</Button>}
+          {kind === 'renew' && (
+            <Button onClick={() => void renew()}>{t('common:session.renew')}</Button>
+          )}
           <Button variant={kind === 'renew' ? 'default' : 'filled'} onClick={() => void logout()}>
             {t('common:actions.logout')}
           </Button>
         </Group>
       </Modal>
-      <Modal opened={quota !== null} onClose={closeQuotaPopup} title={t('common:quota.title')} centered>
+      <Modal
+        opened={quota !== null}
+        onClose={closeQuotaPopup}
+        title={t('common:quota.title')}
+        centered
+      >
         <Text mb="md">{quota}</Text>
         <Group justify="flex-end">
           <Button

@@ -13,7 +13,12 @@ export interface SubmitButtonProps extends ButtonProps {
 export function SubmitButton({ children, disabled, ...props }: SubmitButtonProps) {
   const pending = useRequestPending();
   return (
-    <Button type="submit" disabled={disabled || pending} data-pending={pending || undefined} {...props}>
+    <Button
+      type="submit"
+      disabled={disabled || pending}
+      data-pending={pending || undefined}
+      {...props}
+    >
       {children}
     </Button>
   );

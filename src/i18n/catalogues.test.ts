@@ -23,7 +23,9 @@ function load(lang: string, ns: string): Tree {
 
 function flatten(tree: Tree, prefix = ''): string[] {
   return Object.entries(tree).flatMap(([key, value]) =>
-    value && typeof value === 'object' ? flatten(value as Tree, `${prefix}${key}.`) : [`${prefix}${key}`],
+    value && typeof value === 'object'
+      ? flatten(value as Tree, `${prefix}${key}.`)
+      : [`${prefix}${key}`],
   );
 }
 
@@ -52,7 +54,10 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const english = Object.fromEntries(NAMESPACES.map((ns) => [ns, load('en', ns)])) as Record<string, Tree>;
+const english = Object.fromEntries(NAMESPACES.map((ns) => [ns, load('en', ns)])) as Record<
+  string,
+  Tree
+>;
 
 describe('message catalogues', () => {
   it('has every t() key used in src/ in English', () => {
@@ -61,12 +66,18 @@ describe('message catalogues', () => {
       const text = readFileSync(file, 'utf8');
       for (const match of text.matchAll(/\bt\(\s*['"]([^'"]+)['"]/g)) {
         const full = match[1] ?? '';
-        const [ns, key] = full.includes(':') ? (full.split(':', 2) as [string, string]) : ['common', full];
-        if (lookup(english[ns] ?? {}, key.split('.')) === undefined) missing.push(`${relative(root, file)}: ${full}`);
+        const [ns, key] = full.includes(':')
+          ? (full.split(':', 2) as [string, string])
+          : ['common', full];
+        if (lookup(english[ns] ?? {}, key.split('.')) === undefined)
+          missing.push(`${relative(root, file)}: ${full}`);
       }
-      for (const match of text.matchAll(/(?:titleKey|key)[=:]\s*['"]((?:common|errors|resources):[^'"]+)['"]/g)) {
+      for (const match of text.matchAll(
+        /(?:titleKey|key)[=:]\s*['"]((?:common|errors|resources):[^'"]+)['"]/g,
+      )) {
         const [ns, key] = (match[1] ?? '').split(':', 2) as [string, string];
-        if (lookup(english[ns] ?? {}, key.split('.')) === undefined) missing.push(`${relative(root, file)}: ${match[1]}`);
+        if (lookup(english[ns] ?? {}, key.split('.')) === undefined)
+          missing.push(`${relative(root, file)}: ${match[1]}`);
       }
     }
     expect(missing).toEqual([]);
@@ -80,30 +91,62 @@ describe('message catalogues', () => {
   });
 
   it('has the spec error codes and the generic error in English', () => {
-    for (const code of ['generic', 'desktop_new_user_quota_exceeded', 'desktop_start_user_quota_exceeded', 'user_disabled', 'viewer_not_started', 'one_viewer_minimum']) {
+    for (const code of [
+      'generic',
+      'desktop_new_user_quota_exceeded',
+      'desktop_start_user_quota_exceeded',
+      'user_disabled',
+      'viewer_not_started',
+      'one_viewer_minimum',
+    ]) {
       expect(typeof english.errors?.[code]).toBe('string');
     }
   });
 
-  it.each(LANGUAGES.filter((lang) => lang !== 'en'))('gives locale %s every English key', (lang) => {
-    for (const ns of NAMESPACES) {
-      const keys = new Set(flatten(load(lang, ns)));
-      const missing = flatten(english[ns] ?? {}).filter((key) => !keys.has(key));
-      expect(missing, `${lang}/${ns}`).toEqual([]);
-    }
-  });
+  it.each(LANGUAGES.filter((lang) => lang !== 'en'))(
+    'gives locale %s every English key',
+    (lang) => {
+      for (const ns of NAMESPACES) {
+        const keys = new Set(flatten(load(lang, ns)));
+        const missing = flatten(english[ns] ?? {}).filter((key) => !keys.has(key));
+        expect(missing, `${lang}/${ns}`).toEqual([]);
+      }
+    },
+  );
 
   it('finds no hard-coded UI text in .tsx files', () => {
     const offending: string[] = [];
-    const textAttributes = new Set(['label', 'title', 'placeholder', 'aria-label', 'alt', 'description', 'error']);
+    const textAttributes = new Set([
+      'label',
+      'title',
+      'placeholder',
+      'aria-label',
+      'alt',
+      'description',
+      'error',
+    ]);
     for (const file of sourceFiles(srcDir).filter((f) => f.endsWith('.tsx'))) {
-      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true, ts.ScriptKind.TSX);
+      const source = ts.createSourceFile(
+        file,
+        readFileSync(file, 'utf8'),
+        ts.ScriptTarget.Latest,
+        true,
+        ts.ScriptKind.TSX,
+      );
       const visit = (node: ts.Node): void => {
         if (ts.isJsxText(node) && /\p{L}/u.test(node.getText())) {
           offending.push(`${relative(root, file)}: text "${node.getText().trim()}"`);
         }
-        if (ts.isJsxAttribute(node) && textAttributes.has(node.name.getText()) && node.initializer && ts.isStringLiteral(node.initializer)) {
-          if (/\p{L}/u.test(node.initializer.text)) offending.push(`${relative(root, file)}: ${node.name.getText()}="${node.initializer.text}"`);
+        if (
+          ts.isJsxAttribute(node) &&
+          textAttributes.has(node.name.getText()) &&
+          node.initializer &&
+          ts.isStringLiteral(node.initializer)
+        ) {
+          if (/\p{L}/u.test(node.initializer.text))
+            offending.push(
+              `${relative(root, file)}: ${node.name.getText()}="${node.initializer.text}"`,
+            );
         }
         ts.forEachChild(node, visit);
       };

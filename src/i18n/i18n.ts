@@ -4,7 +4,14 @@
  */
 import i18next, { type BackendModule, type ReadCallback } from 'i18next';
 import { initReactI18next } from 'react-i18next';
-import { DEFAULT_LANGUAGE, LANGUAGE_STORAGE_KEY, LANGUAGES, NAMESPACES, detectLanguage, type Language } from './languages';
+import {
+  DEFAULT_LANGUAGE,
+  LANGUAGE_STORAGE_KEY,
+  LANGUAGES,
+  NAMESPACES,
+  detectLanguage,
+  type Language,
+} from './languages';
 
 const catalogues = import.meta.glob<{ default: Record<string, unknown> }>('../../locales/*/*.json');
 

@@ -1,5 +1,18 @@
 /** Supported locales (spec: ca de en eo es eu fr hi ko pl ru zh_Hans) and namespaces. */
-export const LANGUAGES = ['ca', 'de', 'en', 'eo', 'es', 'eu', 'fr', 'hi', 'ko', 'pl', 'ru', 'zh_Hans'] as const;
+export const LANGUAGES = [
+  'ca',
+  'de',
+  'en',
+  'eo',
+  'es',
+  'eu',
+  'fr',
+  'hi',
+  'ko',
+  'pl',
+  'ru',
+  'zh_Hans',
+] as const;
 export type Language = (typeof LANGUAGES)[number];
 export const NAMESPACES = ['common', 'errors', 'resources'] as const;
 export const DEFAULT_LANGUAGE: Language = 'en';
@@ -41,7 +54,8 @@ export function detectLanguage(): Language {
   }
   const fromStorage = matchLanguage(stored);
   if (fromStorage) return fromStorage;
-  const browser = typeof navigator !== 'undefined' ? (navigator.languages ?? [navigator.language]) : [];
+  const browser =
+    typeof navigator !== 'undefined' ? (navigator.languages ?? [navigator.language]) : [];
   for (const tag of browser) {
     const found = matchLanguage(tag);
     if (found) return found;

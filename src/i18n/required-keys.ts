@@ -18,7 +18,8 @@ export function requiredResourceKeys({ resources, fields, stateActions }: Inputs
     const name = String(item.name);
     const meta = (item.meta ?? {}) as { entity?: string | null };
     keys.push([name, 'title']);
-    for (const action of ROUTE_ACTIONS) if (typeof item[action] === 'string') keys.push([name, 'actions', action]);
+    for (const action of ROUTE_ACTIONS)
+      if (typeof item[action] === 'string') keys.push([name, 'actions', action]);
     const entity = meta.entity;
     if (entity) {
       const seen = new Set<string>();
@@ -29,12 +30,14 @@ export function requiredResourceKeys({ resources, fields, stateActions }: Inputs
           seen.add(field.path);
           keys.push([name, 'fields', field.path]);
           for (const value of field.enum ?? []) {
-            if (typeof value === 'string' && value) keys.push([name, 'enum', field.path.replace(/\./g, '_'), value]);
+            if (typeof value === 'string' && value)
+              keys.push([name, 'enum', field.path.replace(/\./g, '_'), value]);
           }
         }
       }
     }
-    for (const action of Object.keys(stateActions[name]?.actions ?? {})) keys.push([name, 'stateActions', action]);
+    for (const action of Object.keys(stateActions[name]?.actions ?? {}))
+      keys.push([name, 'stateActions', action]);
   }
   return keys;
 }

@@ -19,7 +19,10 @@ export interface DisplayableError {
 }
 
 /** Translation key and values for an error; falls back to `errors:generic`. */
-export function errorMessageKey(error: DisplayableError | null | undefined): { key: string; code: string | null } {
+export function errorMessageKey(error: DisplayableError | null | undefined): {
+  key: string;
+  code: string | null;
+} {
   const code = error?.description_code ?? error?.error ?? null;
   if (code && i18next.exists(`errors:${code}`)) return { key: `errors:${code}`, code };
   return { key: 'errors:generic', code };

@@ -5,7 +5,8 @@
 type Navigate = (path: string, options?: { replace?: boolean }) => void;
 
 let navigateImpl: Navigate = (path) => {
-  if (typeof window !== 'undefined' && window.location.pathname !== path) window.location.assign(path);
+  if (typeof window !== 'undefined' && window.location.pathname !== path)
+    window.location.assign(path);
 };
 
 /** Registers the router's navigate function; returns the unregister function. */

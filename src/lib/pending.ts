@@ -40,5 +40,9 @@ function subscribe(listener: () => void): () => void {
 
 /** True while at least one request is in flight. */
 export function useRequestPending(): boolean {
-  return useSyncExternalStore(subscribe, () => pending > 0, () => false);
+  return useSyncExternalStore(
+    subscribe,
+    () => pending > 0,
+    () => false,
+  );
 }

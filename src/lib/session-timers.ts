@@ -18,7 +18,10 @@ export interface SessionTimers {
 }
 
 /** Computes the delays for a config `session`, or null when no timers apply. */
-export function computeSessionTimers(session: UserConfig['session'] | null | undefined, nowMs: number): SessionTimers | null {
+export function computeSessionTimers(
+  session: UserConfig['session'] | null | undefined,
+  nowMs: number,
+): SessionTimers | null {
   if (!session || session.id === SERVICE_SESSION_ID) return null;
   const { max_renew_time: maxRenew, max_time: maxTime } = session;
   if (!Number.isFinite(maxTime) && !Number.isFinite(maxRenew)) return null;

@@ -17,7 +17,14 @@ export interface TokenClaims {
   user_id?: string;
   category_id?: string;
   categories?: SessionUserCategory[];
-  data?: { provider?: string; user_id?: string; role_id?: Role; category_id?: string; group_id?: string; name?: string };
+  data?: {
+    provider?: string;
+    user_id?: string;
+    role_id?: Role;
+    category_id?: string;
+    group_id?: string;
+    name?: string;
+  };
   [key: string]: unknown;
 }
 
@@ -48,7 +55,11 @@ export function tokenType(claims: TokenClaims | null): SessionUserTokenType {
 }
 
 /** True when the token expires within `withinMs` of `nowMs` (or has no exp at all). */
-export function expiresWithin(claims: TokenClaims | null, nowMs: number, withinMs = RENEW_WITHIN_MS): boolean {
+export function expiresWithin(
+  claims: TokenClaims | null,
+  nowMs: number,
+  withinMs = RENEW_WITHIN_MS,
+): boolean {
   if (!claims?.exp) return false;
   return claims.exp * 1000 - nowMs <= withinMs;
 }
@@ -70,7 +81,8 @@ export function getToken(): string | null {
 
 /** Stores the session token as a browser-session cookie (SameSite=Strict, Path=/). */
 export function setToken(token: string): void {
-  const secure = typeof location !== 'undefined' && location.protocol === 'https:' ? '; Secure' : '';
+  const secure =
+    typeof location !== 'undefined' && location.protocol === 'https:' ? '; Secure' : '';
   document.cookie = `${SESSION_COOKIE}=${encodeURIComponent(token)}; Path=/; SameSite=Strict${secure}`;
 }
 

@@ -26,12 +26,17 @@ export function equal(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a && b && typeof a === 'object' && typeof b === 'object') {
     if (Array.isArray(a) !== Array.isArray(b)) return false;
-    if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => equal(v, b[i]));
+    if (Array.isArray(a) && Array.isArray(b))
+      return a.length === b.length && a.every((v, i) => equal(v, b[i]));
     const ka = Object.keys(a);
     const kb = Object.keys(b);
     return (
       ka.length === kb.length &&
-      ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && equal((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+      ka.every(
+        (k) =>
+          Object.prototype.hasOwnProperty.call(b, k) &&
+          equal((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+      )
     );
   }
   return a !== a && b !== b;

@@ -20,7 +20,11 @@ export function resourceRoles(resource: string): readonly Role[] | null {
 }
 
 /** Pure decision used by the provider, the guard and the navbar. */
-export function canAccess(role: Role | null | undefined, resource: string | undefined, action: string): boolean {
+export function canAccess(
+  role: Role | null | undefined,
+  resource: string | undefined,
+  action: string,
+): boolean {
   if (!role) return false;
   if (!resource) return true;
   const routeRoles = resourceRoles(resource);

@@ -8,7 +8,14 @@ import type { SessionUser, SessionUserCategory } from '@/generated/types';
 import { navigateTo } from '@/lib/navigation';
 import { resetSessionState } from '@/lib/session-state';
 import { setSessionModal } from '@/lib/session-modal-store';
-import { clearToken, decodeToken, getToken, setToken, tokenType, type TokenClaims } from '@/lib/token';
+import {
+  clearToken,
+  decodeToken,
+  getToken,
+  setToken,
+  tokenType,
+  type TokenClaims,
+} from '@/lib/token';
 import { ApiError, isApiError, request } from './http-client';
 
 /** Page each special token type forces (spec section 2, points 3 and 7). */
@@ -59,7 +66,14 @@ export async function login(params: LoginParams): Promise<LoginResult> {
     const jwt = typeof body === 'string' ? body.trim() : '';
     const claims = decodeToken(jwt);
     if (!claims) {
-      return { success: false, error: new ApiError({ message: 'Invalid login answer', statusCode: 500, error: 'internal_server' }) };
+      return {
+        success: false,
+        error: new ApiError({
+          message: 'Invalid login answer',
+          statusCode: 500,
+          error: 'internal_server',
+        }),
+      };
     }
     const type = tokenType(claims);
     setToken(jwt);
@@ -87,7 +101,10 @@ export async function logout(): Promise<{ success: true; redirectTo: string }> {
   let redirect: string | undefined;
   try {
     if (token && tokenType(decodeToken(token)) === 'login') {
-      const answer = await request<{ redirect?: string } | null>('session.logout', { token, timeoutMs: 5000 });
+      const answer = await request<{ redirect?: string } | null>('session.logout', {
+        token,
+        timeoutMs: 5000,
+      });
       redirect = answer?.redirect;
     }
   } catch {

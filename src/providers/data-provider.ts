@@ -21,12 +21,19 @@ function listKeyOf(resource: string): string | null {
 function opKey(resource: string, name: string): string {
   const key = `${resource}.${name}`;
   if (!(key in operations)) {
-    throw new ApiError({ message: `Operation ${key} does not exist`, statusCode: 0, error: 'unknown_operation' });
+    throw new ApiError({
+      message: `Operation ${key} does not exist`,
+      statusCode: 0,
+      error: 'unknown_operation',
+    });
   }
   return key;
 }
 
-function paramsFrom(meta: Record<string, unknown> | undefined, id?: string | number): Record<string, string | number> {
+function paramsFrom(
+  meta: Record<string, unknown> | undefined,
+  id?: string | number,
+): Record<string, string | number> {
   const extra = (meta?.params ?? {}) as Record<string, string | number>;
   return id === undefined ? { ...extra } : { id, ...extra };
 }
@@ -37,14 +44,22 @@ export function createDataProvider(request: RequestFn = defaultRequest): DataPro
     getApiUrl: () => '/api/v3',
 
     getList: async ({ resource, filters, sorters, pagination, meta }) => {
-      const answer = await request<unknown>(opKey(resource, (meta?.operation as string | undefined) ?? 'list'), {
-        params: paramsFrom(meta),
-        ...(meta?.query ? { query: meta.query as RequestOptions['query'] } : {}),
-      });
+      const answer = await request<unknown>(
+        opKey(resource, (meta?.operation as string | undefined) ?? 'list'),
+        {
+          params: paramsFrom(meta),
+          ...(meta?.query ? { query: meta.query as RequestOptions['query'] } : {}),
+        },
+      );
       const key = listKeyOf(resource);
       let records: BaseRecord[] = [];
       if (Array.isArray(answer)) records = answer as BaseRecord[];
-      else if (answer && typeof answer === 'object' && key && Array.isArray((answer as Record<string, unknown>)[key])) {
+      else if (
+        answer &&
+        typeof answer === 'object' &&
+        key &&
+        Array.isArray((answer as Record<string, unknown>)[key])
+      ) {
         records = (answer as Record<string, BaseRecord[]>)[key] ?? [];
       }
       const filtered = applySorters(applyFilters(records, filters), sorters);
@@ -52,39 +67,55 @@ export function createDataProvider(request: RequestFn = defaultRequest): DataPro
     },
 
     getOne: async ({ resource, id, meta }) => {
-      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'show'), {
-        params: paramsFrom(meta, id),
-      });
+      const data = await request<BaseRecord>(
+        opKey(resource, (meta?.operation as string | undefined) ?? 'show'),
+        {
+          params: paramsFrom(meta, id),
+        },
+      );
       return { data: data as never };
     },
 
     create: async ({ resource, variables, meta }) => {
-      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'create'), {
-        params: paramsFrom(meta),
-        body: variables,
-      });
+      const data = await request<BaseRecord>(
+        opKey(resource, (meta?.operation as string | undefined) ?? 'create'),
+        {
+          params: paramsFrom(meta),
+          body: variables,
+        },
+      );
       return { data: (data ?? {}) as never };
     },
 
     update: async ({ resource, id, variables, meta }) => {
-      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'update'), {
-        params: paramsFrom(meta, id),
-        body: variables,
-      });
+      const data = await request<BaseRecord>(
+        opKey(resource, (meta?.operation as string | undefined) ?? 'update'),
+        {
+          params: paramsFrom(meta, id),
+          body: variables,
+        },
+      );
       return { data: (data ?? { id }) as never };
     },
 
     deleteOne: async ({ resource, id, meta }) => {
-      const data = await request<BaseRecord>(opKey(resource, (meta?.operation as string | undefined) ?? 'delete'), {
-        params: paramsFrom(meta, id),
-      });
+      const data = await request<BaseRecord>(
+        opKey(resource, (meta?.operation as string | undefined) ?? 'delete'),
+        {
+          params: paramsFrom(meta, id),
+        },
+      );
       return { data: (data ?? { id }) as never };
     },
 
     custom: async ({ meta, payload, query }) => {
       const key = meta?.operation as string | undefined;
       if (!key || !(key in operations)) {
-        throw new ApiError({ message: `Unknown operation ${String(key)}`, statusCode: 0, error: 'unknown_operation' });
+        throw new ApiError({
+          message: `Unknown operation ${String(key)}`,
+          statusCode: 0,
+          error: 'unknown_operation',
+        });
       }
       const data = await request<BaseRecord>(key, {
         params: paramsFrom(meta),

@@ -1,25 +1,48 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, configureHttpClient, ensureFreshToken, request, SESSION_NOT_RENEWABLE, type HttpHooks } from './http-client';
+import {
+  ApiError,
+  configureHttpClient,
+  ensureFreshToken,
+  request,
+  SESSION_NOT_RENEWABLE,
+  type HttpHooks,
+} from './http-client';
 import { SESSION_COOKIE, clearToken, getToken, setToken } from '@/lib/token';
 
 function jwt(claims: Record<string, unknown>): string {
-  const enc = (value: unknown): string => btoa(JSON.stringify(value)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  const enc = (value: unknown): string =>
+    btoa(JSON.stringify(value)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
   return `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc(claims)}.sig`;
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
 }
 
 describe('http-client', () => {
   let previous: HttpHooks;
-  const hooks = { onUnauthorized: vi.fn(), onServerError: vi.fn(), onMaintenance: vi.fn(), onRenewFailed: vi.fn(), onTokenRenewed: vi.fn() };
+  const hooks = {
+    onUnauthorized: vi.fn(),
+    onServerError: vi.fn(),
+    onMaintenance: vi.fn(),
+    onRenewFailed: vi.fn(),
+    onTokenRenewed: vi.fn(),
+  };
   const fetchMock = vi.fn<typeof fetch>();
 
   beforeEach(() => {
     previous = configureHttpClient(hooks);
     vi.stubGlobal('fetch', fetchMock);
-    setToken(jwt({ kid: 'isardvdi', exp: Math.floor(Date.now() / 1000) + 3600, data: { role_id: 'user' } }));
+    setToken(
+      jwt({
+        kid: 'isardvdi',
+        exp: Math.floor(Date.now() / 1000) + 3600,
+        data: { role_id: 'user' },
+      }),
+    );
   });
   afterEach(() => {
     configureHttpClient(previous);
@@ -31,7 +54,14 @@ describe('http-client', () => {
 
   it('converts an error body into an HttpError keeping description_code and params', async () => {
     fetchMock.mockResolvedValueOnce(
-      json(409, { error: 'conflict', msg: 'x', description: 'Viewer not started', description_code: 'viewer_not_started', params: { a: 1 }, errors: { name: 'dup' } }),
+      json(409, {
+        error: 'conflict',
+        msg: 'x',
+        description: 'Viewer not started',
+        description_code: 'viewer_not_started',
+        params: { a: 1 },
+        errors: { name: 'dup' },
+      }),
     );
     const error = (await request('desktops.list').catch((e: unknown) => e)) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
@@ -64,15 +94,25 @@ describe('http-client', () => {
   it('resolves 429 with null except on login, where it keeps Retry-After', async () => {
     fetchMock.mockResolvedValueOnce(json(429, { error: 'too_many_requests' }));
     await expect(request('desktops.list')).resolves.toBeNull();
-    fetchMock.mockResolvedValueOnce(new Response('Retry after', { status: 429, headers: { 'Retry-After': 'Sat, 21 Nov 2026 10:00:00 GMT' } }));
-    const error = (await request('session.login', { query: { provider: 'form', category_id: 'default' }, body: {} }).catch((e: unknown) => e)) as ApiError;
+    fetchMock.mockResolvedValueOnce(
+      new Response('Retry after', {
+        status: 429,
+        headers: { 'Retry-After': 'Sat, 21 Nov 2026 10:00:00 GMT' },
+      }),
+    );
+    const error = (await request('session.login', {
+      query: { provider: 'form', category_id: 'default' },
+      body: {},
+    }).catch((e: unknown) => e)) as ApiError;
     expect(error.statusCode).toBe(429);
     expect(error.retryAfter).toBe('Sat, 21 Nov 2026 10:00:00 GMT');
   });
 
   it('does not log out on a login 401 (wrong credentials)', async () => {
     fetchMock.mockResolvedValueOnce(json(401, { error: 'invalid_credentials' }));
-    await expect(request('session.login', { body: { username: 'u', password: 'p' } })).rejects.toMatchObject({ statusCode: 401 });
+    await expect(
+      request('session.login', { body: { username: 'u', password: 'p' } }),
+    ).rejects.toMatchObject({ statusCode: 401 });
     expect(hooks.onUnauthorized).not.toHaveBeenCalled();
   });
 
@@ -87,10 +127,14 @@ describe('http-client', () => {
   it('renews a token within 30 s of exp before the request', async () => {
     setToken(jwt({ kid: 'isardvdi', exp: Math.floor(Date.now() / 1000) + 10 }));
     const fresh = jwt({ kid: 'isardvdi', exp: Math.floor(Date.now() / 1000) + 300 });
-    fetchMock.mockResolvedValueOnce(json(200, { token: fresh })).mockResolvedValueOnce(json(200, []));
+    fetchMock
+      .mockResolvedValueOnce(json(200, { token: fresh }))
+      .mockResolvedValueOnce(json(200, []));
     await request('desktops.list');
     expect(fetchMock.mock.calls[0]?.[0]).toBe('/authentication/renew');
-    expect((fetchMock.mock.calls[1]?.[1]?.headers as Record<string, string>).Authorization).toBe(`Bearer ${fresh}`);
+    expect((fetchMock.mock.calls[1]?.[1]?.headers as Record<string, string>).Authorization).toBe(
+      `Bearer ${fresh}`,
+    );
     expect(document.cookie).toContain(SESSION_COOKIE);
     expect(getToken()).toBe(fresh);
   });
@@ -104,7 +148,9 @@ describe('http-client', () => {
   it("rejects with 'Session cannot be renewed' and opens the expired modal when renewal fails", async () => {
     setToken(jwt({ kid: 'isardvdi', exp: Math.floor(Date.now() / 1000) - 5 }));
     fetchMock.mockResolvedValueOnce(json(401, { error: 'invalid_session' }));
-    await expect(request('desktops.list')).rejects.toMatchObject({ message: SESSION_NOT_RENEWABLE });
+    await expect(request('desktops.list')).rejects.toMatchObject({
+      message: SESSION_NOT_RENEWABLE,
+    });
     expect(hooks.onRenewFailed).toHaveBeenCalledTimes(1);
     expect(fetchMock).toHaveBeenCalledTimes(1);
   });

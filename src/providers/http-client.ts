@@ -97,10 +97,14 @@ export interface RequestOptions {
 }
 
 /** Fills `{name}` placeholders of an operation path. */
-export function buildPath(op: Pick<Operation, 'base' | 'path'>, params: Record<string, string | number> = {}): string {
+export function buildPath(
+  op: Pick<Operation, 'base' | 'path'>,
+  params: Record<string, string | number> = {},
+): string {
   const path = op.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
     const value = params[name];
-    if (value === undefined || value === null || value === '') throw new Error(`Missing path parameter "${name}"`);
+    if (value === undefined || value === null || value === '')
+      throw new Error(`Missing path parameter "${name}"`);
     return encodeURIComponent(String(value));
   });
   return (op.base === 'auth' ? AUTH_BASE : API_BASE) + path;
@@ -119,14 +123,20 @@ function buildQuery(query: RequestOptions['query']): string {
 function encodeBody(op: Operation, body: unknown): { body?: BodyInit; contentType?: string } {
   if (op.body === 'none' || body === undefined) {
     // The authentication service requires `{}` on its POST endpoints (reference 4.3/4.4).
-    if (op.base === 'auth' && op.method === 'POST' && op.body === 'none') return { body: '{}', contentType: 'application/json' };
+    if (op.base === 'auth' && op.method === 'POST' && op.body === 'none')
+      return { body: '{}', contentType: 'application/json' };
     return {};
   }
   if (op.body === 'form') {
     const form = new FormData();
     for (const [key, value] of Object.entries((body ?? {}) as Record<string, unknown>)) {
       if (value === undefined || value === null) continue;
-      form.append(key, typeof value === 'object' && !(value instanceof Blob) ? JSON.stringify(value) : (value as string | Blob));
+      form.append(
+        key,
+        typeof value === 'object' && !(value instanceof Blob)
+          ? JSON.stringify(value)
+          : (value as string | Blob),
+      );
     }
     return { body: form };
   }
@@ -134,11 +144,21 @@ function encodeBody(op: Operation, body: unknown): { body?: BodyInit; contentTyp
 }
 
 /** Converts any failure (response or network) into an ApiError. */
-export async function toApiError(response: Response | null, cause: unknown, operation?: string): Promise<ApiError> {
+export async function toApiError(
+  response: Response | null,
+  cause: unknown,
+  operation?: string,
+): Promise<ApiError> {
   if (!response) {
-    const aborted = cause instanceof DOMException && (cause.name === 'AbortError' || cause.name === 'TimeoutError');
+    const aborted =
+      cause instanceof DOMException &&
+      (cause.name === 'AbortError' || cause.name === 'TimeoutError');
     return new ApiError({
-      message: aborted ? 'Request timed out' : cause instanceof Error ? cause.message : 'Network error',
+      message: aborted
+        ? 'Request timed out'
+        : cause instanceof Error
+          ? cause.message
+          : 'Network error',
       statusCode: aborted ? 408 : 0,
       error: aborted ? 'timeout' : 'network_error',
       ...(operation ? { operation } : {}),
@@ -154,10 +174,21 @@ export async function toApiError(response: Response | null, cause: unknown, oper
     parsed = null;
   }
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
-  const errors = parsed?.errors && typeof parsed.errors === 'object' ? (parsed.errors as Record<string, string>) : undefined;
-  const params = parsed?.params && typeof parsed.params === 'object' ? (parsed.params as Record<string, unknown>) : null;
+  const errors =
+    parsed?.errors && typeof parsed.errors === 'object'
+      ? (parsed.errors as Record<string, string>)
+      : undefined;
+  const params =
+    parsed?.params && typeof parsed.params === 'object'
+      ? (parsed.params as Record<string, unknown>)
+      : null;
   const message =
-    str(parsed?.description) ?? str(parsed?.msg) ?? str(parsed?.error) ?? (text && !parsed ? text : undefined) ?? response.statusText ?? 'Error';
+    str(parsed?.description) ??
+    str(parsed?.msg) ??
+    str(parsed?.error) ??
+    (text && !parsed ? text : undefined) ??
+    response.statusText ??
+    'Error';
   const errorCode = str(parsed?.error);
   const descriptionCode = str(parsed?.description_code);
   return new ApiError({
@@ -184,7 +215,11 @@ export function renewToken(): Promise<string> {
     try {
       response = await fetch(buildPath(op), {
         method: op.method,
-        headers: { Authorization: `Bearer ${current}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+        headers: {
+          Authorization: `Bearer ${current}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
         body: '{}',
         signal: AbortSignal.timeout(op.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
@@ -216,7 +251,11 @@ export async function ensureFreshToken(now = Date.now()): Promise<string | null>
     return await renewToken();
   } catch {
     hooks.onRenewFailed();
-    throw new ApiError({ message: SESSION_NOT_RENEWABLE, statusCode: 401, error: 'invalid_session' });
+    throw new ApiError({
+      message: SESSION_NOT_RENEWABLE,
+      statusCode: 401,
+      error: 'invalid_session',
+    });
   }
 }
 
@@ -227,9 +266,17 @@ const NO_LOGOUT_ON_401 = new Set<string>([LOGIN_OPERATION, 'session.logout', 'se
  * Calls a generated operation. Resolves with the parsed JSON (or text) body; 429 resolves with
  * null except on login. Rejects with an ApiError.
  */
-export async function request<T = unknown>(key: OperationKey | string, options: RequestOptions = {}): Promise<T> {
+export async function request<T = unknown>(
+  key: OperationKey | string,
+  options: RequestOptions = {},
+): Promise<T> {
   const op = (operations as Record<string, Operation>)[key];
-  if (!op) throw new ApiError({ message: `Unknown operation ${key}`, statusCode: 0, error: 'unknown_operation' });
+  if (!op)
+    throw new ApiError({
+      message: `Unknown operation ${key}`,
+      statusCode: 0,
+      error: 'unknown_operation',
+    });
 
   const done = options.background ? () => undefined : beginRequest();
   try {
@@ -250,7 +297,12 @@ export async function request<T = unknown>(key: OperationKey | string, options: 
 
     let response: Response;
     try {
-      response = await fetch(url, { method: op.method, headers, body: encoded.body ?? null, signal });
+      response = await fetch(url, {
+        method: op.method,
+        headers,
+        body: encoded.body ?? null,
+        signal,
+      });
     } catch (cause) {
       throw await toApiError(null, cause, key);
     }

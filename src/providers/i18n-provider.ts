@@ -7,7 +7,9 @@ import { matchLanguage } from '@/i18n/languages';
 export const i18nProvider: I18nProvider = {
   translate: (key: string, options?: unknown, defaultMessage?: string) => {
     const opts = (options ?? {}) as Record<string, unknown>;
-    return String(i18next.t(key, { ...(defaultMessage ? { defaultValue: defaultMessage } : {}), ...opts }));
+    return String(
+      i18next.t(key, { ...(defaultMessage ? { defaultValue: defaultMessage } : {}), ...opts }),
+    );
   },
   changeLocale: async (lang: string) => {
     const language = matchLanguage(lang);

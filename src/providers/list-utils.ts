@@ -18,7 +18,8 @@ function matches(record: unknown, filter: CrudFilter): boolean {
   const actual = valueAt(record, filter.field);
   const expected: unknown = filter.value;
   if (expected === undefined || expected === null || expected === '') return true;
-  const text = (v: unknown): string => (v === undefined || v === null ? '' : String(v)).toLowerCase();
+  const text = (v: unknown): string =>
+    (v === undefined || v === null ? '' : String(v)).toLowerCase();
   switch (filter.operator) {
     case 'eq':
       return actual === expected || text(actual) === text(expected);
@@ -70,7 +71,8 @@ export function applySorters<T>(records: T[], sorters: CrudSort[] = []): T[] {
       if (x === y) continue;
       if (x === undefined || x === null) return 1;
       if (y === undefined || y === null) return -1;
-      const order = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+      const order =
+        typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
       if (order !== 0) return sorter.order === 'desc' ? -order : order;
     }
     return 0;

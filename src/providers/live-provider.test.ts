@@ -15,14 +15,23 @@ function setup() {
     total: 2,
   });
   const live = createLiveProvider(client);
-  const data = () => (client.getQueryData(key) as { data: { id: string; state: string; version: number }[]; total: number });
+  const data = () =>
+    client.getQueryData(key) as {
+      data: { id: string; state: string; version: number }[];
+      total: number;
+    };
   return { client, live, data };
 }
 
 describe('live provider cache patching', () => {
   it('adds a created desktop to the cached list', () => {
     const { live, data } = setup();
-    live.dispatch(wireByName['desktops.created'], { id: 'c', name: 'C', state: 'stopped', version: 1 });
+    live.dispatch(wireByName['desktops.created'], {
+      id: 'c',
+      name: 'C',
+      state: 'stopped',
+      version: 1,
+    });
     expect(data().data.map((d) => d.id)).toEqual(['a', 'b', 'c']);
     expect(data().total).toBe(3);
   });
@@ -54,7 +63,12 @@ describe('live provider cache patching', () => {
     live.dispatch(wireByName['desktops.updated'], { id: 'a', state: 'started', version: 9 });
     expect(spy).not.toHaveBeenCalled();
     live.resync();
-    expect(spy.mock.calls.filter(([filters]) => JSON.stringify(filters?.queryKey) === JSON.stringify(listKeyPrefix('desktops')))).toHaveLength(1);
+    expect(
+      spy.mock.calls.filter(
+        ([filters]) =>
+          JSON.stringify(filters?.queryKey) === JSON.stringify(listKeyPrefix('desktops')),
+      ),
+    ).toHaveLength(1);
   });
 
   it('notifies refine subscribers of the resource channel', () => {
@@ -62,7 +76,12 @@ describe('live provider cache patching', () => {
     const callback = vi.fn();
     const sub = live.subscribe({ channel: 'resources/desktops', types: ['updated'], callback });
     live.dispatch(wireByName['desktops.updated'], { id: 'a', version: 5 });
-    expect(callback).toHaveBeenCalledWith(expect.objectContaining({ type: 'updated', payload: expect.objectContaining({ ids: ['a'] }) }));
+    expect(callback).toHaveBeenCalledWith(
+      expect.objectContaining({
+        type: 'updated',
+        payload: expect.objectContaining({ ids: ['a'] }),
+      }),
+    );
     live.unsubscribe(sub);
     live.dispatch(wireByName['desktops.updated'], { id: 'a', version: 6 });
     expect(callback).toHaveBeenCalledTimes(1);
@@ -77,12 +96,24 @@ describe('live provider frame batching', () => {
       client.setQueryData(key, { data: [{ id: 'a', state: 'stopped', version: 1 }], total: 1 });
       const live = createLiveProvider(client, { batch: 'frame' });
       const writes = vi.spyOn(client, 'setQueriesData');
-      for (let v = 2; v <= 101; v++) live.dispatch(wireByName['desktops.updated'], { id: 'a', state: v % 2 ? 'started' : 'stopped', version: v });
-      expect((client.getQueryData(key) as { data: { version: number }[] }).data[0]?.version).toBe(1);
+      for (let v = 2; v <= 101; v++)
+        live.dispatch(wireByName['desktops.updated'], {
+          id: 'a',
+          state: v % 2 ? 'started' : 'stopped',
+          version: v,
+        });
+      expect((client.getQueryData(key) as { data: { version: number }[] }).data[0]?.version).toBe(
+        1,
+      );
       vi.advanceTimersByTime(20);
-      const listWrites = writes.mock.calls.filter(([filters]) => JSON.stringify(filters.queryKey) === JSON.stringify(listKeyPrefix('desktops')));
+      const listWrites = writes.mock.calls.filter(
+        ([filters]) =>
+          JSON.stringify(filters.queryKey) === JSON.stringify(listKeyPrefix('desktops')),
+      );
       expect(listWrites).toHaveLength(1);
-      expect((client.getQueryData(key) as { data: { version: number; state: string }[] }).data[0]).toMatchObject({ version: 101, state: 'started' });
+      expect(
+        (client.getQueryData(key) as { data: { version: number; state: string }[] }).data[0],
+      ).toMatchObject({ version: 101, state: 'started' });
     } finally {
       vi.useRealTimers();
     }

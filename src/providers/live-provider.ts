@@ -44,10 +44,19 @@ export function upsertRecord(cache: unknown, payload: Identified, idField = 'id'
   const id = payload[idField];
   const index = cache.data.findIndex((item) => item[idField] === id);
   if (index === -1) {
-    return { ...cache, data: [...cache.data, payload], total: (cache.total ?? cache.data.length) + 1 };
+    return {
+      ...cache,
+      data: [...cache.data, payload],
+      total: (cache.total ?? cache.data.length) + 1,
+    };
   }
   const current = cache.data[index];
-  if (current && typeof current.version === 'number' && typeof payload.version === 'number' && payload.version < current.version) {
+  if (
+    current &&
+    typeof current.version === 'number' &&
+    typeof payload.version === 'number' &&
+    payload.version < current.version
+  ) {
     return cache;
   }
   const data = cache.data.slice();
@@ -62,7 +71,12 @@ export function removeRecord(cache: unknown, payload: Identified, idField = 'id'
   const index = cache.data.findIndex((item) => item[idField] === id);
   if (index === -1) return cache;
   const current = cache.data[index];
-  if (current && typeof current.version === 'number' && typeof payload.version === 'number' && payload.version < current.version) {
+  if (
+    current &&
+    typeof current.version === 'number' &&
+    typeof payload.version === 'number' &&
+    payload.version < current.version
+  ) {
     return cache;
   }
   const data = cache.data.filter((_, i) => i !== index);
@@ -70,7 +84,10 @@ export function removeRecord(cache: unknown, payload: Identified, idField = 'id'
 }
 
 /** Applies a queue payload (`{ key: { desktop_id, position } }`) to the records' `queue`. */
-export function applyQueue(cache: unknown, payload: Record<string, { desktop_id: string; position: number; event?: string } | undefined>): unknown {
+export function applyQueue(
+  cache: unknown,
+  payload: Record<string, { desktop_id: string; position: number; event?: string } | undefined>,
+): unknown {
   if (!isListCache(cache)) return cache;
   const byId = new Map<string, { position: number; event?: string }>();
   for (const entry of Object.values(payload)) if (entry) byId.set(entry.desktop_id, entry);
@@ -80,7 +97,10 @@ export function applyQueue(cache: unknown, payload: Record<string, { desktop_id:
     const entry = byId.get(String(item.id));
     if (!entry) return item;
     changed = true;
-    return { ...item, queue: { position: entry.position, ...(entry.event ? { event: entry.event } : {}) } };
+    return {
+      ...item,
+      queue: { position: entry.position, ...(entry.event ? { event: entry.event } : {}) },
+    };
   });
   return changed ? { ...cache, data } : cache;
 }
@@ -111,7 +131,10 @@ export interface LiveProviderOptions {
 }
 
 /** Creates the live provider bound to the application's QueryClient. */
-export function createLiveProvider(queryClient: QueryClient, options: LiveProviderOptions = {}): PortalLiveProvider {
+export function createLiveProvider(
+  queryClient: QueryClient,
+  options: LiveProviderOptions = {},
+): PortalLiveProvider {
   const invalidateDelayMs = options.invalidateDelayMs ?? 250;
   const pending = new Map<string, { key: unknown[]; updaters: Updater[] }>();
   let frame: number | ReturnType<typeof setTimeout> | null = null;
@@ -120,7 +143,9 @@ export function createLiveProvider(queryClient: QueryClient, options: LiveProvid
     const batches = [...pending.values()];
     pending.clear();
     for (const { key, updaters } of batches) {
-      queryClient.setQueriesData({ queryKey: key }, (cache: unknown) => updaters.reduce((acc, update) => update(acc), cache));
+      queryClient.setQueriesData({ queryKey: key }, (cache: unknown) =>
+        updaters.reduce((acc, update) => update(acc), cache),
+      );
     }
   };
   /** Queues (or applies) one cache patch for every query under `key`. */
@@ -133,7 +158,10 @@ export function createLiveProvider(queryClient: QueryClient, options: LiveProvid
     const entry = pending.get(id) ?? { key, updaters: [] };
     entry.updaters.push(updater);
     pending.set(id, entry);
-    frame ??= typeof requestAnimationFrame === 'function' ? requestAnimationFrame(flush) : setTimeout(flush, 16);
+    frame ??=
+      typeof requestAnimationFrame === 'function'
+        ? requestAnimationFrame(flush)
+        : setTimeout(flush, 16);
   };
   const subscriptions = new Set<Subscription>();
   const pendingInvalidations = new Set<string>();
@@ -145,7 +173,8 @@ export function createLiveProvider(queryClient: QueryClient, options: LiveProvid
       invalidateTimer = null;
       const names = [...pendingInvalidations];
       pendingInvalidations.clear();
-      for (const name of names) void queryClient.invalidateQueries({ queryKey: resourceKeyPrefix(name) });
+      for (const name of names)
+        void queryClient.invalidateQueries({ queryKey: resourceKeyPrefix(name) });
     }, invalidateDelayMs);
   };
 
@@ -165,7 +194,9 @@ export function createLiveProvider(queryClient: QueryClient, options: LiveProvid
     const patch = !!(meta?.live && 'patch' in meta.live && meta.live.patch);
     const record = (payload ?? {}) as Identified;
 
-    const live = (meta?.live ?? null) as { removeWhen?: { field: string; values: readonly unknown[] } } | null;
+    const live = (meta?.live ?? null) as {
+      removeWhen?: { field: string; values: readonly unknown[] };
+    } | null;
     const removeWhen = live?.removeWhen;
     const removes = !!removeWhen && removeWhen.values.includes(record[removeWhen.field]);
 
@@ -178,7 +209,13 @@ export function createLiveProvider(queryClient: QueryClient, options: LiveProvid
         patchQueries([...resourceKeyPrefix(resource), 'one', record[idField]], (cache) => {
           if (!cache || typeof cache !== 'object') return cache;
           const current = (cache as { data?: Identified }).data;
-          if (current && typeof current.version === 'number' && typeof record.version === 'number' && record.version < current.version) return cache;
+          if (
+            current &&
+            typeof current.version === 'number' &&
+            typeof record.version === 'number' &&
+            record.version < current.version
+          )
+            return cache;
           return { ...cache, data: { ...current, ...record } };
         });
       } else if (verb === 'deleted') {
@@ -206,7 +243,8 @@ export function createLiveProvider(queryClient: QueryClient, options: LiveProvid
     dispatch,
     resync: () => {
       for (const resource of resources) {
-        if (resource.meta.live) void queryClient.invalidateQueries({ queryKey: listKeyPrefix(resource.name) });
+        if (resource.meta.live)
+          void queryClient.invalidateQueries({ queryKey: listKeyPrefix(resource.name) });
       }
     },
     subscribe: ({ channel, types, callback }) => {

@@ -20,9 +20,23 @@ interface Machine {
   field: string;
   fallback: string;
   states: readonly string[];
-  actions: Record<string, { operation: string; param?: Record<string, string>; color: string; icon: string; primary?: boolean; confirm?: boolean }>;
+  actions: Record<
+    string,
+    {
+      operation: string;
+      param?: Record<string, string>;
+      color: string;
+      icon: string;
+      primary?: boolean;
+      confirm?: boolean;
+    }
+  >;
   table: Record<string, readonly string[] | undefined>;
-  overrides: readonly { when: Record<string, unknown>; states: readonly string[]; actions: readonly string[] }[];
+  overrides: readonly {
+    when: Record<string, unknown>;
+    states: readonly string[];
+    actions: readonly string[];
+  }[];
   rules: Record<string, { states: readonly string[]; code: string; status: number } | undefined>;
 }
 
@@ -45,21 +59,34 @@ export function actionsFor(resource: string, record: Record<string, unknown>): A
   const state = normalisedState(resource, record);
   let names: readonly string[] = m.table[state] ?? [];
   for (const override of m.overrides) {
-    const applies = override.states.includes(state) && Object.entries(override.when).every(([key, value]) => record[key] === value);
+    const applies =
+      override.states.includes(state) &&
+      Object.entries(override.when).every(([key, value]) => record[key] === value);
     if (applies) names = override.actions;
   }
   return names
     .map((name) => {
       const spec = m.actions[name];
       return spec
-        ? { name, operation: spec.operation, color: spec.color, icon: spec.icon, primary: !!spec.primary, confirm: !!spec.confirm }
+        ? {
+            name,
+            operation: spec.operation,
+            color: spec.color,
+            icon: spec.icon,
+            primary: !!spec.primary,
+            confirm: !!spec.confirm,
+          }
         : null;
     })
     .filter((spec): spec is ActionSpec => spec !== null);
 }
 
 /** True when a rule (`edit`, `delete`, `viewer`...) allows the record's current state. */
-export function ruleAllows(resource: string, rule: string, record: Record<string, unknown>): boolean {
+export function ruleAllows(
+  resource: string,
+  rule: string,
+  record: Record<string, unknown>,
+): boolean {
   const r = machine(resource)?.rules[rule];
   return r ? r.states.includes(normalisedState(resource, record)) : true;
 }

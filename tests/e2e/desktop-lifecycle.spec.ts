@@ -36,7 +36,10 @@ function canvasStats(page: Page): Promise<CanvasStats> {
   });
 }
 
-test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async ({ page, baseURL }) => {
+test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async ({
+  page,
+  baseURL,
+}) => {
   test.setTimeout(240_000);
   const base = baseURL ?? '';
   const token = await apiToken(base);
@@ -53,7 +56,10 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await page.getByRole('textbox', { name: 'Name', exact: true }).fill(name);
   await page.getByRole('button', { name: 'Create desktop' }).click();
   await expect(page).toHaveURL(/\/desktops$/, { timeout: 30_000 });
-  const list = (await (await api.get('/api/v3/user/desktops')).json()) as { id: string; name: string }[];
+  const list = (await (await api.get('/api/v3/user/desktops')).json()) as {
+    id: string;
+    name: string;
+  }[];
   const id = list.find((d) => d.name === name)?.id ?? '';
   expect(id, 'the new desktop is listed').toBeTruthy();
 
@@ -81,24 +87,34 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await open.click();
   const viewer = await popupPromise;
   await viewer.waitForURL(new RegExp(`/viewer/vnc/${id}$`));
-  await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
+  await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'connected', {
+    timeout: 30_000,
+  });
 
   // The canvas shows the GRUB menu (not blank).
-  await expect.poll(async () => (await canvasStats(viewer)).nonBlack, { timeout: 20_000 }).toBeGreaterThan(2000);
+  await expect
+    .poll(async () => (await canvasStats(viewer)).nonBlack, { timeout: 20_000 })
+    .toBeGreaterThan(2000);
   const menu = await canvasStats(viewer);
   expect(menu.width).toBeGreaterThan(300);
 
   // Typing reaches the guest: `c` opens the GRUB command line, then echo + Enter.
   await viewer.locator('[data-testid="vnc-screen"] canvas').click();
   await viewer.keyboard.press('c');
-  await expect.poll(async () => (await canvasStats(viewer)).hash, { timeout: 15_000 }).not.toBe(menu.hash);
+  await expect
+    .poll(async () => (await canvasStats(viewer)).hash, { timeout: 15_000 })
+    .not.toBe(menu.hash);
   await viewer.waitForTimeout(500);
   const commandLine = await canvasStats(viewer);
   await viewer.keyboard.type('echo hello-e2e', { delay: 40 });
   await viewer.keyboard.press('Enter');
-  await expect.poll(async () => (await canvasStats(viewer)).hash, { timeout: 15_000 }).not.toBe(commandLine.hash);
+  await expect
+    .poll(async () => (await canvasStats(viewer)).hash, { timeout: 15_000 })
+    .not.toBe(commandLine.hash);
   const typed = await canvasStats(viewer);
-  await viewer.getByTestId('vnc-screen').screenshot({ path: test.info().outputPath('vnc-typed.png') });
+  await viewer
+    .getByTestId('vnc-screen')
+    .screenshot({ path: test.info().outputPath('vnc-typed.png') });
   expect(typed.nonBlack).toBeGreaterThan(commandLine.nonBlack);
 
   // The thumbnail endpoint serves a PNG of the running desktop.
@@ -130,12 +146,16 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   if (await force.isVisible().catch(() => false)) await force.click().catch(() => undefined);
   await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 40_000 });
   // The viewer tab says the desktop stopped, with a way back.
-  await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'stopped', { timeout: 20_000 });
+  await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'stopped', {
+    timeout: 20_000,
+  });
   await expect(viewer.getByTestId('vnc-back')).toBeVisible();
   await viewer.close();
 
   // Edit the memory on the edit page (from the card's Edit button).
-  const before = (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as { hardware?: { memory?: number } };
+  const before = (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as {
+    hardware?: { memory?: number };
+  };
   const memory = before.hardware?.memory === 1.5 ? 2 : 1.5;
   await card.locator('[data-action="edit"]').click();
   await expect(page).toHaveURL(new RegExp(`/domain/edit\\?id=${id}$`));
@@ -144,7 +164,14 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await page.getByRole('button', { name: 'Save changes' }).click();
   await expect(page).toHaveURL(/\/desktops$/, { timeout: 30_000 });
   await expect
-    .poll(async () => ((await (await api.get(`/api/v3/domain/info/${id}`)).json()) as { hardware?: { memory?: number } }).hardware?.memory)
+    .poll(
+      async () =>
+        (
+          (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as {
+            hardware?: { memory?: number };
+          }
+        ).hardware?.memory,
+    )
     .toBe(memory);
   await page.getByTestId('desktops-filter').fill(name);
 
@@ -153,6 +180,8 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await card.locator('[data-action="delete"]').click();
   await page.getByTestId('confirm-delete').click();
   await expect(card).toHaveCount(0, { timeout: 15_000 });
-  await expect.poll(async () => Number(await (await api.get('/api/v3/recycle_bin/count')).text())).toBe(countBefore + 1);
+  await expect
+    .poll(async () => Number(await (await api.get('/api/v3/recycle_bin/count')).text()))
+    .toBe(countBefore + 1);
   await api.dispose();
 });

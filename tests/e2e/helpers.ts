@@ -5,7 +5,11 @@ import { DEMO_PASSWORD } from '../../playwright.config';
 export { DEMO_PASSWORD };
 
 /** Logs in through the login page and waits for the desktops page. */
-export async function loginUi(page: Page, username = 'user', password = DEMO_PASSWORD): Promise<void> {
+export async function loginUi(
+  page: Page,
+  username = 'user',
+  password = DEMO_PASSWORD,
+): Promise<void> {
   await page.goto('/login');
   await page.locator('input[name=username]').fill(username);
   await page.locator('input[name=password]').fill(password);
@@ -14,7 +18,11 @@ export async function loginUi(page: Page, username = 'user', password = DEMO_PAS
 }
 
 /** Logs in through the API (form POST) and returns the raw JWT. */
-export async function apiToken(baseURL: string, username = 'user', password = DEMO_PASSWORD): Promise<string> {
+export async function apiToken(
+  baseURL: string,
+  username = 'user',
+  password = DEMO_PASSWORD,
+): Promise<string> {
   const ctx = await request.newContext({ baseURL });
   const response = await ctx.post('/authentication/login?provider=form&category_id=default', {
     multipart: { username, password },

@@ -6,8 +6,12 @@ test('the renew prompt and then the expired-session modal appear', async ({ page
   await loginUi(page);
   await expect(page.getByTestId('desktop-card').first()).toBeVisible();
   const config = await page.evaluate(async () => {
-    const token = decodeURIComponent(document.cookie.split('vdiportal_session=')[1]?.split(';')[0] ?? '');
-    const response = await fetch('/api/v3/user/config', { headers: { Authorization: `Bearer ${token}` } });
+    const token = decodeURIComponent(
+      document.cookie.split('vdiportal_session=')[1]?.split(';')[0] ?? '',
+    );
+    const response = await fetch('/api/v3/user/config', {
+      headers: { Authorization: `Bearer ${token}` },
+    });
     return (await response.json()) as { session: { max_renew_time: number; max_time: number } };
   });
   const end = Math.min(config.session.max_renew_time, config.session.max_time) * 1000;
@@ -24,11 +28,28 @@ test('the renew prompt and then the expired-session modal appear', async ({ page
   await expect(page).toHaveURL(/\/login$/);
 });
 
-test('a session cookie replaced by an expired token that cannot be renewed ends on the login page', async ({ page, context }) => {
+test('a session cookie replaced by an expired token that cannot be renewed ends on the login page', async ({
+  page,
+  context,
+}) => {
   await loginUi(page);
   const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
-  const payload = Buffer.from(JSON.stringify({ kid: 'isardvdi', session_id: 'gone', exp: Math.floor(Date.now() / 1000) - 60, data: { role_id: 'user' } })).toString('base64url');
-  await context.addCookies([{ name: 'vdiportal_session', value: `${header}.${payload}.invalid`, url: page.url(), sameSite: 'Strict' }]);
+  const payload = Buffer.from(
+    JSON.stringify({
+      kid: 'isardvdi',
+      session_id: 'gone',
+      exp: Math.floor(Date.now() / 1000) - 60,
+      data: { role_id: 'user' },
+    }),
+  ).toString('base64url');
+  await context.addCookies([
+    {
+      name: 'vdiportal_session',
+      value: `${header}.${payload}.invalid`,
+      url: page.url(),
+      sameSite: 'Strict',
+    },
+  ]);
   await page.goto('/desktops');
   await expect(page).toHaveURL(/\/login$/);
 });

@@ -20,7 +20,8 @@ export default class PlainReporter implements Reporter {
       if (m.state() === 'failed' && [...m.children.allTests()].length === 0) failed++;
     }
     const file = process.env.TEST_COUNTS_FILE;
-    if (file) appendFileSync(file, `${JSON.stringify({ suite: 'vitest', passed, failed, skipped })}\n`);
+    if (file)
+      appendFileSync(file, `${JSON.stringify({ suite: 'vitest', passed, failed, skipped })}\n`);
     else console.log(`${passed} passed, ${failed} failed`);
   }
 }

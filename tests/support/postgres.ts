@@ -12,7 +12,8 @@ function pgBin(name: string): string {
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
     const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a));
-    for (const v of versions) if (existsSync(join(root, v, 'bin', name))) return join(root, v, 'bin', name);
+    for (const v of versions)
+      if (existsSync(join(root, v, 'bin', name))) return join(root, v, 'bin', name);
   }
   return name;
 }
@@ -22,7 +23,9 @@ async function freePort(): Promise<number> {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {
       const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+      srv.close(() =>
+        addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -39,11 +42,25 @@ export async function startPostgres(): Promise<PgCluster> {
   const port = await freePort();
   const asPostgres = process.getuid?.() === 0;
   const run = (bin: string, args: string[]) => {
-    if (asPostgres) execFileSync('su', ['postgres', '-s', '/bin/sh', '-c', [pgBin(bin), ...args].map((a) => `'${a}'`).join(' ')], { stdio: 'pipe' });
+    if (asPostgres)
+      execFileSync(
+        'su',
+        ['postgres', '-s', '/bin/sh', '-c', [pgBin(bin), ...args].map((a) => `'${a}'`).join(' ')],
+        { stdio: 'pipe' },
+      );
     else execFileSync(pgBin(bin), args, { stdio: 'pipe' });
   };
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-  run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, 'start']);
+  run('pg_ctl', [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'log'),
+    '-w',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+    'start',
+  ]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop: () => {

@@ -41,7 +41,8 @@ export async function killQemus(dataDir: string, graceMs = 2000): Promise<number
     }
   }
   const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && qemuPids(dataDir).length) await new Promise((r) => setTimeout(r, 100));
+  while (Date.now() < deadline && qemuPids(dataDir).length)
+    await new Promise((r) => setTimeout(r, 100));
   for (const pid of qemuPids(dataDir)) {
     try {
       process.kill(pid, 'SIGKILL');

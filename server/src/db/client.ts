@@ -12,7 +12,10 @@ export type Db = PgDatabase<PgQueryResultHKT>;
 /** Multi-statement SQL runner bound to one connection (inside a transaction for migrations). */
 export type Exec = (sqlText: string) => Promise<void>;
 /** Parameterised single-statement query, rows as objects. */
-export type Query = <T = Record<string, unknown>>(sqlText: string, params?: unknown[]) => Promise<T[]>;
+export type Query = <T = Record<string, unknown>>(
+  sqlText: string,
+  params?: unknown[],
+) => Promise<T[]>;
 
 export interface Database {
   kind: 'pglite' | 'postgres';
@@ -71,7 +74,8 @@ async function openPglite(dir: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   const client = await PGlite.create(dir);
-  const query: Query = async <T,>(text: string, params?: unknown[]) => (await client.query<T>(text, params)).rows;
+  const query: Query = async <T>(text: string, params?: unknown[]) =>
+    (await client.query<T>(text, params)).rows;
   return {
     kind: 'pglite',
     db: drizzle(client) as unknown as Db,
@@ -80,7 +84,7 @@ async function openPglite(dir: string): Promise<Database> {
       client.transaction((tx) =>
         fn(
           async (text) => void (await tx.exec(text)),
-          async <T,>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
+          async <T>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
         ),
       ),
     close: () => client.close(),

@@ -27,7 +27,10 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 }
 
 /** Applies pending migrations; returns the versions applied now. */
-export async function migrate(database: Database, migrations = loadMigrations()): Promise<string[]> {
+export async function migrate(
+  database: Database,
+  migrations = loadMigrations(),
+): Promise<string[]> {
   await database.query(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
   );
@@ -38,7 +41,10 @@ export async function migrate(database: Database, migrations = loadMigrations())
       const rows = await query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
       if (rows.length > 0) return false;
       await exec(m.sql);
-      await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        m.version,
+        m.name,
+      ]);
       return true;
     });
     if (done) applied.push(m.version);

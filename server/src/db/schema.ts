@@ -2,7 +2,16 @@
  * Drizzle table definitions. They mirror server/migrations/*.sql, which is the source of truth for
  * the database: a column added there is added here too (the migration test compares both).
  */
-import { bigint, boolean, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -111,7 +120,10 @@ export const desktops = pgTable('desktops', {
   tag: text('tag'),
   visible: boolean('visible').notNull().default(true),
   accessed: ts('accessed').notNull().defaultNow(),
-  scheduled: jsonb('scheduled').$type<Record<string, unknown>>().notNull().default({ shutdown: false }),
+  scheduled: jsonb('scheduled')
+    .$type<Record<string, unknown>>()
+    .notNull()
+    .default({ shutdown: false }),
   bookingId: text('booking_id'),
   currentAction: text('current_action'),
   runtime: jsonb('runtime').$type<Record<string, unknown>>().notNull().default({}),

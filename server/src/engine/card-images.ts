@@ -24,12 +24,29 @@ export function detectFormat(data: Buffer): (typeof FORMATS)[number] | undefined
 }
 
 /** Stores a base64 card image; returns the image object for the desktop. */
-export async function saveCardImage(dataDir: string, base64: string): Promise<{ id: string; type: 'user'; url: string }> {
-  if (!/^[A-Za-z0-9+/=\s]*$/.test(base64)) throw new ApiError('bad_request', 'The image is not base64', 'bad_request', null, { errors: { '/image/file/data': 'contentEncoding' } });
+export async function saveCardImage(
+  dataDir: string,
+  base64: string,
+): Promise<{ id: string; type: 'user'; url: string }> {
+  if (!/^[A-Za-z0-9+/=\s]*$/.test(base64))
+    throw new ApiError('bad_request', 'The image is not base64', 'bad_request', null, {
+      errors: { '/image/file/data': 'contentEncoding' },
+    });
   const data = Buffer.from(base64, 'base64');
-  if (data.length === 0 || data.length > MAX_CARD_BYTES) throw new ApiError('bad_request', `The image must be between 1 byte and ${MAX_CARD_BYTES} bytes`, 'card_image_too_large', { max: MAX_CARD_BYTES });
+  if (data.length === 0 || data.length > MAX_CARD_BYTES)
+    throw new ApiError(
+      'bad_request',
+      `The image must be between 1 byte and ${MAX_CARD_BYTES} bytes`,
+      'card_image_too_large',
+      { max: MAX_CARD_BYTES },
+    );
   const format = detectFormat(data);
-  if (!format) throw new ApiError('unsupported_media_type', 'Only PNG, JPEG and GIF images are accepted', 'card_image_invalid');
+  if (!format)
+    throw new ApiError(
+      'unsupported_media_type',
+      'Only PNG, JPEG and GIF images are accepted',
+      'card_image_invalid',
+    );
   const file = `${randomBytes(32).toString('base64url')}.${format.ext}`;
   const dir = join(dataDir, 'cards');
   await mkdir(dir, { recursive: true });
@@ -38,7 +55,10 @@ export async function saveCardImage(dataDir: string, base64: string): Promise<{ 
 }
 
 /** Reads a stored card image by its (validated) file name. */
-export async function readCardImage(dataDir: string, file: string): Promise<{ data: Buffer; mime: string }> {
+export async function readCardImage(
+  dataDir: string,
+  file: string,
+): Promise<{ data: Buffer; mime: string }> {
   if (!FILE_PATTERN.test(file)) throw new ApiError('not_found', 'Image not found', 'not_found');
   const data = await readFile(join(dataDir, 'cards', file)).catch(() => undefined);
   const format = data ? detectFormat(data) : undefined;

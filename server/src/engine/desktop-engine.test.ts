@@ -68,7 +68,14 @@ describe('DesktopEngine', () => {
     mkdirSync(join(dir, 'disks'));
     store = new MemoryStore();
     driver = createFakeDriver({ honourPowerdown: false });
-    engine = new DesktopEngine({ store, driver, dataDir: dir, log, shutdownTimeoutMs: 200, startConcurrency: 1 });
+    engine = new DesktopEngine({
+      store,
+      driver,
+      dataDir: dir,
+      log,
+      shutdownTimeoutMs: 200,
+      startConcurrency: 1,
+    });
   });
   afterEach(async () => {
     await engine.close();
@@ -108,12 +115,17 @@ describe('DesktopEngine', () => {
   it('refuses to start from a state without a start action', async () => {
     withDisk('d1');
     row('d1').state = 'maintenance';
-    await expect(engine.start('d1')).rejects.toMatchObject({ descriptionCode: 'unable_to_start_desktop_from', statusCode: 428 });
+    await expect(engine.start('d1')).rejects.toMatchObject({
+      descriptionCode: 'unable_to_start_desktop_from',
+      statusCode: 428,
+    });
   });
 
   it('refuses to start a desktop whose disk is missing', async () => {
     store.add({ id: 'nodisk', disk_path: join(dir, 'disks', 'missing.qcow2') });
-    await expect(engine.start('nodisk')).rejects.toMatchObject({ descriptionCode: 'desktop_storage_not_ready' });
+    await expect(engine.start('nodisk')).rejects.toMatchObject({
+      descriptionCode: 'desktop_storage_not_ready',
+    });
   });
 
   it('queues starts beyond the concurrency and publishes queue positions', async () => {
@@ -200,7 +212,9 @@ describe('DesktopEngine', () => {
   it('retry on a failed desktop verifies the disk and ends stopped', async () => {
     withDisk('d1');
     row('d1').state = 'failed';
-    await driver.prepareDisk({ path: join(dir, 'disks', 'd1.qcow2'), backingFile: '/tpl.qcow2' }).catch(() => undefined);
+    await driver
+      .prepareDisk({ path: join(dir, 'disks', 'd1.qcow2'), backingFile: '/tpl.qcow2' })
+      .catch(() => undefined);
     await expect(engine.retry('d1')).resolves.toBe('stopped');
   });
 });

@@ -52,7 +52,14 @@ export interface DesktopEngineOptions {
 const STARTABLE: readonly DesktopState[] = ['stopped', 'failed'];
 /** States in which the desktop already runs or is about to (start returns them unchanged). */
 const RUNNING_OR_STARTING: readonly DesktopState[] = ['started', 'starting', 'waitingip', 'reset'];
-const TRANSITIONAL: readonly DesktopState[] = ['starting', 'stopping', 'shutting-down', 'creating', 'updating', 'reset'];
+const TRANSITIONAL: readonly DesktopState[] = [
+  'starting',
+  'stopping',
+  'shutting-down',
+  'creating',
+  'updating',
+  'reset',
+];
 
 const password = (bytes: number) => randomBytes(bytes).toString('base64url').slice(0, bytes);
 
@@ -72,7 +79,8 @@ export class DesktopEngine {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly inflight = new Set<Promise<unknown>>();
-  private readonly onExit = (id: string, info: ExitInfo) => this.background(this.handleExit(id, info), 'exit handling failed', id);
+  private readonly onExit = (id: string, info: ExitInfo) =>
+    this.background(this.handleExit(id, info), 'exit handling failed', id);
 
   /**
    * Runs work after the request that asked for it answered: failures are logged (the desktop
@@ -112,10 +120,15 @@ export class DesktopEngine {
     for (const runtime of adopted) {
       const desktop = await this.store.get(runtime.id);
       const status = await this.driver.status(runtime.id);
-      this.idle?.adopted(runtime.id, { idlePaused: status === 'paused' && desktop?.state === 'started' });
+      this.idle?.adopted(runtime.id, {
+        idlePaused: status === 'paused' && desktop?.state === 'started',
+      });
     }
     await this.reconcile();
-    this.timer = setInterval(() => this.background(this.reconcile(), 'reconcile failed'), this.reconcileMs);
+    this.timer = setInterval(
+      () => this.background(this.reconcile(), 'reconcile failed'),
+      this.reconcileMs,
+    );
     this.timer.unref();
   }
 
@@ -143,16 +156,30 @@ export class DesktopEngine {
     if (RUNNING_OR_STARTING.includes(desktop.state)) return desktop.state;
     if (desktop.state === 'notCreated') {
       // The card's "create" action: make the disk, then start.
-      if (!(await this.store.update(id, { state: 'creating', detail: null }, ['notCreated']))) return (await this.mustGet(id)).state;
+      if (!(await this.store.update(id, { state: 'creating', detail: null }, ['notCreated'])))
+        return (await this.mustGet(id)).state;
       this.background(this.createDisk(id, { startAfter: true }), 'disk creation failed', id);
       return 'creating';
     }
     if (!STARTABLE.includes(desktop.state))
-      throw new ApiError('precondition_required', `Desktop can not be started from ${desktop.state}`, 'unable_to_start_desktop_from', { state: desktop.state });
+      throw new ApiError(
+        'precondition_required',
+        `Desktop can not be started from ${desktop.state}`,
+        'unable_to_start_desktop_from',
+        { state: desktop.state },
+      );
     const diskPath = desktop.disk_path ?? this.diskPath(id);
     if (!existsSync(diskPath))
-      throw new ApiError('precondition_required', 'Desktop storage is not ready', 'desktop_storage_not_ready');
-    const updated = await this.store.update(id, { state: 'starting', detail: null, accessed: true }, STARTABLE);
+      throw new ApiError(
+        'precondition_required',
+        'Desktop storage is not ready',
+        'desktop_storage_not_ready',
+      );
+    const updated = await this.store.update(
+      id,
+      { state: 'starting', detail: null, accessed: true },
+      STARTABLE,
+    );
     if (!updated) return (await this.mustGet(id)).state;
     this.queue.push(id);
     await this.pump();
@@ -161,7 +188,11 @@ export class DesktopEngine {
 
   private async publishQueue(): Promise<void> {
     await Promise.all(
-      this.queue.map((qid, index) => this.store.update(qid, { queue: { position: index + 1, event: 'start_domain' } }, ['starting'])),
+      this.queue.map((qid, index) =>
+        this.store.update(qid, { queue: { position: index + 1, event: 'start_domain' } }, [
+          'starting',
+        ]),
+      ),
     );
   }
 
@@ -186,10 +217,18 @@ export class DesktopEngine {
   private async specOf(desktop: EngineDesktop): Promise<DomainSpec> {
     const hw = desktop.hardware;
     const mediaIds = [...(hw.isos ?? []), ...(hw.floppies ?? [])].map((m) => m.id);
-    const paths = mediaIds.length ? await this.store.mediaPaths(mediaIds) : new Map<string, string>();
+    const paths = mediaIds.length
+      ? await this.store.mediaPaths(mediaIds)
+      : new Map<string, string>();
     const pathOf = (m: { id: string }) => {
       const p = paths.get(m.id);
-      if (!p) throw new ApiError('precondition_required', `Media ${m.id} is not available`, 'media_invalid', { id: m.id });
+      if (!p)
+        throw new ApiError(
+          'precondition_required',
+          `Media ${m.id} is not available`,
+          'media_invalid',
+          { id: m.id },
+        );
       return p;
     };
     const bus = hw.disk_bus && hw.disk_bus !== 'default' ? hw.disk_bus : 'virtio';
@@ -201,9 +240,13 @@ export class DesktopEngine {
       hardware: {
         vcpus: hw.vcpus,
         memoryMiB: Math.round(hw.memory * 1024),
-        bootOrder: (hw.boot_order ?? ['disk']).filter((b): b is BootDevice => ['disk', 'iso', 'floppy', 'pxe'].includes(b)),
+        bootOrder: (hw.boot_order ?? ['disk']).filter((b): b is BootDevice =>
+          ['disk', 'iso', 'floppy', 'pxe'].includes(b),
+        ),
         diskBus: (['virtio', 'ide', 'sata'].includes(bus) ? bus : 'virtio') as DiskBus,
-        video: (video && ['default', 'vga', 'virtio', 'none'].includes(video) ? video : 'default') as VideoModel,
+        video: (video && ['default', 'vga', 'virtio', 'none'].includes(video)
+          ? video
+          : 'default') as VideoModel,
         isos: (hw.isos ?? []).map(pathOf),
         floppies: (hw.floppies ?? []).map(pathOf),
       },
@@ -226,7 +269,9 @@ export class DesktopEngine {
         spicePassword: spec.spicePassword,
         startedAt: rt.startedAt,
       };
-      const started = await this.store.update(id, { state: 'started', runtime, queue: null }, ['starting']);
+      const started = await this.store.update(id, { state: 'started', runtime, queue: null }, [
+        'starting',
+      ]);
       if (!started) {
         // Stopped or deleted while starting: do not leave an orphan VM behind.
         await this.driver.stop(id).catch(() => undefined);
@@ -234,9 +279,14 @@ export class DesktopEngine {
       }
       this.idle?.started(id);
     } catch (err) {
-      const detail = err instanceof HypervisorError || err instanceof ApiError ? err.message : 'Unable to start the desktop';
+      const detail =
+        err instanceof HypervisorError || err instanceof ApiError
+          ? err.message
+          : 'Unable to start the desktop';
       this.log.warn({ err, id }, 'desktop start failed');
-      await this.store.update(id, { state: 'failed', detail, runtime: null, queue: null }, ['starting']);
+      await this.store.update(id, { state: 'failed', detail, runtime: null, queue: null }, [
+        'starting',
+      ]);
     }
   }
 
@@ -258,11 +308,17 @@ export class DesktopEngine {
       case 'started':
       case 'waitingip':
       case 'reset': {
-        const updated = await this.store.update(id, { state: 'shutting-down' }, ['started', 'waitingip', 'reset']);
+        const updated = await this.store.update(id, { state: 'shutting-down' }, [
+          'started',
+          'waitingip',
+          'reset',
+        ]);
         if (!updated) return (await this.mustGet(id)).state;
         await this.idle?.viewerAttached(id).catch(() => undefined); // a paused guest can't see the power button
         this.idle?.viewerDetached(id);
-        await this.driver.shutdown(id).catch((err: unknown) => this.log.warn({ err, id }, 'ACPI shutdown failed'));
+        await this.driver
+          .shutdown(id)
+          .catch((err: unknown) => this.log.warn({ err, id }, 'ACPI shutdown failed'));
         this.armShutdownTimer(id);
         return 'shutting-down';
       }
@@ -273,7 +329,12 @@ export class DesktopEngine {
         await this.forceStop(id, ['paused']);
         return 'stopping';
       default:
-        throw new ApiError('precondition_required', `Desktop can not be stopped from ${desktop.state}`, 'unable_to_stop_desktop_from', { state: desktop.state });
+        throw new ApiError(
+          'precondition_required',
+          `Desktop can not be stopped from ${desktop.state}`,
+          'unable_to_stop_desktop_from',
+          { state: desktop.state },
+        );
     }
   }
 
@@ -281,7 +342,11 @@ export class DesktopEngine {
     clearTimeout(this.shutdownTimers.get(id));
     const t = setTimeout(() => {
       this.shutdownTimers.delete(id);
-      this.background(this.forceStop(id, ['shutting-down']), 'forced stop after shutdown timeout failed', id);
+      this.background(
+        this.forceStop(id, ['shutting-down']),
+        'forced stop after shutdown timeout failed',
+        id,
+      );
     }, this.shutdownTimeoutMs);
     t.unref();
     this.shutdownTimers.set(id, t);
@@ -302,11 +367,20 @@ export class DesktopEngine {
   async reset(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
     if (!['started', 'waitingip'].includes(desktop.state))
-      throw new ApiError('precondition_required', `Desktop can not be reset from ${desktop.state}`, 'unable_to_reset_desktop_from', { state: desktop.state });
+      throw new ApiError(
+        'precondition_required',
+        `Desktop can not be reset from ${desktop.state}`,
+        'unable_to_reset_desktop_from',
+        { state: desktop.state },
+      );
     await this.driver.reset(id).catch((err: unknown) => {
       throw err instanceof HypervisorError && err.code === 'not_running'
         ? new ApiError('conflict', 'The desktop is not running', 'desktop_not_running', null)
-        : new ApiError('service_unavailable', 'The hypervisor did not answer', 'hypervisors_not_available');
+        : new ApiError(
+            'service_unavailable',
+            'The hypervisor did not answer',
+            'hypervisors_not_available',
+          );
     });
     return desktop.state;
   }
@@ -315,18 +389,28 @@ export class DesktopEngine {
   async retry(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
     if (desktop.state !== 'failed') return desktop.state;
-    if (!(await this.store.update(id, { state: 'updating' }, ['failed']))) return (await this.mustGet(id)).state;
+    if (!(await this.store.update(id, { state: 'updating' }, ['failed'])))
+      return (await this.mustGet(id)).state;
     try {
       const path = desktop.disk_path ?? this.diskPath(id);
       if (!existsSync(path)) {
-        if (!desktop.template_disk_path) throw new Error('The desktop disk is missing and there is no template to recreate it from');
+        if (!desktop.template_disk_path)
+          throw new Error(
+            'The desktop disk is missing and there is no template to recreate it from',
+          );
         await this.driver.prepareDisk({ path, backingFile: desktop.template_disk_path });
       } else await this.driver.diskInfo(path);
       if ((await this.driver.status(id)) !== 'absent') await this.driver.stop(id);
-      await this.store.update(id, { state: 'stopped', detail: null, runtime: null, disk_path: path }, ['updating']);
+      await this.store.update(
+        id,
+        { state: 'stopped', detail: null, runtime: null, disk_path: path },
+        ['updating'],
+      );
       return 'stopped';
     } catch (err) {
-      await this.store.update(id, { state: 'failed', detail: (err as Error).message }, ['updating']);
+      await this.store.update(id, { state: 'failed', detail: (err as Error).message }, [
+        'updating',
+      ]);
       return 'failed';
     }
   }
@@ -347,14 +431,25 @@ export class DesktopEngine {
     const path = desktop.disk_path ?? this.diskPath(id);
     try {
       if (!existsSync(path)) {
-        if (desktop.template_disk_path) await this.driver.prepareDisk({ path, backingFile: desktop.template_disk_path, ...(desktop.hardware.disk_size ? { sizeGiB: desktop.hardware.disk_size } : {}) });
+        if (desktop.template_disk_path)
+          await this.driver.prepareDisk({
+            path,
+            backingFile: desktop.template_disk_path,
+            ...(desktop.hardware.disk_size ? { sizeGiB: desktop.hardware.disk_size } : {}),
+          });
         else await this.driver.prepareDisk({ path, sizeGiB: desktop.hardware.disk_size ?? 1 });
       }
-      const ready = await this.store.update(id, { state: 'stopped', disk_path: path, detail: null }, ['creating']);
+      const ready = await this.store.update(
+        id,
+        { state: 'stopped', disk_path: path, detail: null },
+        ['creating'],
+      );
       if (ready && options.startAfter) await this.start(id);
     } catch (err) {
       this.log.warn({ err, id }, 'disk creation failed');
-      await this.store.update(id, { state: 'failed', detail: (err as Error).message }, ['creating']);
+      await this.store.update(id, { state: 'failed', detail: (err as Error).message }, [
+        'creating',
+      ]);
     }
   }
 
@@ -378,10 +473,25 @@ export class DesktopEngine {
     this.shutdownTimers.delete(id);
     const desktop = await this.store.get(id);
     if (!desktop) return;
-    if (['stopping', 'shutting-down'].includes(desktop.state) || (info.expected && desktop.state !== 'starting')) {
-      await this.store.update(id, { state: 'stopped', runtime: null, detail: null }, ['stopping', 'shutting-down', 'started', 'waitingip', 'reset', 'paused']);
+    if (
+      ['stopping', 'shutting-down'].includes(desktop.state) ||
+      (info.expected && desktop.state !== 'starting')
+    ) {
+      await this.store.update(id, { state: 'stopped', runtime: null, detail: null }, [
+        'stopping',
+        'shutting-down',
+        'started',
+        'waitingip',
+        'reset',
+        'paused',
+      ]);
     } else if (['started', 'waitingip', 'reset', 'paused'].includes(desktop.state)) {
-      await this.store.update(id, { state: 'failed', runtime: null, detail: info.reason }, ['started', 'waitingip', 'reset', 'paused']);
+      await this.store.update(id, { state: 'failed', runtime: null, detail: info.reason }, [
+        'started',
+        'waitingip',
+        'reset',
+        'paused',
+      ]);
     }
   }
 
@@ -401,12 +511,21 @@ export class DesktopEngine {
         case 'reset':
           if (!alive) {
             const last = await this.driver.lastExit(d.id);
-            await this.store.update(d.id, { state: 'failed', runtime: null, detail: last?.reason ?? 'The desktop process is gone' }, [d.state]);
+            await this.store.update(
+              d.id,
+              {
+                state: 'failed',
+                runtime: null,
+                detail: last?.reason ?? 'The desktop process is gone',
+              },
+              [d.state],
+            );
           }
           break;
         case 'starting':
           // Interrupted start (server restart): a live VM is started; otherwise start it again.
-          if (alive && d.runtime) await this.store.update(d.id, { state: 'started', queue: null }, ['starting']);
+          if (alive && d.runtime)
+            await this.store.update(d.id, { state: 'started', queue: null }, ['starting']);
           else if (alive) {
             await this.driver.stop(d.id).catch(() => undefined);
             this.queue.push(d.id);
@@ -421,7 +540,8 @@ export class DesktopEngine {
           await this.store.update(d.id, { state: 'stopped', runtime: null }, ['stopping']);
           break;
         case 'shutting-down':
-          if (!alive) await this.store.update(d.id, { state: 'stopped', runtime: null }, ['shutting-down']);
+          if (!alive)
+            await this.store.update(d.id, { state: 'stopped', runtime: null }, ['shutting-down']);
           else if (!this.shutdownTimers.has(d.id)) {
             if (age > this.shutdownTimeoutMs) await this.forceStop(d.id, ['shutting-down']);
             else this.armShutdownTimer(d.id);
@@ -432,7 +552,12 @@ export class DesktopEngine {
           this.background(this.createDisk(d.id), 'disk creation failed', d.id);
           break;
         case 'updating':
-          if (age > this.transitionalLimitMs) await this.store.update(d.id, { state: 'failed', detail: 'Verification was interrupted' }, ['updating']);
+          if (age > this.transitionalLimitMs)
+            await this.store.update(
+              d.id,
+              { state: 'failed', detail: 'Verification was interrupted' },
+              ['updating'],
+            );
           break;
         default:
           break;

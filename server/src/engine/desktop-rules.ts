@@ -9,9 +9,19 @@ type RuleName = keyof typeof stateActions.desktops.rules;
 
 /** Throws the rule's code (e.g. 428 desktop_not_stopped) when `state` does not allow `rule`. */
 export function assertStateAllows(rule: RuleName, state: string): void {
-  const def = stateActions.desktops.rules[rule] as { states: readonly string[]; code: string; status?: number };
+  const def = stateActions.desktops.rules[rule] as {
+    states: readonly string[];
+    code: string;
+    status?: number;
+  };
   if (!def.states.includes(state)) {
-    throw new ApiError(def.status === 409 ? 'conflict' : 'precondition_required', `Not allowed while the desktop is ${state}`, def.code, { state }, def.status ? { status: def.status } : {});
+    throw new ApiError(
+      def.status === 409 ? 'conflict' : 'precondition_required',
+      `Not allowed while the desktop is ${state}`,
+      def.code,
+      { state },
+      def.status ? { status: def.status } : {},
+    );
   }
 }
 
@@ -22,18 +32,33 @@ export function actionsFor(desktop: { state: string; type?: string }): ActionNam
   const table = stateActions.desktops.table as Record<string, readonly ActionName[]>;
   let offered: readonly ActionName[] = table[desktop.state] ?? [];
   // A matching override replaces the state's row (a started temporary desktop offers delete instead of stop).
-  for (const o of stateActions.desktops.overrides as readonly { when: Record<string, unknown>; states: readonly string[]; actions: readonly ActionName[] }[]) {
-    const applies = o.states.includes(desktop.state) && Object.entries(o.when).every(([k, v]) => (desktop as Record<string, unknown>)[k] === v);
+  for (const o of stateActions.desktops.overrides as readonly {
+    when: Record<string, unknown>;
+    states: readonly string[];
+    actions: readonly ActionName[];
+  }[]) {
+    const applies =
+      o.states.includes(desktop.state) &&
+      Object.entries(o.when).every(([k, v]) => (desktop as Record<string, unknown>)[k] === v);
     if (applies) offered = o.actions;
   }
   return [...offered];
 }
 
 /** Throws 428 `unable_to_<verb>_desktop_from` unless one of `accepted` is offered in the desktop's state. */
-export function assertActionOffered(desktop: { state: string; type?: string }, accepted: readonly ActionName[], verb: string): void {
+export function assertActionOffered(
+  desktop: { state: string; type?: string },
+  accepted: readonly ActionName[],
+  verb: string,
+): void {
   const offered = actionsFor(desktop);
   if (!accepted.some((a) => offered.includes(a))) {
-    throw new ApiError('precondition_required', `Can not ${verb} a desktop that is ${desktop.state}`, `unable_to_${verb}_desktop_from`, { state: desktop.state });
+    throw new ApiError(
+      'precondition_required',
+      `Can not ${verb} a desktop that is ${desktop.state}`,
+      `unable_to_${verb}_desktop_from`,
+      { state: desktop.state },
+    );
   }
 }
 
@@ -55,9 +80,21 @@ export function checkViewers({ viewers, interfaces, videos }: ViewerCheckInput):
   const keys = Object.keys(viewers);
   const rdp = keys.filter((k) => (WIREGUARD_VIEWERS as readonly string[]).includes(k));
   if (rdp.length > 0 && !(interfaces ?? []).includes('wireguard'))
-    throw new ApiError('bad_request', 'RDP viewers need the wireguard network', 'viewer_needs_wireguard', { viewers: rdp }, { errors: { '/guest_properties/viewers': 'viewer_needs_wireguard' } });
+    throw new ApiError(
+      'bad_request',
+      'RDP viewers need the wireguard network',
+      'viewer_needs_wireguard',
+      { viewers: rdp },
+      { errors: { '/guest_properties/viewers': 'viewer_needs_wireguard' } },
+    );
   if ((videos ?? []).includes('none') && (rdp.length === 0 || keys.some((k) => !rdp.includes(k))))
-    throw new ApiError('bad_request', 'GPU-only video works with RDP viewers only', 'only_works_rdp', null, { errors: { '/hardware/videos': 'only_works_rdp' } });
+    throw new ApiError(
+      'bad_request',
+      'GPU-only video works with RDP viewers only',
+      'only_works_rdp',
+      null,
+      { errors: { '/hardware/videos': 'only_works_rdp' } },
+    );
 }
 
 /**

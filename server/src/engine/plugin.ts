@@ -17,7 +17,13 @@ import type { Hypervisor } from '../hypervisor/types.ts';
 import { prepareDemoImages } from '../../../scripts/images/prepare-demo-images.ts';
 import type { DesktopState } from '../../../src/generated/types.ts';
 import { DesktopEngine } from './desktop-engine.ts';
-import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch, StoredHardware } from './types.ts';
+import type {
+  DesktopRuntime,
+  DesktopStore,
+  EngineDesktop,
+  EnginePatch,
+  StoredHardware,
+} from './types.ts';
 import { TicketStore } from '../viewers/tickets.ts';
 import { VncProxy, VNC_WS_PATH } from '../viewers/vnc-proxy.ts';
 
@@ -35,7 +41,9 @@ const CONSOLE_STATES: readonly string[] = ['started', 'waitingip', 'shutting-dow
 
 function runtimeOf(row: DesktopRow): DesktopRuntime | null {
   const rt = row.runtime as Partial<DesktopRuntime>;
-  return typeof rt.pid === 'number' && typeof rt.vncPort === 'number' ? (rt as DesktopRuntime) : null;
+  return typeof rt.pid === 'number' && typeof rt.vncPort === 'number'
+    ? (rt as DesktopRuntime)
+    : null;
 }
 
 const plugin: FastifyPluginAsync = async (app) => {
@@ -46,7 +54,11 @@ const plugin: FastifyPluginAsync = async (app) => {
 
   const templateDisk = async (templateId: string | null): Promise<string | null> => {
     if (!templateId) return null;
-    const rows = await db.select({ diskPath: templates.diskPath }).from(templates).where(eq(templates.id, templateId)).limit(1);
+    const rows = await db
+      .select({ diskPath: templates.diskPath })
+      .from(templates)
+      .where(eq(templates.id, templateId))
+      .limit(1);
     return rows[0]?.diskPath ?? null;
   };
   const toEngine = async (row: DesktopRow): Promise<EngineDesktop> => ({
@@ -72,7 +84,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       const values: Parameters<typeof app.desktops.update>[1] = {};
       if (patch.state !== undefined) values.state = patch.state;
       if (patch.detail !== undefined) values.detail = patch.detail;
-      if (patch.runtime !== undefined) values.runtime = (patch.runtime ?? {}) as unknown as Record<string, unknown>;
+      if (patch.runtime !== undefined)
+        values.runtime = (patch.runtime ?? {}) as unknown as Record<string, unknown>;
       if (patch.disk_path !== undefined) values.diskPath = patch.disk_path;
       if (patch.queue !== undefined) values.queue = patch.queue;
       if (patch.accessed) values.accessed = new Date();
@@ -83,11 +96,17 @@ const plugin: FastifyPluginAsync = async (app) => {
       return row ? toEngine(row) : undefined;
     },
     async listInStates(states) {
-      const rows = await db.select().from(desktops).where(inArray(desktops.state, [...states]));
+      const rows = await db
+        .select()
+        .from(desktops)
+        .where(inArray(desktops.state, [...states]));
       return Promise.all(rows.map(toEngine));
     },
     async mediaPaths(ids) {
-      const rows = await db.select({ id: media.id, path: media.path }).from(media).where(inArray(media.id, ids));
+      const rows = await db
+        .select({ id: media.id, path: media.path })
+        .from(media)
+        .where(inArray(media.id, ids));
       return new Map(rows.filter((r) => r.path).map((r) => [r.id, r.path as string]));
     },
   };
@@ -113,9 +132,16 @@ const plugin: FastifyPluginAsync = async (app) => {
       const user = await app.users.byId(userId);
       const rt = row ? runtimeOf(row) : null;
       const ownerOk = Boolean(
-        row && user && user.active && canManageDesktop({ userId: user.id, role: user.role, categoryId: user.categoryId }, row),
+        row &&
+        user &&
+        user.active &&
+        canManageDesktop({ userId: user.id, role: user.role, categoryId: user.categoryId }, row),
       );
-      return { ownerOk, running: Boolean(row && CONSOLE_STATES.includes(row.state)), port: rt?.vncPort ?? null };
+      return {
+        ownerOk,
+        running: Boolean(row && CONSOLE_STATES.includes(row.state)),
+        port: rt?.vncPort ?? null,
+      };
     },
   });
   app.upgrades.register(VNC_WS_PATH, vnc.handleUpgrade);
@@ -129,9 +155,12 @@ const plugin: FastifyPluginAsync = async (app) => {
       const allowed =
         (host === '127.0.0.1' || host === 'localhost') &&
         Number.isInteger(port) &&
-        (await db.select({ id: desktops.id, state: desktops.state, runtime: desktops.runtime }).from(desktops).where(inArray(desktops.state, [...CONSOLE_STATES]))).some(
-          (r) => (r.runtime as Partial<DesktopRuntime>).spicePort === port,
-        );
+        (
+          await db
+            .select({ id: desktops.id, state: desktops.state, runtime: desktops.runtime })
+            .from(desktops)
+            .where(inArray(desktops.state, [...CONSOLE_STATES]))
+        ).some((r) => (r.runtime as Partial<DesktopRuntime>).spicePort === port);
       if (!allowed) {
         socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
         return;
@@ -154,7 +183,9 @@ const plugin: FastifyPluginAsync = async (app) => {
 
   app.addHook('onReady', async () => {
     if (config.prepareImages) {
-      await prepareDemoImages({ dataDir: config.dataDir }).catch((err: unknown) => app.log.warn({ err }, 'demo images unavailable'));
+      await prepareDemoImages({ dataDir: config.dataDir }).catch((err: unknown) =>
+        app.log.warn({ err }, 'demo images unavailable'),
+      );
     }
     await engine.init();
   });

@@ -7,13 +7,30 @@ import { ApiError } from '../lib/api-error.ts';
 import type { Query } from '../db/client.ts';
 
 /** Spec section 9 defaults when no quota applies. */
-export const DEFAULT_HARDWARE_LIMITS = { memory: 128, vcpus: 128, desktops_disk_size: 500 } as const;
+export const DEFAULT_HARDWARE_LIMITS = {
+  memory: 128,
+  vcpus: 128,
+  desktops_disk_size: 500,
+} as const;
 
-export type QuotaObject = Partial<Record<
-  | 'desktops' | 'volatile' | 'templates' | 'isos' | 'running' | 'vcpus' | 'memory' | 'desktops_disk_size'
-  | 'total_size' | 'total_soft_size' | 'deployments_total' | 'deployment_desktops' | 'started_deployment_desktops',
-  number
->> & { limits?: Partial<Record<string, number>> };
+export type QuotaObject = Partial<
+  Record<
+    | 'desktops'
+    | 'volatile'
+    | 'templates'
+    | 'isos'
+    | 'running'
+    | 'vcpus'
+    | 'memory'
+    | 'desktops_disk_size'
+    | 'total_size'
+    | 'total_soft_size'
+    | 'deployments_total'
+    | 'deployment_desktops'
+    | 'started_deployment_desktops',
+    number
+  >
+> & { limits?: Partial<Record<string, number>> };
 
 export type Restriction = 'user_quota' | 'group_quota' | 'category_quota';
 
@@ -32,9 +49,16 @@ export interface QuotaSubject {
 }
 
 /** Running set (used for running/memory/vcpus counters). */
-export const RUNNING_STATES = ['started', 'starting', 'shutting-down', 'waitingip', 'reset'] as const;
+export const RUNNING_STATES = [
+  'started',
+  'starting',
+  'shutting-down',
+  'waitingip',
+  'reset',
+] as const;
 
-const asQuota = (v: unknown): QuotaObject | null => (v && typeof v === 'object' ? (v as QuotaObject) : null);
+const asQuota = (v: unknown): QuotaObject | null =>
+  v && typeof v === 'object' ? (v as QuotaObject) : null;
 
 export async function appliedQuota(query: Query, subject: QuotaSubject): Promise<AppliedQuota> {
   const rows = await query<{ uq: unknown; gq: unknown; cq: unknown }>(
@@ -74,8 +98,18 @@ export interface Used {
 const runningList = RUNNING_STATES.map((s) => `'${s}'`).join(',');
 
 /** Usage counters of one scope (a user, or a whole group or category). */
-export async function usedBy(query: Query, column: 'user_id' | 'group_id' | 'category_id', id: string): Promise<Used> {
-  const rows = await query<{ desktops: string; volatile: string; running: string; memory: string | null; vcpus: string | null }>(
+export async function usedBy(
+  query: Query,
+  column: 'user_id' | 'group_id' | 'category_id',
+  id: string,
+): Promise<Used> {
+  const rows = await query<{
+    desktops: string;
+    volatile: string;
+    running: string;
+    memory: string | null;
+    vcpus: string | null;
+  }>(
     `SELECT
        count(*) FILTER (WHERE type = 'persistent' AND tag IS NULL) AS desktops,
        count(*) FILTER (WHERE type = 'nonpersistent') AS volatile,
@@ -99,25 +133,42 @@ const exceeded = (code: string, params: Record<string, unknown> = {}) =>
   new ApiError('precondition_required', `Quota exceeded: ${code}`, code, params);
 
 /** desktop_create / volatile_create: one more persistent or temporary desktop. */
-export async function checkDesktopCreate(query: Query, subject: QuotaSubject, kind: 'desktops' | 'volatile'): Promise<void> {
+export async function checkDesktopCreate(
+  query: Query,
+  subject: QuotaSubject,
+  kind: 'desktops' | 'volatile',
+): Promise<void> {
   const applied = await appliedQuota(query, subject);
   const used = await usedBy(query, 'user_id', subject.userId);
   const limit = applied.quota ? applied.quota[kind] : undefined;
-  if (typeof limit === 'number' && used[kind] + 1 > limit) throw exceeded('desktop_new_user_quota_exceeded', { limit });
+  if (typeof limit === 'number' && used[kind] + 1 > limit)
+    throw exceeded('desktop_new_user_quota_exceeded', { limit });
   if (kind === 'volatile') return; // limits have no volatile key (reference quirk 17): unlimited
   const g = applied.groupLimits?.desktops;
   if (typeof g === 'number' && (await usedBy(query, 'group_id', subject.groupId)).desktops + 1 > g)
     throw exceeded('desktop_new_group_limit_exceeded', { limit: g });
   const c = applied.categoryLimits?.desktops;
-  if (typeof c === 'number' && (await usedBy(query, 'category_id', subject.categoryId)).desktops + 1 > c)
+  if (
+    typeof c === 'number' &&
+    (await usedBy(query, 'category_id', subject.categoryId)).desktops + 1 > c
+  )
     throw exceeded('desktop_new_category_limit_exceeded', { limit: c });
 }
 
 /** desktop_start: running count, memory and vcpus of the running set (admins exempt). */
-export async function checkDesktopStart(query: Query, subject: QuotaSubject, hw: { memory: number; vcpus: number }): Promise<void> {
+export async function checkDesktopStart(
+  query: Query,
+  subject: QuotaSubject,
+  hw: { memory: number; vcpus: number },
+): Promise<void> {
   if (subject.role === 'admin') return;
   const applied = await appliedQuota(query, subject);
-  const scopes: [QuotaObject | Partial<Record<string, number>> | undefined | false, 'user_id' | 'group_id' | 'category_id', string, string][] = [
+  const scopes: [
+    QuotaObject | Partial<Record<string, number>> | undefined | false,
+    'user_id' | 'group_id' | 'category_id',
+    string,
+    string,
+  ][] = [
     [applied.quota, 'user_id', subject.userId, 'user_quota'],
     [applied.groupLimits, 'group_id', subject.groupId, 'group_limit'],
     [applied.categoryLimits, 'category_id', subject.categoryId, 'category_limit'],
@@ -125,15 +176,36 @@ export async function checkDesktopStart(query: Query, subject: QuotaSubject, hw:
   for (const [q, column, id, scope] of scopes) {
     if (!q) continue;
     const used = await usedBy(query, column, id);
-    const prefix = scope === 'user_quota' ? 'desktop_start' : `desktop_start_${scope.split('_')[0]}`;
-    if (typeof q.running === 'number' && used.running + 1 > q.running) throw exceeded(scope === 'user_quota' ? 'desktop_start_user_quota_exceeded' : `${prefix}_limit_exceeded`, { limit: q.running });
-    if (typeof q.memory === 'number' && used.memory + hw.memory > q.memory) throw exceeded(scope === 'user_quota' ? 'desktop_start_memory_quota_exceeded' : `${prefix}_memory_limit_exceeded`, { limit: q.memory });
-    if (typeof q.vcpus === 'number' && used.vcpus + hw.vcpus > q.vcpus) throw exceeded(scope === 'user_quota' ? 'desktop_start_vcpu_quota_exceeded' : `${prefix}_vcpu_limit_exceeded`, { limit: q.vcpus });
+    const prefix =
+      scope === 'user_quota' ? 'desktop_start' : `desktop_start_${scope.split('_')[0]}`;
+    if (typeof q.running === 'number' && used.running + 1 > q.running)
+      throw exceeded(
+        scope === 'user_quota' ? 'desktop_start_user_quota_exceeded' : `${prefix}_limit_exceeded`,
+        { limit: q.running },
+      );
+    if (typeof q.memory === 'number' && used.memory + hw.memory > q.memory)
+      throw exceeded(
+        scope === 'user_quota'
+          ? 'desktop_start_memory_quota_exceeded'
+          : `${prefix}_memory_limit_exceeded`,
+        { limit: q.memory },
+      );
+    if (typeof q.vcpus === 'number' && used.vcpus + hw.vcpus > q.vcpus)
+      throw exceeded(
+        scope === 'user_quota'
+          ? 'desktop_start_vcpu_quota_exceeded'
+          : `${prefix}_vcpu_limit_exceeded`,
+        { limit: q.vcpus },
+      );
   }
 }
 
 /** The hardware limits a user may choose from (quota or the spec's defaults). */
-export function hardwareLimits(applied: AppliedQuota): { memory: number; vcpus: number; desktops_disk_size: number } {
+export function hardwareLimits(applied: AppliedQuota): {
+  memory: number;
+  vcpus: number;
+  desktops_disk_size: number;
+} {
   const q = applied.quota || {};
   return {
     memory: q.memory ?? DEFAULT_HARDWARE_LIMITS.memory,
@@ -143,7 +215,10 @@ export function hardwareLimits(applied: AppliedQuota): { memory: number; vcpus: 
 }
 
 /** Refuses hardware above the user's limits (400 with the offending field). */
-export function assertHardwareWithin(limits: ReturnType<typeof hardwareLimits>, hw: { memory?: number | undefined; vcpus?: number | undefined; disk_size?: number | undefined }): void {
+export function assertHardwareWithin(
+  limits: ReturnType<typeof hardwareLimits>,
+  hw: { memory?: number | undefined; vcpus?: number | undefined; disk_size?: number | undefined },
+): void {
   const over: [string, number | undefined, number][] = [
     ['memory', hw.memory, limits.memory],
     ['vcpus', hw.vcpus, limits.vcpus],
@@ -151,6 +226,12 @@ export function assertHardwareWithin(limits: ReturnType<typeof hardwareLimits>, 
   ];
   for (const [field, value, max] of over) {
     if (typeof value === 'number' && value > max)
-      throw new ApiError('bad_request', `hardware.${field} is above the allowed ${max}`, 'hardware_not_allowed', { field, max }, { errors: { [`/hardware/${field}`]: 'maximum' } });
+      throw new ApiError(
+        'bad_request',
+        `hardware.${field} is above the allowed ${max}`,
+        'hardware_not_allowed',
+        { field, max },
+        { errors: { [`/hardware/${field}`]: 'maximum' } },
+      );
   }
 }

@@ -59,7 +59,11 @@ export interface DesktopStore {
    * (any state when omitted). Bumps the version and publishes the change. Returns the new row, or
    * undefined when the condition did not hold (or the row is gone).
    */
-  update(id: string, patch: EnginePatch, from?: readonly DesktopState[]): Promise<EngineDesktop | undefined>;
+  update(
+    id: string,
+    patch: EnginePatch,
+    from?: readonly DesktopState[],
+  ): Promise<EngineDesktop | undefined>;
   /** Rows in any of these states (reconciler). */
   listInStates(states: readonly DesktopState[]): Promise<EngineDesktop[]>;
   /** Media file paths by media id (ISOs / floppies attached to a desktop). */

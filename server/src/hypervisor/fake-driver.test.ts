@@ -12,9 +12,13 @@ describe('fake driver (unit tests of the state machine only)', () => {
     d.on('exit', (id, info) => exits.push([id, info]));
     d.on('state', (_id, state, detail) => states.push(`${detail.event}:${state}`));
     await d.prepareDisk({ path: '/disks/a.qcow2', backingFile: '/images/t.qcow2' });
-    await expect(d.prepareDisk({ path: '/disks/a.qcow2', sizeGiB: 1 })).rejects.toMatchObject({ code: 'disk_exists' });
+    await expect(d.prepareDisk({ path: '/disks/a.qcow2', sizeGiB: 1 })).rejects.toMatchObject({
+      code: 'disk_exists',
+    });
     const rt = await d.start(demoSpec('a', '/disks/a.qcow2'));
-    await expect(d.start(demoSpec('a', '/disks/a.qcow2'))).rejects.toMatchObject({ code: 'already_running' });
+    await expect(d.start(demoSpec('a', '/disks/a.qcow2'))).rejects.toMatchObject({
+      code: 'already_running',
+    });
     expect(await d.status('a')).toBe('running');
     await d.pause('a');
     expect(await d.status('a')).toBe('paused');
@@ -27,7 +31,12 @@ describe('fake driver (unit tests of the state machine only)', () => {
     await new Promise((r) => setTimeout(r, 5));
     expect(await d.status('a')).toBe('absent');
     expect(exits[0]?.[1]).toMatchObject({ expected: true, reason: 'the guest powered off' });
-    expect(states).toEqual(['STOP:paused', 'RESUME:running', 'POWERDOWN:running', 'SHUTDOWN:shutdown']);
+    expect(states).toEqual([
+      'STOP:paused',
+      'RESUME:running',
+      'POWERDOWN:running',
+      'SHUTDOWN:shutdown',
+    ]);
     await d.stop('a'); // idempotent
     await expect(d.pause('a')).rejects.toMatchObject({ code: 'not_running' });
   });
@@ -37,7 +46,9 @@ describe('fake driver (unit tests of the state machine only)', () => {
     const exits: ExitInfo[] = [];
     d.on('exit', (_id, info) => exits.push(info));
     d.failNextStart('boom');
-    await expect(d.start(demoSpec('b', '/d.qcow2'))).rejects.toMatchObject({ code: 'start_failed' });
+    await expect(d.start(demoSpec('b', '/d.qcow2'))).rejects.toMatchObject({
+      code: 'start_failed',
+    });
     await d.start(demoSpec('b', '/d.qcow2', {}, { vnc: 'v1', spice: 's1' }));
     await d.setPasswords('b', { vnc: 'v2' });
     expect(d.inspect('b')?.passwords).toEqual({ vnc: 'v2', spice: 's1' });

@@ -86,13 +86,22 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
     return this.domainMap;
   }
 
-  override on<E extends keyof HypervisorEvents>(event: E, listener: (...args: HypervisorEvents[E]) => void): this {
+  override on<E extends keyof HypervisorEvents>(
+    event: E,
+    listener: (...args: HypervisorEvents[E]) => void,
+  ): this {
     return super.on(event, listener as (...args: unknown[]) => void);
   }
-  override off<E extends keyof HypervisorEvents>(event: E, listener: (...args: HypervisorEvents[E]) => void): this {
+  override off<E extends keyof HypervisorEvents>(
+    event: E,
+    listener: (...args: HypervisorEvents[E]) => void,
+  ): this {
     return super.off(event, listener as (...args: unknown[]) => void);
   }
-  private emitTyped<E extends keyof HypervisorEvents>(event: E, ...args: HypervisorEvents[E]): void {
+  private emitTyped<E extends keyof HypervisorEvents>(
+    event: E,
+    ...args: HypervisorEvents[E]
+  ): void {
     this.emit(event, ...args);
   }
 
@@ -102,28 +111,39 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
 
   async prepareDisk(opts: PrepareDiskOptions): Promise<DiskInfo> {
     const file = path.resolve(opts.path);
-    if (this.diskMap.has(file)) throw new HypervisorError('disk_exists', `disk ${file} already exists`);
+    if (this.diskMap.has(file))
+      throw new HypervisorError('disk_exists', `disk ${file} already exists`);
     let virtualSize: number;
     if (opts.backingFile) {
-      if (!this.exists(opts.backingFile)) throw new HypervisorError('disk_not_found', `backing file ${opts.backingFile} not found`);
+      if (!this.exists(opts.backingFile))
+        throw new HypervisorError('disk_not_found', `backing file ${opts.backingFile} not found`);
       const base = this.diskMap.get(path.resolve(opts.backingFile));
-      virtualSize = opts.sizeGiB !== undefined ? opts.sizeGiB * 2 ** 30 : (base?.virtualSize ?? 5_081_088);
+      virtualSize =
+        opts.sizeGiB !== undefined ? opts.sizeGiB * 2 ** 30 : (base?.virtualSize ?? 5_081_088);
     } else {
-      if (opts.sizeGiB === undefined) throw new HypervisorError('invalid_spec', 'prepareDisk needs backingFile or sizeGiB');
+      if (opts.sizeGiB === undefined)
+        throw new HypervisorError('invalid_spec', 'prepareDisk needs backingFile or sizeGiB');
       virtualSize = opts.sizeGiB * 2 ** 30;
     }
-    const info: DiskInfo = { virtualSize, actualSize: 196_608, backingFile: opts.backingFile ? path.resolve(opts.backingFile) : null };
+    const info: DiskInfo = {
+      virtualSize,
+      actualSize: 196_608,
+      backingFile: opts.backingFile ? path.resolve(opts.backingFile) : null,
+    };
     this.diskMap.set(file, info);
     return { ...info };
   }
 
   private diskInUse(file: string): boolean {
     const abs = path.resolve(file);
-    return [...this.domainMap.values()].some((d) => d.spec.diskPath && path.resolve(d.spec.diskPath) === abs);
+    return [...this.domainMap.values()].some(
+      (d) => d.spec.diskPath && path.resolve(d.spec.diskPath) === abs,
+    );
   }
 
   async deleteDisk(file: string): Promise<void> {
-    if (this.diskInUse(file)) throw new HypervisorError('already_running', `disk ${file} is used by a running domain`);
+    if (this.diskInUse(file))
+      throw new HypervisorError('already_running', `disk ${file} is used by a running domain`);
     this.diskMap.delete(path.resolve(file));
   }
 
@@ -136,22 +156,27 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
   async resizeDisk(file: string, sizeGiB: number): Promise<DiskInfo> {
     const info = this.diskMap.get(path.resolve(file));
     if (!info) throw new HypervisorError('disk_not_found', `disk ${file} not found`);
-    if (this.diskInUse(file)) throw new HypervisorError('already_running', `disk ${file} is used by a running domain`);
+    if (this.diskInUse(file))
+      throw new HypervisorError('already_running', `disk ${file} is used by a running domain`);
     const size = sizeGiB * 2 ** 30;
-    if (size < info.virtualSize) throw new HypervisorError('command_failed', 'shrinking is not supported');
+    if (size < info.virtualSize)
+      throw new HypervisorError('command_failed', 'shrinking is not supported');
     info.virtualSize = size;
     return { ...info };
   }
 
   async start(spec: DomainSpec): Promise<DomainRuntime> {
     validateSpec(spec);
-    if (this.domainMap.has(spec.id) || this.starting.has(spec.id)) throw new HypervisorError('already_running', `domain ${spec.id} is already running`);
+    if (this.domainMap.has(spec.id) || this.starting.has(spec.id))
+      throw new HypervisorError('already_running', `domain ${spec.id} is already running`);
     for (const file of [spec.diskPath, ...spec.hardware.isos, ...spec.hardware.floppies]) {
-      if (file && !this.exists(file)) throw new HypervisorError('invalid_spec', `file not found: ${file}`);
+      if (file && !this.exists(file))
+        throw new HypervisorError('invalid_spec', `file not found: ${file}`);
     }
     this.starting.add(spec.id);
     try {
-      if (this.options.startDelayMs) await new Promise((r) => setTimeout(r, this.options.startDelayMs));
+      if (this.options.startDelayMs)
+        await new Promise((r) => setTimeout(r, this.options.startDelayMs));
       if (this.pendingFailure !== undefined) {
         const message = this.pendingFailure;
         this.pendingFailure = undefined;
@@ -159,10 +184,22 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
       }
       const n = this.nextPort++;
       const runtime: DomainRuntime = {
-        id: spec.id, name: spec.name, pid: this.nextPid++, vncPort: 5900 + n, spicePort: 15900 + n,
-        qmpPath: `/fake/run/${spec.id}/qmp.sock`, runDir: `/fake/run/${spec.id}`, startedAt: new Date().toISOString(), accel: this.accel,
+        id: spec.id,
+        name: spec.name,
+        pid: this.nextPid++,
+        vncPort: 5900 + n,
+        spicePort: 15900 + n,
+        qmpPath: `/fake/run/${spec.id}/qmp.sock`,
+        runDir: `/fake/run/${spec.id}`,
+        startedAt: new Date().toISOString(),
+        accel: this.accel,
       };
-      this.domainMap.set(spec.id, { runtime, spec: structuredClone(spec), state: 'running', passwords: { vnc: spec.vncPassword, spice: spec.spicePassword } });
+      this.domainMap.set(spec.id, {
+        runtime,
+        spec: structuredClone(spec),
+        state: 'running',
+        passwords: { vnc: spec.vncPassword, spice: spec.spicePassword },
+      });
       this.exits.delete(spec.id);
       return { ...runtime };
     } finally {
@@ -205,7 +242,11 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
 
   async reset(id: string): Promise<void> {
     const d = this.domain(id);
-    this.setState(id, d, d.state, { event: 'RESET', guest: false, reason: 'host-qmp-system-reset' });
+    this.setState(id, d, d.state, {
+      event: 'RESET',
+      guest: false,
+      reason: 'host-qmp-system-reset',
+    });
   }
 
   async pause(id: string): Promise<void> {
@@ -260,7 +301,10 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
     this.removeAllListeners();
   }
 
-  crash(id: string, reason = 'the QEMU process disappeared (killed from outside or crashed)'): void {
+  crash(
+    id: string,
+    reason = 'the QEMU process disappeared (killed from outside or crashed)',
+  ): void {
     this.end(id, { code: null, signal: 'SIGKILL', reason, expected: false });
   }
 
@@ -268,7 +312,11 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
     const d = this.domainMap.get(id);
     if (!d) return;
     d.state = 'shutdown';
-    this.emitTyped('state', id, 'shutdown', { event: 'SHUTDOWN', guest: true, reason: 'guest-shutdown' });
+    this.emitTyped('state', id, 'shutdown', {
+      event: 'SHUTDOWN',
+      guest: true,
+      reason: 'guest-shutdown',
+    });
     this.end(id, { code: 0, signal: null, reason: 'the guest powered off', expected: true });
   }
 

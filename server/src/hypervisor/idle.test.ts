@@ -5,7 +5,14 @@ import { createIdleManager, type IdleManager } from './idle.ts';
 import { isBlankScreen, isPng } from './png.ts';
 import { createQemuDriver } from './qemu-driver.ts';
 import type { Hypervisor } from './types.ts';
-import { cpuUsage, demoImages, demoSpec, killTracked, tempDataDir, trackPid } from './test-support.ts';
+import {
+  cpuUsage,
+  demoImages,
+  demoSpec,
+  killTracked,
+  tempDataDir,
+  trackPid,
+} from './test-support.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -103,7 +110,8 @@ describe('idle manager (real QEMU, TCG)', () => {
     idle = createIdleManager(driver, { graceMs: 500 });
   });
   afterEach(async () => {
-    for (const rt of await driver.list()) await driver.stop(rt.id, { timeoutMs: 2000 }).catch(() => undefined);
+    for (const rt of await driver.list())
+      await driver.stop(rt.id, { timeoutMs: 2000 }).catch(() => undefined);
     killTracked();
   });
   afterAll(async () => {
@@ -133,7 +141,9 @@ describe('idle manager (real QEMU, TCG)', () => {
     await idle.viewerAttached('idle');
     expect(await driver.status('idle')).toBe('running');
     const watchedCpu = await cpuUsage(rt.pid, 1000);
-    console.log(`[measure] idle: first frame captured + paused ${settledMs} ms after spawn; CPU paused ${(pausedCpu * 100).toFixed(1)} %, with a viewer ${(watchedCpu * 100).toFixed(1)} %`);
+    console.log(
+      `[measure] idle: first frame captured + paused ${settledMs} ms after spawn; CPU paused ${(pausedCpu * 100).toFixed(1)} %, with a viewer ${(watchedCpu * 100).toFixed(1)} %`,
+    );
     expect(watchedCpu).toBeGreaterThan(0.2);
 
     idle.viewerDetached('idle');

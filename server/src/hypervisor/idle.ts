@@ -74,8 +74,14 @@ export interface IdleManager {
   forget(id: string): void;
   /** Stop timers and listeners. Does not resume anything. */
   close(): void;
-  on<E extends keyof IdleManagerEvents>(event: E, listener: (...args: IdleManagerEvents[E]) => void): this;
-  off<E extends keyof IdleManagerEvents>(event: E, listener: (...args: IdleManagerEvents[E]) => void): this;
+  on<E extends keyof IdleManagerEvents>(
+    event: E,
+    listener: (...args: IdleManagerEvents[E]) => void,
+  ): this;
+  off<E extends keyof IdleManagerEvents>(
+    event: E,
+    listener: (...args: IdleManagerEvents[E]) => void,
+  ): this;
 }
 
 interface Entry {
@@ -132,10 +138,16 @@ class IdleManagerImpl extends EventEmitter implements IdleManager {
     driver.on('state', this.onState);
   }
 
-  override on<E extends keyof IdleManagerEvents>(event: E, listener: (...args: IdleManagerEvents[E]) => void): this {
+  override on<E extends keyof IdleManagerEvents>(
+    event: E,
+    listener: (...args: IdleManagerEvents[E]) => void,
+  ): this {
     return super.on(event, listener as (...args: unknown[]) => void);
   }
-  override off<E extends keyof IdleManagerEvents>(event: E, listener: (...args: IdleManagerEvents[E]) => void): this {
+  override off<E extends keyof IdleManagerEvents>(
+    event: E,
+    listener: (...args: IdleManagerEvents[E]) => void,
+  ): this {
     return super.off(event, listener as (...args: unknown[]) => void);
   }
 
@@ -143,8 +155,15 @@ class IdleManagerImpl extends EventEmitter implements IdleManager {
     let entry = this.entries.get(id);
     if (!entry) {
       entry = {
-        viewers: 0, phase: 'ready', idlePaused: false, acting: false, graceTimer: undefined,
-        chain: Promise.resolve(), bootDone: Promise.resolve(), shot: undefined, forgotten: false,
+        viewers: 0,
+        phase: 'ready',
+        idlePaused: false,
+        acting: false,
+        graceTimer: undefined,
+        chain: Promise.resolve(),
+        bootDone: Promise.resolve(),
+        shot: undefined,
+        forgotten: false,
       };
       this.entries.set(id, entry);
     }

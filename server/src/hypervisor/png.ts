@@ -51,7 +51,9 @@ export function decodePng(data: Buffer): DecodedPng {
       const map: Record<number, number> = { 0: 1, 2: 3, 4: 2, 6: 4 };
       const ch = colorType === undefined ? undefined : map[colorType];
       if (depth !== 8 || ch === undefined || interlace !== 0) {
-        throw new Error(`unsupported PNG (depth ${String(depth)}, colour type ${String(colorType)}, interlace ${String(interlace)})`);
+        throw new Error(
+          `unsupported PNG (depth ${String(depth)}, colour type ${String(colorType)}, interlace ${String(interlace)})`,
+        );
       }
       channels = ch;
     } else if (type === 'IDAT') {
@@ -76,12 +78,23 @@ export function decodePng(data: Buffer): DecodedPng {
       const upLeft = y > 0 && x >= channels ? (pixels[dst - stride + x - channels] ?? 0) : 0;
       let out: number;
       switch (filter) {
-        case 0: out = value; break;
-        case 1: out = value + left; break;
-        case 2: out = value + up; break;
-        case 3: out = value + ((left + up) >> 1); break;
-        case 4: out = value + paeth(left, up, upLeft); break;
-        default: throw new Error(`bad PNG filter ${String(filter)}`);
+        case 0:
+          out = value;
+          break;
+        case 1:
+          out = value + left;
+          break;
+        case 2:
+          out = value + up;
+          break;
+        case 3:
+          out = value + ((left + up) >> 1);
+          break;
+        case 4:
+          out = value + paeth(left, up, upLeft);
+          break;
+        default:
+          throw new Error(`bad PNG filter ${String(filter)}`);
       }
       pixels[dst + x] = out & 0xff;
     }
@@ -135,13 +148,20 @@ function chunk(type: string, body: Buffer): Buffer {
 }
 
 /** Encode an RGB image (`pixels` = width*height*3 bytes, or a solid colour when omitted). */
-export function encodePng(width: number, height: number, pixels?: Buffer, colour: [number, number, number] = [0, 0, 0]): Buffer {
+export function encodePng(
+  width: number,
+  height: number,
+  pixels?: Buffer,
+  colour: [number, number, number] = [0, 0, 0],
+): Buffer {
   const stride = width * 3;
   const raw = Buffer.alloc(height * (stride + 1));
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       for (let c = 0; c < 3; c++) {
-        raw[y * (stride + 1) + 1 + x * 3 + c] = pixels ? (pixels[y * stride + x * 3 + c] ?? 0) : colour[c] ?? 0;
+        raw[y * (stride + 1) + 1 + x * 3 + c] = pixels
+          ? (pixels[y * stride + x * 3 + c] ?? 0)
+          : (colour[c] ?? 0);
       }
     }
   }
@@ -150,5 +170,10 @@ export function encodePng(width: number, height: number, pixels?: Buffer, colour
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8;
   ihdr[9] = 2;
-  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    SIGNATURE,
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

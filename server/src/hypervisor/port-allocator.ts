@@ -39,7 +39,13 @@ export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
 }
 
 export function createPortAllocator(range: PortRange, host = '127.0.0.1'): PortAllocator {
-  if (!Number.isInteger(range.from) || !Number.isInteger(range.to) || range.from < 1 || range.to > 65535 || range.from > range.to) {
+  if (
+    !Number.isInteger(range.from) ||
+    !Number.isInteger(range.to) ||
+    range.from < 1 ||
+    range.to > 65535 ||
+    range.from > range.to
+  ) {
     throw new Error(`invalid port range ${range.from}-${range.to}`);
   }
   const used = new Set<number>();

@@ -1,11 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { bootOrderLetters, buildQemuArgs, escapeOptionValue, type QemuLaunchContext } from './qemu-command.ts';
+import {
+  bootOrderLetters,
+  buildQemuArgs,
+  escapeOptionValue,
+  type QemuLaunchContext,
+} from './qemu-command.ts';
 import { HypervisorError, type DomainSpec } from './types.ts';
 import { demoSpec } from './test-support.ts';
 
-const ctx: QemuLaunchContext = { accel: 'tcg', vncPort: 5903, spicePort: 15904, qmpPath: '/data/run/d1/qmp.sock', pidPath: '/data/run/d1/qemu.pid' };
+const ctx: QemuLaunchContext = {
+  accel: 'tcg',
+  vncPort: 5903,
+  spicePort: 15904,
+  qmpPath: '/data/run/d1/qmp.sock',
+  pidPath: '/data/run/d1/qemu.pid',
+};
 
-function spec(hw: Partial<DomainSpec['hardware']> = {}, extra: Partial<DomainSpec> = {}): DomainSpec {
+function spec(
+  hw: Partial<DomainSpec['hardware']> = {},
+  extra: Partial<DomainSpec> = {},
+): DomainSpec {
   return { ...demoSpec('d1', '/data/disks/d1.qcow2', hw), ...extra };
 }
 
@@ -43,16 +57,28 @@ describe('buildQemuArgs', () => {
   it('maps the boot order to c/d/a/n letters', () => {
     expect(bootOrderLetters(['iso', 'disk', 'floppy', 'pxe'])).toBe('dcan');
     expect(bootOrderLetters(['disk', 'disk', 'iso'])).toBe('cd');
-    expect(values(buildQemuArgs(spec({ bootOrder: ['floppy', 'iso'] }), ctx), '-boot')).toEqual(['order=ad']);
+    expect(values(buildQemuArgs(spec({ bootOrder: ['floppy', 'iso'] }), ctx), '-boot')).toEqual([
+      'order=ad',
+    ]);
     expect(values(buildQemuArgs(spec({ bootOrder: [] }), ctx), '-boot')).toEqual([]);
   });
 
   it('attaches the disk on virtio, ide or an AHCI controller', () => {
-    expect(values(buildQemuArgs(spec({ diskBus: 'virtio' }), ctx), '-drive')).toEqual(['file=/data/disks/d1.qcow2,format=qcow2,if=virtio,index=0,media=disk']);
-    expect(values(buildQemuArgs(spec({ diskBus: 'ide' }), ctx), '-drive')).toEqual(['file=/data/disks/d1.qcow2,format=qcow2,if=ide,index=0,media=disk']);
+    expect(values(buildQemuArgs(spec({ diskBus: 'virtio' }), ctx), '-drive')).toEqual([
+      'file=/data/disks/d1.qcow2,format=qcow2,if=virtio,index=0,media=disk',
+    ]);
+    expect(values(buildQemuArgs(spec({ diskBus: 'ide' }), ctx), '-drive')).toEqual([
+      'file=/data/disks/d1.qcow2,format=qcow2,if=ide,index=0,media=disk',
+    ]);
     const sata = buildQemuArgs(spec({ diskBus: 'sata' }), ctx);
-    expect(values(sata, '-drive')).toEqual(['file=/data/disks/d1.qcow2,format=qcow2,if=none,id=disk0']);
-    expect(values(sata, '-device')).toEqual(['ich9-ahci,id=ahci0', 'ide-hd,drive=disk0,bus=ahci0.0', 'VGA']);
+    expect(values(sata, '-drive')).toEqual([
+      'file=/data/disks/d1.qcow2,format=qcow2,if=none,id=disk0',
+    ]);
+    expect(values(sata, '-device')).toEqual([
+      'ich9-ahci,id=ahci0',
+      'ide-hd,drive=disk0,bus=ahci0.0',
+      'VGA',
+    ]);
   });
 
   it('attaches ISOs read-only as CD-ROMs after an IDE disk, floppies read-only', () => {
@@ -71,22 +97,34 @@ describe('buildQemuArgs', () => {
   it('handles video models', () => {
     expect(values(buildQemuArgs(spec({ video: 'none' }), ctx), '-vga')).toEqual(['none']);
     expect(values(buildQemuArgs(spec({ video: 'none' }), ctx), '-device')).toEqual([]);
-    expect(values(buildQemuArgs(spec({ video: 'virtio' }), ctx), '-device')).toEqual(['virtio-vga']);
+    expect(values(buildQemuArgs(spec({ video: 'virtio' }), ctx), '-device')).toEqual([
+      'virtio-vga',
+    ]);
     expect(values(buildQemuArgs(spec({ video: 'default' }), ctx), '-device')).toEqual(['VGA']);
     expect(values(buildQemuArgs(spec({ video: 'vga' }), ctx), '-device')).toEqual(['VGA']);
   });
 
   it('escapes commas in paths and names', () => {
     expect(escapeOptionValue('a,b')).toBe('a,,b');
-    const args = buildQemuArgs(spec({ isos: ['/m/x,y.iso'] }, { name: 'Lab, room 2', diskPath: '/d/a,b.qcow2' }), ctx);
-    expect(values(args, '-drive')[0]).toBe('file=/d/a,,b.qcow2,format=qcow2,if=virtio,index=0,media=disk');
+    const args = buildQemuArgs(
+      spec({ isos: ['/m/x,y.iso'] }, { name: 'Lab, room 2', diskPath: '/d/a,b.qcow2' }),
+      ctx,
+    );
+    expect(values(args, '-drive')[0]).toBe(
+      'file=/d/a,,b.qcow2,format=qcow2,if=virtio,index=0,media=disk',
+    );
     expect(values(args, '-drive')[1]).toContain('file=/m/x,,y.iso,');
     expect(values(args, '-name')[0]).toBe('guest=Lab,, room 2,process=qemu-d1');
   });
 
   it('supports a diskless domain booting an ISO', () => {
-    const args = buildQemuArgs(spec({ isos: ['/m/a.iso'], bootOrder: ['iso'] }, { diskPath: '' }), ctx);
-    expect(values(args, '-drive')).toEqual(['file=/m/a.iso,format=raw,if=ide,index=0,media=cdrom,readonly=on']);
+    const args = buildQemuArgs(
+      spec({ isos: ['/m/a.iso'], bootOrder: ['iso'] }, { diskPath: '' }),
+      ctx,
+    );
+    expect(values(args, '-drive')).toEqual([
+      'file=/m/a.iso,format=raw,if=ide,index=0,media=cdrom,readonly=on',
+    ]);
     expect(values(args, '-boot')).toEqual(['order=d']);
   });
 

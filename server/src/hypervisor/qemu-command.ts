@@ -3,7 +3,13 @@
  * Unit-tested in `qemu-command.test.ts`.
  */
 import path from 'node:path';
-import { DOMAIN_ID_PATTERN, HypervisorError, type Accel, type BootDevice, type DomainSpec } from './types.ts';
+import {
+  DOMAIN_ID_PATTERN,
+  HypervisorError,
+  type Accel,
+  type BootDevice,
+  type DomainSpec,
+} from './types.ts';
 
 /** Where and how one start listens; chosen by the driver. */
 export interface QemuLaunchContext {
@@ -41,13 +47,18 @@ export function validateSpec(spec: DomainSpec): void {
   };
   if (!DOMAIN_ID_PATTERN.test(spec.id)) fail(`invalid domain id ${JSON.stringify(spec.id)}`);
   const hw = spec.hardware;
-  if (!Number.isInteger(hw.vcpus) || hw.vcpus < 1 || hw.vcpus > 64) fail(`vcpus must be an integer 1..64 (got ${hw.vcpus})`);
-  if (!Number.isInteger(hw.memoryMiB) || hw.memoryMiB < 16 || hw.memoryMiB > 1_048_576) fail(`memoryMiB must be an integer 16..1048576 (got ${hw.memoryMiB})`);
-  if (!['virtio', 'ide', 'sata'].includes(hw.diskBus)) fail(`unknown disk bus ${String(hw.diskBus)}`);
-  if (!['default', 'vga', 'virtio', 'none'].includes(hw.video)) fail(`unknown video ${String(hw.video)}`);
+  if (!Number.isInteger(hw.vcpus) || hw.vcpus < 1 || hw.vcpus > 64)
+    fail(`vcpus must be an integer 1..64 (got ${hw.vcpus})`);
+  if (!Number.isInteger(hw.memoryMiB) || hw.memoryMiB < 16 || hw.memoryMiB > 1_048_576)
+    fail(`memoryMiB must be an integer 16..1048576 (got ${hw.memoryMiB})`);
+  if (!['virtio', 'ide', 'sata'].includes(hw.diskBus))
+    fail(`unknown disk bus ${String(hw.diskBus)}`);
+  if (!['default', 'vga', 'virtio', 'none'].includes(hw.video))
+    fail(`unknown video ${String(hw.video)}`);
   for (const d of hw.bootOrder) if (!(d in BOOT_LETTER)) fail(`unknown boot device ${String(d)}`);
   const cdSlots = hw.diskBus === 'ide' && spec.diskPath ? 3 : 4;
-  if (hw.isos.length > cdSlots) fail(`at most ${cdSlots} ISOs with disk bus ${hw.diskBus} (got ${hw.isos.length})`);
+  if (hw.isos.length > cdSlots)
+    fail(`at most ${cdSlots} ISOs with disk bus ${hw.diskBus} (got ${hw.isos.length})`);
   if (hw.floppies.length > 2) fail(`at most 2 floppies (got ${hw.floppies.length})`);
   for (const file of [spec.diskPath, ...hw.isos, ...hw.floppies]) {
     if (file && !path.isAbsolute(file)) fail(`paths must be absolute: ${file}`);
@@ -58,7 +69,10 @@ export function validateSpec(spec: DomainSpec): void {
 
 /** Printable name for `-name` (no control characters, at most 100 chars). */
 function cleanName(name: string): string {
-  const cleaned = name.replace(/\p{Cc}/gu, ' ').trim().slice(0, 100);
+  const cleaned = name
+    .replace(/\p{Cc}/gu, ' ')
+    .trim()
+    .slice(0, 100);
   return cleaned || 'desktop';
 }
 
@@ -70,15 +84,19 @@ function cleanName(name: string): string {
  */
 export function buildQemuArgs(spec: DomainSpec, ctx: QemuLaunchContext): string[] {
   validateSpec(spec);
-  if (ctx.vncPort < VNC_BASE_PORT) throw new HypervisorError('invalid_spec', `VNC port must be >= ${VNC_BASE_PORT}`);
+  if (ctx.vncPort < VNC_BASE_PORT)
+    throw new HypervisorError('invalid_spec', `VNC port must be >= ${VNC_BASE_PORT}`);
   const hw = spec.hardware;
   const e = escapeOptionValue;
   const args: string[] = [
     '-nodefaults',
     '-no-user-config',
-    '-name', `guest=${e(cleanName(spec.name))},process=qemu-${e(spec.id.slice(0, 10))}`,
-    '-machine', 'pc',
-    '-accel', ctx.accel,
+    '-name',
+    `guest=${e(cleanName(spec.name))},process=qemu-${e(spec.id.slice(0, 10))}`,
+    '-machine',
+    'pc',
+    '-accel',
+    ctx.accel,
   ];
   if (ctx.accel === 'kvm') args.push('-cpu', 'host');
   args.push('-m', String(hw.memoryMiB), '-smp', String(hw.vcpus));
@@ -92,13 +110,23 @@ export function buildQemuArgs(spec: DomainSpec, ctx: QemuLaunchContext): string[
     } else if (hw.diskBus === 'ide') {
       args.push('-drive', `${file},if=ide,index=0,media=disk`);
     } else {
-      args.push('-device', 'ich9-ahci,id=ahci0', '-drive', `${file},if=none,id=disk0`, '-device', 'ide-hd,drive=disk0,bus=ahci0.0');
+      args.push(
+        '-device',
+        'ich9-ahci,id=ahci0',
+        '-drive',
+        `${file},if=none,id=disk0`,
+        '-device',
+        'ide-hd,drive=disk0,bus=ahci0.0',
+      );
     }
   }
   // CD-ROMs on the built-in IDE controller (after the disk when the disk is IDE)
   const firstCd = hw.diskBus === 'ide' && spec.diskPath ? 1 : 0;
   hw.isos.forEach((iso, i) => {
-    args.push('-drive', `file=${e(iso)},format=raw,if=ide,index=${firstCd + i},media=cdrom,readonly=on`);
+    args.push(
+      '-drive',
+      `file=${e(iso)},format=raw,if=ide,index=${firstCd + i},media=cdrom,readonly=on`,
+    );
   });
   hw.floppies.forEach((img, i) => {
     args.push('-drive', `file=${e(img)},format=raw,if=floppy,index=${i},readonly=on`);
@@ -109,15 +137,26 @@ export function buildQemuArgs(spec: DomainSpec, ctx: QemuLaunchContext): string[
   else if (hw.video === 'virtio') args.push('-device', 'virtio-vga');
   else args.push('-device', 'VGA');
   args.push(
-    '-display', 'none',
-    '-vnc', `127.0.0.1:${ctx.vncPort - VNC_BASE_PORT},password=on`,
-    '-spice', `port=${ctx.spicePort},addr=127.0.0.1`,
-    '-nic', 'none',
-    '-qmp', `unix:${e(ctx.qmpPath)},server=on,wait=off`,
-    '-pidfile', ctx.pidPath,
-    '-msg', 'timestamp=on',
+    '-display',
+    'none',
+    '-vnc',
+    `127.0.0.1:${ctx.vncPort - VNC_BASE_PORT},password=on`,
+    '-spice',
+    `port=${ctx.spicePort},addr=127.0.0.1`,
+    '-nic',
+    'none',
+    '-qmp',
+    `unix:${e(ctx.qmpPath)},server=on,wait=off`,
+    '-pidfile',
+    ctx.pidPath,
+    '-msg',
+    'timestamp=on',
   );
-  if (ctx.sandbox ?? true) args.push('-sandbox', 'on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny');
+  if (ctx.sandbox ?? true)
+    args.push(
+      '-sandbox',
+      'on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny',
+    );
   if (ctx.startPaused ?? true) args.push('-S');
   return args;
 }

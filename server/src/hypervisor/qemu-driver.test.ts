@@ -3,16 +3,35 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createQemuDriver } from './qemu-driver.ts';
 import { isPng, screenStats, isBlankScreen } from './png.ts';
-import { HypervisorError, type DomainRunState, type ExitInfo, type Hypervisor, type StateChangeDetail } from './types.ts';
 import {
-  cpuUsage, demoImages, demoSpec, killTracked, listenAddresses, readRfbBanner, rfbAuthenticate, spiceAuthenticate, tempDataDir, trackPid,
+  HypervisorError,
+  type DomainRunState,
+  type ExitInfo,
+  type Hypervisor,
+  type StateChangeDetail,
+} from './types.ts';
+import {
+  cpuUsage,
+  demoImages,
+  demoSpec,
+  killTracked,
+  listenAddresses,
+  readRfbBanner,
+  rfbAuthenticate,
+  spiceAuthenticate,
+  tempDataDir,
+  trackPid,
 } from './test-support.ts';
 import type { DemoImages } from '../../../scripts/images/prepare-demo-images.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Wait for `predicate` to hold, polling. */
-async function until<T>(fn: () => T | Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> {
+async function until<T>(
+  fn: () => T | Promise<T>,
+  timeoutMs: number,
+  what: string,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();
@@ -59,7 +78,8 @@ describe('QEMU driver (real QEMU, TCG)', () => {
   afterEach(async () => {
     // never leave a QEMU behind, whatever the test did
     for (const d of drivers) {
-      for (const rt of await d.list().catch(() => [])) await d.stop(rt.id, { timeoutMs: 2000 }).catch(() => undefined);
+      for (const rt of await d.list().catch(() => []))
+        await d.stop(rt.id, { timeoutMs: 2000 }).catch(() => undefined);
     }
     killTracked();
   });
@@ -76,11 +96,18 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     expect(info.backingFile).toBe(images.template);
     expect(info.virtualSize).toBe(5_081_088);
     expect(info.actualSize).toBeLessThan(1024 * 1024);
-    await expect(driver.prepareDisk({ path: file, backingFile: images.template })).rejects.toMatchObject({ code: 'disk_exists' });
-    await expect(driver.prepareDisk({ path: path.join(tmp.dir, 'x.qcow2'), backingFile: '/nope.qcow2' })).rejects.toMatchObject({ code: 'disk_not_found' });
+    await expect(
+      driver.prepareDisk({ path: file, backingFile: images.template }),
+    ).rejects.toMatchObject({ code: 'disk_exists' });
+    await expect(
+      driver.prepareDisk({ path: path.join(tmp.dir, 'x.qcow2'), backingFile: '/nope.qcow2' }),
+    ).rejects.toMatchObject({ code: 'disk_not_found' });
 
     const empty = path.join(tmp.dir, 'disks', 'empty.qcow2');
-    expect(await driver.prepareDisk({ path: empty, sizeGiB: 1 })).toMatchObject({ virtualSize: 2 ** 30, backingFile: null });
+    expect(await driver.prepareDisk({ path: empty, sizeGiB: 1 })).toMatchObject({
+      virtualSize: 2 ** 30,
+      backingFile: null,
+    });
     expect((await driver.resizeDisk(empty, 2)).virtualSize).toBe(2 * 2 ** 30);
     await expect(driver.resizeDisk(empty, 1)).rejects.toMatchObject({ code: 'command_failed' }); // no shrinking
     await driver.deleteDisk(empty);
@@ -96,35 +123,50 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     const rt = await driver.start(demoSpec('life', disk));
     trackPid(rt.pid);
     const tStarted = Date.now() - t0;
-    expect(rt).toMatchObject({ id: 'life', accel: 'tcg', runDir: path.join(tmp.dir, 'run', 'life') });
+    expect(rt).toMatchObject({
+      id: 'life',
+      accel: 'tcg',
+      runDir: path.join(tmp.dir, 'run', 'life'),
+    });
     expect(rt.vncPort).toBeGreaterThanOrEqual(5900);
-    for (const f of ['qmp.sock', 'qemu.pid', 'runtime.json', 'qemu.log']) expect(existsSync(path.join(rt.runDir, f))).toBe(true);
+    for (const f of ['qmp.sock', 'qemu.pid', 'runtime.json', 'qemu.log'])
+      expect(existsSync(path.join(rt.runDir, f))).toBe(true);
 
     expect(await readRfbBanner(rt.vncPort, 5000)).toBe('RFB 003.008\n');
     const tBanner = Date.now() - t0;
     expect(listenAddresses(rt.vncPort)).toEqual(['127.0.0.1']);
     expect(listenAddresses(rt.spicePort)).toEqual(['127.0.0.1']);
     expect(await driver.status('life')).toBe('running');
-    await expect(driver.start(demoSpec('life', disk))).rejects.toMatchObject({ code: 'already_running' });
+    await expect(driver.start(demoSpec('life', disk))).rejects.toMatchObject({
+      code: 'already_running',
+    });
     await expect(driver.deleteDisk(disk)).rejects.toMatchObject({ code: 'already_running' });
 
-    const png = await until(async () => {
-      const shot = await driver.screenshot('life');
-      return screenStats(shot).foreground > 0.02 ? shot : undefined; // the GRUB menu, not just the BIOS line
-    }, 10_000, 'the GRUB menu');
+    const png = await until(
+      async () => {
+        const shot = await driver.screenshot('life');
+        return screenStats(shot).foreground > 0.02 ? shot : undefined; // the GRUB menu, not just the BIOS line
+      },
+      10_000,
+      'the GRUB menu',
+    );
     const tFrame = Date.now() - t0;
     expect(isPng(png)).toBe(true);
     const stats = screenStats(png);
     expect(stats.colours).toBeGreaterThan(1);
     expect(stats.foreground).toBeGreaterThan(0.01);
-    console.log(`[measure] start() ${tStarted} ms, VNC banner ${tBanner} ms, first non-blank frame ${tFrame} ms (${stats.width}x${stats.height})`);
+    console.log(
+      `[measure] start() ${tStarted} ms, VNC banner ${tBanner} ms, first non-blank frame ${tFrame} ms (${stats.width}x${stats.height})`,
+    );
 
     const running = await cpuUsage(rt.pid, 1000);
     await driver.pause('life');
     expect(await driver.status('life')).toBe('paused');
     await sleep(200);
     const paused = await cpuUsage(rt.pid, 1000);
-    console.log(`[measure] CPU running ${(running * 100).toFixed(1)} %, paused ${(paused * 100).toFixed(1)} %`);
+    console.log(
+      `[measure] CPU running ${(running * 100).toFixed(1)} %, paused ${(paused * 100).toFixed(1)} %`,
+    );
     expect(paused).toBeLessThan(0.05);
     expect(isPng(await driver.screenshot('life'))).toBe(true); // works while paused
 
@@ -151,7 +193,15 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     await driver.stop('life'); // idempotent
 
     const events = rec.states.map(([, state, d]) => `${d.event}:${state}`);
-    expect(events).toEqual(expect.arrayContaining(['STOP:paused', 'RESUME:running', 'RESET:running', 'POWERDOWN:running', 'SHUTDOWN:shutdown']));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        'STOP:paused',
+        'RESUME:running',
+        'RESET:running',
+        'POWERDOWN:running',
+        'SHUTDOWN:shutdown',
+      ]),
+    );
     await expect(driver.pause('life')).rejects.toMatchObject({ code: 'not_running' });
   });
 
@@ -161,7 +211,11 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     trackPid(rt.pid);
     const t0 = Date.now();
     process.kill(rt.pid, 'SIGKILL');
-    const [, info] = await until(() => rec.exits.find(([id]) => id === 'killed'), 10_000, 'the exit event');
+    const [, info] = await until(
+      () => rec.exits.find(([id]) => id === 'killed'),
+      10_000,
+      'the exit event',
+    );
     console.log(`[measure] outside SIGKILL noticed after ${Date.now() - t0} ms`);
     expect(info).toMatchObject({ expected: false, signal: 'SIGKILL' });
     expect(info.reason).toMatch(/SIGKILL/);
@@ -178,7 +232,16 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     const staleDir = path.join(tmp.dir, 'run', 'stale');
     mkdirSync(staleDir, { recursive: true });
     writeFileSync(path.join(staleDir, 'qemu.log'), 'qemu-system-x86_64: something went wrong\n');
-    writeFileSync(path.join(staleDir, 'runtime.json'), JSON.stringify({ ...rt, id: 'stale', pid: 999_999_9, qmpPath: path.join(staleDir, 'qmp.sock'), runDir: staleDir }));
+    writeFileSync(
+      path.join(staleDir, 'runtime.json'),
+      JSON.stringify({
+        ...rt,
+        id: 'stale',
+        pid: 999_999_9,
+        qmpPath: path.join(staleDir, 'qmp.sock'),
+        runDir: staleDir,
+      }),
+    );
     await first.close(); // the old server goes away; QEMU keeps running
     expect(process.kill(rt.pid, 0)).toBe(true);
 
@@ -186,7 +249,11 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     const rec = record(second);
     const result = await second.adopt();
     expect(result.adopted.map((r) => r.id)).toEqual(['adopt-me']);
-    expect(result.adopted[0]).toMatchObject({ pid: rt.pid, vncPort: rt.vncPort, spicePort: rt.spicePort });
+    expect(result.adopted[0]).toMatchObject({
+      pid: rt.pid,
+      vncPort: rt.vncPort,
+      spicePort: rt.spicePort,
+    });
     expect(result.dead.map((d) => d.id)).toEqual(['stale']);
     expect(result.dead[0]?.info.reason).toMatch(/something went wrong/);
     expect(existsSync(path.join(staleDir, 'runtime.json'))).toBe(false);
@@ -207,14 +274,20 @@ describe('QEMU driver (real QEMU, TCG)', () => {
 
     const t0 = Date.now();
     process.kill(rt.pid, 'SIGKILL'); // not our child any more: detected by QMP close + pid polling
-    const [, info] = await until(() => rec.exits.find(([id]) => id === 'adopt-me'), 10_000, 'the exit event');
+    const [, info] = await until(
+      () => rec.exits.find(([id]) => id === 'adopt-me'),
+      10_000,
+      'the exit event',
+    );
     console.log(`[measure] adopted QEMU killed, noticed after ${Date.now() - t0} ms`);
     expect(info.expected).toBe(false);
     expect(await second.status('adopt-me')).toBe('absent');
   });
 
   it('protects VNC with the per-start password (RFB auth type 2, never None) and SPICE with its ticket', async () => {
-    const rt = await driver.start(demoSpec('vnc-auth', await overlay(), {}, { vnc: 'goodpass', spice: 'spice-secret' }));
+    const rt = await driver.start(
+      demoSpec('vnc-auth', await overlay(), {}, { vnc: 'goodpass', spice: 'spice-secret' }),
+    );
     trackPid(rt.pid);
     expect(await spiceAuthenticate(rt.spicePort, 'wrong')).toBe(7); // SPICE_LINK_ERR_PERMISSION_DENIED
     expect(await spiceAuthenticate(rt.spicePort, 'spice-secret')).toBe(0);
@@ -238,9 +311,24 @@ describe('QEMU driver (real QEMU, TCG)', () => {
   it('accepts every hardware variant (buses, media, boot orders, video)', async () => {
     const variants = [
       { diskBus: 'ide' as const, bootOrder: ['disk' as const] },
-      { diskBus: 'sata' as const, isos: [images.iso], bootOrder: ['iso' as const, 'disk' as const] },
-      { diskBus: 'virtio' as const, floppies: [images.floppy], bootOrder: ['floppy' as const], vcpus: 2, memoryMiB: 256 },
-      { diskBus: 'ide' as const, isos: [images.iso, images.iso], video: 'virtio' as const, bootOrder: ['pxe' as const, 'iso' as const] },
+      {
+        diskBus: 'sata' as const,
+        isos: [images.iso],
+        bootOrder: ['iso' as const, 'disk' as const],
+      },
+      {
+        diskBus: 'virtio' as const,
+        floppies: [images.floppy],
+        bootOrder: ['floppy' as const],
+        vcpus: 2,
+        memoryMiB: 256,
+      },
+      {
+        diskBus: 'ide' as const,
+        isos: [images.iso, images.iso],
+        video: 'virtio' as const,
+        bootOrder: ['pxe' as const, 'iso' as const],
+      },
       { video: 'none' as const },
     ];
     for (const [i, hw] of variants.entries()) {
@@ -251,10 +339,14 @@ describe('QEMU driver (real QEMU, TCG)', () => {
       if (hw.video === 'none') {
         await expect(driver.screenshot(id)).rejects.toBeInstanceOf(HypervisorError);
       } else {
-        const shot = await until(async () => {
-          const s = await driver.screenshot(id);
-          return isBlankScreen(s) ? undefined : s;
-        }, 15_000, `a screen for variant ${i}`);
+        const shot = await until(
+          async () => {
+            const s = await driver.screenshot(id);
+            return isBlankScreen(s) ? undefined : s;
+          },
+          15_000,
+          `a screen for variant ${i}`,
+        );
         expect(isPng(shot)).toBe(true);
       }
       await driver.stop(id);
@@ -263,7 +355,9 @@ describe('QEMU driver (real QEMU, TCG)', () => {
 
   it('starts several domains concurrently on distinct ports', async () => {
     const disks = await Promise.all([overlay(), overlay(), overlay()]);
-    const rts = await Promise.all(disks.map((disk, i) => driver.start(demoSpec(`many-${i}`, disk))));
+    const rts = await Promise.all(
+      disks.map((disk, i) => driver.start(demoSpec(`many-${i}`, disk))),
+    );
     for (const rt of rts) trackPid(rt.pid);
     expect(new Set(rts.map((r) => r.vncPort)).size).toBe(3);
     expect(new Set(rts.map((r) => r.spicePort)).size).toBe(3);
@@ -279,6 +373,8 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     expect((error as HypervisorError).code).toBe('start_failed');
     expect((error as HypervisorError).message).toMatch(/qcow2|Image is not in qcow2 format/i);
     expect(await driver.status('broken')).toBe('absent');
-    await expect(driver.start(demoSpec('missing', path.join(tmp.dir, 'nope.qcow2')))).rejects.toMatchObject({ code: 'invalid_spec' });
+    await expect(
+      driver.start(demoSpec('missing', path.join(tmp.dir, 'nope.qcow2'))),
+    ).rejects.toMatchObject({ code: 'invalid_spec' });
   });
 });

@@ -42,7 +42,13 @@ import {
   type StateChangeDetail,
 } from './types.ts';
 
-export { buildQemuArgs, bootOrderLetters, validateSpec, escapeOptionValue, type QemuLaunchContext } from './qemu-command.ts';
+export {
+  buildQemuArgs,
+  bootOrderLetters,
+  validateSpec,
+  escapeOptionValue,
+  type QemuLaunchContext,
+} from './qemu-command.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -157,16 +163,31 @@ function parseRuntime(text: string): PersistedRuntime | undefined {
   try {
     const v: unknown = JSON.parse(text);
     if (!isRecord(v)) return undefined;
-    const { id, name, pid, vncPort, spicePort, qmpPath, runDir, startedAt, accel, diskPath, args } = v;
+    const { id, name, pid, vncPort, spicePort, qmpPath, runDir, startedAt, accel, diskPath, args } =
+      v;
     if (
-      typeof id !== 'string' || typeof name !== 'string' || typeof pid !== 'number' || typeof vncPort !== 'number' ||
-      typeof spicePort !== 'number' || typeof qmpPath !== 'string' || typeof runDir !== 'string' ||
-      typeof startedAt !== 'string' || (accel !== 'tcg' && accel !== 'kvm')
+      typeof id !== 'string' ||
+      typeof name !== 'string' ||
+      typeof pid !== 'number' ||
+      typeof vncPort !== 'number' ||
+      typeof spicePort !== 'number' ||
+      typeof qmpPath !== 'string' ||
+      typeof runDir !== 'string' ||
+      typeof startedAt !== 'string' ||
+      (accel !== 'tcg' && accel !== 'kvm')
     ) {
       return undefined;
     }
     return {
-      id, name, pid, vncPort, spicePort, qmpPath, runDir, startedAt, accel,
+      id,
+      name,
+      pid,
+      vncPort,
+      spicePort,
+      qmpPath,
+      runDir,
+      startedAt,
+      accel,
       diskPath: typeof diskPath === 'string' ? diskPath : '',
       args: Array.isArray(args) ? args.filter((a): a is string => typeof a === 'string') : [],
     };
@@ -177,8 +198,15 @@ function parseRuntime(text: string): PersistedRuntime | undefined {
 
 function publicRuntime(r: PersistedRuntime): DomainRuntime {
   return {
-    id: r.id, name: r.name, pid: r.pid, vncPort: r.vncPort, spicePort: r.spicePort,
-    qmpPath: r.qmpPath, runDir: r.runDir, startedAt: r.startedAt, accel: r.accel,
+    id: r.id,
+    name: r.name,
+    pid: r.pid,
+    vncPort: r.vncPort,
+    spicePort: r.spicePort,
+    qmpPath: r.qmpPath,
+    runDir: r.runDir,
+    startedAt: r.startedAt,
+    accel: r.accel,
   };
 }
 
@@ -188,7 +216,8 @@ function mapQmpStatus(status: string): DomainRunState {
   return 'paused'; // paused, prelaunch, suspended, io-error, guest-panicked, internal-error, *migrate, ...
 }
 
-const ADDRESS_IN_USE = /address already in use|failed to bind|failed to start vnc|could not set up host forwarding|failed to listen/i;
+const ADDRESS_IN_USE =
+  /address already in use|failed to bind|failed to start vnc|could not set up host forwarding|failed to listen/i;
 
 /** Create the QEMU driver. See the module comment for the files it keeps. */
 export function createQemuDriver(options: QemuDriverOptions): Hypervisor {
@@ -227,18 +256,28 @@ class QemuDriver extends EventEmitter implements Hypervisor {
   }
 
   // typed EventEmitter surface
-  override on<E extends keyof HypervisorEvents>(event: E, listener: (...args: HypervisorEvents[E]) => void): this {
+  override on<E extends keyof HypervisorEvents>(
+    event: E,
+    listener: (...args: HypervisorEvents[E]) => void,
+  ): this {
     return super.on(event, listener as (...args: unknown[]) => void);
   }
-  override off<E extends keyof HypervisorEvents>(event: E, listener: (...args: HypervisorEvents[E]) => void): this {
+  override off<E extends keyof HypervisorEvents>(
+    event: E,
+    listener: (...args: HypervisorEvents[E]) => void,
+  ): this {
     return super.off(event, listener as (...args: unknown[]) => void);
   }
-  private emitTyped<E extends keyof HypervisorEvents>(event: E, ...args: HypervisorEvents[E]): void {
+  private emitTyped<E extends keyof HypervisorEvents>(
+    event: E,
+    ...args: HypervisorEvents[E]
+  ): void {
     this.emit(event, ...args);
   }
 
   private runDirOf(id: string): string {
-    if (!DOMAIN_ID_PATTERN.test(id)) throw new HypervisorError('invalid_spec', `invalid domain id ${JSON.stringify(id)}`);
+    if (!DOMAIN_ID_PATTERN.test(id))
+      throw new HypervisorError('invalid_spec', `invalid domain id ${JSON.stringify(id)}`);
     return path.join(this.runRoot, id);
   }
 
@@ -249,7 +288,11 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       return stdout;
     } catch (error) {
       const stderr = isRecord(error) && typeof error.stderr === 'string' ? error.stderr.trim() : '';
-      throw new HypervisorError('command_failed', `qemu-img ${args[0] ?? ''} failed: ${stderr || errorMessage(error)}`, { cause: error });
+      throw new HypervisorError(
+        'command_failed',
+        `qemu-img ${args[0] ?? ''} failed: ${stderr || errorMessage(error)}`,
+        { cause: error },
+      );
     }
   }
 
@@ -263,23 +306,40 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     const file = path.resolve(opts.path);
     if (existsSync(file)) throw new HypervisorError('disk_exists', `disk ${file} already exists`);
     if (opts.sizeGiB !== undefined && (!(opts.sizeGiB > 0) || opts.sizeGiB > 65536)) {
-      throw new HypervisorError('invalid_spec', `sizeGiB must be in (0, 65536] (got ${opts.sizeGiB})`);
+      throw new HypervisorError(
+        'invalid_spec',
+        `sizeGiB must be in (0, 65536] (got ${opts.sizeGiB})`,
+      );
     }
     const size = opts.sizeGiB === undefined ? [] : [`${Math.round(opts.sizeGiB * 1024)}M`];
     await fsp.mkdir(path.dirname(file), { recursive: true });
     if (opts.backingFile) {
       const backing = path.resolve(opts.backingFile);
-      if (!existsSync(backing)) throw new HypervisorError('disk_not_found', `backing file ${backing} not found`);
-      await this.qemuImgRun(['create', '-q', '-f', 'qcow2', '-b', backing, '-F', 'qcow2', file, ...size]);
+      if (!existsSync(backing))
+        throw new HypervisorError('disk_not_found', `backing file ${backing} not found`);
+      await this.qemuImgRun([
+        'create',
+        '-q',
+        '-f',
+        'qcow2',
+        '-b',
+        backing,
+        '-F',
+        'qcow2',
+        file,
+        ...size,
+      ]);
     } else {
-      if (opts.sizeGiB === undefined) throw new HypervisorError('invalid_spec', 'prepareDisk needs backingFile or sizeGiB');
+      if (opts.sizeGiB === undefined)
+        throw new HypervisorError('invalid_spec', 'prepareDisk needs backingFile or sizeGiB');
       await this.qemuImgRun(['create', '-q', '-f', 'qcow2', file, ...size]);
     }
     return this.diskInfo(file);
   }
 
   async deleteDisk(file: string): Promise<void> {
-    if (this.diskInUse(file)) throw new HypervisorError('already_running', `disk ${file} is used by a running domain`);
+    if (this.diskInUse(file))
+      throw new HypervisorError('already_running', `disk ${file} is used by a running domain`);
     await fsp.rm(path.resolve(file), { force: true });
   }
 
@@ -292,9 +352,12 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     try {
       info = JSON.parse(out);
     } catch (error) {
-      throw new HypervisorError('command_failed', 'qemu-img info: output is not JSON', { cause: error });
+      throw new HypervisorError('command_failed', 'qemu-img info: output is not JSON', {
+        cause: error,
+      });
     }
-    if (!isRecord(info)) throw new HypervisorError('command_failed', 'qemu-img info: unexpected output');
+    if (!isRecord(info))
+      throw new HypervisorError('command_failed', 'qemu-img info: unexpected output');
     const backing = info['full-backing-filename'] ?? info['backing-filename'];
     return {
       virtualSize: typeof info['virtual-size'] === 'number' ? info['virtual-size'] : 0,
@@ -305,9 +368,11 @@ class QemuDriver extends EventEmitter implements Hypervisor {
 
   async resizeDisk(file: string, sizeGiB: number): Promise<DiskInfo> {
     const abs = path.resolve(file);
-    if (!(sizeGiB > 0) || sizeGiB > 65536) throw new HypervisorError('invalid_spec', `sizeGiB must be in (0, 65536] (got ${sizeGiB})`);
+    if (!(sizeGiB > 0) || sizeGiB > 65536)
+      throw new HypervisorError('invalid_spec', `sizeGiB must be in (0, 65536] (got ${sizeGiB})`);
     if (!existsSync(abs)) throw new HypervisorError('disk_not_found', `disk ${abs} not found`);
-    if (this.diskInUse(abs)) throw new HypervisorError('already_running', `disk ${abs} is used by a running domain`);
+    if (this.diskInUse(abs))
+      throw new HypervisorError('already_running', `disk ${abs} is used by a running domain`);
     await this.qemuImgRun(['resize', '-q', '-f', 'qcow2', abs, `${Math.round(sizeGiB * 1024)}M`]);
     return this.diskInfo(abs);
   }
@@ -317,18 +382,23 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     if (this.closed) throw new HypervisorError('start_failed', 'driver is closed');
     validateSpec(spec);
     const id = spec.id;
-    if (this.monitors.has(id) || this.starting.has(id)) throw new HypervisorError('already_running', `domain ${id} is already running`);
+    if (this.monitors.has(id) || this.starting.has(id))
+      throw new HypervisorError('already_running', `domain ${id} is already running`);
     this.starting.add(id);
     try {
       for (const file of [spec.diskPath, ...spec.hardware.isos, ...spec.hardware.floppies]) {
-        if (file && !existsSync(file)) throw new HypervisorError('invalid_spec', `file not found: ${file}`);
+        if (file && !existsSync(file))
+          throw new HypervisorError('invalid_spec', `file not found: ${file}`);
       }
       const runDir = this.runDirOf(id);
       await fsp.mkdir(runDir, { recursive: true, mode: 0o700 });
       // a runtime.json with a live QEMU means a domain we have not adopted: refuse rather than double-start
       const previous = await this.readRuntime(runDir);
       if (previous && isPidAlive(previous.pid) && pidServes(previous.pid, previous.qmpPath)) {
-        throw new HypervisorError('already_running', `domain ${id} has a live QEMU (pid ${previous.pid}); call adopt()`);
+        throw new HypervisorError(
+          'already_running',
+          `domain ${id} has a live QEMU (pid ${previous.pid}); call adopt()`,
+        );
       }
       await this.cleanRunDir(runDir, false);
       let lastError: unknown;
@@ -340,7 +410,11 @@ class QemuDriver extends EventEmitter implements Hypervisor {
           if (!(error instanceof RetryablePortError)) throw error;
         }
       }
-      throw new HypervisorError('start_failed', `start of ${id} failed: ${errorMessage(lastError)}`, { cause: lastError });
+      throw new HypervisorError(
+        'start_failed',
+        `start of ${id} failed: ${errorMessage(lastError)}`,
+        { cause: lastError },
+      );
     } finally {
       this.starting.delete(id);
     }
@@ -358,7 +432,15 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     const qmpPath = path.join(runDir, 'qmp.sock');
     const pidPath = path.join(runDir, 'qemu.pid');
     const logPath = path.join(runDir, 'qemu.log');
-    const args = buildQemuArgs(spec, { accel: this.accel, vncPort, spicePort, qmpPath, pidPath, sandbox: this.sandbox, startPaused: true });
+    const args = buildQemuArgs(spec, {
+      accel: this.accel,
+      vncPort,
+      spicePort,
+      qmpPath,
+      pidPath,
+      sandbox: this.sandbox,
+      startPaused: true,
+    });
     const releasePorts = () => {
       this.vncPorts.release(vncPort);
       this.spicePorts.release(spicePort);
@@ -370,7 +452,11 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       child = spawn(this.qemuBinary, args, { detached: true, stdio: ['ignore', logFd, logFd] });
     } catch (error) {
       releasePorts();
-      throw new HypervisorError('start_failed', `cannot spawn ${this.qemuBinary}: ${errorMessage(error)}`, { cause: error });
+      throw new HypervisorError(
+        'start_failed',
+        `cannot spawn ${this.qemuBinary}: ${errorMessage(error)}`,
+        { cause: error },
+      );
     } finally {
       closeSync(logFd);
     }
@@ -411,8 +497,13 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       connecting.catch(() => undefined);
       const result = await Promise.race([connecting, exitedEarly.then(() => undefined)]);
       if (!result) {
-        void connecting.then((c) => c.close(), () => undefined);
-        const how = earlyExit?.signal ? `signal ${earlyExit.signal}` : `code ${String(earlyExit?.code)}`;
+        void connecting.then(
+          (c) => c.close(),
+          () => undefined,
+        );
+        const how = earlyExit?.signal
+          ? `signal ${earlyExit.signal}`
+          : `code ${String(earlyExit?.code)}`;
         return await fail(`QEMU exited during start (${how})`);
       }
       qmp = result;
@@ -431,10 +522,23 @@ class QemuDriver extends EventEmitter implements Hypervisor {
 
     const pid = child.pid ?? 0;
     const runtime: PersistedRuntime = {
-      id: spec.id, name: spec.name, pid, vncPort, spicePort, qmpPath, runDir, startedAt, accel: this.accel,
-      diskPath: spec.diskPath ? path.resolve(spec.diskPath) : '', args,
+      id: spec.id,
+      name: spec.name,
+      pid,
+      vncPort,
+      spicePort,
+      qmpPath,
+      runDir,
+      startedAt,
+      accel: this.accel,
+      diskPath: spec.diskPath ? path.resolve(spec.diskPath) : '',
+      args,
     };
-    await fsp.writeFile(path.join(runDir, 'runtime.json'), `${JSON.stringify(runtime, null, 2)}\n`, { mode: 0o600 });
+    await fsp.writeFile(
+      path.join(runDir, 'runtime.json'),
+      `${JSON.stringify(runtime, null, 2)}\n`,
+      { mode: 0o600 },
+    );
     const monitor = this.attach(runtime, qmp, 'running');
     monitor.child = child;
     child.removeAllListeners('exit');
@@ -452,8 +556,17 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       resolveExited = resolve;
     });
     const monitor: Monitor = {
-      runtime, qmp, child: undefined, state, stopRequested: false, killed: false, lastShutdown: undefined,
-      done: false, exited, resolveExited, screenshotSeq: 0,
+      runtime,
+      qmp,
+      child: undefined,
+      state,
+      stopRequested: false,
+      killed: false,
+      lastShutdown: undefined,
+      done: false,
+      exited,
+      resolveExited,
+      screenshotSeq: 0,
     };
     this.monitors.set(runtime.id, monitor);
     this.vncPorts.reserve(runtime.vncPort);
@@ -502,8 +615,15 @@ class QemuDriver extends EventEmitter implements Hypervisor {
         break;
       case 'SHUTDOWN':
         monitor.state = 'shutdown';
-        monitor.lastShutdown = { guest: bool(event.data.guest) ?? false, reason: str(event.data.reason) ?? 'unknown' };
-        detail = { event: 'SHUTDOWN', guest: bool(event.data.guest), reason: str(event.data.reason) };
+        monitor.lastShutdown = {
+          guest: bool(event.data.guest) ?? false,
+          reason: str(event.data.reason) ?? 'unknown',
+        };
+        detail = {
+          event: 'SHUTDOWN',
+          guest: bool(event.data.guest),
+          reason: str(event.data.reason),
+        };
         break;
       default:
         return;
@@ -515,20 +635,28 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     if (this.closed) return;
     for (const monitor of this.monitors.values()) {
       if (monitor.done) continue;
-      const childGone = monitor.child ? monitor.child.exitCode !== null || monitor.child.signalCode !== null : false;
+      const childGone = monitor.child
+        ? monitor.child.exitCode !== null || monitor.child.signalCode !== null
+        : false;
       if (childGone || !isPidAlive(monitor.runtime.pid)) {
         // a spawned child normally reports through its 'exit' event first; give it a moment
         const child = monitor.child;
         if (child && !childGone) {
           setTimeout(() => void this.finalize(monitor, undefined), 200).unref();
         } else {
-          void this.finalize(monitor, child ? { code: child.exitCode, signal: child.signalCode } : undefined);
+          void this.finalize(
+            monitor,
+            child ? { code: child.exitCode, signal: child.signalCode } : undefined,
+          );
         }
       }
     }
   }
 
-  private async finalize(monitor: Monitor, how: { code: number | null; signal: NodeJS.Signals | null } | undefined) {
+  private async finalize(
+    monitor: Monitor,
+    how: { code: number | null; signal: NodeJS.Signals | null } | undefined,
+  ) {
     if (monitor.done) return;
     monitor.done = true;
     const { runtime } = monitor;
@@ -575,7 +703,9 @@ class QemuDriver extends EventEmitter implements Hypervisor {
 
   private async writeExit(runDir: string, info: ExitInfo) {
     try {
-      await fsp.writeFile(path.join(runDir, 'exit.json'), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+      await fsp.writeFile(path.join(runDir, 'exit.json'), `${JSON.stringify(info, null, 2)}\n`, {
+        mode: 0o600,
+      });
     } catch {
       /* run dir removed */
     }
@@ -586,7 +716,8 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     const names = ['qmp.sock', 'qemu.pid', 'runtime.json'];
     if (!keepExit) names.push('exit.json');
     try {
-      for (const entry of await fsp.readdir(runDir)) if (entry.startsWith('screendump-')) names.push(entry);
+      for (const entry of await fsp.readdir(runDir))
+        if (entry.startsWith('screendump-')) names.push(entry);
     } catch {
       return;
     }
@@ -603,7 +734,8 @@ class QemuDriver extends EventEmitter implements Hypervisor {
 
   private monitorOf(id: string): Monitor {
     const monitor = this.monitors.get(id);
-    if (!monitor || monitor.done) throw new HypervisorError('not_running', `domain ${id} is not running`);
+    if (!monitor || monitor.done)
+      throw new HypervisorError('not_running', `domain ${id} is not running`);
     return monitor;
   }
 
@@ -617,16 +749,30 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       this.wireQmp(monitor, qmp);
       return qmp;
     } catch (error) {
-      throw new HypervisorError('not_running', `domain ${id}: QMP unreachable (${errorMessage(error)})`, { cause: error });
+      throw new HypervisorError(
+        'not_running',
+        `domain ${id}: QMP unreachable (${errorMessage(error)})`,
+        { cause: error },
+      );
     }
   }
 
-  private async command<T = unknown>(id: string, command: string, args?: Record<string, unknown>, timeoutMs?: number): Promise<T> {
+  private async command<T = unknown>(
+    id: string,
+    command: string,
+    args?: Record<string, unknown>,
+    timeoutMs?: number,
+  ): Promise<T> {
     const qmp = await this.qmpOf(id);
     try {
-      return await qmp.execute<T>(command, args, timeoutMs === undefined ? undefined : { timeoutMs });
+      return await qmp.execute<T>(
+        command,
+        args,
+        timeoutMs === undefined ? undefined : { timeoutMs },
+      );
     } catch (error) {
-      if (this.monitors.get(id)?.done ?? true) throw new HypervisorError('not_running', `domain ${id} ended`, { cause: error });
+      if (this.monitors.get(id)?.done ?? true)
+        throw new HypervisorError('not_running', `domain ${id} ended`, { cause: error });
       throw new HypervisorError('qmp_error', errorMessage(error), { cause: error });
     }
   }
@@ -649,7 +795,10 @@ class QemuDriver extends EventEmitter implements Hypervisor {
         /* the socket closing under us is the normal answer to quit */
       }
     }
-    const first = await Promise.race([monitor.exited, sleep(qmp ? timeoutMs : 0).then(() => undefined)]);
+    const first = await Promise.race([
+      monitor.exited,
+      sleep(qmp ? timeoutMs : 0).then(() => undefined),
+    ]);
     if (first) return;
     const { pid, qmpPath } = monitor.runtime;
     if (isPidAlive(pid) && pidServes(pid, qmpPath)) {
@@ -699,7 +848,10 @@ class QemuDriver extends EventEmitter implements Hypervisor {
 
   async screenshot(id: string): Promise<Buffer> {
     const monitor = this.monitorOf(id);
-    const file = path.join(monitor.runtime.runDir, `screendump-${process.pid}-${++monitor.screenshotSeq}.png`);
+    const file = path.join(
+      monitor.runtime.runDir,
+      `screendump-${process.pid}-${++monitor.screenshotSeq}.png`,
+    );
     try {
       await this.command(id, 'screendump', { filename: file, format: 'png' }, 10_000);
       return await fsp.readFile(file);
@@ -723,7 +875,8 @@ class QemuDriver extends EventEmitter implements Hypervisor {
   async list(): Promise<DomainRuntime[]> {
     const out: DomainRuntime[] = [];
     for (const monitor of this.monitors.values()) {
-      if (!monitor.done && isPidAlive(monitor.runtime.pid)) out.push(publicRuntime(monitor.runtime));
+      if (!monitor.done && isPidAlive(monitor.runtime.pid))
+        out.push(publicRuntime(monitor.runtime));
     }
     return out;
   }
@@ -735,7 +888,9 @@ class QemuDriver extends EventEmitter implements Hypervisor {
 
   async lastExit(id: string): Promise<ExitInfo | undefined> {
     try {
-      const v: unknown = JSON.parse(await fsp.readFile(path.join(this.runDirOf(id), 'exit.json'), 'utf8'));
+      const v: unknown = JSON.parse(
+        await fsp.readFile(path.join(this.runDirOf(id), 'exit.json'), 'utf8'),
+      );
       if (!isRecord(v) || typeof v.reason !== 'string') return undefined;
       return {
         code: typeof v.code === 'number' ? v.code : null,
@@ -768,7 +923,13 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       const runtime = await this.readRuntime(runDir);
       const dead = async (reason: string) => {
         const tail = await logTail(path.join(runDir, 'qemu.log'), 5);
-        const info: ExitInfo = { code: null, signal: null, reason: tail ? `${reason}\n${tail}` : reason, expected: false, at: new Date().toISOString() };
+        const info: ExitInfo = {
+          code: null,
+          signal: null,
+          reason: tail ? `${reason}\n${tail}` : reason,
+          expected: false,
+          at: new Date().toISOString(),
+        };
         await this.writeExit(runDir, info);
         await this.cleanRunDir(runDir, true);
         result.dead.push({ id, info });
@@ -780,7 +941,9 @@ class QemuDriver extends EventEmitter implements Hypervisor {
         const qmpPath = path.join(runDir, 'qmp.sock');
         if (pid > 0 && isPidAlive(pid) && pidServes(pid, qmpPath)) {
           process.kill(pid, 'SIGKILL');
-          await dead('QEMU was killed at adopt: its start never completed (server restarted during start)');
+          await dead(
+            'QEMU was killed at adopt: its start never completed (server restarted during start)',
+          );
         }
         continue;
       }

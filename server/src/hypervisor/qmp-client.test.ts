@@ -3,7 +3,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectQmp, QmpCommandError, QmpConnectionError, type QmpClient, type QmpEvent } from './qmp-client.ts';
+import {
+  connectQmp,
+  QmpCommandError,
+  QmpConnectionError,
+  type QmpClient,
+  type QmpEvent,
+} from './qmp-client.ts';
 import { isPng } from './png.ts';
 import { demoImages, killTracked, tempDataDir, trackPid } from './test-support.ts';
 
@@ -16,11 +22,28 @@ describe('QMP client against a real QEMU', () => {
 
   beforeAll(async () => {
     const images = await demoImages();
-    child = spawn('qemu-system-x86_64', [
-      '-nodefaults', '-accel', 'tcg', '-m', '64', '-S', '-display', 'none', '-device', 'VGA', '-nic', 'none',
-      '-drive', `file=${images.iso},format=raw,if=ide,media=cdrom,readonly=on`,
-      '-qmp', `unix:${qmpPath},server=on,wait=off`,
-    ], { stdio: 'ignore' });
+    child = spawn(
+      'qemu-system-x86_64',
+      [
+        '-nodefaults',
+        '-accel',
+        'tcg',
+        '-m',
+        '64',
+        '-S',
+        '-display',
+        'none',
+        '-device',
+        'VGA',
+        '-nic',
+        'none',
+        '-drive',
+        `file=${images.iso},format=raw,if=ide,media=cdrom,readonly=on`,
+        '-qmp',
+        `unix:${qmpPath},server=on,wait=off`,
+      ],
+      { stdio: 'ignore' },
+    );
     if (child.pid) trackPid(child.pid);
   });
 
@@ -35,12 +58,19 @@ describe('QMP client against a real QEMU', () => {
     qmp = await connectQmp(qmpPath, { timeoutMs: 10_000 });
     qmp.on('event', (e) => events.push(e));
     expect(qmp.version.major).toBeGreaterThanOrEqual(7);
-    expect(await qmp.execute('query-status')).toMatchObject({ status: 'prelaunch', running: false });
+    expect(await qmp.execute('query-status')).toMatchObject({
+      status: 'prelaunch',
+      running: false,
+    });
   });
 
   it('correlates concurrent commands by id', async () => {
     if (!qmp) throw new Error('not connected');
-    const [status, kvm, name] = await Promise.all([qmp.execute('query-status'), qmp.execute('query-kvm'), qmp.execute('query-name')]);
+    const [status, kvm, name] = await Promise.all([
+      qmp.execute('query-status'),
+      qmp.execute('query-kvm'),
+      qmp.execute('query-name'),
+    ]);
     expect(status).toHaveProperty('status');
     expect(kvm).toHaveProperty('present');
     expect(name).toEqual({});
@@ -67,7 +97,9 @@ describe('QMP client against a real QEMU', () => {
   it('times out a command that is not answered (silent fake QMP server)', async () => {
     const sock = path.join(tmp.dir, 'silent.sock');
     const server = net.createServer((c) => {
-      c.write('{"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, "major": 7}}, "capabilities": []}}\n');
+      c.write(
+        '{"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, "major": 7}}, "capabilities": []}}\n',
+      );
       c.on('data', (d) => {
         if (d.toString().includes('qmp_capabilities')) c.write('{"return": {}, "id": 1}\n'); // then never answer again
       });
@@ -76,7 +108,9 @@ describe('QMP client against a real QEMU', () => {
     try {
       const client = await connectQmp(sock, { timeoutMs: 2000 });
       const t0 = Date.now();
-      await expect(client.execute('query-status', undefined, { timeoutMs: 200 })).rejects.toBeInstanceOf(QmpConnectionError);
+      await expect(
+        client.execute('query-status', undefined, { timeoutMs: 200 }),
+      ).rejects.toBeInstanceOf(QmpConnectionError);
       expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
       client.close();
     } finally {
@@ -98,6 +132,8 @@ describe('QMP client against a real QEMU', () => {
   it('fails fast when nothing listens', async () => {
     const missing = path.join(tmp.dir, 'missing.sock');
     expect(existsSync(missing)).toBe(false);
-    await expect(connectQmp(missing, { timeoutMs: 300 })).rejects.toBeInstanceOf(QmpConnectionError);
+    await expect(connectQmp(missing, { timeoutMs: 300 })).rejects.toBeInstanceOf(
+      QmpConnectionError,
+    );
   });
 });

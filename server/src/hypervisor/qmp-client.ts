@@ -79,7 +79,12 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   private closedFlag = false;
   private readonly commandTimeoutMs: number;
 
-  private constructor(socket: net.Socket, version: QmpClient['version'], leftover: string, commandTimeoutMs: number) {
+  private constructor(
+    socket: net.Socket,
+    version: QmpClient['version'],
+    leftover: string,
+    commandTimeoutMs: number,
+  ) {
     super();
     this.socket = socket;
     this.version = version;
@@ -97,8 +102,13 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   }
 
   /** Run a command; resolves with its `return` value, rejects with QmpCommandError / QmpConnectionError. */
-  execute<T = unknown>(command: string, args?: Record<string, unknown>, options?: { timeoutMs?: number }): Promise<T> {
-    if (this.closedFlag) return Promise.reject(new QmpConnectionError(`QMP ${command}: connection closed`));
+  execute<T = unknown>(
+    command: string,
+    args?: Record<string, unknown>,
+    options?: { timeoutMs?: number },
+  ): Promise<T> {
+    if (this.closedFlag)
+      return Promise.reject(new QmpConnectionError(`QMP ${command}: connection closed`));
     const id = this.nextId++;
     const timeoutMs = options?.timeoutMs ?? this.commandTimeoutMs;
     return new Promise<T>((resolve, reject) => {
@@ -168,18 +178,27 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     this.closedFlag = true;
     for (const [id, pending] of this.pending) {
       clearTimeout(pending.timer);
-      pending.reject(new QmpConnectionError(`QMP ${pending.command}: connection closed`, { cause: error }));
+      pending.reject(
+        new QmpConnectionError(`QMP ${pending.command}: connection closed`, { cause: error }),
+      );
       this.pending.delete(id);
     }
     this.emit('close', error);
   }
 
   /** @internal used by connectQmp */
-  static async handshake(socket: net.Socket, deadline: number, commandTimeoutMs: number): Promise<QmpClient> {
+  static async handshake(
+    socket: net.Socket,
+    deadline: number,
+    commandTimeoutMs: number,
+  ): Promise<QmpClient> {
     socket.setEncoding('utf8');
     let buffer = '';
     const greeting = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const timer = setTimeout(() => done(new QmpConnectionError('QMP: no greeting (is another client connected?)')), Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(
+        () => done(new QmpConnectionError('QMP: no greeting (is another client connected?)')),
+        Math.max(1, deadline - Date.now()),
+      );
       const onData = (chunk: string) => {
         buffer += chunk;
         const nl = buffer.indexOf('\n');
@@ -195,7 +214,8 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
         }
       };
       const onClose = () => done(new QmpConnectionError('QMP: closed before greeting'));
-      const onError = (error: Error) => done(new QmpConnectionError(`QMP: ${error.message}`, { cause: error }));
+      const onError = (error: Error) =>
+        done(new QmpConnectionError(`QMP: ${error.message}`, { cause: error }));
       function done(error: Error | undefined, value?: Record<string, unknown>) {
         clearTimeout(timer);
         socket.off('data', onData);
@@ -208,7 +228,8 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
       socket.on('close', onClose);
       socket.on('error', onError);
     });
-    const v = isRecord(greeting.version) && isRecord(greeting.version.qemu) ? greeting.version.qemu : {};
+    const v =
+      isRecord(greeting.version) && isRecord(greeting.version.qemu) ? greeting.version.qemu : {};
     const version = {
       major: typeof v.major === 'number' ? v.major : 0,
       minor: typeof v.minor === 'number' ? v.minor : 0,
@@ -216,7 +237,9 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     };
     const client = new QmpClient(socket, version, buffer, commandTimeoutMs);
     try {
-      await client.execute('qmp_capabilities', undefined, { timeoutMs: Math.max(1000, deadline - Date.now()) });
+      await client.execute('qmp_capabilities', undefined, {
+        timeoutMs: Math.max(1000, deadline - Date.now()),
+      });
     } catch (error) {
       client.close();
       throw error;
@@ -249,7 +272,10 @@ function connectOnce(path: string, timeoutMs: number): Promise<net.Socket> {
  * Connect to a QMP unix socket, read the greeting and negotiate capabilities.
  * Retries while the socket is missing or refuses (QEMU still starting) until `timeoutMs`.
  */
-export async function connectQmp(path: string, options: QmpConnectOptions = {}): Promise<QmpClient> {
+export async function connectQmp(
+  path: string,
+  options: QmpConnectOptions = {},
+): Promise<QmpClient> {
   const timeoutMs = options.timeoutMs ?? 5000;
   const retry = options.retry ?? true;
   const deadline = Date.now() + timeoutMs;
@@ -263,7 +289,10 @@ export async function connectQmp(path: string, options: QmpConnectOptions = {}):
       const code = isRecord(error) ? error.code : undefined;
       const retriable = code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'EAGAIN';
       if (!retry || !retriable || Date.now() + 50 >= deadline) {
-        throw new QmpConnectionError(`QMP: cannot connect to ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: lastError });
+        throw new QmpConnectionError(
+          `QMP: cannot connect to ${path}: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: lastError },
+        );
       }
       await sleep(50);
       continue;

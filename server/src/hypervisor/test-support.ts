@@ -22,12 +22,26 @@ export function tempDataDir(prefix = 'vdi-hv-'): { dir: string; cleanup: () => v
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export function demoSpec(id: string, diskPath: string, hardware: Partial<DomainHardware> = {}, passwords = { vnc: 'vncpass1', spice: 'spicepass' }): DomainSpec {
+export function demoSpec(
+  id: string,
+  diskPath: string,
+  hardware: Partial<DomainHardware> = {},
+  passwords = { vnc: 'vncpass1', spice: 'spicepass' },
+): DomainSpec {
   return {
     id,
     name: `Demo ${id}`,
     diskPath,
-    hardware: { vcpus: 1, memoryMiB: 128, bootOrder: ['disk'], diskBus: 'virtio', video: 'default', isos: [], floppies: [], ...hardware },
+    hardware: {
+      vcpus: 1,
+      memoryMiB: 128,
+      bootOrder: ['disk'],
+      diskBus: 'virtio',
+      video: 'default',
+      isos: [],
+      floppies: [],
+      ...hardware,
+    },
     vncPassword: passwords.vnc,
     spicePassword: passwords.spice,
   };
@@ -121,7 +135,8 @@ class SocketReader {
   async read(n: number, timeoutMs = 5000): Promise<Buffer> {
     const deadline = Date.now() + timeoutMs;
     while (this.buffer.length < n) {
-      if (this.ended) throw new Error(`socket closed (wanted ${n} bytes, have ${this.buffer.length})`);
+      if (this.ended)
+        throw new Error(`socket closed (wanted ${n} bytes, have ${this.buffer.length})`);
       if (Date.now() > deadline) throw new Error('read timeout');
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
@@ -192,7 +207,11 @@ export function vncAuthResponse(password: string, challenge: Buffer): Buffer | u
     "const c=require('crypto');const [k,d]=process.argv.slice(1).map(h=>Buffer.from(h,'hex'));" +
     "const e=c.createCipheriv('des-ecb',k,null);e.setAutoPadding(false);process.stdout.write(Buffer.concat([e.update(d),e.final()]).toString('hex'))";
   try {
-    const hex = execFileSync(process.execPath, ['--openssl-legacy-provider', '-e', script, key.toString('hex'), challenge.toString('hex')], { encoding: 'utf8' });
+    const hex = execFileSync(
+      process.execPath,
+      ['--openssl-legacy-provider', '-e', script, key.toString('hex'), challenge.toString('hex')],
+      { encoding: 'utf8' },
+    );
     return Buffer.from(hex, 'hex');
   } catch {
     return undefined;
@@ -262,7 +281,12 @@ export async function spiceAuthenticate(port: number, password: string): Promise
     const error = reply.readUInt32LE(0);
     if (error) return error;
     const key = createPublicKey({ key: reply.subarray(4, 166), format: 'der', type: 'spki' });
-    socket.write(publicEncrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' }, Buffer.from(`${password}\0`)));
+    socket.write(
+      publicEncrypt(
+        { key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' },
+        Buffer.from(`${password}\0`),
+      ),
+    );
     return (await reader.read(4)).readUInt32LE(0);
   } finally {
     socket.destroy();

@@ -241,8 +241,14 @@ export interface Hypervisor {
    */
   close(): Promise<void>;
 
-  on<E extends keyof HypervisorEvents>(event: E, listener: (...args: HypervisorEvents[E]) => void): this;
-  off<E extends keyof HypervisorEvents>(event: E, listener: (...args: HypervisorEvents[E]) => void): this;
+  on<E extends keyof HypervisorEvents>(
+    event: E,
+    listener: (...args: HypervisorEvents[E]) => void,
+  ): this;
+  off<E extends keyof HypervisorEvents>(
+    event: E,
+    listener: (...args: HypervisorEvents[E]) => void,
+  ): this;
 }
 
 /** Id check shared by the drivers. */

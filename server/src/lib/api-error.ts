@@ -65,7 +65,11 @@ export class ApiError extends Error {
     description?: string,
     descriptionCode?: string,
     params?: Record<string, unknown> | null,
-    extra: { status?: number; errors?: Record<string, string>; headers?: Record<string, string> } = {},
+    extra: {
+      status?: number;
+      errors?: Record<string, string>;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(description ?? msgByKind[kind]);
     this.name = 'ApiError';
@@ -103,7 +107,9 @@ export function errorBody(
 
 /** Status -> kind for errors that did not come from ApiError (fastify's own, plugins). */
 export function kindForStatus(status: number): ErrorKind {
-  const found = (Object.entries(statusByKind) as [ErrorKind, number][]).find(([, s]) => s === status);
+  const found = (Object.entries(statusByKind) as [ErrorKind, number][]).find(
+    ([, s]) => s === status,
+  );
   if (found) return found[0];
   return status >= 500 ? 'internal_server' : 'bad_request';
 }

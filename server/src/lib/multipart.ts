@@ -19,7 +19,8 @@ export function parseMultipart(body: Buffer, contentType: string): Record<string
     const headerEnd = part.indexOf('\r\n\r\n');
     if (headerEnd < 0) throw new Error('multipart part malformed');
     const headers = part.subarray(0, headerEnd).toString('utf8');
-    const disposition = /content-disposition:[^\r\n]*\bname="([^"]*)"(?:[^\r\n]*\bfilename="[^"]*")?/i.exec(headers);
+    const disposition =
+      /content-disposition:[^\r\n]*\bname="([^"]*)"(?:[^\r\n]*\bfilename="[^"]*")?/i.exec(headers);
     const isFile = /filename=/i.test(headers);
     if (disposition?.[1] !== undefined && !isFile && !(disposition[1] in fields)) {
       fields[disposition[1]] = part.subarray(headerEnd + 4).toString('utf8');

@@ -40,18 +40,30 @@ function componentSchemas(): Json {
   return out;
 }
 
-const componentRef = (schema: Json | undefined): Json | undefined => (schema ? (rewrite(schema, 'https://vdi-portal.dev/') as Json) : undefined);
+const componentRef = (schema: Json | undefined): Json | undefined =>
+  schema ? (rewrite(schema, 'https://vdi-portal.dev/') as Json) : undefined;
 
 export function buildOpenApi(access: Access, version: string): Json {
   const paths: Record<string, Json> = {};
   for (const op of Object.values(operations) as Operation[]) {
     const url = (op.base === 'auth' ? AUTH_BASE : API_BASE) + op.path;
     const roles = access.rolesFor(op);
-    const parameters: Json[] = pathParams(op.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters: Json[] = pathParams(op.path).map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     if (op.query) {
-      const q = componentSchemas()[op.query] as { properties?: Json; required?: string[] } | undefined;
+      const q = componentSchemas()[op.query] as
+        { properties?: Json; required?: string[] } | undefined;
       for (const [name, schema] of Object.entries(q?.properties ?? {})) {
-        parameters.push({ name, in: 'query', required: q?.required?.includes(name) ?? false, schema });
+        parameters.push({
+          name,
+          in: 'query',
+          required: q?.required?.includes(name) ?? false,
+          schema,
+        });
       }
     }
     const response = componentRef(responseSchemaOf(op));
@@ -61,14 +73,22 @@ export function buildOpenApi(access: Access, version: string): Json {
       tags: [op.resource],
       parameters,
       responses: {
-        200: { description: 'OK', content: response ? { 'application/json': { schema: response } } : { 'application/json': {} } },
+        200: {
+          description: 'OK',
+          content: response
+            ? { 'application/json': { schema: response } }
+            : { 'application/json': {} },
+        },
         default: { description: 'Error', content: { 'application/json': { schema: errorRef } } },
       },
       'x-access': op.access,
       'x-roles': roles,
     };
     if (op.key === 'session.login') {
-      (item.responses as Json)[200] = { description: 'The raw JWT', content: { 'text/plain': { schema: { type: 'string' } } } };
+      (item.responses as Json)[200] = {
+        description: 'The raw JWT',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      };
     }
     if (op.body !== 'none' && op.request) {
       const schema = { $ref: `#/components/schemas/${op.request}` };

@@ -14,13 +14,18 @@ export type Caller = Pick<AuthContext, 'userId' | 'role' | 'categoryId'>;
 
 /** ownsDomainId: admin; the owner; a manager of the desktop's category. */
 export function canManageDesktop(auth: Caller, desktop: Owned): boolean {
-  return auth.role === 'admin' || desktop.userId === auth.userId || (auth.role === 'manager' && desktop.categoryId === auth.categoryId);
+  return (
+    auth.role === 'admin' ||
+    desktop.userId === auth.userId ||
+    (auth.role === 'manager' && desktop.categoryId === auth.categoryId)
+  );
 }
 
 /** Throws 404 for a missing desktop and 403 for one the caller may not manage; returns it otherwise. */
 export function assertDesktopAccess<T extends Owned>(auth: Caller, desktop: T | undefined): T {
   if (!desktop) throw new ApiError('not_found', 'Desktop not found', 'not_found');
-  if (!canManageDesktop(auth, desktop)) throw new ApiError('forbidden', 'Not enough rights on this desktop', 'forbidden');
+  if (!canManageDesktop(auth, desktop))
+    throw new ApiError('forbidden', 'Not enough rights on this desktop', 'forbidden');
   return desktop;
 }
 
@@ -37,7 +42,12 @@ export interface Shared extends Owned {
  * that names the caller's role, category, group or id lets the caller in. `false` lists don't apply.
  */
 export function isAllowed(auth: Caller & { groupId: string }, item: Shared): boolean {
-  if (auth.role === 'admin' || item.userId === auth.userId || (auth.role === 'manager' && item.categoryId === auth.categoryId)) return true;
+  if (
+    auth.role === 'admin' ||
+    item.userId === auth.userId ||
+    (auth.role === 'manager' && item.categoryId === auth.categoryId)
+  )
+    return true;
   const allowed = (item.allowed ?? {}) as AllowedLists;
   const dims: [false | string[] | undefined, string, boolean][] = [
     [allowed.roles, auth.role, false],
@@ -47,7 +57,12 @@ export function isAllowed(auth: Caller & { groupId: string }, item: Shared): boo
   ];
   for (const [list, value, sameCategory] of dims) {
     if (list === undefined || list === false) continue;
-    if (list.length === 0 ? !sameCategory || item.categoryId === auth.categoryId : list.includes(value)) return true;
+    if (
+      list.length === 0
+        ? !sameCategory || item.categoryId === auth.categoryId
+        : list.includes(value)
+    )
+      return true;
   }
   return false;
 }

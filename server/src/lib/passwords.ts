@@ -9,7 +9,9 @@ export const MAX_PASSWORD_BYTES = 1024;
 
 function checkLength(password: string): void {
   if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
-    throw new ApiError('bad_request', 'Password too long', 'password_too_long', { num: MAX_PASSWORD_BYTES });
+    throw new ApiError('bad_request', 'Password too long', 'password_too_long', {
+      num: MAX_PASSWORD_BYTES,
+    });
   }
 }
 
@@ -21,7 +23,10 @@ export async function hashPassword(password: string): Promise<string> {
 let dummyHash: Promise<string> | undefined;
 
 /** Compares; with no stored hash it still spends the same time (no user enumeration by timing). */
-export async function verifyPassword(stored: string | null | undefined, password: string): Promise<boolean> {
+export async function verifyPassword(
+  stored: string | null | undefined,
+  password: string,
+): Promise<boolean> {
   checkLength(password);
   if (!stored) {
     dummyHash ??= hashPassword('dummy-password-for-timing');

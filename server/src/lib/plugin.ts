@@ -4,7 +4,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 
-export function globalPlugin<T extends FastifyPluginAsync<never> | FastifyPluginAsync>(fn: T, name: string): T {
-  Object.assign(fn, { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: name });
+export function globalPlugin<T extends FastifyPluginAsync<never> | FastifyPluginAsync>(
+  fn: T,
+  name: string,
+): T {
+  Object.assign(fn, {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: name,
+  });
   return fn;
 }

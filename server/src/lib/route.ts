@@ -44,7 +44,12 @@ export function responseSchemaOf(op: Operation): Record<string, unknown> | undef
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /** Registers the operation `key` with its generated method/path/schemas/access. */
-export function route(app: FastifyInstance, key: OperationKey, handler: Handler, extra: RouteExtra = {}): void {
+export function route(
+  app: FastifyInstance,
+  key: OperationKey,
+  handler: Handler,
+  extra: RouteExtra = {},
+): void {
   const op = operation(key);
   const roles = app.access.rolesFor(op);
   const params = pathParams(op.path);
@@ -56,7 +61,9 @@ export function route(app: FastifyInstance, key: OperationKey, handler: Handler,
       type: 'object',
       additionalProperties: false,
       required: params,
-      properties: Object.fromEntries(params.map((p) => [p, { type: 'string', minLength: 1, maxLength: 128 }])),
+      properties: Object.fromEntries(
+        params.map((p) => [p, { type: 'string', minLength: 1, maxLength: 128 }]),
+      ),
     };
   }
   const response = responseSchemaOf(op);
@@ -81,7 +88,11 @@ export function route(app: FastifyInstance, key: OperationKey, handler: Handler,
   }
   if (roles !== null) {
     options.onRequest = async (request) =>
-      app.authenticate(request, { roles, tokenTypes, skipMaintenance: extra.skipMaintenance ?? false });
+      app.authenticate(request, {
+        roles,
+        tokenTypes,
+        skipMaintenance: extra.skipMaintenance ?? false,
+      });
   }
   app.route(options);
 }

@@ -10,7 +10,9 @@ type Json = Record<string, unknown>;
 export const schemaList = schemas as unknown as readonly Json[];
 
 const refByType = new Map<string, string>(Object.entries(typeRefs));
-const typeByRef = new Map<string, string>(Object.entries(typeRefs).map(([type, ref]) => [ref, type]));
+const typeByRef = new Map<string, string>(
+  Object.entries(typeRefs).map(([type, ref]) => [ref, type]),
+);
 
 /** Absolute $ref (`https://.../session.json#/$defs/loginForm`) of a generated type name. */
 export function refOf(typeName: string): string {
@@ -28,7 +30,9 @@ export function typeOfRef(ref: string): string | undefined {
 export function isArrayType(typeName: string): boolean {
   const [id, pointer] = refOf(typeName).split('#');
   const schema = schemaList.find((s) => s.$id === id);
-  const def = pointer ? ((schema?.$defs as Json | undefined)?.[pointer.replace('/$defs/', '')] as Json | undefined) : schema;
+  const def = pointer
+    ? ((schema?.$defs as Json | undefined)?.[pointer.replace('/$defs/', '')] as Json | undefined)
+    : schema;
   return def?.type === 'array';
 }
 
@@ -41,7 +45,8 @@ function absolutize(node: unknown, baseId: string): unknown {
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [k, v] of Object.entries(node as Json)) {
-    out[k] = k === '$ref' && typeof v === 'string' ? new URL(v, baseId).href : absolutize(v, baseId);
+    out[k] =
+      k === '$ref' && typeof v === 'string' ? new URL(v, baseId).href : absolutize(v, baseId);
   }
   return out;
 }
@@ -50,4 +55,6 @@ function absolutize(node: unknown, baseId: string): unknown {
  * The schemas with every $ref made absolute: fast-json-stringify (response serialisation) does not
  * resolve relative refs against $id, ajv accepts both.
  */
-export const absoluteSchemas: readonly Json[] = schemaList.map((s) => absolutize(s, String(s.$id)) as Json);
+export const absoluteSchemas: readonly Json[] = schemaList.map(
+  (s) => absolutize(s, String(s.$id)) as Json,
+);

@@ -8,7 +8,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { errors as joseErrors, jwtVerify, SignJWT, decodeJwt, type JWTPayload } from 'jose';
 import { ApiError } from './api-error.ts';
-import type { Role, SessionUserTokenData, SessionUserTokenType } from '../../../src/generated/types.ts';
+import type {
+  Role,
+  SessionUserTokenData,
+  SessionUserTokenType,
+} from '../../../src/generated/types.ts';
 
 export const KID = 'isardvdi';
 export const ISSUER = 'isard-authentication';
@@ -34,7 +38,10 @@ export interface SpecialClaims extends JWTPayload {
 export type Claims = LoginClaims | SpecialClaims;
 
 export function isLoginClaims(c: Claims): c is LoginClaims {
-  return (c.type === undefined || c.type === 'login') && typeof (c as LoginClaims).session_id === 'string';
+  return (
+    (c.type === undefined || c.type === 'login') &&
+    typeof (c as LoginClaims).session_id === 'string'
+  );
 }
 
 /** Reads or creates the signing key. */
@@ -59,7 +66,12 @@ export class TokenService {
     private readonly leewaySeconds: number,
   ) {}
 
-  async signLogin(input: { sessionId: string; userId: string; exp: number; data: SessionUserTokenData }): Promise<string> {
+  async signLogin(input: {
+    sessionId: string;
+    userId: string;
+    exp: number;
+    data: SessionUserTokenData;
+  }): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ kid: KID, session_id: input.sessionId, data: input.data })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -71,7 +83,12 @@ export class TokenService {
       .sign(this.key);
   }
 
-  async signSpecial(type: SpecialTokenType, userId: string, ttlSeconds: number, extra: Record<string, unknown> = {}): Promise<string> {
+  async signSpecial(
+    type: SpecialTokenType,
+    userId: string,
+    ttlSeconds: number,
+    extra: Record<string, unknown> = {},
+  ): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ ...extra, kid: KID, type, user_id: userId })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -89,17 +106,26 @@ export class TokenService {
   async verify(token: string, options: { allowExpired?: boolean } = {}): Promise<Claims> {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], clockTolerance: this.leewaySeconds }));
+      ({ payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        clockTolerance: this.leewaySeconds,
+      }));
     } catch (err) {
       // jose validates claims only after the signature verified, so the payload here is authentic.
       if (options.allowExpired && err instanceof joseErrors.JWTExpired) payload = err.payload;
-      else if (err instanceof joseErrors.JWTExpired) throw new ApiError('unauthorized', 'Token expired', 'token_expired');
+      else if (err instanceof joseErrors.JWTExpired)
+        throw new ApiError('unauthorized', 'Token expired', 'token_expired');
       else throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
     }
-    if (payload.kid !== KID || typeof payload.exp !== 'number') throw new ApiError('unauthorized', 'Bad token Key ID', 'invalid_token');
+    if (payload.kid !== KID || typeof payload.exp !== 'number')
+      throw new ApiError('unauthorized', 'Bad token Key ID', 'invalid_token');
     if (payload.type === undefined || payload.type === 'login') {
       const data = payload.data as Partial<SessionUserTokenData> | undefined;
-      if (typeof payload.session_id !== 'string' || typeof payload.sub !== 'string' || !data?.user_id) {
+      if (
+        typeof payload.session_id !== 'string' ||
+        typeof payload.sub !== 'string' ||
+        !data?.user_id
+      ) {
         throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
       }
     } else if (typeof payload.user_id !== 'string') {
@@ -123,7 +149,8 @@ export class TokenService {
 export function bearerOf(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
   const m = /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(header);
-  if (!m?.[1]) throw new ApiError('unauthorized', 'Authorization header is expected', 'missing_token');
+  if (!m?.[1])
+    throw new ApiError('unauthorized', 'Authorization header is expected', 'missing_token');
   return m[1];
 }
 

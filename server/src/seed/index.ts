@@ -45,7 +45,10 @@ export interface SeedResult {
   usernames: string[];
 }
 
-export async function seedIfEmpty(app: FastifyInstance, options: { password?: string | undefined } = {}): Promise<SeedResult> {
+export async function seedIfEmpty(
+  app: FastifyInstance,
+  options: { password?: string | undefined } = {},
+): Promise<SeedResult> {
   const usernames = [...DEMO_ROLES];
   if ((await app.users.count()) > 0) return { seeded: false, usernames };
   const generated = options.password ? undefined : randomBytes(9).toString('base64url');
@@ -55,9 +58,19 @@ export async function seedIfEmpty(app: FastifyInstance, options: { password?: st
   const imagesDir = join(app.config.dataDir, 'images');
 
   await app.db.transaction(async (tx) => {
-    await tx.insert(categories).values({ id: 'default', name: 'Default', description: 'Default category', customUrlName: 'default' });
+    await tx.insert(categories).values({
+      id: 'default',
+      name: 'Default',
+      description: 'Default category',
+      customUrlName: 'default',
+    });
     await tx.insert(groups).values(
-      DEMO_ROLES.map((r) => ({ id: groupOf[r], categoryId: 'default', name: groupOf[r], description: `Default ${r} group` })),
+      DEMO_ROLES.map((r) => ({
+        id: groupOf[r],
+        categoryId: 'default',
+        name: groupOf[r],
+        description: `Default ${r} group`,
+      })),
     );
     await tx.insert(users).values(
       DEMO_ROLES.map((r, i) => ({
@@ -117,11 +130,17 @@ export async function seedIfEmpty(app: FastifyInstance, options: { password?: st
       })),
     );
   });
-  return generated ? { seeded: true, generatedPassword: generated, usernames } : { seeded: true, usernames };
+  return generated
+    ? { seeded: true, generatedPassword: generated, usernames }
+    : { seeded: true, usernames };
 }
 
 /** Adds n stopped desktops for a user (benchmarks, load tests). Returns their ids. */
-export async function seedDesktops(app: FastifyInstance, username: string, n: number): Promise<string[]> {
+export async function seedDesktops(
+  app: FastifyInstance,
+  username: string,
+  n: number,
+): Promise<string[]> {
   const rows = await app.db.select().from(users).where(eq(users.uid, username)).limit(1);
   const owner = rows[0];
   if (!owner) throw new Error(`no user ${username}`);
@@ -137,6 +156,7 @@ export async function seedDesktops(app: FastifyInstance, username: string, n: nu
     guestProperties: demoGuestProperties(),
     image: demoImage(),
   }));
-  for (let i = 0; i < values.length; i += 500) await app.db.insert(desktops).values(values.slice(i, i + 500));
+  for (let i = 0; i < values.length; i += 500)
+    await app.db.insert(desktops).values(values.slice(i, i + 500));
   return values.map((v) => v.id);
 }

@@ -30,7 +30,11 @@ export class TicketStore {
   }
 
   /** Consumes a ticket: valid once, before its expiry, for the same protocol. */
-  consume(ticket: string, protocol: TicketClaims['protocol'], now = Date.now()): TicketClaims | undefined {
+  consume(
+    ticket: string,
+    protocol: TicketClaims['protocol'],
+    now = Date.now(),
+  ): TicketClaims | undefined {
     const key = hash(ticket);
     const entry = this.entries.get(key);
     this.entries.delete(key);

@@ -4,14 +4,38 @@ import { TicketStore } from './tickets.ts';
 
 describe('spiceFile', () => {
   it('writes the virt-viewer keys with the proxy, port and password of the running desktop', () => {
-    const text = spiceFile({ desktopName: 'My desk', proxyHost: 'portal.example', proxyPort: 8080, spiceHost: '127.0.0.1', spicePort: 5931, password: 'secretpw', fullscreen: false });
+    const text = spiceFile({
+      desktopName: 'My desk',
+      proxyHost: 'portal.example',
+      proxyPort: 8080,
+      spiceHost: '127.0.0.1',
+      spicePort: 5931,
+      password: 'secretpw',
+      fullscreen: false,
+    });
     const ini = parseIni(text);
     expect(text.startsWith('[virt-viewer]\n')).toBe(true);
-    expect(ini).toMatchObject({ type: 'spice', proxy: 'http://portal.example:8080', host: '127.0.0.1', port: '5931', password: 'secretpw', fullscreen: '0', 'delete-this-file': '1' });
+    expect(ini).toMatchObject({
+      type: 'spice',
+      proxy: 'http://portal.example:8080',
+      host: '127.0.0.1',
+      port: '5931',
+      password: 'secretpw',
+      fullscreen: '0',
+      'delete-this-file': '1',
+    });
   });
 
   it('keeps a hostile desktop name on one line so it cannot add keys', () => {
-    const text = spiceFile({ desktopName: "x\nproxy=http://evil:1\r\n'", proxyHost: 'p', proxyPort: 1, spiceHost: '127.0.0.1', spicePort: 2, password: 'pw', fullscreen: true });
+    const text = spiceFile({
+      desktopName: "x\nproxy=http://evil:1\r\n'",
+      proxyHost: 'p',
+      proxyPort: 1,
+      spiceHost: '127.0.0.1',
+      spicePort: 2,
+      password: 'pw',
+      fullscreen: true,
+    });
     const proxies = text.split('\n').filter((l) => l.startsWith('proxy='));
     expect(proxies).toEqual(['proxy=http://p:1']);
     expect(text).not.toContain("'");
@@ -23,7 +47,11 @@ describe('TicketStore', () => {
     const store = new TicketStore(60_000);
     const { ticket } = store.issue({ userId: 'u', desktopId: 'd', protocol: 'vnc' }, 1000);
     expect(ticket.length).toBeGreaterThanOrEqual(43);
-    expect(store.consume(ticket, 'vnc', 2000)).toEqual({ userId: 'u', desktopId: 'd', protocol: 'vnc' });
+    expect(store.consume(ticket, 'vnc', 2000)).toEqual({
+      userId: 'u',
+      desktopId: 'd',
+      protocol: 'vnc',
+    });
     expect(store.consume(ticket, 'vnc', 2000)).toBeUndefined();
   });
 

@@ -33,7 +33,8 @@ export interface VncProxyDeps {
 }
 
 function refuse(socket: Duplex, status: number, reason: string): void {
-  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  if (socket.writable)
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   socket.destroy();
 }
 
@@ -67,14 +68,24 @@ export class VncProxy {
   }
 
   /** Upgrade handler for VNC_WS_PATH. */
-  handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer, wss: WebSocketServer): void => {
+  handleUpgrade = (
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    wss: WebSocketServer,
+  ): void => {
     void this.upgrade(req, socket, head, wss).catch((err: unknown) => {
       this.deps.log.warn({ err }, 'vnc upgrade failed');
       refuse(socket, 500, 'Internal Server Error');
     });
   };
 
-  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, wss: WebSocketServer): Promise<void> {
+  private async upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    wss: WebSocketServer,
+  ): Promise<void> {
     if (!originAllowed(req, this.deps.allowedOrigins)) return refuse(socket, 403, 'Forbidden');
     const ticket = new URL(req.url ?? '/', 'http://x').searchParams.get('ticket') ?? '';
     const claims = ticket ? this.deps.tickets.consume(ticket, 'vnc') : undefined;
@@ -82,7 +93,10 @@ export class VncProxy {
     const target = await this.deps.target(claims.desktopId, claims.userId);
     if (!target.ownerOk) return refuse(socket, 403, 'Forbidden');
     if (!target.running || !target.port) return refuse(socket, 409, 'Conflict');
-    if (this.count(claims.desktopId) >= MAX_PER_DESKTOP || (this.byUser.get(claims.userId) ?? 0) >= MAX_PER_USER)
+    if (
+      this.count(claims.desktopId) >= MAX_PER_DESKTOP ||
+      (this.byUser.get(claims.userId) ?? 0) >= MAX_PER_USER
+    )
       return refuse(socket, 429, 'Too Many Requests');
     await this.deps.viewerAttached?.(claims.desktopId);
     const tcp: Socket = connect({ host: '127.0.0.1', port: target.port });
@@ -94,7 +108,9 @@ export class VncProxy {
       this.deps.viewerDetached?.(claims.desktopId);
       throw err;
     });
-    wss.handleUpgrade(req, socket, head, (ws) => this.pipe(ws, tcp, claims.desktopId, claims.userId));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      this.pipe(ws, tcp, claims.desktopId, claims.userId),
+    );
   }
 
   private pipe(ws: WebSocket, tcp: Socket, desktopId: string, userId: string): void {

@@ -17,11 +17,24 @@ describe('navigation guard decisions', () => {
   });
 
   it('forces the pages of special token types', () => {
-    expect(decideToken({ type: 'register' }, true, '/desktops', now)).toEqual({ kind: 'redirect', to: '/register' });
-    expect(decideToken({ type: 'category-select' }, true, '/desktops', now)).toEqual({ kind: 'redirect', to: '/login' });
-    expect(decideToken({ type: 'disclaimer-acknowledgement-required' }, true, '/desktops', now)).toEqual({ kind: 'redirect', to: '/disclaimer' });
-    expect(decideToken({ type: 'email-verification-required' }, true, '/desktops', now)).toEqual({ kind: 'redirect', to: '/verify-email' });
-    expect(decideToken({ type: 'password-reset' }, true, '/reset-password', now)).toEqual({ kind: 'ok' });
+    expect(decideToken({ type: 'register' }, true, '/desktops', now)).toEqual({
+      kind: 'redirect',
+      to: '/register',
+    });
+    expect(decideToken({ type: 'category-select' }, true, '/desktops', now)).toEqual({
+      kind: 'redirect',
+      to: '/login',
+    });
+    expect(
+      decideToken({ type: 'disclaimer-acknowledgement-required' }, true, '/desktops', now),
+    ).toEqual({ kind: 'redirect', to: '/disclaimer' });
+    expect(decideToken({ type: 'email-verification-required' }, true, '/desktops', now)).toEqual({
+      kind: 'redirect',
+      to: '/verify-email',
+    });
+    expect(decideToken({ type: 'password-reset' }, true, '/reset-password', now)).toEqual({
+      kind: 'ok',
+    });
   });
 
   it('renews a login token within 30 s of exp', () => {

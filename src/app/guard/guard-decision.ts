@@ -7,18 +7,26 @@ import { TOKEN_TYPE_ROUTES } from '@/providers/auth-provider';
 import { expiresWithin, tokenType, type TokenClaims } from '@/lib/token';
 
 /** Routes where a vanished session cookie does not log out (point 8). */
-export const COOKIE_WATCH_EXEMPT = ['/login', '/register', '/verify-email', '/reset-password', '/forgot-password'];
+export const COOKIE_WATCH_EXEMPT = [
+  '/login',
+  '/register',
+  '/verify-email',
+  '/reset-password',
+  '/forgot-password',
+];
 export const COOKIE_WATCH_INTERVAL_MS = 1000;
 export const HOME_PATH = '/desktops';
 
 export type TokenDecision =
-  | { kind: 'login' }
-  | { kind: 'redirect'; to: string }
-  | { kind: 'renew' }
-  | { kind: 'ok' };
+  { kind: 'login' } | { kind: 'redirect'; to: string } | { kind: 'renew' } | { kind: 'ok' };
 
 /** Points 2-4 and 7: what to do with the stored token on a protected route. */
-export function decideToken(claims: TokenClaims | null, hasToken: boolean, pathname: string, nowMs: number): TokenDecision {
+export function decideToken(
+  claims: TokenClaims | null,
+  hasToken: boolean,
+  pathname: string,
+  nowMs: number,
+): TokenDecision {
   if (!hasToken || !claims) return { kind: 'login' };
   const type = tokenType(claims);
   const forced = TOKEN_TYPE_ROUTES[type];
@@ -31,7 +39,10 @@ export function decideToken(claims: TokenClaims | null, hasToken: boolean, pathn
 }
 
 /** Point 6: a role outside the route's roles goes to the desktops page (null = allowed). */
-export function decideRole(role: Role | null | undefined, routeRoles: readonly Role[] | null | undefined): string | null {
+export function decideRole(
+  role: Role | null | undefined,
+  routeRoles: readonly Role[] | null | undefined,
+): string | null {
   if (!routeRoles || routeRoles.length === 0) return null;
   if (role && routeRoles.includes(role)) return null;
   return HOME_PATH;

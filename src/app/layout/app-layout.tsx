@@ -12,7 +12,9 @@ import { buildNavEntries, type NavEntry } from './nav-items';
 
 async function downloadVpn(operation: string): Promise<void> {
   try {
-    const file = await request<{ content: string; mime: string; name: string; ext: string } | null>(operation);
+    const file = await request<{ content: string; mime: string; name: string; ext: string } | null>(
+      operation,
+    );
     if (!file) return;
     const url = URL.createObjectURL(new Blob([file.content], { type: file.mime }));
     const anchor = document.createElement('a');
@@ -41,11 +43,26 @@ function NavItem({ entry, active }: { entry: NavEntry; active: (path: string) =>
       }
       return <NavLink component={Link} to={entry.path} label={label} active={active(entry.path)} />;
     case 'external':
-      return <NavLink component="a" href={entry.href} target="_blank" rel="noreferrer" label={label} />;
+      return (
+        <NavLink component="a" href={entry.href} target="_blank" rel="noreferrer" label={label} />
+      );
     case 'vpn':
-      return <NavLink component="button" label={label} onClick={() => void downloadVpn(entry.operation)} />;
+      return (
+        <NavLink
+          component="button"
+          label={label}
+          onClick={() => void downloadVpn(entry.operation)}
+        />
+      );
     case 'logout':
-      return <NavLink component="button" label={label} onClick={() => void logout()} data-testid="logout" />;
+      return (
+        <NavLink
+          component="button"
+          label={label}
+          onClick={() => void logout()}
+          data-testid="logout"
+        />
+      );
   }
 }
 
@@ -56,14 +73,25 @@ export function AppLayout() {
   const { user, config } = useSessionState();
   const location = useLocation();
   const entries = user ? buildNavEntries(user.role_id, config) : [];
-  const active = (path: string): boolean => location.pathname === path || location.pathname.startsWith(`${path}/`);
+  const active = (path: string): boolean =>
+    location.pathname === path || location.pathname.startsWith(`${path}/`);
 
   return (
-    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
+    <AppShell
+      header={{ height: 56 }}
+      navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }}
+      padding="md"
+    >
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
-            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label={t('common:nav.toggle')} />
+            <Burger
+              opened={opened}
+              onClick={toggle}
+              hiddenFrom="sm"
+              size="sm"
+              aria-label={t('common:nav.toggle')}
+            />
             <Text fw={700} component={Link} to="/desktops">
               {t('common:product')}
             </Text>

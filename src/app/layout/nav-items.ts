@@ -20,7 +20,8 @@ export type NavEntry =
   | { key: string; kind: 'logout' };
 
 function resourceList(name: string, role: Role, config: UserConfig | null): string | null {
-  const resource = resources.find((r) => r.name === name) as { list?: string; meta: { visibleIf?: string | null } } | undefined;
+  const resource = resources.find((r) => r.name === name) as
+    { list?: string; meta: { visibleIf?: string | null } } | undefined;
   if (!resource?.list || !canAccess(role, name, 'list')) return null;
   // `visibleIf` names a boolean of the user config (e.g. show_bookings_button).
   const flag = resource.meta.visibleIf;
@@ -38,21 +39,28 @@ export function buildNavEntries(role: Role, config: UserConfig | null): NavEntry
   entries.push(route('desktops', 'desktops', role));
   entries.push(route('deployments', 'deployments', role));
   entries.push(route('templates', 'templates', role));
-  const bookings = [route('bookingsSummary', 'bookings', role), route('planning', 'planning', role)].filter(
-    (entry): entry is NavEntry => entry !== null,
-  );
+  const bookings = [
+    route('bookingsSummary', 'bookings', role),
+    route('planning', 'planning', role),
+  ].filter((entry): entry is NavEntry => entry !== null);
   const firstBooking = bookings[0];
   if (firstBooking && firstBooking.kind === 'route') {
     entries.push({ key: 'bookings', kind: 'route', path: firstBooking.path, children: bookings });
   }
   entries.push(route('media', 'media', role));
-  if (config?.viewers_documentation_url) entries.push({ key: 'viewers', kind: 'external', href: config.viewers_documentation_url });
+  if (config?.viewers_documentation_url)
+    entries.push({ key: 'viewers', kind: 'external', href: config.viewers_documentation_url });
   entries.push(route('storage', 'storage', role));
   entries.push(route('profile', 'profile', role));
-  if (ADMIN_LINK_ROLES.includes(role)) entries.push({ key: 'admin', kind: 'external', href: ADMIN_LINK });
-  if (config?.documentation_url) entries.push({ key: 'help', kind: 'external', href: config.documentation_url });
-  const vpn = Object.values(operations as Record<string, Operation>).find((op) => op.path === VPN_PATH);
-  if (vpn && (vpn.roles === null || vpn.roles.includes(role))) entries.push({ key: 'vpn', kind: 'vpn', operation: vpn.key });
+  if (ADMIN_LINK_ROLES.includes(role))
+    entries.push({ key: 'admin', kind: 'external', href: ADMIN_LINK });
+  if (config?.documentation_url)
+    entries.push({ key: 'help', kind: 'external', href: config.documentation_url });
+  const vpn = Object.values(operations as Record<string, Operation>).find(
+    (op) => op.path === VPN_PATH,
+  );
+  if (vpn && (vpn.roles === null || vpn.roles.includes(role)))
+    entries.push({ key: 'vpn', kind: 'vpn', operation: vpn.key });
   entries.push({ key: 'logout', kind: 'logout' });
   return entries.filter((entry): entry is NavEntry => entry !== null);
 }

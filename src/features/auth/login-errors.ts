@@ -11,13 +11,18 @@ export interface LoginErrorText {
 function formatRetryAfter(value: string | null | undefined, now: Date): string {
   if (!value) return '';
   const seconds = Number(value);
-  const date = Number.isFinite(seconds) ? new Date(now.getTime() + seconds * 1000) : new Date(value);
+  const date = Number.isFinite(seconds)
+    ? new Date(now.getTime() + seconds * 1000)
+    : new Date(value);
   if (Number.isNaN(date.getTime())) return value;
   return date.toLocaleTimeString();
 }
 
 /** Maps a login failure to its message. */
-export function loginErrorText(error: Pick<ApiError, 'statusCode' | 'error' | 'retryAfter'>, now = new Date()): LoginErrorText {
+export function loginErrorText(
+  error: Pick<ApiError, 'statusCode' | 'error' | 'retryAfter'>,
+  now = new Date(),
+): LoginErrorText {
   switch (error.statusCode) {
     case 401:
       return { key: 'common:login.errors.invalidCredentials' };
@@ -26,7 +31,10 @@ export function loginErrorText(error: Pick<ApiError, 'statusCode' | 'error' | 'r
         ? { key: 'errors:user_disabled' }
         : { key: 'common:login.errors.disallowed' };
     case 429:
-      return { key: 'common:login.errors.tooManyAttempts', values: { time: formatRetryAfter(error.retryAfter, now) } };
+      return {
+        key: 'common:login.errors.tooManyAttempts',
+        values: { time: formatRetryAfter(error.retryAfter, now) },
+      };
     case 500:
       return { key: 'common:login.errors.server' };
     case 503:

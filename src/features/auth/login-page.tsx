@@ -1,5 +1,18 @@
 import { startTransition, useEffect, useState, type FormEvent } from 'react';
-import { Alert, Anchor, Button, Center, Group, NativeSelect, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Anchor,
+  Button,
+  Center,
+  Group,
+  NativeSelect,
+  Paper,
+  PasswordInput,
+  Stack,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { Link, useNavigate } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import type { SessionUserCategory, SessionUserProviders } from '@/generated/types';
@@ -34,7 +47,10 @@ export function LoginPage() {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<LoginErrorText | null>(null);
-  const [choice, setChoice] = useState<{ categories: SessionUserCategory[]; token: string | null } | null>(null);
+  const [choice, setChoice] = useState<{
+    categories: SessionUserCategory[];
+    token: string | null;
+  } | null>(null);
 
   useEffect(() => {
     request<SessionUserCategory[]>('session.categories')
@@ -90,7 +106,11 @@ export function LoginPage() {
             </Title>
             {choice.categories.map((category) => (
               <Stack key={category.id} gap={4}>
-                <Button variant="light" disabled={category.maintenance === true} onClick={() => void finish({ categoryId: category.id, token: choice.token })}>
+                <Button
+                  variant="light"
+                  disabled={category.maintenance === true}
+                  onClick={() => void finish({ categoryId: category.id, token: choice.token })}
+                >
                   {category.name}
                 </Button>
                 {category.maintenance && (

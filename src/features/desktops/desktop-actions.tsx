@@ -10,8 +10,13 @@ const RESOURCE = 'desktops';
 const CONFIRM_WINDOW_MS = 4000;
 
 /** Calls the generated operation of a state action. */
-export async function runDesktopAction(desktop: Pick<Desktop, 'id'>, spec: ActionSpec): Promise<void> {
-  await request(`${RESOURCE}.${spec.operation}`, { params: { id: desktop.id, ...actionParams(RESOURCE, spec.name) } });
+export async function runDesktopAction(
+  desktop: Pick<Desktop, 'id'>,
+  spec: ActionSpec,
+): Promise<void> {
+  await request(`${RESOURCE}.${spec.operation}`, {
+    params: { id: desktop.id, ...actionParams(RESOURCE, spec.name) },
+  });
 }
 
 export interface DesktopActionsProps {
@@ -30,7 +35,10 @@ export const DesktopActions = memo(function DesktopActions({ desktop }: DesktopA
   const click = (spec: ActionSpec): void => {
     if (spec.confirm && confirming !== spec.name) {
       setConfirming(spec.name);
-      setTimeout(() => setConfirming((current) => (current === spec.name ? null : current)), CONFIRM_WINDOW_MS);
+      setTimeout(
+        () => setConfirming((current) => (current === spec.name ? null : current)),
+        CONFIRM_WINDOW_MS,
+      );
       return;
     }
     setConfirming(null);
@@ -52,7 +60,9 @@ export const DesktopActions = memo(function DesktopActions({ desktop }: DesktopA
           data-action={spec.name}
           onClick={() => click(spec)}
         >
-          {confirming === spec.name ? t('common:actions.confirm') : t(`resources:desktops.stateActions.${spec.name}`)}
+          {confirming === spec.name
+            ? t('common:actions.confirm')
+            : t(`resources:desktops.stateActions.${spec.name}`)}
         </Button>
       ))}
     </Group>

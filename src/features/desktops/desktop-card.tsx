@@ -60,11 +60,7 @@ export function DesktopFacts({ desktop }: DesktopCardProps) {
           {t('common:desktops.scheduledShutdown', { date: shutdown })}
         </Text>
       )}
-      {booking && (
-        <Text size="xs">
-          {t('common:desktops.nextBooking', { date: booking })}
-        </Text>
-      )}
+      {booking && <Text size="xs">{t('common:desktops.nextBooking', { date: booking })}</Text>}
     </Stack>
   );
 }
@@ -91,9 +87,19 @@ export function DesktopPicture({ desktop }: DesktopCardProps) {
   const { ref, url } = useDesktopThumbnail(desktop.id, running);
   const style = { objectFit: 'cover', display: 'block', height: 90, width: '100%' } as const;
   return (
-    <div ref={ref} style={{ height: 90, background: running ? '#111' : 'var(--mantine-color-default-hover)' }}>
+    <div
+      ref={ref}
+      style={{ height: 90, background: running ? '#111' : 'var(--mantine-color-default-hover)' }}
+    >
       {running && url ? (
-        <img src={url} alt={t('common:desktops.thumbnail', { name: desktop.name })} width="100%" height={90} style={{ ...style, objectFit: 'contain' }} data-testid="desktop-thumbnail" />
+        <img
+          src={url}
+          alt={t('common:desktops.thumbnail', { name: desktop.name })}
+          width="100%"
+          height={90}
+          style={{ ...style, objectFit: 'contain' }}
+          data-testid="desktop-thumbnail"
+        />
       ) : desktop.image?.url ? (
         <img src={desktop.image.url} alt="" loading="lazy" width="100%" height={90} style={style} />
       ) : null}
@@ -104,7 +110,14 @@ export function DesktopPicture({ desktop }: DesktopCardProps) {
 /** Grid card of one desktop; memoised so a socket update repaints only its own card. */
 export const DesktopCard = memo(function DesktopCard({ desktop }: DesktopCardProps) {
   return (
-    <Card withBorder padding="sm" h="100%" data-testid="desktop-card" data-desktop-id={desktop.id} data-state={desktop.state}>
+    <Card
+      withBorder
+      padding="sm"
+      h="100%"
+      data-testid="desktop-card"
+      data-desktop-id={desktop.id}
+      data-state={desktop.state}
+    >
       <Card.Section>
         <DesktopPicture desktop={desktop} />
       </Card.Section>

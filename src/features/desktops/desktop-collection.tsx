@@ -23,10 +23,15 @@ export interface DesktopCollectionProps {
 
 /** Virtualised grid/list: only the visible rows exist in the DOM, whatever the number of desktops. */
 /** Memoised: the filter's urgent render (the input) skips the list; only the deferred one renders it. */
-export const DesktopCollection = memo(function DesktopCollection({ desktops, view, label }: DesktopCollectionProps) {
+export const DesktopCollection = memo(function DesktopCollection({
+  desktops,
+  view,
+  label,
+}: DesktopCollectionProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const { ref: sizeRef, width } = useElementSize();
-  const columns = view === 'grid' ? Math.max(1, Math.floor((width + GAP) / (CARD_MIN_WIDTH + GAP))) : 1;
+  const columns =
+    view === 'grid' ? Math.max(1, Math.floor((width + GAP) / (CARD_MIN_WIDTH + GAP))) : 1;
   const rowCount = Math.ceil(desktops.length / columns);
   const rowHeight = view === 'grid' ? CARD_HEIGHT + GAP : ROW_HEIGHT;
 
@@ -48,7 +53,10 @@ export const DesktopCollection = memo(function DesktopCollection({ desktops, vie
       data-testid="desktop-collection"
       data-view={view}
     >
-      <div ref={sizeRef} style={{ height: virtualizer.getTotalSize(), position: 'relative', width: '100%' }}>
+      <div
+        ref={sizeRef}
+        style={{ height: virtualizer.getTotalSize(), position: 'relative', width: '100%' }}
+      >
         {virtualizer.getVirtualItems().map((row) => {
           const start = row.index * columns;
           const items = desktops.slice(start, start + columns);
@@ -68,7 +76,11 @@ export const DesktopCollection = memo(function DesktopCollection({ desktops, vie
               }}
             >
               {items.map((desktop) =>
-                view === 'grid' ? <DesktopCard key={desktop.id} desktop={desktop} /> : <DesktopRow key={desktop.id} desktop={desktop} />,
+                view === 'grid' ? (
+                  <DesktopCard key={desktop.id} desktop={desktop} />
+                ) : (
+                  <DesktopRow key={desktop.id} desktop={desktop} />
+                ),
               )}
             </div>
           );

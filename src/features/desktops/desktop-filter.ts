@@ -5,7 +5,9 @@ import type { Desktop } from '@/generated/types';
 export type DesktopSection = 'persistent' | 'temporary' | 'all';
 
 /** Field paths the text filter searches (generated `filter: true`). */
-export const FILTER_FIELDS: readonly string[] = (fields.Desktop as readonly { path: string; filter: boolean }[])
+export const FILTER_FIELDS: readonly string[] = (
+  fields.Desktop as readonly { path: string; filter: boolean }[]
+)
   .filter((field) => field.filter)
   .map((field) => field.path);
 
@@ -35,7 +37,12 @@ export function warmFilter(desktops: readonly Desktop[]): void {
 }
 
 /** Applies the page's filters. */
-export function filterDesktops(desktops: readonly Desktop[], text: string, startedOnly: boolean, section: DesktopSection): readonly Desktop[] {
+export function filterDesktops(
+  desktops: readonly Desktop[],
+  text: string,
+  startedOnly: boolean,
+  section: DesktopSection,
+): readonly Desktop[] {
   const needle = text.trim().toLowerCase();
   if (!needle && !startedOnly && section === 'all') return desktops;
   return desktops.filter((desktop) => {

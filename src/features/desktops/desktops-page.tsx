@@ -4,7 +4,18 @@ import '@mantine/core/styles/SegmentedControl.css';
 import '@mantine/core/styles/Switch.css';
 import '@mantine/core/styles/Tabs.css';
 import { useDeferredValue, useEffect, useMemo, useState } from 'react';
-import { Alert, Button, Group, SegmentedControl, Stack, Switch, Tabs, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Group,
+  SegmentedControl,
+  Stack,
+  Switch,
+  Tabs,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { Link } from 'react-router';
 import { useCan, useList } from '@refinedev/core';
 import { resources } from '@/generated/resources';
@@ -47,7 +58,10 @@ export function DesktopsPage() {
   });
   const all = result.data;
   const section: DesktopSection = showTemporal ? tab : 'all';
-  const desktops = useMemo(() => filterDesktops(all, deferredText, startedOnly, section), [all, deferredText, startedOnly, section]);
+  const desktops = useMemo(
+    () => filterDesktops(all, deferredText, startedOnly, section),
+    [all, deferredText, startedOnly, section],
+  );
   // Prepare the filter's lower-cased texts while idle, so the first keystroke does not pay for them.
   useEffect(() => {
     if (typeof requestIdleCallback !== 'function') return;
@@ -112,7 +126,11 @@ export function DesktopsPage() {
       )}
       {!query.isLoading && !desktops.length && <Text c="dimmed">{t('common:desktops.empty')}</Text>}
       {showTemporal ? (
-        <Tabs value={tab} onChange={(value) => setTab(value === 'temporary' ? 'temporary' : 'persistent')} keepMounted={false}>
+        <Tabs
+          value={tab}
+          onChange={(value) => setTab(value === 'temporary' ? 'temporary' : 'persistent')}
+          keepMounted={false}
+        >
           <Tabs.List>
             <Tabs.Tab value="persistent">{t('common:desktops.persistent')}</Tabs.Tab>
             <Tabs.Tab value="temporary">{t('common:desktops.temporary')}</Tabs.Tab>

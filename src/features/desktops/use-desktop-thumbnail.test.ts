@@ -31,7 +31,10 @@ describe('ThumbnailRefresher', () => {
   });
 
   it('keeps going after a failed fetch (409 / 404)', async () => {
-    const fetch = vi.fn().mockRejectedValueOnce(new Error('409')).mockResolvedValue(new Blob(['png']));
+    const fetch = vi
+      .fn()
+      .mockRejectedValueOnce(new Error('409'))
+      .mockResolvedValue(new Blob(['png']));
     const onImage = vi.fn();
     const refresher = new ThumbnailRefresher({ fetch, onImage, intervalMs: 1000 });
     refresher.setActive(true);
@@ -72,12 +75,19 @@ describe('useDesktopThumbnail', () => {
 
   const setVisible = (visible: boolean) =>
     act(() => {
-      for (const o of observers) o.callback([{ isIntersecting: visible } as IntersectionObserverEntry], o as unknown as IntersectionObserver);
+      for (const o of observers)
+        o.callback(
+          [{ isIntersecting: visible } as IntersectionObserverEntry],
+          o as unknown as IntersectionObserver,
+        );
     });
 
   const setTabHidden = (hidden: boolean) =>
     act(() => {
-      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (hidden ? 'hidden' : 'visible') });
+      Object.defineProperty(document, 'visibilityState', {
+        configurable: true,
+        get: () => (hidden ? 'hidden' : 'visible'),
+      });
       document.dispatchEvent(new Event('visibilitychange'));
     });
 
@@ -90,7 +100,10 @@ describe('useDesktopThumbnail', () => {
     setVisible(true);
     await act(() => vi.advanceTimersByTimeAsync(0));
     expect(request).toHaveBeenCalledTimes(1);
-    expect(request).toHaveBeenCalledWith('desktops.thumbnail', expect.objectContaining({ params: { id: 'd1' }, responseType: 'blob' }));
+    expect(request).toHaveBeenCalledWith(
+      'desktops.thumbnail',
+      expect.objectContaining({ params: { id: 'd1' }, responseType: 'blob' }),
+    );
     expect(result.current.url).toMatch(/^blob:thumb-/);
     await act(() => vi.advanceTimersByTimeAsync(3000));
     expect(request).toHaveBeenCalledTimes(2);

@@ -71,11 +71,17 @@ export class ThumbnailRefresher {
 
 /** Fetches a desktop's thumbnail as a Blob with the session token. */
 export function fetchThumbnail(id: string): Promise<Blob | null> {
-  return request<Blob | null>('desktops.thumbnail', { params: { id }, responseType: 'blob', background: true });
+  return request<Blob | null>('desktops.thumbnail', {
+    params: { id },
+    responseType: 'blob',
+    background: true,
+  });
 }
 
 function useDocumentVisible(): boolean {
-  const [visible, setVisible] = useState(() => typeof document === 'undefined' || document.visibilityState !== 'hidden');
+  const [visible, setVisible] = useState(
+    () => typeof document === 'undefined' || document.visibilityState !== 'hidden',
+  );
   useEffect(() => {
     const update = (): void => setVisible(document.visibilityState !== 'hidden');
     document.addEventListener('visibilitychange', update);
@@ -88,7 +94,11 @@ function useDocumentVisible(): boolean {
  * Returns a ref callback for the element to watch and the current object URL (null when the
  * desktop is not running or no image arrived yet).
  */
-export function useDesktopThumbnail(id: string, running: boolean, intervalMs = THUMBNAIL_INTERVAL_MS): { ref: (element: Element | null) => void; url: string | null } {
+export function useDesktopThumbnail(
+  id: string,
+  running: boolean,
+  intervalMs = THUMBNAIL_INTERVAL_MS,
+): { ref: (element: Element | null) => void; url: string | null } {
   const [url, setUrl] = useState<string | null>(null);
   const [onScreen, setOnScreen] = useState(false);
   const documentVisible = useDocumentVisible();

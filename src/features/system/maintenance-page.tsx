@@ -26,11 +26,17 @@ export function MaintenancePage() {
     const timer = setInterval(() => {
       // Plain fetch: a 503 here must not re-trigger the client's maintenance redirect.
       const token = getToken();
-      fetch('/api/v3/maintenance', { headers: { Accept: 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) } })
+      fetch('/api/v3/maintenance', {
+        headers: {
+          Accept: 'application/json',
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        },
+      })
         .then(async (response) => {
           if (!response.ok) return;
           const value: unknown = await response.json();
-          const active = typeof value === 'boolean' ? value : !!(value as { enabled?: boolean } | null)?.enabled;
+          const active =
+            typeof value === 'boolean' ? value : !!(value as { enabled?: boolean } | null)?.enabled;
           if (!active) navigate('/desktops', { replace: true });
         })
         .catch(() => undefined);

@@ -8,7 +8,14 @@ import { cachedDesktop } from './use-open-desktop';
 import type { ViewerAnswer } from './viewer-api';
 
 const key = [...listKeyPrefix('desktops'), { filters: [] }];
-const vnc: ViewerAnswer = { kind: 'browser', protocol: 'vnc', viewer: '/viewer/vnc/a', url: '/api/v3/viewer/vnc?ticket=t', expires: 0, values: { password: 'p' } };
+const vnc: ViewerAnswer = {
+  kind: 'browser',
+  protocol: 'vnc',
+  viewer: '/viewer/vnc/a',
+  url: '/api/v3/viewer/vnc?ticket=t',
+  expires: 0,
+  values: { password: 'p' },
+};
 
 function setup(state = 'stopped') {
   const client = new QueryClient();
@@ -51,7 +58,13 @@ describe('one-click open flow', () => {
     await expect(done).resolves.toBe('tab');
     expect(deps.fetchViewer).toHaveBeenCalledWith('a', 'browser-vnc');
     expect(deps.deliver).toHaveBeenCalledWith(vnc);
-    expect(phases.map((p) => p.phase)).toEqual(['starting', 'waiting', 'waiting', 'opening', 'opened']);
+    expect(phases.map((p) => p.phase)).toEqual([
+      'starting',
+      'waiting',
+      'waiting',
+      'opening',
+      'opened',
+    ]);
   });
 
   it('started: opens at once without starting', async () => {
@@ -63,7 +76,11 @@ describe('one-click open flow', () => {
 
   it('start refused: shows the error and never opens', async () => {
     const { deps, phases } = setup('stopped');
-    const refusal = new ApiError({ message: 'quota', statusCode: 428, description_code: 'desktop_start_quota_exceeded' });
+    const refusal = new ApiError({
+      message: 'quota',
+      statusCode: 428,
+      description_code: 'desktop_start_quota_exceeded',
+    });
     deps.start = vi.fn(async () => {
       throw refusal;
     });
@@ -95,12 +112,18 @@ describe('one-click open flow', () => {
   it('never started: times out with an error', async () => {
     const { deps } = setup('stopped');
     deps.timeoutMs = 30;
-    await expect(runOpenFlow('a', 'browser-vnc', deps)).rejects.toMatchObject({ description_code: 'desktop_start_timeout' });
+    await expect(runOpenFlow('a', 'browser-vnc', deps)).rejects.toMatchObject({
+      description_code: 'desktop_start_timeout',
+    });
   });
 
   it('viewer refused (e.g. 428 no_wireguard_keys): error shown', async () => {
     const { deps, phases } = setup('started');
-    const refusal = new ApiError({ message: 'wg', statusCode: 428, description_code: 'no_wireguard_keys' });
+    const refusal = new ApiError({
+      message: 'wg',
+      statusCode: 428,
+      description_code: 'no_wireguard_keys',
+    });
     deps.fetchViewer = vi.fn(async () => {
       throw refusal;
     });
@@ -111,7 +134,9 @@ describe('one-click open flow', () => {
 
   it('shutting-down: refuses to open', async () => {
     const { deps } = setup('shutting-down');
-    await expect(runOpenFlow('a', 'browser-vnc', deps)).rejects.toMatchObject({ description_code: 'viewer_not_started' });
+    await expect(runOpenFlow('a', 'browser-vnc', deps)).rejects.toMatchObject({
+      description_code: 'viewer_not_started',
+    });
     expect(deps.start).not.toHaveBeenCalled();
   });
 });

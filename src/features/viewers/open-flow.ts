@@ -54,11 +54,21 @@ export interface OpenFlowDeps {
 /** States a viewer can be opened in (we do not open on a desktop that is shutting down). */
 export const OPENABLE_STATES: readonly string[] = ['started', 'waitingip'];
 /** States on the way to `started`: wait without calling start again. */
-export const TRANSIENT_STATES: readonly string[] = ['starting', 'creating', 'readyCreation', 'updating', 'working'];
+export const TRANSIENT_STATES: readonly string[] = [
+  'starting',
+  'creating',
+  'readyCreation',
+  'updating',
+  'working',
+];
 export const DEFAULT_START_TIMEOUT_MS = 120_000;
 
 /** Resolves when the desktop is openable; rejects on failure, stop, disappearance or time-out. */
-export function waitForStarted(deps: OpenFlowDeps, sawStopped: boolean, signal: AbortSignal | undefined = deps.signal): Promise<void> {
+export function waitForStarted(
+  deps: OpenFlowDeps,
+  sawStopped: boolean,
+  signal: AbortSignal | undefined = deps.signal,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let left = false; // the desktop left `stopped` at least once since the start
     let lastQueue: number | null | undefined;
@@ -74,9 +84,17 @@ export function waitForStarted(deps: OpenFlowDeps, sawStopped: boolean, signal: 
       if (!desktop) return finish(new OpenFlowError('not_found', 'The desktop is gone'));
       const state = desktop.state;
       if (OPENABLE_STATES.includes(state)) return finish();
-      if (state === 'failed') return finish(new OpenFlowError('desktop_start_failed', desktop.detail ?? 'The desktop failed to start', { detail: desktop.detail ?? '' }));
+      if (state === 'failed')
+        return finish(
+          new OpenFlowError(
+            'desktop_start_failed',
+            desktop.detail ?? 'The desktop failed to start',
+            { detail: desktop.detail ?? '' },
+          ),
+        );
       if (state === 'stopped') {
-        if (left || !sawStopped) return finish(new OpenFlowError('desktop_stopped', 'The desktop stopped'));
+        if (left || !sawStopped)
+          return finish(new OpenFlowError('desktop_stopped', 'The desktop stopped'));
         return;
       }
       left = true;
@@ -87,7 +105,10 @@ export function waitForStarted(deps: OpenFlowDeps, sawStopped: boolean, signal: 
       }
     };
     const onAbort = (): void => finish(new OpenFlowError('aborted', 'Cancelled'));
-    const timer = setTimeout(() => finish(new OpenFlowError('desktop_start_timeout', 'The desktop did not start in time')), deps.timeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => finish(new OpenFlowError('desktop_start_timeout', 'The desktop did not start in time')),
+      deps.timeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+    );
     const unsubscribe = deps.subscribe(check);
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort);
@@ -99,7 +120,11 @@ export function waitForStarted(deps: OpenFlowDeps, sawStopped: boolean, signal: 
  * Runs the whole flow for one desktop and viewer. Resolves with where the viewer went; rejects
  * (after reporting phase `error`) with the failure.
  */
-export async function runOpenFlow(id: string, viewer: ViewerKey, deps: OpenFlowDeps): Promise<Delivery> {
+export async function runOpenFlow(
+  id: string,
+  viewer: ViewerKey,
+  deps: OpenFlowDeps,
+): Promise<Delivery> {
   try {
     const desktop = deps.getDesktop();
     if (!desktop) throw new OpenFlowError('not_found', 'The desktop is gone');
@@ -122,7 +147,9 @@ export async function runOpenFlow(id: string, viewer: ViewerKey, deps: OpenFlowD
         deps.onProgress({ phase: 'waiting', queuePosition: desktop.queue?.position ?? null });
         await waitForStarted(deps, false);
       } else {
-        throw new OpenFlowError('viewer_not_started', `Cannot open a ${desktop.state} desktop`, { state: desktop.state });
+        throw new OpenFlowError('viewer_not_started', `Cannot open a ${desktop.state} desktop`, {
+          state: desktop.state,
+        });
       }
     }
     deps.onProgress({ phase: 'opening' });

@@ -18,7 +18,9 @@ import { preferredViewer, rememberViewer } from './viewer-order';
 
 /** The desktop as the cached desktops lists have it. */
 export function cachedDesktop(queryClient: QueryClient, id: string): Desktop | undefined {
-  for (const [, data] of queryClient.getQueriesData<{ data?: Desktop[] }>({ queryKey: listKeyPrefix('desktops') })) {
+  for (const [, data] of queryClient.getQueriesData<{ data?: Desktop[] }>({
+    queryKey: listKeyPrefix('desktops'),
+  })) {
     const found = data?.data?.find((desktop) => desktop.id === id);
     if (found) return found;
   }
@@ -88,6 +90,7 @@ export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>):
     setProgress(IDLE);
   }, []);
 
-  const busy = progress.phase === 'starting' || progress.phase === 'waiting' || progress.phase === 'opening';
+  const busy =
+    progress.phase === 'starting' || progress.phase === 'waiting' || progress.phase === 'opening';
   return { progress, preferred, open, cancel, busy };
 }

@@ -10,7 +10,8 @@ import RFB from '@novnc/novnc';
 import { isApiError } from '@/providers/http-client';
 import { fetchViewer, websocketUrl } from './viewer-api';
 
-export type VncStatus = 'connecting' | 'connected' | 'reconnecting' | 'disconnected' | 'stopped' | 'error';
+export type VncStatus =
+  'connecting' | 'connected' | 'reconnecting' | 'disconnected' | 'stopped' | 'error';
 
 export const MAX_RECONNECTS = 3;
 const RECONNECT_DELAY_MS = 1000;
@@ -28,10 +29,17 @@ export interface VncConnection {
 
 /** True when the viewer endpoint says the desktop is not running. */
 function isNotStarted(error: unknown): boolean {
-  return isApiError(error) && (error.statusCode === 409 || error.description_code === 'viewer_not_started');
+  return (
+    isApiError(error) &&
+    (error.statusCode === 409 || error.description_code === 'viewer_not_started')
+  );
 }
 
-export function useVncConnection(id: string | undefined, target: RefObject<HTMLDivElement | null>, scale: boolean): VncConnection {
+export function useVncConnection(
+  id: string | undefined,
+  target: RefObject<HTMLDivElement | null>,
+  scale: boolean,
+): VncConnection {
   const [status, setStatus] = useState<VncStatus>('connecting');
   const [name, setName] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -80,7 +88,9 @@ export function useVncConnection(id: string | undefined, target: RefObject<HTMLD
         return;
       }
       setName(answer.values.vmName ?? '');
-      const client = new RFB(target.current, websocketUrl(answer.url), { credentials: { password: answer.values.password ?? '' } });
+      const client = new RFB(target.current, websocketUrl(answer.url), {
+        credentials: { password: answer.values.password ?? '' },
+      });
       client.scaleViewport = scaleRef.current;
       client.clipViewport = !scaleRef.current;
       client.focusOnClick = true;
@@ -91,14 +101,19 @@ export function useVncConnection(id: string | undefined, target: RefObject<HTMLD
         setStatus('connected');
         client.focus();
       });
-      client.addEventListener('credentialsrequired', () => client.sendCredentials({ password: answer.values.password ?? '' }));
+      client.addEventListener('credentialsrequired', () =>
+        client.sendCredentials({ password: answer.values.password ?? '' }),
+      );
       client.addEventListener('desktopname', (event) => {
         const detail = (event as CustomEvent<{ name?: string }>).detail;
         if (detail?.name && !answer.values.vmName) setName(detail.name);
       });
       client.addEventListener('securityfailure', (event) => {
         if (run !== generation.current) return;
-        setError({ description_code: 'viewer_security_failure', params: (event as CustomEvent<{ reason?: string }>).detail ?? null });
+        setError({
+          description_code: 'viewer_security_failure',
+          params: (event as CustomEvent<{ reason?: string }>).detail ?? null,
+        });
       });
       client.addEventListener('disconnect', () => {
         if (run !== generation.current) return; // closed on purpose (teardown / new run)
@@ -111,9 +126,12 @@ export function useVncConnection(id: string | undefined, target: RefObject<HTMLD
         }
         attempts.current += 1;
         setStatus('reconnecting');
-        setTimeout(() => {
-          if (run === generation.current) void reopenRef.current?.(true);
-        }, attempts.current === 1 ? 0 : RECONNECT_DELAY_MS);
+        setTimeout(
+          () => {
+            if (run === generation.current) void reopenRef.current?.(true);
+          },
+          attempts.current === 1 ? 0 : RECONNECT_DELAY_MS,
+        );
       });
       rfbRef.current = client;
       setRfb(client);

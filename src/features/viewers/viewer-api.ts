@@ -31,12 +31,22 @@ export interface FileViewer {
 export type ViewerAnswer = BrowserViewer | FileViewer;
 
 /** Asks the server for a viewer (a new ticket every call). */
-export function fetchViewer(id: string, viewer: ViewerKey, signal?: AbortSignal): Promise<ViewerAnswer> {
-  return request<ViewerAnswer>('desktops.viewer', { params: { id, viewer }, ...(signal ? { signal } : {}) });
+export function fetchViewer(
+  id: string,
+  viewer: ViewerKey,
+  signal?: AbortSignal,
+): Promise<ViewerAnswer> {
+  return request<ViewerAnswer>('desktops.viewer', {
+    params: { id, viewer },
+    ...(signal ? { signal } : {}),
+  });
 }
 
 /** Same-origin websocket URL of a viewer path. */
-export function websocketUrl(path: string, location: Pick<Location, 'protocol' | 'host'> = window.location): string {
+export function websocketUrl(
+  path: string,
+  location: Pick<Location, 'protocol' | 'host'> = window.location,
+): string {
   return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`;
 }
 
@@ -57,7 +67,11 @@ export function downloadViewerFile(file: FileViewer): void {
  * Opens a browser viewer page in a new tab; when popups are blocked (window.open returns null),
  * navigates the current tab instead. Returns where it opened.
  */
-export function openViewerPage(path: string, target: Window | null = null, navigate: (path: string) => void = (p) => window.location.assign(p)): 'tab' | 'same' {
+export function openViewerPage(
+  path: string,
+  target: Window | null = null,
+  navigate: (path: string) => void = (p) => window.location.assign(p),
+): 'tab' | 'same' {
   if (target) {
     target.location.href = path;
     return 'tab';
@@ -72,7 +86,11 @@ export function openViewerPage(path: string, target: Window | null = null, navig
 }
 
 /** Handles a viewer answer: page for browser viewers, download for file viewers. */
-export function applyViewerAnswer(answer: ViewerAnswer, target: Window | null = null, navigate?: (path: string) => void): 'tab' | 'same' | 'download' {
+export function applyViewerAnswer(
+  answer: ViewerAnswer,
+  target: Window | null = null,
+  navigate?: (path: string) => void,
+): 'tab' | 'same' | 'download' {
   if (answer.kind === 'file') {
     target?.close();
     downloadViewerFile(answer);

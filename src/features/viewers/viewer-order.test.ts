@@ -20,14 +20,25 @@ afterEach(() => localStorage.clear());
 describe('viewer order', () => {
   it('follows the generated default order vnc, spice, rdp, rdpgw, rdpvpn', () => {
     expect(VIEWER_ORDER).toEqual(['vnc', 'spice', 'rdp', 'rdpgw', 'rdpvpn']);
-    expect(orderedViewers(all)).toEqual(['browser-vnc', 'file-spice', 'browser-rdp', 'file-rdpgw', 'file-rdpvpn']);
-    expect(orderedViewers(['file-spice', 'browser-vnc', 'file-spice'])).toEqual(['browser-vnc', 'file-spice']);
+    expect(orderedViewers(all)).toEqual([
+      'browser-vnc',
+      'file-spice',
+      'browser-rdp',
+      'file-rdpgw',
+      'file-rdpvpn',
+    ]);
+    expect(orderedViewers(['file-spice', 'browser-vnc', 'file-spice'])).toEqual([
+      'browser-vnc',
+      'file-spice',
+    ]);
     expect(orderedViewers(undefined)).toEqual([]);
     expect(shortOf('file-rdpgw')).toBe('rdpgw');
   });
 
   it('needs-wireguard list matches the schema default', () => {
-    const schema = schemas.find((s) => (s as { $id?: string }).$id?.endsWith('/viewer-defaults.json')) as unknown as {
+    const schema = schemas.find((s) =>
+      (s as { $id?: string }).$id?.endsWith('/viewer-defaults.json'),
+    ) as unknown as {
       $defs: { needsWireguard: { default: string[] } };
     };
     expect([...NEEDS_WIREGUARD].sort()).toEqual([...schema.$defs.needsWireguard.default].sort());
@@ -62,8 +73,12 @@ describe('remembered viewer choice', () => {
     expect(preferredViewer({ viewers: ['browser-vnc'], ip: null }, 'u1')).toBe('browser-vnc');
     // A remembered RDP choice is skipped while the desktop has no IP.
     rememberViewer('u3', 'browser-rdp');
-    expect(preferredViewer({ viewers: ['browser-rdp', 'file-spice'], ip: null }, 'u3')).toBe('file-spice');
-    expect(preferredViewer({ viewers: ['browser-rdp', 'file-spice'], ip: '10.0.0.2' }, 'u3')).toBe('browser-rdp');
+    expect(preferredViewer({ viewers: ['browser-rdp', 'file-spice'], ip: null }, 'u3')).toBe(
+      'file-spice',
+    );
+    expect(preferredViewer({ viewers: ['browser-rdp', 'file-spice'], ip: '10.0.0.2' }, 'u3')).toBe(
+      'browser-rdp',
+    );
     expect(preferredViewer({ viewers: ['browser-rdp'], ip: null }, 'u3')).toBeNull();
   });
 });

@@ -4,7 +4,12 @@
  * opened is kept in local storage per user and offered first next time.
  */
 import { constants } from '@/generated/constants';
-import type { Desktop, ViewerDefaultsNeedsWireguard, ViewerKey, ViewerShort } from '@/generated/types';
+import type {
+  Desktop,
+  ViewerDefaultsNeedsWireguard,
+  ViewerKey,
+  ViewerShort,
+} from '@/generated/types';
 
 /** Generated default order of the short viewer names. */
 export const VIEWER_ORDER: readonly ViewerShort[] = constants['viewer-defaults'].order.value;
@@ -13,7 +18,11 @@ export const VIEWER_ORDER: readonly ViewerShort[] = constants['viewer-defaults']
  * Viewers that need the desktop's IP on the wireguard network (schema default of
  * `viewer-defaults#/$defs/needsWireguard`; viewer-order.test.ts checks it against the schema).
  */
-export const NEEDS_WIREGUARD: ViewerDefaultsNeedsWireguard = ['browser-rdp', 'file-rdpgw', 'file-rdpvpn'];
+export const NEEDS_WIREGUARD: ViewerDefaultsNeedsWireguard = [
+  'browser-rdp',
+  'file-rdpgw',
+  'file-rdpvpn',
+];
 
 export const VIEWER_STORAGE_PREFIX = 'viewer:last:';
 
@@ -34,7 +43,10 @@ export function orderedViewers(viewers: readonly ViewerKey[] | null | undefined)
 }
 
 /** Why a viewer cannot work for a desktop before the user tries it, or null when it can. */
-export function viewerBlocker(desktop: Pick<Desktop, 'ip'>, viewer: ViewerKey): 'no_wireguard' | null {
+export function viewerBlocker(
+  desktop: Pick<Desktop, 'ip'>,
+  viewer: ViewerKey,
+): 'no_wireguard' | null {
   if (NEEDS_WIREGUARD.includes(viewer) && !desktop.ip) return 'no_wireguard';
   return null;
 }
@@ -66,8 +78,13 @@ export function rememberedViewer(userId: string | null | undefined): ViewerKey |
  * The viewer "Open" uses for a desktop: the remembered choice when the desktop has it and it can
  * work, else the first usable viewer in the default order, else null.
  */
-export function preferredViewer(desktop: Pick<Desktop, 'viewers' | 'ip'>, userId: string | null | undefined): ViewerKey | null {
-  const usable = orderedViewers(desktop.viewers).filter((viewer) => !viewerBlocker(desktop, viewer));
+export function preferredViewer(
+  desktop: Pick<Desktop, 'viewers' | 'ip'>,
+  userId: string | null | undefined,
+): ViewerKey | null {
+  const usable = orderedViewers(desktop.viewers).filter(
+    (viewer) => !viewerBlocker(desktop, viewer),
+  );
   const last = rememberedViewer(userId);
   if (last && usable.includes(last)) return last;
   return usable[0] ?? null;

@@ -18,7 +18,9 @@ const STATUS_COLORS: Record<VncStatus, string> = {
 
 /** Fullscreen state of the document. */
 function useFullscreen(): boolean {
-  const [fullscreen, setFullscreen] = useState(() => typeof document !== 'undefined' && !!document.fullscreenElement);
+  const [fullscreen, setFullscreen] = useState(
+    () => typeof document !== 'undefined' && !!document.fullscreenElement,
+  );
   useEffect(() => {
     const update = (): void => setFullscreen(!!document.fullscreenElement);
     document.addEventListener('fullscreenchange', update);
@@ -55,7 +57,14 @@ export function VncViewerPage() {
       ref={rootRef}
       data-testid="vnc-viewer"
       data-status={status}
-      style={{ position: 'fixed', inset: 0, zIndex: 300, display: 'flex', flexDirection: 'column', background: '#111' }}
+      style={{
+        position: 'fixed',
+        inset: 0,
+        zIndex: 300,
+        display: 'flex',
+        flexDirection: 'column',
+        background: '#111',
+      }}
     >
       <Group
         gap="xs"
@@ -63,7 +72,10 @@ export function VncViewerPage() {
         py={4}
         wrap="nowrap"
         justify="space-between"
-        style={{ background: 'var(--mantine-color-body)', borderBottom: '1px solid var(--mantine-color-default-border)' }}
+        style={{
+          background: 'var(--mantine-color-body)',
+          borderBottom: '1px solid var(--mantine-color-default-border)',
+        }}
         role="toolbar"
         aria-label={t('common:vnc.toolbar')}
       >
@@ -71,19 +83,40 @@ export function VncViewerPage() {
           <Button component={Link} to="/desktops" size="compact-sm" variant="subtle">
             {t('common:vnc.back')}
           </Button>
-          <Title order={1} size="h5" style={{ whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis' }}>
+          <Title
+            order={1}
+            size="h5"
+            style={{ whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis' }}
+          >
             {name || t('common:vnc.title')}
           </Title>
-          <Badge color={STATUS_COLORS[status]} variant="light" data-testid="vnc-status" aria-live="polite">
+          <Badge
+            color={STATUS_COLORS[status]}
+            variant="light"
+            data-testid="vnc-status"
+            aria-live="polite"
+          >
             {t(`common:vnc.status.${status}`)}
           </Badge>
         </Group>
         <Group gap={6} wrap="nowrap">
-          <Button size="compact-sm" variant="default" disabled={!connected} onClick={() => rfb?.sendCtrlAltDel()} data-testid="vnc-cad">
+          <Button
+            size="compact-sm"
+            variant="default"
+            disabled={!connected}
+            onClick={() => rfb?.sendCtrlAltDel()}
+            data-testid="vnc-cad"
+          >
             {t('common:vnc.ctrlAltDel')}
           </Button>
           <Tooltip label={t('common:vnc.focusHint')} withArrow>
-            <Button size="compact-sm" variant="default" disabled={!connected} onClick={() => rfb?.focus()} data-testid="vnc-focus">
+            <Button
+              size="compact-sm"
+              variant="default"
+              disabled={!connected}
+              onClick={() => rfb?.focus()}
+              data-testid="vnc-focus"
+            >
               {t('common:vnc.focus')}
             </Button>
           </Tooltip>
@@ -96,15 +129,33 @@ export function VncViewerPage() {
           >
             {scale ? t('common:vnc.scaleFit') : t('common:vnc.scaleNative')}
           </Button>
-          <Button size="compact-sm" variant="default" aria-pressed={fullscreen} onClick={toggleFullscreen} data-testid="vnc-fullscreen">
+          <Button
+            size="compact-sm"
+            variant="default"
+            aria-pressed={fullscreen}
+            onClick={toggleFullscreen}
+            data-testid="vnc-fullscreen"
+          >
             {fullscreen ? t('common:vnc.exitFullscreen') : t('common:vnc.fullscreen')}
           </Button>
           {connected || status === 'connecting' || status === 'reconnecting' ? (
-            <Button size="compact-sm" color="red" variant="light" onClick={disconnect} data-testid="vnc-disconnect">
+            <Button
+              size="compact-sm"
+              color="red"
+              variant="light"
+              onClick={disconnect}
+              data-testid="vnc-disconnect"
+            >
               {t('common:vnc.disconnect')}
             </Button>
           ) : (
-            <Button size="compact-sm" variant="light" onClick={connect} disabled={status === 'stopped'} data-testid="vnc-reconnect">
+            <Button
+              size="compact-sm"
+              variant="light"
+              onClick={connect}
+              disabled={status === 'stopped'}
+              data-testid="vnc-reconnect"
+            >
               {t('common:vnc.reconnect')}
             </Button>
           )}
@@ -115,10 +166,21 @@ export function VncViewerPage() {
           ref={screenRef}
           data-testid="vnc-screen"
           aria-label={t('common:vnc.screen')}
-          style={{ position: 'absolute', inset: 0, overflow: scale ? 'hidden' : 'auto', visibility: overlay ? 'hidden' : 'visible' }}
+          style={{
+            position: 'absolute',
+            inset: 0,
+            overflow: scale ? 'hidden' : 'auto',
+            visibility: overlay ? 'hidden' : 'visible',
+          }}
         />
         {overlay && (
-          <Stack align="center" justify="center" gap="sm" style={{ position: 'absolute', inset: 0 }} data-testid="vnc-overlay">
+          <Stack
+            align="center"
+            justify="center"
+            gap="sm"
+            style={{ position: 'absolute', inset: 0 }}
+            data-testid="vnc-overlay"
+          >
             <Text c="gray.3" size="lg" role="alert" data-testid="vnc-message">
               {status === 'stopped'
                 ? t('common:vnc.stopped')
@@ -132,7 +194,12 @@ export function VncViewerPage() {
                   {t('common:vnc.reconnect')}
                 </Button>
               )}
-              <Button component={Link} to="/desktops" variant={status === 'stopped' ? 'filled' : 'default'} data-testid="vnc-back">
+              <Button
+                component={Link}
+                to="/desktops"
+                variant={status === 'stopped' ? 'filled' : 'default'}
+                data-testid="vnc-back"
+              >
                 {t('common:vnc.backToDesktops')}
               </Button>
             </Group>

@@ -36,7 +36,9 @@ export function readPortalConfig(path: string | undefined): PortalConfig {
   const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
   const validate = new Ajv({ allErrors: true }).compile<PortalConfig>(portalConfigSchema);
   if (!validate(parsed)) {
-    throw new Error(`invalid role-visibility config ${path}: ${(validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`).join('; ')}`);
+    throw new Error(
+      `invalid role-visibility config ${path}: ${(validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`).join('; ')}`,
+    );
   }
   return parsed;
 }
@@ -44,7 +46,8 @@ export function readPortalConfig(path: string | undefined): PortalConfig {
 export function mergeRoleSets(base: RoleSets, override: RoleSets | undefined): RoleSets {
   const merged: RoleSets = {};
   for (const [resource, sets] of Object.entries(base)) merged[resource] = { ...sets };
-  for (const [resource, sets] of Object.entries(override ?? {})) merged[resource] = { ...merged[resource], ...sets };
+  for (const [resource, sets] of Object.entries(override ?? {}))
+    merged[resource] = { ...merged[resource], ...sets };
   return merged;
 }
 

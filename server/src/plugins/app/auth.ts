@@ -7,7 +7,14 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/api-error.ts';
 import { globalPlugin } from '../../lib/plugin.ts';
-import { bearerOf, isLoginClaims, loadSigningKey, TokenService, type Claims, type SpecialClaims } from '../../lib/tokens.ts';
+import {
+  bearerOf,
+  isLoginClaims,
+  loadSigningKey,
+  TokenService,
+  type Claims,
+  type SpecialClaims,
+} from '../../lib/tokens.ts';
 import type { SessionState } from './sessions-repository.ts';
 import type { Role } from '../../../../src/generated/types.ts';
 
@@ -45,7 +52,8 @@ declare module 'fastify' {
 
 /** request.auth, or a 401 when the route forgot its access check. */
 export function authOf(request: FastifyRequest): AuthContext {
-  if (!request.auth) throw new ApiError('unauthorized', 'Authorization header is expected', 'missing_token');
+  if (!request.auth)
+    throw new ApiError('unauthorized', 'Authorization header is expected', 'missing_token');
   return request.auth;
 }
 
@@ -55,37 +63,46 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.decorateRequest('auth', null);
   app.decorateRequest('specialToken', null);
 
-  app.decorate('authenticate', async function authenticate(request: FastifyRequest, options: AuthenticateOptions = {}) {
-    const token = bearerOf(request.headers.authorization);
-    if (!token) throw new ApiError('unauthorized', 'Authorization header is expected', 'missing_token');
-    const claims: Claims = await tokens.verify(token);
-    if (!isLoginClaims(claims)) {
-      if (options.tokenTypes?.includes(claims.type)) {
-        request.specialToken = claims;
-        return;
+  app.decorate(
+    'authenticate',
+    async function authenticate(request: FastifyRequest, options: AuthenticateOptions = {}) {
+      const token = bearerOf(request.headers.authorization);
+      if (!token)
+        throw new ApiError('unauthorized', 'Authorization header is expected', 'missing_token');
+      const claims: Claims = await tokens.verify(token);
+      if (!isLoginClaims(claims)) {
+        if (options.tokenTypes?.includes(claims.type)) {
+          request.specialToken = claims;
+          return;
+        }
+        throw new ApiError('forbidden', 'Token not valid for this operation.', 'forbidden');
       }
-      throw new ApiError('forbidden', 'Token not valid for this operation.', 'forbidden');
-    }
-    const session = await app.sessions.alive(claims.session_id);
-    if (!session || session.userId !== claims.sub) throw new ApiError('unauthorized', 'Session expired', 'session_expired');
-    request.auth = {
-      userId: session.userId,
-      sessionId: session.id,
-      role: session.role,
-      categoryId: session.categoryId,
-      groupId: session.groupId,
-      name: session.name,
-      provider: session.provider,
-      session,
-      token,
-    };
-    if (options.roles && !options.roles.includes(session.role)) {
-      throw new ApiError('forbidden', 'Not enough rights.', 'forbidden');
-    }
-    if (!options.skipMaintenance && session.role !== 'admin' && (await app.settings.maintenanceFor(session.categoryId))) {
-      throw new ApiError('service_unavailable', 'Under maintenance', 'maintenance');
-    }
-  });
+      const session = await app.sessions.alive(claims.session_id);
+      if (!session || session.userId !== claims.sub)
+        throw new ApiError('unauthorized', 'Session expired', 'session_expired');
+      request.auth = {
+        userId: session.userId,
+        sessionId: session.id,
+        role: session.role,
+        categoryId: session.categoryId,
+        groupId: session.groupId,
+        name: session.name,
+        provider: session.provider,
+        session,
+        token,
+      };
+      if (options.roles && !options.roles.includes(session.role)) {
+        throw new ApiError('forbidden', 'Not enough rights.', 'forbidden');
+      }
+      if (
+        !options.skipMaintenance &&
+        session.role !== 'admin' &&
+        (await app.settings.maintenanceFor(session.categoryId))
+      ) {
+        throw new ApiError('service_unavailable', 'Under maintenance', 'maintenance');
+      }
+    },
+  );
 };
 
 export default globalPlugin(plugin, 'auth');

@@ -39,13 +39,38 @@ const listColumns = {
 
 export type DesktopListRow = Pick<
   DesktopRow,
-  | 'id' | 'userId' | 'categoryId' | 'groupId' | 'name' | 'description' | 'type' | 'state' | 'detail' | 'templateId'
-  | 'hardware' | 'guestProperties' | 'image' | 'server' | 'tag' | 'visible' | 'accessed' | 'scheduled' | 'bookingId'
-  | 'currentAction' | 'version' | 'queue'
+  | 'id'
+  | 'userId'
+  | 'categoryId'
+  | 'groupId'
+  | 'name'
+  | 'description'
+  | 'type'
+  | 'state'
+  | 'detail'
+  | 'templateId'
+  | 'hardware'
+  | 'guestProperties'
+  | 'image'
+  | 'server'
+  | 'tag'
+  | 'visible'
+  | 'accessed'
+  | 'scheduled'
+  | 'bookingId'
+  | 'currentAction'
+  | 'version'
+  | 'queue'
 > & { ip: string | null };
 
 /** Wire viewer keys in the spec's default order (vnc, spice, rdp, rdpgw, rdpvpn). */
-const viewerOrder: readonly ViewerKey[] = ['browser-vnc', 'file-spice', 'browser-rdp', 'file-rdpgw', 'file-rdpvpn'];
+const viewerOrder: readonly ViewerKey[] = [
+  'browser-vnc',
+  'file-spice',
+  'browser-rdp',
+  'file-rdpgw',
+  'file-rdpvpn',
+];
 
 /**
  * Row -> wire shape of reference-resources section 3.1 (schema Desktop). Fields this server never
@@ -90,7 +115,9 @@ export function toWire(row: DesktopListRow): Desktop {
   return wire;
 }
 
-export type DesktopPatch = Partial<Omit<DesktopInsert, 'id' | 'version' | 'createdAt' | 'updatedAt'>>;
+export type DesktopPatch = Partial<
+  Omit<DesktopInsert, 'id' | 'version' | 'createdAt' | 'updatedAt'>
+>;
 
 export interface DesktopsRepository {
   /** The caller's desktops (deployment desktops only when visible), ordered by name. */
@@ -107,13 +134,20 @@ export interface DesktopsRepository {
    * happens while the current state is one of them (atomic compare-and-set). Undefined when the row
    * is gone or the condition did not hold.
    */
-  update(id: string, patch: DesktopPatch, fromStates?: readonly string[]): Promise<Desktop | undefined>;
+  update(
+    id: string,
+    patch: DesktopPatch,
+    fromStates?: readonly string[],
+  ): Promise<Desktop | undefined>;
   remove(id: string): Promise<boolean>;
   /**
    * For rows written inside a caller's own transaction: drops the owner's cached list and publishes
    * the row as it is now. Undefined when the row does not exist.
    */
-  publishCurrent(id: string, name: 'desktops.created' | 'desktops.updated'): Promise<Desktop | undefined>;
+  publishCurrent(
+    id: string,
+    name: 'desktops.created' | 'desktops.updated',
+  ): Promise<Desktop | undefined>;
 }
 
 declare module 'fastify' {
@@ -136,7 +170,12 @@ const plugin: FastifyPluginAsync = async (app) => {
   const listStatement = db
     .select(listColumns)
     .from(desktops)
-    .where(and(eq(desktops.userId, sql.placeholder('userId')), or(isNull(desktops.tag), eq(desktops.visible, true))))
+    .where(
+      and(
+        eq(desktops.userId, sql.placeholder('userId')),
+        or(isNull(desktops.tag), eq(desktops.visible, true)),
+      ),
+    )
     .orderBy(asc(desktops.name), asc(desktops.id))
     .prepare('user_desktops_list');
 
@@ -160,7 +199,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       json.then(
         () => {
           // a write during the load made this result stale: do not keep it
-          if ((generations.get(userId) ?? 0) !== generation && listCache.get(userId) === entry) listCache.delete(userId);
+          if ((generations.get(userId) ?? 0) !== generation && listCache.get(userId) === entry)
+            listCache.delete(userId);
         },
         () => {
           if (listCache.get(userId) === entry) listCache.delete(userId);
@@ -185,7 +225,9 @@ const plugin: FastifyPluginAsync = async (app) => {
       return wire;
     },
     async update(id, patch, fromStates) {
-      const condition = fromStates ? and(eq(desktops.id, id), inArray(desktops.state, [...fromStates])) : eq(desktops.id, id);
+      const condition = fromStates
+        ? and(eq(desktops.id, id), inArray(desktops.state, [...fromStates]))
+        : eq(desktops.id, id);
       const rows = await db
         .update(desktops)
         .set({ ...patch, version: sql`${desktops.version} + 1`, updatedAt: sql`now()` })
@@ -195,7 +237,12 @@ const plugin: FastifyPluginAsync = async (app) => {
       if (!row) return undefined;
       invalidate(row.userId);
       const wire = toWire(row);
-      if (row.tag !== null && !row.visible) app.events.publish({ name: 'desktops.deleted', payload: { id, version: row.version }, ownerId: row.userId });
+      if (row.tag !== null && !row.visible)
+        app.events.publish({
+          name: 'desktops.deleted',
+          payload: { id, version: row.version },
+          ownerId: row.userId,
+        });
       else publish('desktops.updated', wire, row.userId);
       return wire;
     },
@@ -209,11 +256,18 @@ const plugin: FastifyPluginAsync = async (app) => {
       return wire;
     },
     async remove(id) {
-      const rows = await db.delete(desktops).where(eq(desktops.id, id)).returning({ userId: desktops.userId, version: desktops.version });
+      const rows = await db
+        .delete(desktops)
+        .where(eq(desktops.id, id))
+        .returning({ userId: desktops.userId, version: desktops.version });
       const row = rows[0];
       if (!row) return false;
       invalidate(row.userId);
-      app.events.publish({ name: 'desktops.deleted', payload: { id, version: row.version + 1 }, ownerId: row.userId });
+      app.events.publish({
+        name: 'desktops.deleted',
+        payload: { id, version: row.version + 1 },
+        ownerId: row.userId,
+      });
       return true;
     },
   };

@@ -9,7 +9,10 @@ import { ApiError, errorBody, kindForStatus } from '../../lib/api-error.ts';
 import { globalPlugin } from '../../lib/plugin.ts';
 
 /** ajv errors -> { '/path': keyword } and the first x-error code, if any. */
-export function fieldErrors(errors: ErrorObject[]): { map: Record<string, string>; code: string | undefined } {
+export function fieldErrors(errors: ErrorObject[]): {
+  map: Record<string, string>;
+  code: string | undefined;
+} {
   const map: Record<string, string> = {};
   let code: string | undefined;
   for (const e of errors) {
@@ -17,7 +20,8 @@ export function fieldErrors(errors: ErrorObject[]): { map: Record<string, string
     const extra = p.missingProperty ?? p.additionalProperty;
     const path = extra !== undefined ? `${e.instancePath}/${extra}` : e.instancePath || '/';
     map[path] ??= e.keyword;
-    const xError = (e.parentSchema as Record<string, unknown> | undefined)?.['x-error'] as Record<string, string> | undefined;
+    const xError = (e.parentSchema as Record<string, unknown> | undefined)?.['x-error'] as
+      Record<string, string> | undefined;
     code ??= xError?.[e.keyword];
   }
   return { map, code };
@@ -44,7 +48,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       const where = err.validationContext ?? 'request';
       const first = err.validation[0];
       const description = `${where}${first?.instancePath ?? ''} ${first?.message ?? 'is invalid'}`;
-      return reply.code(400).type('application/json').send(errorBody('bad_request', description, code ?? 'bad_request', null, map));
+      return reply
+        .code(400)
+        .type('application/json')
+        .send(errorBody('bad_request', description, code ?? 'bad_request', null, map));
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 400 && status < 500) {
@@ -60,7 +67,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       return reply.code(status).type('application/json').send(errorBody(kind, description));
     }
     request.log.error({ err }, 'unexpected error');
-    return reply.code(500).type('application/json').send(errorBody('internal_server', 'Internal server error', 'internal_server'));
+    return reply
+      .code(500)
+      .type('application/json')
+      .send(errorBody('internal_server', 'Internal server error', 'internal_server'));
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -68,7 +78,13 @@ const plugin: FastifyPluginAsync = async (app) => {
     return reply
       .code(404)
       .type('application/json')
-      .send(errorBody('not_found', `Route ${request.method} ${request.url.split('?')[0] ?? ''} not found`, 'not_found'));
+      .send(
+        errorBody(
+          'not_found',
+          `Route ${request.method} ${request.url.split('?')[0] ?? ''} not found`,
+          'not_found',
+        ),
+      );
   });
 };
 

@@ -9,7 +9,12 @@ import { globalPlugin } from '../../lib/plugin.ts';
 import { events, wireByName, type EventPayloads } from '../../../../src/generated/events.ts';
 
 export type ResourceEvent = {
-  [N in keyof EventPayloads]: { name: N; payload: EventPayloads[N]; ownerId: string; alsoAdmins?: boolean };
+  [N in keyof EventPayloads]: {
+    name: N;
+    payload: EventPayloads[N];
+    ownerId: string;
+    alsoAdmins?: boolean;
+  };
 }[keyof EventPayloads];
 
 export interface EventBus {
@@ -30,7 +35,9 @@ const plugin: FastifyPluginAsync = async (app) => {
     publish(event) {
       const wire = wireByName[event.name];
       const def = events[wire];
-      const rooms = [def.room === 'user' ? userRoom(event.ownerId) : `${def.room}:${event.ownerId}`];
+      const rooms = [
+        def.room === 'user' ? userRoom(event.ownerId) : `${def.room}:${event.ownerId}`,
+      ];
       if (event.alsoAdmins) rooms.push(ADMINS_ROOM);
       // The typed emit needs the wire name and payload paired; the union above guarantees it.
       (app.io.to(rooms).emit as (ev: string, payload: unknown) => boolean)(wire, event.payload);

@@ -69,7 +69,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       }
       if (perIp && perIp.count > IP_MAX_FAILURES) {
         const ipUntil = new Date(new Date(perIp.window_start).getTime() + IP_WINDOW_S * 1000);
-        await query('UPDATE login_attempts SET retry_after = $2 WHERE key = $1', [ipKey(ip), ipUntil]);
+        await query('UPDATE login_attempts SET retry_after = $2 WHERE key = $1', [
+          ipKey(ip),
+          ipUntil,
+        ]);
         if (!until || ipUntil > until) until = ipUntil;
       }
       return until;

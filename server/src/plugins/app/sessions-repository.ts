@@ -130,7 +130,8 @@ const plugin: FastifyPluginAsync = async (app) => {
           cache.set(id, { state, until: now + ttl });
         }
       }
-      if (!state || state.revokedAt || !state.active || state.maxAt.getTime() <= now) return undefined;
+      if (!state || state.revokedAt || !state.active || state.maxAt.getTime() <= now)
+        return undefined;
       return state;
     },
     async renew(id, times) {
@@ -148,7 +149,9 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
     async revoke(id) {
       if (!UUID_RE.test(id)) return;
-      await query('UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id]);
+      await query('UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [
+        id,
+      ]);
       cache.delete(id);
       for (const l of listeners) l(id);
     },

@@ -15,7 +15,12 @@ export interface Settings {
   smtp_enabled: boolean;
   http_port: string;
   https_port: string;
-  bastion: { enabled: boolean; domain: string | null; ssh_port: string | null; individual_domains: boolean };
+  bastion: {
+    enabled: boolean;
+    domain: string | null;
+    ssh_port: string | null;
+    individual_domains: boolean;
+  };
   migrations_block: boolean;
   disclaimer_required: boolean;
   login_config: Record<string, unknown>;
@@ -70,7 +75,11 @@ const plugin: FastifyPluginAsync = async (app) => {
     ]);
     const value: Settings = structuredClone(defaultSettings);
     for (const r of rows) if (r.key in value) Object.assign(value, { [r.key]: r.value });
-    cached = { value, categoriesInMaintenance: new Set(cats.map((c) => c.id)), until: Date.now() + TTL_MS };
+    cached = {
+      value,
+      categoriesInMaintenance: new Set(cats.map((c) => c.id)),
+      until: Date.now() + TTL_MS,
+    };
     return cached;
   };
   const current = async () => {

@@ -24,7 +24,13 @@ const plugin: FastifyPluginAsync = async (app) => {
         // Handshakes are rare: read the session uncached so a revocation elsewhere counts at once.
         const session = await app.sessions.get(claims.session_id);
         const now = Date.now();
-        const usable = session && !session.revokedAt && session.active && session.userId === claims.sub && session.maxAt.getTime() > now && session.maxRenewAt.getTime() > now;
+        const usable =
+          session &&
+          !session.revokedAt &&
+          session.active &&
+          session.userId === claims.sub &&
+          session.maxAt.getTime() > now &&
+          session.maxRenewAt.getTime() > now;
         if (!session || !usable) return next(new Error(REJECTED));
         socket.data = { userId: session.userId, sessionId: session.id, role: session.role };
         next();
@@ -40,7 +46,8 @@ const plugin: FastifyPluginAsync = async (app) => {
   });
 
   const disconnectSession = (sessionId: string) => {
-    for (const socket of io.sockets.sockets.values()) if (socket.data.sessionId === sessionId) socket.disconnect(true);
+    for (const socket of io.sockets.sockets.values())
+      if (socket.data.sessionId === sessionId) socket.disconnect(true);
   };
   app.sessions.onRevoke(disconnectSession);
 
@@ -51,7 +58,8 @@ const plugin: FastifyPluginAsync = async (app) => {
     try {
       const ids = [...new Set([...io.sockets.sockets.values()].map((s) => s.data.sessionId))];
       const alive = await app.sessions.connectable(ids);
-      for (const socket of io.sockets.sockets.values()) if (!alive.has(socket.data.sessionId)) socket.disconnect(true);
+      for (const socket of io.sockets.sockets.values())
+        if (!alive.has(socket.data.sessionId)) socket.disconnect(true);
     } catch (err) {
       app.log.warn({ err }, 'socket sweep failed');
     } finally {

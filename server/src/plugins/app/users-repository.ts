@@ -36,7 +36,9 @@ const plugin: FastifyPluginAsync = async (app) => {
       const rows = await db
         .select()
         .from(users)
-        .where(and(eq(users.uid, uid), eq(users.categoryId, categoryId), eq(users.provider, 'local')))
+        .where(
+          and(eq(users.uid, uid), eq(users.categoryId, categoryId), eq(users.provider, 'local')),
+        )
         .limit(1);
       return rows[0];
     },
@@ -56,7 +58,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       return r ? { ...r.user, categoryName: r.categoryName, groupName: r.groupName } : undefined;
     },
     async touchAccessed(id) {
-      await db.update(users).set({ accessed: sql`now()` }).where(eq(users.id, id));
+      await db
+        .update(users)
+        .set({ accessed: sql`now()` })
+        .where(eq(users.id, id));
     },
     async update(id, patch) {
       await db.update(users).set(patch).where(eq(users.id, id));
@@ -68,7 +73,11 @@ const plugin: FastifyPluginAsync = async (app) => {
       return rows[0]?.n ?? 0;
     },
     async categories() {
-      return db.select().from(categories).where(eq(categories.frontend, true)).orderBy(categories.name);
+      return db
+        .select()
+        .from(categories)
+        .where(eq(categories.frontend, true))
+        .orderBy(categories.name);
     },
     async category(idOrName) {
       const rows = await db

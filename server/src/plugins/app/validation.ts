@@ -25,8 +25,16 @@ export function formToObject(params: URLSearchParams): Record<string, string | s
 const plugin: FastifyPluginAsync = async (app) => {
   for (const schema of schemaList) app.addSchema(schema);
 
-  const bodyAjv = createAjv({ coerceTypes: false, verbose: true, code: { source: false, lines: false } });
-  const paramAjv = createAjv({ coerceTypes: 'array', verbose: true, code: { source: false, lines: false } });
+  const bodyAjv = createAjv({
+    coerceTypes: false,
+    verbose: true,
+    code: { source: false, lines: false },
+  });
+  const paramAjv = createAjv({
+    coerceTypes: 'array',
+    verbose: true,
+    code: { source: false, lines: false },
+  });
   for (const schema of schemaList) {
     bodyAjv.addSchema(schema as AnySchema);
     paramAjv.addSchema(schema as AnySchema);
@@ -42,9 +50,13 @@ const plugin: FastifyPluginAsync = async (app) => {
     return fn;
   });
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, formToObject(new URLSearchParams(body as string)));
-  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_req, body, done) => {
+      done(null, formToObject(new URLSearchParams(body as string)));
+    },
+  );
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (req, body, done) => {
     try {
       done(null, parseMultipart(body as Buffer, req.headers['content-type'] ?? ''));

@@ -18,7 +18,12 @@ export interface SocketData {
 
 // Clients send nothing to the server: every state change goes through REST.
 export type ClientToServerEvents = Record<string, never>;
-export type PortalIo = Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+export type PortalIo = Server<
+  ClientToServerEvents,
+  ServerToClientEvents,
+  Record<string, never>,
+  SocketData
+>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,7 +51,11 @@ const plugin: FastifyPluginAsync = async (app) => {
     destroyUpgrade: false,
     allowRequest: (req, callback) => {
       const origin = req.headers.origin;
-      callback(null, sameOrigin(origin, req.headers.host) || (origin !== undefined && app.config.allowedOrigins.includes(origin)));
+      callback(
+        null,
+        sameOrigin(origin, req.headers.host) ||
+          (origin !== undefined && app.config.allowedOrigins.includes(origin)),
+      );
     },
   });
   app.decorate('io', io);

@@ -21,7 +21,12 @@ const plugin: FastifyPluginAsync = async (app) => {
     index: false,
     setHeaders: (res, path) => {
       // hashed assets are immutable; everything else revalidates
-      res.header('cache-control', path.includes(`${join(root, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      res.header(
+        'cache-control',
+        path.includes(`${join(root, 'assets')}`)
+          ? 'public, max-age=31536000, immutable'
+          : 'no-cache',
+      );
     },
   });
   app.spaFallback = (request, reply) => {

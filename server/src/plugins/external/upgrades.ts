@@ -10,7 +10,12 @@ import { WebSocketServer } from 'ws';
 import { globalPlugin } from '../../lib/plugin.ts';
 import { SOCKET_PATH } from './socket-io.ts';
 
-export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, wss: WebSocketServer) => void;
+export type UpgradeHandler = (
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  wss: WebSocketServer,
+) => void;
 
 export interface UpgradeRegistry {
   register(pathPrefix: string, handler: UpgradeHandler): void;
@@ -25,7 +30,8 @@ declare module 'fastify' {
 }
 
 export function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
-  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  if (socket.writable)
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   socket.destroy();
 }
 
@@ -36,7 +42,9 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path.startsWith(SOCKET_PATH)) return; // engine.io handles it
-    const match = handlers.filter((h) => path.startsWith(h.prefix)).sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    const match = handlers
+      .filter((h) => path.startsWith(h.prefix))
+      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
     if (!match) return refuseUpgrade(socket, 404, 'Not Found');
     try {
       match.handler(req, socket, head, wss);

@@ -9,7 +9,10 @@ export default async function desktopRoutes(app: FastifyInstance) {
   route(
     app,
     'desktops.list',
-    async (request, reply) => reply.type('application/json; charset=utf-8').send(await app.desktops.listJsonForUser(authOf(request).userId)),
+    async (request, reply) =>
+      reply
+        .type('application/json; charset=utf-8')
+        .send(await app.desktops.listJsonForUser(authOf(request).userId)),
     { response: false },
   );
 }

@@ -5,5 +5,7 @@ import { API_BASE } from '../../lib/route.ts';
 
 export default async function openapiRoutes(app: FastifyInstance) {
   const doc = JSON.stringify(buildOpenApi(app.access, '0.1.0'));
-  app.get(`${API_BASE}/openapi.json`, async (_request, reply) => reply.type('application/json').send(doc));
+  app.get(`${API_BASE}/openapi.json`, async (_request, reply) =>
+    reply.type('application/json').send(doc),
+  );
 }

@@ -14,7 +14,9 @@ import type { RecycleBin, RecycleBinDetail } from '../../../../src/generated/typ
 
 type EntryRow = typeof recycleBin.$inferSelect;
 interface EntryData {
-  desktops?: (Omit<DesktopRow, 'accessed' | 'createdAt' | 'updatedAt'> & { accessed: string | Date })[];
+  desktops?: (Omit<DesktopRow, 'accessed' | 'createdAt' | 'updatedAt'> & {
+    accessed: string | Date;
+  })[];
   storages?: { id: string; directory_path: string; status: string; actual_size?: number }[];
   agent_name?: string;
 }
@@ -58,12 +60,17 @@ export default async function recycleBinRoutes(app: FastifyInstance) {
 
   const setStatus = async (row: EntryRow, status: 'restored' | 'deleting' | 'deleted') => {
     await db.update(recycleBin).set({ status }).where(eq(recycleBin.id, row.id));
-    app.events.publish({ name: 'recycle-bins.updated', payload: { id: row.id, status }, ownerId: row.ownerId });
+    app.events.publish({
+      name: 'recycle-bins.updated',
+      payload: { id: row.id, status },
+      ownerId: row.ownerId,
+    });
   };
 
   const purge = async (row: EntryRow) => {
     await setStatus(row, 'deleting');
-    for (const s of (row.data as EntryData).storages ?? []) await app.engine.deleteDisk(s.directory_path);
+    for (const s of (row.data as EntryData).storages ?? [])
+      await app.engine.deleteDisk(s.directory_path);
     await setStatus(row, 'deleted');
   };
 
@@ -80,13 +87,20 @@ export default async function recycleBinRoutes(app: FastifyInstance) {
     const rows = await db
       .select({ id: recycleBin.id })
       .from(recycleBin)
-      .where(and(eq(recycleBin.ownerId, authOf(request).userId), eq(recycleBin.status, 'recycled')));
+      .where(
+        and(eq(recycleBin.ownerId, authOf(request).userId), eq(recycleBin.status, 'recycled')),
+      );
     return rows.length;
   });
 
   route(app, 'recycle-bins.cutoffTime', async () => {
     const settings = (await app.settings.all()) as { recycle_bin_cutoff_time?: number | null };
-    return { recycle_bin_cuttoff_time: settings.recycle_bin_cutoff_time === undefined ? DEFAULT_CUTOFF_HOURS : settings.recycle_bin_cutoff_time };
+    return {
+      recycle_bin_cuttoff_time:
+        settings.recycle_bin_cutoff_time === undefined
+          ? DEFAULT_CUTOFF_HOURS
+          : settings.recycle_bin_cutoff_time,
+    };
   });
 
   route(app, 'recycle-bins.defaultDelete', async () => {
@@ -98,7 +112,10 @@ export default async function recycleBinRoutes(app: FastifyInstance) {
     const row = await entryFor(request);
     const data = row.data as EntryData;
     const owner = await app.users.withNames(row.ownerId);
-    const named = (id: string | null | undefined, name: string | undefined) => ({ id: id ?? '', name: name ?? '[Deleted]' });
+    const named = (id: string | null | undefined, name: string | undefined) => ({
+      id: id ?? '',
+      name: name ?? '[Deleted]',
+    });
     const detail: RecycleBinDetail = {
       ...listItem(row),
       desktops: (data.desktops ?? []).map((d) => ({
@@ -128,13 +145,38 @@ export default async function recycleBinRoutes(app: FastifyInstance) {
   route(app, 'recycle-bins.restore', async (request) => {
     const auth = authOf(request);
     const row = await entryFor(request);
-    if (row.status !== 'recycled') throw new ApiError('precondition_required', `The entry is ${row.status}`, 'recycle_bin_not_recycled', { status: row.status });
+    if (row.status !== 'recycled')
+      throw new ApiError(
+        'precondition_required',
+        `The entry is ${row.status}`,
+        'recycle_bin_not_recycled',
+        { status: row.status },
+      );
     const data = row.data as EntryData;
     const owner = await app.users.byId(row.ownerId);
-    if (!owner) throw new ApiError('not_found', 'The owner of these items no longer exists', 'unable_to_restore_user', { user: row.ownerId });
+    if (!owner)
+      throw new ApiError(
+        'not_found',
+        'The owner of these items no longer exists',
+        'unable_to_restore_user',
+        { user: row.ownerId },
+      );
     for (const d of data.desktops ?? []) {
-      await checkDesktopCreate(app.database.query, { userId: owner.id, groupId: owner.groupId, categoryId: owner.categoryId, role: owner.role }, d.type === 'nonpersistent' ? 'volatile' : 'desktops');
-      const clash = await db.select({ id: desktops.id }).from(desktops).where(and(eq(desktops.userId, owner.id), eq(desktops.name, d.name))).limit(1);
+      await checkDesktopCreate(
+        app.database.query,
+        {
+          userId: owner.id,
+          groupId: owner.groupId,
+          categoryId: owner.categoryId,
+          role: owner.role,
+        },
+        d.type === 'nonpersistent' ? 'volatile' : 'desktops',
+      );
+      const clash = await db
+        .select({ id: desktops.id })
+        .from(desktops)
+        .where(and(eq(desktops.userId, owner.id), eq(desktops.name, d.name)))
+        .limit(1);
       await app.desktops.create({
         ...d,
         name: clash.length ? `${d.name} (restored)`.slice(0, 50) : d.name,
@@ -151,7 +193,13 @@ export default async function recycleBinRoutes(app: FastifyInstance) {
 
   route(app, 'recycle-bins.delete', async (request) => {
     const row = await entryFor(request);
-    if (row.status !== 'recycled') throw new ApiError('precondition_required', `The entry is ${row.status}`, 'recycle_bin_not_recycled', { status: row.status });
+    if (row.status !== 'recycled')
+      throw new ApiError(
+        'precondition_required',
+        `The entry is ${row.status}`,
+        'recycle_bin_not_recycled',
+        { status: row.status },
+      );
     await purge(row);
     return {};
   });
@@ -161,7 +209,13 @@ export default async function recycleBinRoutes(app: FastifyInstance) {
     const rows = await db
       .select()
       .from(recycleBin)
-      .where(and(eq(recycleBin.ownerId, auth.userId), eq(recycleBin.agentId, auth.userId), eq(recycleBin.status, 'recycled')));
+      .where(
+        and(
+          eq(recycleBin.ownerId, auth.userId),
+          eq(recycleBin.agentId, auth.userId),
+          eq(recycleBin.status, 'recycled'),
+        ),
+      );
     for (const row of rows) await purge(row);
     return {};
   });

@@ -17,7 +17,12 @@ export default async function templatesMediaRoutes(app: FastifyInstance) {
     const auth = authOf(request);
     const { kind } = request.params as { kind: 'all' | 'shared' };
     const rows = await db
-      .select({ t: templates, userName: users.name, categoryName: categories.name, groupName: groups.name })
+      .select({
+        t: templates,
+        userName: users.name,
+        categoryName: categories.name,
+        groupName: groups.name,
+      })
       .from(templates)
       .leftJoin(users, eq(users.id, templates.userId))
       .leftJoin(categories, eq(categories.id, templates.categoryId))
