@@ -92,6 +92,8 @@ export interface OperationRow {
   query: string | null;
   params: string | null;
   timeoutMs: number | null;
+  /** declared but not built: the server answers 501 and the SPA hides what needs it */
+  planned: boolean;
 }
 
 const ALL_ROLES = ['admin', 'manager', 'advanced', 'user'];
@@ -126,6 +128,7 @@ export function operations(files: SchemaFile[]): OperationRow[] {
         query: ref('query'),
         params: ref('params'),
         timeoutMs: (op.timeoutMs as number | undefined) ?? null,
+        planned: op.planned === true,
       });
     }
   }

@@ -153,7 +153,7 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const ops = operations(files);
   write(
     'api.ts',
-    `${banner}import type { Role } from './types';\nexport interface Operation {\n  key: string;\n  resource: string;\n  name: string;\n  base: 'api' | 'auth';\n  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';\n  path: string;\n  body: 'none' | 'json' | 'form';\n  access: string;\n  roles: readonly Role[] | null;\n  tokenTypes: readonly string[];\n  request: string | null;\n  response: string | null;\n  query: string | null;\n  params: string | null;\n  timeoutMs: number | null;\n}\nexport const operations = ${literal(Object.fromEntries(ops.map((o) => [o.key, o])))} as const satisfies Record<string, Operation>;\nexport type OperationKey = keyof typeof operations;\n`,
+    `${banner}import type { Role } from './types';\nexport interface Operation {\n  key: string;\n  resource: string;\n  name: string;\n  base: 'api' | 'auth';\n  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';\n  path: string;\n  body: 'none' | 'json' | 'form';\n  access: string;\n  roles: readonly Role[] | null;\n  tokenTypes: readonly string[];\n  request: string | null;\n  response: string | null;\n  query: string | null;\n  params: string | null;\n  timeoutMs: number | null;\n  planned: boolean;\n}\nexport const operations = ${literal(Object.fromEntries(ops.map((o) => [o.key, o])))} as const satisfies Record<string, Operation>;\nexport type OperationKey = keyof typeof operations;\n`,
   );
   const roleTable: Record<string, Record<string, string[]>> = {};
   for (const f of files) {
