@@ -278,6 +278,34 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
       if (def.resource && !resourceNames.has(def.resource))
         problems.push(`${f.file}: event ${wire} names unknown resource ${def.resource}`);
   }
+  const menuKeys = new Set<string>(resourceNames.keys());
+  for (const f of files)
+    for (const key of Object.keys((f.json['x-menu'] ?? {}) as Json)) {
+      if (menuKeys.has(key))
+        problems.push(`${f.file}: x-menu entry ${key} duplicates a resource or another entry`);
+      menuKeys.add(key);
+    }
+  const configFile = files.find(
+    (f) => (f.json['x-resource'] as { name?: string } | undefined)?.name === 'config',
+  );
+  for (const f of files) {
+    for (const [key, def] of Object.entries((f.json['x-menu'] ?? {}) as Record<string, Json>)) {
+      if (def.operation && !opKeys.has(String(def.operation)))
+        problems.push(
+          `${f.file}: x-menu entry ${key} names unknown operation ${String(def.operation)}`,
+        );
+      if (def.parent && !menuKeys.has(String(def.parent)))
+        problems.push(`${f.file}: x-menu entry ${key} names unknown parent ${String(def.parent)}`);
+      if (def.hrefFrom && (!configFile || !hasPath(ajv, configFile.$id, '#', String(def.hrefFrom))))
+        problems.push(
+          `${f.file}: x-menu entry ${key} hrefFrom ${String(def.hrefFrom)} is not a config property`,
+        );
+      if (def.kind === 'link' && !def.href === !def.hrefFrom)
+        problems.push(`${f.file}: x-menu link ${key} needs exactly one of href and hrefFrom`);
+      if (def.kind === 'download' && !def.operation)
+        problems.push(`${f.file}: x-menu download ${key} needs an operation`);
+    }
+  }
   const config = files.find(
     (f) => f.json['x-resource'] && (f.json['x-resource'] as { name: string }).name === 'config',
   );

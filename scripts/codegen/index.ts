@@ -91,6 +91,52 @@ function resourcesOf(files: SchemaFile[]) {
     .sort((a, b) => a.meta.order - b.meta.order || a.name.localeCompare(b.name));
 }
 
+function menuOf(files: SchemaFile[]) {
+  const entries: Json[] = [];
+  for (const f of files) {
+    const res = f.json['x-resource'] as
+      { name: string; routes?: { list?: string }; menu?: Json; operations?: Json } | undefined;
+    if (res?.routes?.list && res.menu?.hide !== true) {
+      const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
+      entries.push({
+        key: res.name,
+        kind: 'resource',
+        order: (res.menu?.order as number | undefined) ?? 100,
+        icon: (res.menu?.icon as string | undefined) ?? null,
+        parent: (res.menu?.parent as string | undefined) ?? null,
+        path: res.routes.list,
+        href: null,
+        hrefFrom: null,
+        external: false,
+        operation: res.operations && 'list' in res.operations ? `${res.name}.list` : null,
+        roles: roles.view ?? null,
+        visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,
+        planned: false,
+      });
+    }
+    for (const [key, def] of Object.entries((f.json['x-menu'] ?? {}) as Record<string, Json>)) {
+      entries.push({
+        key,
+        kind: def.kind,
+        order: def.order,
+        icon: def.icon,
+        parent: (def.parent as string | undefined) ?? null,
+        path: null,
+        href: (def.href as string | undefined) ?? null,
+        hrefFrom: (def.hrefFrom as string | undefined) ?? null,
+        external: def.external === true,
+        operation: (def.operation as string | undefined) ?? null,
+        roles: (def.roles as string[] | undefined) ?? null,
+        visibleIf: null,
+        planned: def.planned === true,
+      });
+    }
+  }
+  return entries.sort(
+    (a, b) => Number(a.order) - Number(b.order) || String(a.key).localeCompare(String(b.key)),
+  );
+}
+
 export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOptions) {
   const { files, ajv } = validateSchemas(schemaDir);
   if (checkOnly || !outDir) return { files };
@@ -169,6 +215,12 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   write(
     'resources.ts',
     `${banner}export const resources = ${literal(resourcesOf(files))} as const;\nexport type ResourceName = (typeof resources)[number]['name'];\n`,
+  );
+
+  // 5b. navbar: the resources' list routes (x-resource.menu) and the x-menu entries, by order
+  write(
+    'menu.ts',
+    `${banner}import type { Role, UserConfig } from './types';\nimport type { OperationKey } from './api';\nexport interface MenuEntry {\n  key: string;\n  kind: 'resource' | 'link' | 'download' | 'logout';\n  order: number;\n  icon: string | null;\n  parent: string | null;\n  /** resource entries: the list route */\n  path: string | null;\n  href: string | null;\n  hrefFrom: keyof UserConfig | null;\n  external: boolean;\n  /** the operation the entry needs: a resource's list, a download's call */\n  operation: OperationKey | null;\n  /** null = every logged-in role */\n  roles: readonly Role[] | null;\n  visibleIf: keyof UserConfig | null;\n  planned: boolean;\n}\nexport const menu = ${literal(menuOf(files))} as const satisfies readonly MenuEntry[];\n`,
   );
 
   // 6. state-action tables
