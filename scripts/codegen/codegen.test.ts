@@ -30,8 +30,8 @@ function copySchemas(): string {
   const dir = mkdtempSync(join(tmpRoot, 'codegen-test-'));
   made.push(dir);
   cpSync(schemaDir, join(dir, 'schema'), { recursive: true });
-  mkdirSync(join(dir, 'src/lib'), { recursive: true });
-  cpSync(join(root, 'src/lib/validator-runtime.ts'), join(dir, 'src/lib/validator-runtime.ts'));
+  mkdirSync(join(dir, 'common'), { recursive: true });
+  cpSync(join(root, 'common/validator-runtime.ts'), join(dir, 'common/validator-runtime.ts'));
   return dir;
 }
 const file = (dir: string, rel: string) => join(dir, 'schema', rel);

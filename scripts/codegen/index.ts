@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { compile } from 'json-schema-to-typescript';
-import { createAjv } from '../../src/lib/schema-ajv.ts';
+import { createAjv } from '../../server/src/lib/schema-ajv.ts';
 import { loadSchemas, type SchemaFile } from './load.ts';
 import { checkSchemas, resolveRef } from './check.ts';
 import { banner, fieldsOf, flatSchema, keyOf, literal, operations, refTable } from './emit.ts';
@@ -178,11 +178,11 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
     .replace(/require\("ajv-formats\/dist\/formats"\)\.fullFormats/g, '__rt.formats');
   if (code.includes('require('))
     throw new Error(
-      'validators.js still contains require(): add the module to src/lib/validator-runtime.ts',
+      'validators.js still contains require(): add the module to common/validator-runtime.ts',
     );
   write(
     'validators.js',
-    `${banner}/* eslint-disable */\n// @ts-nocheck\nimport * as __rt from '../lib/validator-runtime';\n${code.replace('"use strict";', '')}\n`,
+    `${banner}/* eslint-disable */\n// @ts-nocheck\nimport * as __rt from '../../common/validator-runtime';\n${code.replace('"use strict";', '')}\n`,
   );
   write(
     'validators.d.ts',

@@ -14,7 +14,7 @@ import { desktops, media, templates, type DesktopRow } from '../db/schema.ts';
 import { createQemuDriver } from '../hypervisor/qemu-driver.ts';
 import { createIdleManager, type IdleManager } from '../hypervisor/idle.ts';
 import type { Hypervisor } from '../hypervisor/types.ts';
-import { prepareDemoImages } from '../../../scripts/images/prepare-demo-images.ts';
+import { prepareDemoImages } from '../hypervisor/demo-images.ts';
 import type { DesktopState } from '../../../src/generated/types.ts';
 import { DesktopEngine } from './desktop-engine.ts';
 import type {

@@ -1,11 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  DemoImagesUnavailableError,
-  demoImagePaths,
-  prepareDemoImages,
-} from '../../../scripts/images/prepare-demo-images.ts';
+import { DemoImagesUnavailableError, demoImagePaths, prepareDemoImages } from './demo-images.ts';
 import { tempDataDir } from './test-support.ts';
 import { createQemuDriver } from './qemu-driver.ts';
 

@@ -22,7 +22,7 @@ import {
   tempDataDir,
   trackPid,
 } from './test-support.ts';
-import type { DemoImages } from '../../../scripts/images/prepare-demo-images.ts';
+import type { DemoImages } from './demo-images.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

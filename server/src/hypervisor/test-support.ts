@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { prepareDemoImages, type DemoImages } from '../../../scripts/images/prepare-demo-images.ts';
+import { prepareDemoImages, type DemoImages } from './demo-images.ts';
 import type { DomainHardware, DomainSpec } from './types.ts';
 
 /** A shared image cache so every test file does not convert the template again. */

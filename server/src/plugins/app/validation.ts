@@ -7,7 +7,7 @@
  */
 import type { FastifyPluginAsync, FastifySchema } from 'fastify';
 import type { AnySchema, ValidateFunction } from 'ajv';
-import { createAjv } from '../../../../src/lib/schema-ajv.ts';
+import { createAjv } from '../../lib/schema-ajv.ts';
 import { globalPlugin } from '../../lib/plugin.ts';
 import { absoluteSchemas as schemaList } from '../../lib/schema-refs.ts';
 import { parseMultipart } from '../../lib/multipart.ts';

@@ -6,7 +6,7 @@
  */
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
-import vocabulary from '../../schema/meta/vocabulary.schema.json' with { type: 'json' };
+import vocabulary from '../../../schema/meta/vocabulary.schema.json' with { type: 'json' };
 
 export const SCHEMA_BASE = 'https://vdi-portal.dev/schema/';
 
