@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
+import type { LogFormat } from './lib/log-format.ts';
 
 export interface AppConfig {
   port: number;
@@ -22,6 +23,8 @@ export interface AppConfig {
   /** built SPA; not served when missing */
   distDir: string;
   logLevel: string;
+  /** `pretty`: readable one-line logs (default); `json`: pino JSON lines for log shippers */
+  logFormat: LogFormat;
   /** how often sockets are checked against their session (ms) */
   socketSweepMs: number;
   /** how long a verified session stays cached in memory (ms); revocation on this node clears it at once */
@@ -61,6 +64,7 @@ const envSchema = {
     QEMU_ACCEL: { enum: ['tcg', 'kvm'] },
     ALLOWED_ORIGINS: { type: 'string', pattern: '^(https?://[^,\\s]+)(,https?://[^,\\s]+)*$' },
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    LOG_FORMAT: { enum: ['pretty', 'json'] },
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
   },
 } as const;
@@ -105,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     clockLeeway: 60,
     distDir: resolve(cwd, 'dist'),
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
     socketSweepMs: 5000,
     sessionCacheMs: 1000,
     seed: true,

@@ -3,8 +3,9 @@
  * database is empty, listen, graceful shutdown on SIGTERM/SIGINT (in-flight requests drain for at
  * most 25 s; socket.io and the database close with the app).
  */
+import type { FastifyInstance } from 'fastify';
 import { loadConfig, type AppConfig } from './config.ts';
-import { buildApp } from './app.ts';
+import { buildApp, logsRequests } from './app.ts';
 import { seedIfEmpty } from './seed/index.ts';
 
 let config: AppConfig;
@@ -15,7 +16,16 @@ try {
   process.exit(2);
 }
 
-const app = await buildApp(config);
+let app: FastifyInstance;
+try {
+  app = await buildApp(config);
+} catch (err) {
+  // a bad database URL, a broken config file or an operation table the handlers do not match
+  const error = err instanceof Error ? err : new Error(String(err));
+  console.error(`vdi-portal did not start: ${error.message}`);
+  if (logsRequests(config.logLevel) && error.stack) console.error(error.stack);
+  process.exit(1);
+}
 const seed = await seedIfEmpty(app, { password: config.demoPassword });
 // New demo desktops are `creating`: make their disks now rather than at the next reconcile tick.
 if (seed.seeded) await app.engine.reconcile();

@@ -5,7 +5,14 @@
  */
 import type { Error as ErrorBody } from '../../../src/generated/types.ts';
 
-export type ErrorKind = ErrorBody['error'];
+/**
+ * The schema's error kinds plus `not_implemented` (501), the answer of an operation that is declared
+ * in the operation table but not built yet.
+ */
+export type ErrorKind = ErrorBody['error'] | 'not_implemented';
+
+/** The error body with the server's full set of kinds. */
+export type ErrorResponse = Omit<ErrorBody, 'error'> & { error: ErrorKind };
 
 export const statusByKind: Record<ErrorKind, number> = {
   bad_request: 400,
@@ -17,6 +24,7 @@ export const statusByKind: Record<ErrorKind, number> = {
   too_many_requests: 429,
   internal_server: 500,
   service_unavailable: 503,
+  not_implemented: 501,
   insufficient_storage: 507,
   gateway_timeout: 504,
   payload_too_large: 413,
@@ -39,6 +47,7 @@ const msgByKind: Record<ErrorKind, string> = {
   too_many_requests: 'Too many requests',
   internal_server: 'Internal server error',
   service_unavailable: 'Service unavailable',
+  not_implemented: 'Not implemented',
   insufficient_storage: 'Insufficient storage',
   gateway_timeout: 'Gateway timeout',
   payload_too_large: 'Payload too large',
@@ -82,7 +91,7 @@ export class ApiError extends Error {
     this.headers = extra.headers;
   }
 
-  toBody(): ErrorBody {
+  toBody(): ErrorResponse {
     return errorBody(this.kind, this.description, this.descriptionCode, this.params, this.errors);
   }
 }
@@ -93,8 +102,8 @@ export function errorBody(
   descriptionCode?: string,
   params?: Record<string, unknown> | null,
   errors?: Record<string, string>,
-): ErrorBody {
-  const body: ErrorBody = {
+): ErrorResponse {
+  const body: ErrorResponse = {
     error: kind,
     msg: msgByKind[kind],
     description: description ?? msgByKind[kind],

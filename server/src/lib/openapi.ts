@@ -1,11 +1,13 @@
 /**
  * OpenAPI 3.1 document built from the operation table and the schemas: every operation with its
  * parameters, request body, response and the error schema; bearer security on token routes.
+ * Planned operations (declared, not built yet) carry `x-planned: true`, say so in their summary and
+ * document their 501 not_implemented answer.
  */
 import { operations, type Operation } from '../../../src/generated/api.ts';
 import { allTypeRefs, schemaList, typeOfRef } from './schema-refs.ts';
 import { pathParams, responseSchemaOf, API_BASE, AUTH_BASE } from './route.ts';
-import type { Access } from '../plugins/app/access.ts';
+import type { Access } from './access.ts';
 
 type Json = Record<string, unknown>;
 
@@ -101,6 +103,18 @@ export function buildOpenApi(access: Access, version: string): Json {
       };
     }
     if (roles !== null) item.security = [{ bearer: [] }];
+    if (op.planned) {
+      item['x-planned'] = true;
+      item.summary = 'Not implemented yet (answers 501)';
+      item.description =
+        roles === null
+          ? 'Declared but not built yet: answers 501 not_implemented.'
+          : 'Declared but not built yet: answers 501 not_implemented after the token and role checks (401 without a valid token, 403 for a role outside x-roles).';
+      (item.responses as Json)[501] = {
+        description: 'Not implemented yet',
+        content: { 'application/json': { schema: errorRef } },
+      };
+    }
     paths[url] = { ...paths[url], [op.method.toLowerCase()]: item };
   }
   return {
