@@ -19,7 +19,10 @@ if (!('groupBy' in Map)) {
   });
 }
 
-const alias = { '@': fileURLToPath(new URL('./src', import.meta.url)) };
+const alias = {
+  '@common': fileURLToPath(new URL('./common', import.meta.url)),
+  '@': fileURLToPath(new URL('./src', import.meta.url)),
+};
 
 export default defineConfig({
   test: {

@@ -598,7 +598,8 @@ async function oneRun(
     const clockOffsetMs = await clockOffset(page);
     const visible = await renderedIds(page, true);
     if (!visible.length) throw new Error('no visible cards');
-    const toggle = (id: string): string => (states.get(id) === 'failed' ? 'stopped' : 'failed');
+    const toggle = (id: string): 'stopped' | 'failed' =>
+      states.get(id) === 'failed' ? 'stopped' : 'failed';
     const change = async (id: string): Promise<number> => {
       const state = toggle(id);
       const t0 = now();

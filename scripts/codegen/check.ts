@@ -27,7 +27,16 @@ interface Actions {
   field: string;
   states: string[];
   fallback?: string;
-  actions?: Record<string, { operation?: string }>;
+  actions?: Record<
+    string,
+    {
+      operation?: string;
+      route?: string;
+      handler?: string;
+      permanent?: string;
+      offer?: { rule?: string };
+    }
+  >;
   table: Record<string, string[]>;
   overrides?: { states: string[]; actions: string[] }[];
   rules?: Record<string, { states: string[] }>;
@@ -204,9 +213,27 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
       for (const [raw, s] of Object.entries(actions.valueMap ?? {}))
         if (!states.has(s))
           problems.push(`${f.file}: x-actions valueMap maps ${raw} to unknown state "${s}"`);
-      for (const [a, def] of Object.entries(actions.actions ?? {}))
+      const routeKinds = new Set([
+        ...Object.keys((res as { routes?: Json } | undefined)?.routes ?? {}),
+        ...Object.keys((res as { extraRoutes?: Json } | undefined)?.extraRoutes ?? {}),
+      ]);
+      for (const [a, def] of Object.entries(actions.actions ?? {})) {
         if (def.operation && !(res?.operations && def.operation in res.operations))
           problems.push(`${f.file}: action ${a} names unknown operation ${def.operation}`);
+        if (def.permanent && !(res?.operations && def.permanent in res.operations))
+          problems.push(
+            `${f.file}: action ${a} names unknown permanent operation ${def.permanent}`,
+          );
+        if (def.route && !routeKinds.has(def.route))
+          problems.push(
+            `${f.file}: action ${a} opens route ${def.route}, which the resource does not have`,
+          );
+        const ways = [def.operation, def.route, def.handler].filter(Boolean).length;
+        if (ways !== 1)
+          problems.push(`${f.file}: action ${a} needs exactly one of operation, route and handler`);
+        if (def.offer?.rule && !(def.offer.rule in (actions.rules ?? {})))
+          problems.push(`${f.file}: action ${a} is offered by unknown rule ${def.offer.rule}`);
+      }
     }
     const live = f.json['x-live'] as
       | {
@@ -277,6 +304,60 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
     for (const [wire, def] of Object.entries(events ?? {}))
       if (def.resource && !resourceNames.has(def.resource))
         problems.push(`${f.file}: event ${wire} names unknown resource ${def.resource}`);
+  }
+  for (const f of files) {
+    const list = ((f.json['x-ui'] ?? {}) as { list?: Json }).list as
+      | {
+          views?: string[];
+          view?: string;
+          card?: string;
+          tabs?: { key: string; field: string; visibleIf?: string }[];
+          toggles?: { key: string; field: string; visibleIf?: string }[];
+          sort?: { field: string };
+          empty?: { action?: string };
+          details?: string;
+        }
+      | undefined;
+    if (list) {
+      const res = f.json['x-resource'] as { routes?: Json; extraRoutes?: Json } | undefined;
+      if (!res) problems.push(`${f.file}: x-ui.list needs an x-resource`);
+      const views = list.views ?? (list.view ? [list.view] : []);
+      if (list.view && !views.includes(list.view))
+        problems.push(`${f.file}: x-ui.list view ${list.view} is not in views`);
+      if (views.includes('cards') && !list.card)
+        problems.push(`${f.file}: x-ui.list shows cards but names no card renderer`);
+      for (const filter of [...(list.tabs ?? []), ...(list.toggles ?? [])]) {
+        if (!hasPath(ajv, f.$id, '#', filter.field))
+          problems.push(
+            `${f.file}: x-ui.list filter ${filter.key} names unknown field ${filter.field}`,
+          );
+        if (filter.visibleIf) menuFlags.push({ file: f.file, flag: filter.visibleIf });
+      }
+      if (list.sort && !hasPath(ajv, f.$id, '#', list.sort.field))
+        problems.push(`${f.file}: x-ui.list sorts by unknown field ${list.sort.field}`);
+      const kinds = new Set([
+        ...Object.keys(res?.routes ?? {}),
+        ...Object.keys(res?.extraRoutes ?? {}),
+      ]);
+      for (const kind of [list.empty?.action, list.details])
+        if (kind && !kinds.has(kind))
+          problems.push(
+            `${f.file}: x-ui.list names route ${kind}, which the resource does not have`,
+          );
+    }
+    const walkRoles = (node: unknown, path: string): void => {
+      if (!node || typeof node !== 'object') return;
+      for (const [k, v] of Object.entries(node as Json)) {
+        if (k === 'x-roles' && path.includes('/properties/'))
+          for (const set of Object.keys(v as Json))
+            if (set !== 'read' && set !== 'write')
+              problems.push(
+                `${f.file}: field roles at ${path} name set ${set} (only read and write)`,
+              );
+        if (k !== 'x-roles') walkRoles(v, `${path}/${k}`);
+      }
+    };
+    walkRoles(f.json, '');
   }
   const menuKeys = new Set<string>(resourceNames.keys());
   for (const f of files)

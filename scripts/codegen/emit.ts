@@ -37,7 +37,11 @@ function rewrite(node: unknown, from: string, table: Map<string, string>, keepUi
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [k, v] of Object.entries(node as Json)) {
-    if ((k.startsWith('x-') && !(keepUi && k === 'x-ui')) || k === '$schema' || k === '$id')
+    if (
+      (k.startsWith('x-') && !(keepUi && (k === 'x-ui' || k === 'x-roles'))) ||
+      k === '$schema' ||
+      k === '$id'
+    )
       continue;
     if (k === '$ref' && typeof v === 'string') {
       const abs = resolveRef(from, v);
@@ -94,9 +98,41 @@ export interface OperationRow {
   timeoutMs: number | null;
   /** declared but not built: the server answers 501 and the SPA hides what needs it */
   planned: boolean;
+  /** the answer is an array of the response type (list operations whose response is one item) */
+  responseList: boolean;
 }
 
 const ALL_ROLES = ['admin', 'manager', 'advanced', 'user'];
+
+/** True when the schema a ref names is an array (list operations that already answer arrays). */
+function isArraySchema(files: SchemaFile[], from: string, ref: string): boolean {
+  const abs = resolveRef(from, ref);
+  const [id = '', pointer = ''] = abs.split('#');
+  let node: unknown = files.find((f) => f.$id === id)?.json;
+  for (const part of pointer.split('/').filter(Boolean)) node = (node as Json | undefined)?.[part];
+  return (node as Json | undefined)?.type === 'array';
+}
+
+/** The TypeScript request and response types of every operation (params, query, body, response). */
+export function operationTypes(rows: OperationRow[]): string {
+  const names = new Set<string>();
+  const lines = rows.map((o) => {
+    const params = pathParamNames(o.path);
+    const paramsType = o.params
+      ? o.params
+      : params.length
+        ? `{ ${params.map((p) => `${p}: string`).join('; ')} }`
+        : 'Record<string, never>';
+    for (const t of [o.params, o.query, o.request, o.response]) if (t) names.add(t);
+    const response = o.response ? (o.responseList ? `${o.response}[]` : o.response) : 'unknown';
+    return `  '${o.key}': {\n    params: ${paramsType};\n    query: ${o.query ?? 'undefined'};\n    body: ${o.request ?? 'undefined'};\n    response: ${response};\n  };`;
+  });
+  return `import type { ${[...names].sort().join(', ')} } from './types';\n\n/** Request and response types of every operation, by key. */\nexport interface OperationTypes {\n${lines.join('\n')}\n}\nexport type OperationKey = keyof OperationTypes;\nexport type OperationParams<K extends OperationKey> = OperationTypes[K]['params'];\nexport type OperationQuery<K extends OperationKey> = OperationTypes[K]['query'];\nexport type OperationBody<K extends OperationKey> = OperationTypes[K]['body'];\nexport type OperationResponse<K extends OperationKey> = OperationTypes[K]['response'];\n`;
+}
+
+export function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
+}
 
 export function operations(files: SchemaFile[]): OperationRow[] {
   const table = refTable(files);
@@ -129,6 +165,8 @@ export function operations(files: SchemaFile[]): OperationRow[] {
         params: ref('params'),
         timeoutMs: (op.timeoutMs as number | undefined) ?? null,
         planned: op.planned === true,
+        responseList:
+          name === 'list' && !!op.response && !isArraySchema(files, f.$id, String(op.response)),
       });
     }
   }
@@ -156,6 +194,12 @@ export interface FieldRow {
   column: boolean;
   card: boolean;
   filter: boolean;
+  /** description_codes a server answer reports for this field */
+  codes?: string[];
+  /** roles that may set (write) or see (read) the field; absent = every role the operation allows */
+  roles?: { read?: string[]; write?: string[] };
+  /** arrays of objects: the generated type of one item */
+  items?: string;
 }
 
 /** Fields of one flat definition, nested objects flattened to dotted paths. */
@@ -171,6 +215,12 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
       cur = { ...(defs[$ref.replace('#/$defs/', '')] ?? {}), ...(cur === s ? {} : rest) };
     }
     return { ...cur, 'x-ui': { ...((cur['x-ui'] as Json | undefined) ?? {}), ...ui } };
+  };
+  const itemsType = (s: Json): string | null => {
+    const items = s.items as Json | undefined;
+    if (!items || typeof items.$ref !== 'string') return null;
+    const name = items.$ref.replace('#/$defs/', '');
+    return defs[name]?.properties ? name : null;
   };
   const out: FieldRow[] = [];
   const walk = (schema: Json, prefix: string, requiredSet: Set<string>) => {
@@ -223,6 +273,9 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
         column: ui.column === true,
         card: ui.card === true,
         filter: ui.filter === true,
+        ...(Array.isArray(ui.codes) ? { codes: ui.codes as string[] } : {}),
+        ...(raw['x-roles'] ? { roles: raw['x-roles'] as FieldRow['roles'] } : {}),
+        ...(itemsType(s) ? { items: itemsType(s) as string } : {}),
       });
     }
   };

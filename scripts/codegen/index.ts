@@ -9,6 +9,8 @@ import { compile } from 'json-schema-to-typescript';
 import { createAjv } from '../../server/src/lib/schema-ajv.ts';
 import { loadSchemas, type SchemaFile } from './load.ts';
 import { checkSchemas, resolveRef } from './check.ts';
+import { emitDb } from './emit-db.ts';
+import { operationTypes } from './emit.ts';
 import { banner, fieldsOf, flatSchema, keyOf, literal, operations, refTable } from './emit.ts';
 
 type Json = Record<string, unknown>;
@@ -54,6 +56,60 @@ export function validateSchemas(schemaDir: string) {
   return { files, ajv };
 }
 
+const RESOURCE_TYPES = `import type { Role, UserConfig } from './types';
+export interface RecordFilter {
+  key: string;
+  field: string;
+  values: readonly (string | number | boolean | null)[];
+  visibleIf?: keyof UserConfig;
+}
+export interface ListDefinition {
+  view?: 'cards' | 'table';
+  views?: readonly ('cards' | 'table')[];
+  card?: string;
+  tabs?: readonly RecordFilter[];
+  toggles?: readonly RecordFilter[];
+  sort?: { field: string; order?: 'asc' | 'desc' };
+  empty?: { icon?: string; action?: string };
+  details?: string;
+}
+export interface LiveDefinition {
+  created?: string;
+  updated?: string;
+  deleted?: string;
+  extra?: Readonly<Record<string, string>>;
+  patch?: boolean;
+  removeWhen?: { field: string; values: readonly string[] };
+}
+export interface ResourceDefinition {
+  name: string;
+  identifier?: string;
+  list?: string;
+  create?: string;
+  edit?: string;
+  show?: string;
+  meta: {
+    label: string;
+    icon: string | null;
+    order: number;
+    parent: string | null;
+    hide: boolean;
+    roles: readonly Role[] | null;
+    routeNames: Readonly<Record<string, string>>;
+    entity: string;
+    operations: readonly string[];
+    listKey: string | null;
+    idField: string;
+    live: LiveDefinition | null;
+    extraRoutes: Readonly<Record<string, string>>;
+    visibleIf: keyof UserConfig | null;
+    list: ListDefinition | null;
+    /** generated type names of the list item, create and update bodies and show answer */
+    types: { list: string | null; create: string | null; update: string | null; show: string | null };
+  };
+}
+`;
+
 function resourcesOf(files: SchemaFile[]) {
   return files
     .filter((f) => f.json['x-resource'])
@@ -66,6 +122,11 @@ function resourcesOf(files: SchemaFile[]) {
         operations?: Json;
       };
       const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
+      const table = refTable(files);
+      const typeOf = (op: string, part: 'request' | 'response'): string | null => {
+        const ref = (res.operations?.[op] as Json | undefined)?.[part];
+        return typeof ref === 'string' ? (table.get(resolveRef(f.$id, ref)) ?? null) : null;
+      };
       return {
         name: res.name,
         ...(res.identifier ? { identifier: res.identifier } : {}),
@@ -85,6 +146,13 @@ function resourcesOf(files: SchemaFile[]) {
           live: f.json['x-live'] ?? null,
           extraRoutes: (res.extraRoutes as Record<string, string> | undefined) ?? {},
           visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,
+          list: ((f.json['x-ui'] as Json | undefined)?.list as Json | undefined) ?? null,
+          types: {
+            list: f.json.type ? keyOf(f) : null,
+            create: typeOf('create', 'request'),
+            update: typeOf('update', 'request'),
+            show: typeOf('show', 'response'),
+          },
         },
       };
     })
@@ -199,8 +267,9 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const ops = operations(files);
   write(
     'api.ts',
-    `${banner}import type { Role } from './types';\nexport interface Operation {\n  key: string;\n  resource: string;\n  name: string;\n  base: 'api' | 'auth';\n  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';\n  path: string;\n  body: 'none' | 'json' | 'form';\n  access: string;\n  roles: readonly Role[] | null;\n  tokenTypes: readonly string[];\n  request: string | null;\n  response: string | null;\n  query: string | null;\n  params: string | null;\n  timeoutMs: number | null;\n  planned: boolean;\n}\nexport const operations = ${literal(Object.fromEntries(ops.map((o) => [o.key, o])))} as const satisfies Record<string, Operation>;\nexport type OperationKey = keyof typeof operations;\n`,
+    `${banner}import type { Role } from './types';\nexport interface Operation {\n  key: string;\n  resource: string;\n  name: string;\n  base: 'api' | 'auth';\n  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';\n  path: string;\n  body: 'none' | 'json' | 'form';\n  access: string;\n  roles: readonly Role[] | null;\n  tokenTypes: readonly string[];\n  request: string | null;\n  response: string | null;\n  query: string | null;\n  params: string | null;\n  timeoutMs: number | null;\n  planned: boolean;\n  responseList: boolean;\n}\nexport const operations = ${literal(Object.fromEntries(ops.map((o) => [o.key, o])))} as const satisfies Record<string, Operation>;\nexport type OperationKey = keyof typeof operations;\n`,
   );
+  write('operation-types.ts', `${banner}${operationTypes(ops)}`);
   const roleTable: Record<string, Record<string, string[]>> = {};
   for (const f of files) {
     const res = f.json['x-resource'] as { name: string } | undefined;
@@ -214,7 +283,7 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   // 5. refine resources
   write(
     'resources.ts',
-    `${banner}export const resources = ${literal(resourcesOf(files))} as const;\nexport type ResourceName = (typeof resources)[number]['name'];\n`,
+    `${banner}${RESOURCE_TYPES}export const resources = ${literal(resourcesOf(files))} as const satisfies readonly ResourceDefinition[];\nexport type ResourceName = (typeof resources)[number]['name'];\n/** The same list, typed by the common definition (optional routes readable on every entry). */\nexport const resourceList: readonly ResourceDefinition[] = resources;\n/** One resource by name. */\nexport function resourceOf(name: string): ResourceDefinition | undefined {\n  return resourceList.find((r) => r.name === name);\n}\n`,
   );
 
   // 5b. navbar: the resources' list routes (x-resource.menu) and the x-menu entries, by order
@@ -222,6 +291,9 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
     'menu.ts',
     `${banner}import type { Role, UserConfig } from './types';\nimport type { OperationKey } from './api';\nexport interface MenuEntry {\n  key: string;\n  kind: 'resource' | 'link' | 'download' | 'logout';\n  order: number;\n  icon: string | null;\n  parent: string | null;\n  /** resource entries: the list route */\n  path: string | null;\n  href: string | null;\n  hrefFrom: keyof UserConfig | null;\n  external: boolean;\n  /** the operation the entry needs: a resource's list, a download's call */\n  operation: OperationKey | null;\n  /** null = every logged-in role */\n  roles: readonly Role[] | null;\n  visibleIf: keyof UserConfig | null;\n  planned: boolean;\n}\nexport const menu = ${literal(menuOf(files))} as const satisfies readonly MenuEntry[];\n`,
   );
+
+  // 5c. storage: drizzle tables and row <-> wire mapping (x-db)
+  write('db.ts', emitDb(files, banner));
 
   // 6. state-action tables
   const actions: Record<string, unknown> = {};
@@ -274,21 +346,37 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
         ]),
       );
   }
+  // the `default` of every definition (an object's defaults gathered from its properties), by type name
+  const defaults: Record<string, unknown> = {};
+  for (const f of files)
+    for (const [def, schema] of Object.entries((f.json.$defs ?? {}) as Record<string, Json>)) {
+      if (schema.default !== undefined) defaults[keyOf(f, def)] = schema.default;
+      else if (schema.properties) {
+        const inner = Object.entries(schema.properties as Record<string, Json>).filter(
+          ([, p]) => p.default !== undefined,
+        );
+        if (inner.length)
+          defaults[keyOf(f, def)] = Object.fromEntries(inner.map(([k, p]) => [k, p.default]));
+      }
+    }
   write(
     'constants.ts',
-    `${banner}export const constants = ${literal(constants)} as const;\nexport const constraints = ${literal(constraints)} as const;\n`,
+    `${banner}export const constants = ${literal(constants)} as const;\nexport const constraints = ${literal(constraints)} as const;\n/** Schema defaults by generated type name. */\nexport const defaults = ${literal(Object.fromEntries(Object.entries(defaults).sort(([a], [b]) => a.localeCompare(b))))} as const;\n`,
   );
 
   // 8. field metadata for forms and lists
   const flatUi = flatSchema(files, true);
   const fields: Record<string, unknown> = {};
+  const sections: Record<string, unknown> = {};
   for (const key of Object.keys(flatUi.$defs as Json)) {
     const def = (flatUi.$defs as Record<string, Json>)[key];
     if (def?.type === 'object' && def.properties) fields[key] = fieldsOf(flatUi, key);
+    const order = ((def?.['x-ui'] ?? {}) as Json).sections;
+    if (Array.isArray(order)) sections[key] = order;
   }
   write(
     'fields.ts',
-    `${banner}export interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n`,
+    `${banner}import type { Role } from './types';\nexport interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n  codes?: readonly string[];\n  roles?: { read?: readonly Role[]; write?: readonly Role[] };\n  items?: string;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n/** Form section order of a type (x-ui.sections); sections not listed follow in field order. */\nexport const formSections: Readonly<Record<string, readonly string[]>> = ${literal(sections)};\n`,
   );
   // 9. description codes for validation failures (x-error), matched on the ajv error's schemaPath
   const codes: [string, string][] = [];

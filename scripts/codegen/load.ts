@@ -9,6 +9,8 @@ export interface SchemaFile {
   json: Record<string, unknown> & { $id: string };
 }
 
+type Json = Record<string, unknown>;
+
 function walk(dir: string): string[] {
   return readdirSync(dir)
     .sort()
@@ -18,11 +20,54 @@ function walk(dir: string): string[] {
     });
 }
 
+/**
+ * `x-in` on an entity property names the `$defs` of the same file the property also belongs to
+ * (the show answer, the create and update bodies): the property is copied there, so a field is
+ * declared once and reaches every shape. Storage (`x-db`) stays on the entity. Returns a new
+ * object (the file on disk is untouched) and the problems found: an unknown target, or a target
+ * that declares the property itself.
+ */
+export function expandSchema(json: SchemaFile['json']): {
+  json: SchemaFile['json'];
+  problems: string[];
+} {
+  const props = json.properties as Record<string, Json> | undefined;
+  const copies = Object.entries(props ?? {}).filter(([, p]) => Array.isArray(p['x-in']));
+  if (copies.length === 0) return { json, problems: [] };
+  const out = structuredClone(json);
+  const defs = (out.$defs ?? {}) as Record<string, Json>;
+  const problems: string[] = [];
+  for (const [name, prop] of copies) {
+    for (const target of prop['x-in'] as string[]) {
+      const def = defs[target];
+      if (!def) {
+        problems.push(`property ${name} names x-in target $defs/${target}, which does not exist`);
+        continue;
+      }
+      const defProps = (def.properties ?? {}) as Record<string, Json>;
+      if (name in defProps) {
+        problems.push(
+          `property ${name} is copied into $defs/${target} by x-in but $defs/${target} declares it too`,
+        );
+        continue;
+      }
+      const { 'x-in': _in, 'x-db': _db, ...copy } = structuredClone(prop);
+      def.properties = { ...defProps, [name]: copy };
+    }
+  }
+  return { json: out, problems };
+}
+
 export function loadSchemas(root: string): SchemaFile[] {
-  return walk(root)
+  const problems: string[] = [];
+  const files = walk(root)
     .filter((f) => f.endsWith('.schema.json') && !relative(root, f).startsWith('meta'))
     .map((full) => {
-      const json = JSON.parse(readFileSync(full, 'utf8')) as SchemaFile['json'];
-      return { file: relative(root, full), $id: json.$id, json };
+      const file = relative(root, full);
+      const expanded = expandSchema(JSON.parse(readFileSync(full, 'utf8')) as SchemaFile['json']);
+      problems.push(...expanded.problems.map((p) => `${file}: ${p}`));
+      return { file, $id: expanded.json.$id, json: expanded.json };
     });
+  if (problems.length) throw new Error(`schema check failed:\n- ${problems.join('\n- ')}`);
+  return files;
 }

@@ -1,15 +1,19 @@
 /**
  * The whole application as one fastify instance, buildable for tests: external plugins (errors,
- * headers, socket.io, upgrades, static SPA) -> app plugins (validation, access, repositories, auth,
- * event bus, socket auth) -> routes. Every route's method/path/schemas/access comes from the
- * generated operation table (lib/route.ts), which is this app's auth gate.
+ * headers, compression, socket.io, upgrades, static SPA) -> app plugins (validation, access,
+ * repositories, auth, event bus, socket auth) -> routes -> planned operations (501). Every route's
+ * method/path/schemas/access comes from the generated operation table (lib/route.ts), which is this
+ * app's auth gate; the app does not start when a table operation is neither handled nor planned.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppConfig } from './config.ts';
+import { prettyDestination, type LineSink, type LogFormat } from './lib/log-format.ts';
+import { plannedOperations } from './lib/route.ts';
 import { openDatabase, type Database, type Db } from './db/client.ts';
 import { migrate } from './db/migrate.ts';
 import errors from './plugins/app/errors.ts';
 import securityHeaders from './plugins/external/security-headers.ts';
+import compress from './plugins/external/compress.ts';
 import socketIo from './plugins/external/socket-io.ts';
 import upgrades from './plugins/external/upgrades.ts';
 import staticSpa from './plugins/external/static-spa.ts';
@@ -22,11 +26,11 @@ import loginThrottle from './plugins/app/login-throttle.ts';
 import auth from './plugins/app/auth.ts';
 import eventBus from './plugins/app/event-bus.ts';
 import desktopsRepository from './plugins/app/desktops-repository.ts';
+import catalogRepositories from './plugins/app/catalog-repositories.ts';
 import socketAuth from './plugins/app/socket-auth.ts';
 import authenticationRoutes from './routes/authentication/index.ts';
 import sessionRoutes from './routes/api/session.ts';
 import configRoutes from './routes/api/config.ts';
-import desktopRoutes from './routes/api/desktops.ts';
 import openapiRoutes from './routes/api/openapi.ts';
 import engine from './engine/plugin.ts';
 import desktopLifecycleRoutes from './routes/api/desktop-lifecycle.ts';
@@ -50,16 +54,28 @@ export interface BuildOptions {
 
 const SECRET_QUERY = /([?&](?:token|jwt|password|access_token)=)[^&]*/gi;
 
-/** Logger options: never logs headers (tokens, cookies) nor secret-looking query values. */
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+/**
+ * Logger options: never logs headers (tokens, cookies) nor secret-looking query values. `pretty`
+ * writes readable one-line logs, `json` pino's JSON lines.
+ */
+export function loggerOptions(
+  level: string,
+  format: LogFormat = 'json',
+  out?: LineSink,
+): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
+  const stream = format === 'pretty' ? prettyDestination(out) : out;
   return {
     level,
+    ...(stream ? { stream } : {}),
     redact: {
       paths: [
         'req.headers.authorization',
         'req.headers.cookie',
         'headers.authorization',
+        'password',
+        'jwt',
+        'token',
         '*.password',
         '*.jwt',
         '*.token',
@@ -76,12 +92,28 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   };
 }
 
+/** One log line per request and response only when debugging. */
+export function logsRequests(level: string): boolean {
+  return level === 'debug' || level === 'trace';
+}
+
+/** The logger and its request-logging switch for a config; `out` replaces stdout (tests). */
+export function loggingOptions(
+  config: Pick<AppConfig, 'logLevel' | 'logFormat'>,
+  out?: LineSink,
+): Pick<FastifyServerOptions, 'logger' | 'logController'> {
+  return {
+    logger: loggerOptions(config.logLevel, config.logFormat, out),
+    logController: new LogController({ disableRequestLogging: !logsRequests(config.logLevel) }),
+  };
+}
+
 export async function buildApp(
   config: AppConfig,
   options: BuildOptions = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(config.logLevel),
+    ...loggingOptions(config),
     bodyLimit: 1024 * 1024,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
@@ -115,6 +147,8 @@ export async function buildApp(
 async function registerAll(app: FastifyInstance, options: BuildOptions): Promise<void> {
   await app.register(errors);
   await app.register(securityHeaders);
+  // before every route: compression hooks are attached to the routes registered after it
+  await app.register(compress);
   await app.register(socketIo);
   await app.register(upgrades);
   await app.register(staticSpa);
@@ -128,16 +162,18 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(auth);
   await app.register(eventBus);
   await app.register(desktopsRepository);
+  await app.register(catalogRepositories);
   await app.register(socketAuth);
   await app.register(engine);
 
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);
   await app.register(configRoutes);
-  await app.register(desktopRoutes);
   await app.register(desktopLifecycleRoutes);
   await app.register(recycleBinRoutes);
   await app.register(templatesMediaRoutes);
+  // after every route plugin: checks the table against the handlers, the rest answers 501
+  await app.register(plannedOperations);
   await app.register(openapiRoutes);
   await app.ready();
 }

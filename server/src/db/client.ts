@@ -23,6 +23,8 @@ export interface Database {
   query: Query;
   /** Runs fn inside BEGIN/COMMIT on one connection; rolls back on throw. */
   transaction<T>(fn: (exec: Exec, query: Query) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers (health checks). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
         client.release();
       }
     },
+    ping: async () => void (await query('SELECT 1')),
     close: () => pool.end(),
   };
 }
@@ -87,6 +90,7 @@ async function openPglite(dir: string): Promise<Database> {
           async <T>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
         ),
       ),
+    ping: async () => void (await query('SELECT 1')),
     close: () => client.close(),
   };
 }

@@ -467,6 +467,22 @@ export class DesktopEngine {
     await this.driver.deleteDisk(path);
   }
 
+  /** Bytes a disk file takes on the host (0 when it is gone). */
+  async diskUsage(path: string): Promise<number> {
+    return this.driver
+      .diskInfo(path)
+      .then((info) => info.actualSize)
+      .catch(() => 0);
+  }
+
+  /** Replaces a stopped desktop's disk with a fresh overlay on its template's disk. */
+  async recreateDisk(id: string, backingFile: string): Promise<void> {
+    const desktop = await this.mustGet(id);
+    const path = desktop.disk_path ?? this.diskPath(id);
+    await this.driver.deleteDisk(path);
+    await this.driver.prepareDisk({ path, backingFile });
+  }
+
   private async handleExit(id: string, info: ExitInfo): Promise<void> {
     if (this.closed) return;
     clearTimeout(this.shutdownTimers.get(id));

@@ -7,16 +7,17 @@ import { connect } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
-import { eq, inArray } from 'drizzle-orm';
 import { globalPlugin } from '../lib/plugin.ts';
 import { canManageDesktop } from '../lib/ownership.ts';
-import { desktops, media, templates, type DesktopRow } from '../db/schema.ts';
+import type { DesktopRow } from '../db/schema.ts';
 import { createQemuDriver } from '../hypervisor/qemu-driver.ts';
 import { createIdleManager, type IdleManager } from '../hypervisor/idle.ts';
 import type { Hypervisor } from '../hypervisor/types.ts';
 import { prepareDemoImages } from '../hypervisor/demo-images.ts';
 import type { DesktopState } from '../../../src/generated/types.ts';
 import { DesktopEngine } from './desktop-engine.ts';
+import { createDesktopService, VIEWER_STATES, type DesktopService } from './desktop-service.ts';
+import { createRecycleBinService, type RecycleBinService } from './recycle-bin-service.ts';
 import type {
   DesktopRuntime,
   DesktopStore,
@@ -33,11 +34,13 @@ declare module 'fastify' {
     hypervisor: Hypervisor;
     idle: IdleManager;
     viewers: { tickets: TicketStore; vnc: VncProxy };
+    desktopService: DesktopService;
+    recycleBinService: RecycleBinService;
   }
 }
 
-/** States in which console connections may stay open. */
-const CONSOLE_STATES: readonly string[] = ['started', 'waitingip', 'shutting-down'];
+/** States in which console connections may stay open: those with a screen. */
+const CONSOLE_STATES: readonly string[] = VIEWER_STATES;
 
 function runtimeOf(row: DesktopRow): DesktopRuntime | null {
   const rt = row.runtime as Partial<DesktopRuntime>;
@@ -47,20 +50,13 @@ function runtimeOf(row: DesktopRow): DesktopRuntime | null {
 }
 
 const plugin: FastifyPluginAsync = async (app) => {
-  const { db, config } = app;
+  const { config } = app;
   const driver = createQemuDriver({ dataDir: config.dataDir, accel: config.qemuAccel });
   const idle = createIdleManager(driver, { graceMs: config.idleGraceMs });
   idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));
 
-  const templateDisk = async (templateId: string | null): Promise<string | null> => {
-    if (!templateId) return null;
-    const rows = await db
-      .select({ diskPath: templates.diskPath })
-      .from(templates)
-      .where(eq(templates.id, templateId))
-      .limit(1);
-    return rows[0]?.diskPath ?? null;
-  };
+  const templateDisk = async (templateId: string | null): Promise<string | null> =>
+    templateId ? ((await app.templates.get(templateId))?.diskPath ?? null) : null;
   const toEngine = async (row: DesktopRow): Promise<EngineDesktop> => ({
     id: row.id,
     user_id: row.userId,
@@ -96,18 +92,11 @@ const plugin: FastifyPluginAsync = async (app) => {
       return row ? toEngine(row) : undefined;
     },
     async listInStates(states) {
-      const rows = await db
-        .select()
-        .from(desktops)
-        .where(inArray(desktops.state, [...states]));
-      return Promise.all(rows.map(toEngine));
+      return Promise.all((await app.desktops.inStates(states)).map(toEngine));
     },
     async mediaPaths(ids) {
-      const rows = await db
-        .select({ id: media.id, path: media.path })
-        .from(media)
-        .where(inArray(media.id, ids));
-      return new Map(rows.filter((r) => r.path).map((r) => [r.id, r.path as string]));
+      const rows = await app.media.byIds(ids);
+      return new Map(rows.flatMap((r) => (r.path ? [[r.id, r.path] as const] : [])));
     },
   };
 
@@ -155,12 +144,9 @@ const plugin: FastifyPluginAsync = async (app) => {
       const allowed =
         (host === '127.0.0.1' || host === 'localhost') &&
         Number.isInteger(port) &&
-        (
-          await db
-            .select({ id: desktops.id, state: desktops.state, runtime: desktops.runtime })
-            .from(desktops)
-            .where(inArray(desktops.state, [...CONSOLE_STATES]))
-        ).some((r) => (r.runtime as Partial<DesktopRuntime>).spicePort === port);
+        (await app.desktops.inStates(CONSOLE_STATES)).some(
+          (r) => (r.runtime as Partial<DesktopRuntime>).spicePort === port,
+        );
       if (!allowed) {
         socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
         return;
@@ -180,6 +166,8 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.decorate('hypervisor', driver);
   app.decorate('idle', idle);
   app.decorate('viewers', { tickets, vnc });
+  app.decorate('desktopService', createDesktopService(app));
+  app.decorate('recycleBinService', createRecycleBinService(app));
 
   app.addHook('onReady', async () => {
     if (config.prepareImages) {

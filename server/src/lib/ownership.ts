@@ -3,14 +3,14 @@
  * kind, used by every route that takes an id: unknown id → 404, somebody else's → 403.
  */
 import { ApiError } from './api-error.ts';
-import type { AuthContext } from '../plugins/app/auth.ts';
+import type { Caller } from './auth-context.ts';
+
+export type { Caller };
 
 interface Owned {
   userId: string;
   categoryId: string;
 }
-
-export type Caller = Pick<AuthContext, 'userId' | 'role' | 'categoryId'>;
 
 /** ownsDomainId: admin; the owner; a manager of the desktop's category. */
 export function canManageDesktop(auth: Caller, desktop: Owned): boolean {

@@ -2,11 +2,19 @@
  * Routes come from the generated operation table (src/generated/api.ts): method, path, base,
  * body kind, request/query/response schema refs and access. A handler is all a route file adds.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RouteHandlerMethod,
+  RouteOptions,
+} from 'fastify';
 import { operations, type Operation } from '../../../src/generated/api.ts';
-import { isArrayType, refOf } from './schema-refs.ts';
+import type { OperationKey, OperationTypes } from '../../../src/generated/operation-types.ts';
+import { ApiError } from './api-error.ts';
+import { refOf } from './schema-refs.ts';
 
-export type OperationKey = keyof typeof operations;
+export type { OperationKey };
 
 export const API_BASE = '/api/v3';
 export const AUTH_BASE = '/authentication';
@@ -34,29 +42,70 @@ export function pathParams(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
 }
 
-/** Response schema of an operation: list operations return arrays of the entity. */
+/** Response schema of an operation (an array of the entity for list operations that name one item). */
 export function responseSchemaOf(op: Operation): Record<string, unknown> | undefined {
   if (!op.response) return undefined;
   const ref = { $ref: refOf(op.response) };
-  return op.name === 'list' && !isArrayType(op.response) ? { type: 'array', items: ref } : ref;
+  return op.responseList ? { type: 'array', items: ref } : ref;
 }
+
+/** The request of operation K, typed by its generated params, query and body. */
+export type OperationRequest<K extends OperationKey> = FastifyRequest<{
+  Params: OperationTypes[K]['params'];
+  Querystring: OperationTypes[K]['query'] extends undefined ? unknown : OperationTypes[K]['query'];
+  Body: OperationTypes[K]['body'];
+}>;
+
+/** A handler answers the operation's response type, or sends its own reply (files, images). */
+export type OperationHandler<K extends OperationKey> = (
+  request: OperationRequest<K>,
+  reply: FastifyReply,
+) => Promise<OperationTypes[K]['response'] | FastifyReply>;
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-/** Registers the operation `key` with its generated method/path/schemas/access. */
-export function route(
+interface OperationRegistry {
+  /** registered with a real handler through route() */
+  handled: Set<OperationKey>;
+  /** planned operations answering 501 */
+  planned: Set<OperationKey>;
+}
+
+/** What route() and plannedOperations() registered, per app (keyed by its HTTP server). */
+const registries = new WeakMap<object, OperationRegistry>();
+
+function registryOf(app: FastifyInstance): OperationRegistry {
+  let registry = registries.get(app.server);
+  if (!registry) {
+    registry = { handled: new Set(), planned: new Set() };
+    registries.set(app.server, registry);
+  }
+  return registry;
+}
+
+/** The operations this app registered: with a real handler, and planned (answering 501). */
+export function registeredOperations(app: FastifyInstance): {
+  handled: ReadonlySet<OperationKey>;
+  planned: ReadonlySet<OperationKey>;
+} {
+  return registryOf(app);
+}
+
+function routeOptions(
   app: FastifyInstance,
-  key: OperationKey,
+  op: Operation,
   handler: Handler,
-  extra: RouteExtra = {},
-): void {
-  const op = operation(key);
+  extra: RouteExtra,
+): RouteOptions {
   const roles = app.access.rolesFor(op);
   const params = pathParams(op.path);
   const schema: Record<string, unknown> = {};
   if (op.body !== 'none' && op.request) schema.body = { $ref: refOf(op.request) };
   if (op.query) schema.querystring = { $ref: refOf(op.query) };
-  if (params.length > 0) {
+  if (op.params) {
+    // The operation's own parameter schema: the handler's params are typed by it.
+    schema.params = { $ref: refOf(op.params) };
+  } else if (params.length > 0) {
     schema.params = {
       type: 'object',
       additionalProperties: false,
@@ -94,5 +143,94 @@ export function route(
         skipMaintenance: extra.skipMaintenance ?? false,
       });
   }
-  app.route(options);
+  return options;
+}
+
+/**
+ * Registers the operation `key` with its generated method/path/schemas/access. The handler's
+ * request and answer are typed by the operation (src/generated/operation-types.ts); the schemas
+ * validated here are the ones those types come from.
+ */
+export function route<K extends OperationKey>(
+  app: FastifyInstance,
+  key: K,
+  handler: OperationHandler<K>,
+  extra: RouteExtra = {},
+): void {
+  // The request was validated against the operation's schemas: its parts have the generated types.
+  app.route(routeOptions(app, operation(key), handler as RouteHandlerMethod as Handler, extra));
+  registryOf(app).handled.add(key);
+}
+
+/**
+ * What is wrong between the operation table and the handlers: an operation that is neither
+ * handled nor planned, or one that is planned and handled at the same time. Empty when they agree.
+ */
+export function operationTableProblems(
+  ops: readonly Pick<Operation, 'key' | 'planned'>[],
+  handled: ReadonlySet<string>,
+): string[] {
+  const problems: string[] = [];
+  for (const op of ops) {
+    if (op.planned && handled.has(op.key))
+      problems.push(`${op.key} is planned in the schema but has a handler: drop "planned"`);
+    else if (!op.planned && !handled.has(op.key))
+      problems.push(`${op.key} has no handler and is not planned`);
+  }
+  const known = new Set(ops.map((op) => op.key));
+  for (const key of handled) {
+    if (!known.has(key)) problems.push(`${key} has a handler but no operation`);
+  }
+  return problems;
+}
+
+/**
+ * Registers every planned operation on its generated method and path: the same token and role
+ * checks as a real handler, then 501 not_implemented whatever the body. Registered after every
+ * route plugin; first checks that the table and the handlers agree and refuses to start otherwise.
+ */
+export async function plannedOperations(app: FastifyInstance): Promise<void> {
+  const registry = registryOf(app);
+  const all = Object.values(operations) as Operation[];
+  const problems = operationTableProblems(all, registry.handled);
+  if (problems.length > 0) {
+    throw new Error(
+      `the operation table (src/generated/api.ts) and the route handlers disagree:\n  ${problems.join('\n  ')}`,
+    );
+  }
+  // The body of an operation that does not exist yet is neither parsed nor validated.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => {
+    done(null, undefined);
+  });
+  for (const op of all) {
+    if (!op.planned) continue;
+    const url = urlOf(op);
+    if (app.hasRoute({ method: op.method, url })) {
+      // A route written by hand (not through route()) already answers here: it wins.
+      app.log.warn(
+        { operation: op.key },
+        `${op.key} is planned but ${op.method} ${url} is served by a route outside route()`,
+      );
+      continue;
+    }
+    const options = routeOptions(
+      app,
+      op,
+      async () => {
+        throw new ApiError(
+          'not_implemented',
+          `${op.method} ${url} is not implemented yet`,
+          'not_implemented',
+          { operation: op.key },
+        );
+      },
+      { response: false },
+    );
+    delete options.schema;
+    delete options.preValidation;
+    options.config = { operation: op.key, planned: true };
+    app.route(options);
+    registry.planned.add(op.key as OperationKey);
+  }
 }

@@ -26,16 +26,6 @@ export function typeOfRef(ref: string): string | undefined {
   return typeByRef.get(ref.endsWith('#') ? ref.slice(0, -1) : ref);
 }
 
-/** true when the generated type names an array schema (list responses that are already arrays). */
-export function isArrayType(typeName: string): boolean {
-  const [id, pointer] = refOf(typeName).split('#');
-  const schema = schemaList.find((s) => s.$id === id);
-  const def = pointer
-    ? ((schema?.$defs as Json | undefined)?.[pointer.replace('/$defs/', '')] as Json | undefined)
-    : schema;
-  return def?.type === 'array';
-}
-
 export function allTypeRefs(): ReadonlyMap<string, string> {
   return refByType;
 }

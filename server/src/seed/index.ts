@@ -10,8 +10,12 @@ import type { FastifyInstance } from 'fastify';
 import { eq } from 'drizzle-orm';
 import { hashPassword } from '../lib/passwords.ts';
 import { categories, desktops, groups, media, templates, users } from '../db/schema.ts';
-import { constants } from '../../../src/generated/constants.ts';
-import type { Role } from '../../../src/generated/types.ts';
+import { NEW_DESKTOP_HARDWARE } from '../engine/desktop-service.ts';
+import type {
+  DesktopGuestProperties,
+  DesktopHardware,
+  Role,
+} from '../../../src/generated/types.ts';
 
 export const DEMO_ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
 export const DEMO_TEMPLATE_ID = 'demo-template';
@@ -25,18 +29,19 @@ const groupOf: Record<Role, string> = {
 };
 
 /** The spec's new-desktop hardware (desktop schema `x-constants.newDesktopHardware`), no GPU. */
-export const demoHardware = () => ({
-  ...structuredClone(constants.desktops.newDesktopHardware.value),
+export const demoHardware = (): DesktopHardware => ({
+  ...NEW_DESKTOP_HARDWARE,
   reservables: { vgpus: null },
 });
 
-export const demoGuestProperties = () => ({
+export const demoGuestProperties = (): DesktopGuestProperties => ({
   fullscreen: false,
   credentials: { username: 'isard', password: 'pirineus' },
   viewers: { browser_vnc: { options: null }, file_spice: { options: null } },
 });
 
-const demoImage = () => ({ type: 'stock', id: '_default', url: '' });
+/** The demo template's card; desktops without one get the stock card derived from their id. */
+const demoTemplateImage = () => ({ type: 'stock' as const, id: '1', url: '' });
 
 export interface SeedResult {
   seeded: boolean;
@@ -97,7 +102,7 @@ export async function seedIfEmpty(
       groupId: groupOf.admin,
       hardware: demoHardware(),
       guestProperties: demoGuestProperties(),
-      image: demoImage(),
+      image: demoTemplateImage(),
       diskPath: join(imagesDir, 'demo-template.qcow2'),
       // Shared with every role (reference 0.5: an empty list means everyone).
       allowed: { roles: [], categories: false, groups: false, users: false },
@@ -107,7 +112,7 @@ export async function seedIfEmpty(
       name: 'Demo ISO',
       description: 'GRUB rescue CD',
       kind: 'iso',
-      status: 'Downloaded',
+      status: 'downloaded',
       path: join(imagesDir, 'demo.iso'),
       userId: ids.admin,
       categoryId: 'default',
@@ -121,12 +126,11 @@ export async function seedIfEmpty(
         categoryId: 'default',
         groupId: groupOf.user,
         name,
-        state: 'creating',
+        state: 'creating' as const,
         description: 'A desktop from the demo template',
         templateId: DEMO_TEMPLATE_ID,
         hardware: demoHardware(),
         guestProperties: demoGuestProperties(),
-        image: demoImage(),
       })),
     );
   });
@@ -154,7 +158,6 @@ export async function seedDesktops(
     templateId: DEMO_TEMPLATE_ID,
     hardware: demoHardware(),
     guestProperties: demoGuestProperties(),
-    image: demoImage(),
   }));
   for (let i = 0; i < values.length; i += 500)
     await app.db.insert(desktops).values(values.slice(i, i + 500));

@@ -8,10 +8,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Ajv } from 'ajv';
 import { globalPlugin } from '../../lib/plugin.ts';
 import { roles as allRoles, roleSets } from '../../../../src/generated/roles.ts';
-import type { Operation } from '../../../../src/generated/api.ts';
-import type { Role } from '../../../../src/generated/types.ts';
+import type { Access, RoleSets } from '../../lib/access.ts';
 
-export type RoleSets = Record<string, Record<string, readonly Role[]>>;
+export type { Access, RoleSets };
 
 export interface PortalConfig {
   roles?: RoleSets;
@@ -49,12 +48,6 @@ export function mergeRoleSets(base: RoleSets, override: RoleSets | undefined): R
   for (const [resource, sets] of Object.entries(override ?? {}))
     merged[resource] = { ...merged[resource], ...sets };
   return merged;
-}
-
-export interface Access {
-  roleSets: RoleSets;
-  /** Roles allowed on an operation; null = public. */
-  rolesFor(op: Pick<Operation, 'resource' | 'access' | 'roles'>): readonly Role[] | null;
 }
 
 declare module 'fastify' {

@@ -15,19 +15,13 @@ import {
   type Claims,
   type SpecialClaims,
 } from '../../lib/tokens.ts';
+import type { AuthIdentity } from '../../lib/auth-context.ts';
 import type { SessionState } from './sessions-repository.ts';
 import type { Role } from '../../../../src/generated/types.ts';
 
-export interface AuthContext {
-  userId: string;
-  sessionId: string;
-  role: Role;
-  categoryId: string;
-  groupId: string;
-  name: string;
-  provider: string;
+/** request.auth: the caller's identity and the session row it was read from. */
+export interface AuthContext extends AuthIdentity {
   session: SessionState;
-  token: string;
 }
 
 export interface AuthenticateOptions {

@@ -1,115 +1,48 @@
 /**
- * Desktops. Every change goes through update()/create()/remove(): one statement that writes the row
- * and bumps `version`, then one publish on the event bus. The list query for GET /user/desktops is a
- * prepared statement on the (user_id, name) index.
+ * Desktops: the generic repository of the `desktops` table plus what differs for them: the wire
+ * fields computed from other columns (viewers, ip, booking flags, the stock card), the per-user
+ * list cache behind GET /user/desktops, and one socket event per write. Every change goes through
+ * create()/update()/remove(): one statement that writes the row and bumps `version`, then one
+ * publish on the event bus.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { and, asc, eq, inArray, or, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import { globalPlugin } from '../../lib/plugin.ts';
-import { desktops, type DesktopInsert, type DesktopRow } from '../../db/schema.ts';
-import type { Desktop, DesktopState, ViewerKey } from '../../../../src/generated/types.ts';
-
-/** Columns the wire shape needs (runtime secrets never leave the database here). */
-const listColumns = {
-  id: desktops.id,
-  userId: desktops.userId,
-  categoryId: desktops.categoryId,
-  groupId: desktops.groupId,
-  name: desktops.name,
-  description: desktops.description,
-  type: desktops.type,
-  state: desktops.state,
-  detail: desktops.detail,
-  templateId: desktops.templateId,
-  hardware: desktops.hardware,
-  guestProperties: desktops.guestProperties,
-  image: desktops.image,
-  server: desktops.server,
-  tag: desktops.tag,
-  visible: desktops.visible,
-  accessed: desktops.accessed,
-  scheduled: desktops.scheduled,
-  bookingId: desktops.bookingId,
-  currentAction: desktops.currentAction,
-  version: desktops.version,
-  queue: desktops.queue,
-  ip: sql<string | null>`${desktops.runtime}->>'ip'`.as('ip'),
-};
-
-export type DesktopListRow = Pick<
-  DesktopRow,
-  | 'id'
-  | 'userId'
-  | 'categoryId'
-  | 'groupId'
-  | 'name'
-  | 'description'
-  | 'type'
-  | 'state'
-  | 'detail'
-  | 'templateId'
-  | 'hardware'
-  | 'guestProperties'
-  | 'image'
-  | 'server'
-  | 'tag'
-  | 'visible'
-  | 'accessed'
-  | 'scheduled'
-  | 'bookingId'
-  | 'currentAction'
-  | 'version'
-  | 'queue'
-> & { ip: string | null };
-
-/** Wire viewer keys in the spec's default order (vnc, spice, rdp, rdpgw, rdpvpn). */
-const viewerOrder: readonly ViewerKey[] = [
-  'browser-vnc',
-  'file-spice',
-  'browser-rdp',
-  'file-rdpgw',
-  'file-rdpvpn',
-];
+import { desktops, desktopToWire, type DesktopInsert, type DesktopRow } from '../../db/schema.ts';
+import type { Desktop } from '../../../../src/generated/types.ts';
+import { configuredViewers } from '../../../../common/viewers.ts';
+import { entityRepository, type EntityRepository, type Executor } from './entity-repository.ts';
 
 /**
- * Row -> wire shape of reference-resources section 3.1 (schema Desktop). Fields this server never
- * fills (progress of disk downloads, booking times, deployment names, storage ids, permissions,
- * thumbnails) are left out rather than sent as null/[] to keep the list small (goal G4: ≤ 350 B
- * per desktop); fields that can be cleared (detail, ip, current_action) are always sent, because
- * socket payloads are merged into cached records.
+ * The stock card of a desktop without an image of its own: one of the 48 stock cards, derived from
+ * the id (its characters folded modulo 48, plus 1), so a desktop keeps its card.
  */
-export function toWire(row: DesktopListRow): Desktop {
-  const gp = row.guestProperties as { viewers?: Record<string, unknown> };
-  const configured = new Set(Object.keys(gp.viewers ?? {}).map((k) => k.replace(/_/g, '-')));
-  const viewers = viewerOrder.filter((k) => configured.has(k));
-  const hw = row.hardware as { reservables?: { vgpus?: string[] | null } };
-  const vgpus = hw.reservables?.vgpus ?? null;
-  const image = row.image as Desktop['image'];
-  const scheduled = row.scheduled as Desktop['scheduled'];
+export function stockImageOf(id: string): { id: string; type: 'stock'; url: string } {
+  let t = 0;
+  for (const c of id) t = (2 * t + c.charCodeAt(0)) % 2 ** 31;
+  return { id: String((t % 48) + 1), type: 'stock', url: '' };
+}
+
+/**
+ * Row -> wire shape (schema Desktop): the stored fields from the generated mapper, plus the fields
+ * computed from other columns. Fields this server never fills (disk download progress, booking
+ * times, deployment names, storage ids, permissions) are left out rather than sent as null/[] to
+ * keep the list small; fields that can be cleared (detail, ip, current_action) are always sent,
+ * because socket payloads are merged into cached records.
+ */
+export function toWire(row: DesktopRow): Desktop {
+  const vgpus = row.hardware.reservables?.vgpus ?? null;
+  const stored = desktopToWire(row);
   const wire: Desktop = {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    image: image && Object.keys(image).length > 0 ? image : { type: 'stock', id: '1', url: '' },
-    state: row.state as DesktopState,
-    type: row.type,
-    viewers,
-    ip: row.state === 'started' ? row.ip : null,
-    template: row.templateId,
+    ...stored,
+    image: Object.keys(row.image).length > 0 ? row.image : stockImageOf(row.id),
+    viewers: configuredViewers(row.guestProperties.viewers),
+    ip: row.state === 'started' ? ((row.runtime.ip as string | undefined) ?? null) : null,
     editable: true,
-    scheduled: scheduled ?? { shutdown: false },
-    server: row.server,
-    accessed: Math.floor(row.accessed.getTime() / 1000),
-    tag: row.tag,
-    visible: row.visible,
-    user: row.userId,
     needs_booking: Array.isArray(vgpus) && vgpus.length > 0,
     booking_id: row.bookingId ?? false,
-    detail: row.detail,
-    current_action: row.currentAction,
-    queue: (row.queue as Desktop['queue']) ?? null,
-    version: row.version,
+    queue: row.queue ?? null,
   };
   if (vgpus) wire.reservables = { vgpus };
   return wire;
@@ -120,6 +53,8 @@ export type DesktopPatch = Partial<
 >;
 
 export interface DesktopsRepository {
+  /** The generic table access (scoping, conditions); writes go through the methods below. */
+  table: EntityRepository<'desktops'>;
   /** The caller's desktops (deployment desktops only when visible), ordered by name. */
   listForUser(userId: string): Promise<Desktop[]>;
   /**
@@ -127,8 +62,17 @@ export interface DesktopsRepository {
    * user's entry at once; writes made by another node are seen after LIST_CACHE_MS at most.
    */
   listJsonForUser(userId: string): Promise<string>;
-  byId(id: string): Promise<DesktopRow | undefined>;
-  create(values: Omit<DesktopInsert, 'id' | 'version'> & { id?: string }): Promise<Desktop>;
+  byId(id: string, on?: Executor): Promise<DesktopRow | undefined>;
+  /** Rows in any of these states (the reconciler). */
+  inStates(states: readonly string[]): Promise<DesktopRow[]>;
+  /** The user's desktops of a type made from a template (temporary desktops). */
+  fromTemplate(userId: string, type: Desktop['type'], templateId: string): Promise<DesktopRow[]>;
+  /** True when the user has another desktop with this (trimmed) name. */
+  nameTaken(userId: string, name: string, exceptId?: string, on?: Executor): Promise<boolean>;
+  create(
+    values: Omit<DesktopInsert, 'id' | 'version'> & { id?: string },
+    on?: Executor,
+  ): Promise<Desktop>;
   /**
    * Writes the patch, bumps version, publishes desktop_update. With `fromStates` the write only
    * happens while the current state is one of them (atomic compare-and-set). Undefined when the row
@@ -161,6 +105,7 @@ export const LIST_CACHE_MS = 1000;
 
 const plugin: FastifyPluginAsync = async (app) => {
   const { db } = app;
+  const table = entityRepository(db, 'desktops');
   const listCache = new Map<string, { json: Promise<string>; until: number; generation: number }>();
   const generations = new Map<string, number>();
   const invalidate = (userId: string) => {
@@ -168,7 +113,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     listCache.delete(userId);
   };
   const listStatement = db
-    .select(listColumns)
+    .select()
     .from(desktops)
     .where(
       and(
@@ -183,8 +128,9 @@ const plugin: FastifyPluginAsync = async (app) => {
     app.events.publish({ name, payload: d, ownerId });
 
   const repo: DesktopsRepository = {
+    table,
     async listForUser(userId) {
-      const rows = (await listStatement.execute({ userId })) as DesktopListRow[];
+      const rows = (await listStatement.execute({ userId })) as DesktopRow[];
       return rows.map(toWire);
     },
     listJsonForUser(userId) {
@@ -208,32 +154,41 @@ const plugin: FastifyPluginAsync = async (app) => {
       );
       return json;
     },
-    async byId(id) {
-      const rows = await db.select().from(desktops).where(eq(desktops.id, id)).limit(1);
-      return rows[0];
+    byId: (id, on) => table.get(id, on),
+    inStates: (states) =>
+      table.list({ where: inArray(desktops.state, [...states] as Desktop['state'][]) }),
+    fromTemplate: (userId, type, templateId) =>
+      table.list({
+        where: and(
+          eq(desktops.userId, userId),
+          eq(desktops.type, type),
+          eq(desktops.templateId, templateId),
+        ),
+      }),
+    async nameTaken(userId, name, exceptId, on = db) {
+      const rows = await table.list({
+        where: and(
+          eq(desktops.userId, userId),
+          sql`trim(${desktops.name}) = ${name.trim()}`,
+          exceptId ? ne(desktops.id, exceptId) : undefined,
+        ),
+        on,
+      });
+      return rows.length > 0;
     },
-    async create(values) {
-      const rows = await db
-        .insert(desktops)
-        .values({ ...values, id: values.id ?? randomUUID() })
-        .returning(listColumns);
-      const row = rows[0] as DesktopListRow | undefined;
-      if (!row) throw new Error('desktop not created');
+    async create(values, on) {
+      const row = await table.create({ ...values, id: values.id ?? randomUUID() }, on);
       invalidate(row.userId);
       const wire = toWire(row);
       publish('desktops.created', wire, row.userId);
       return wire;
     },
     async update(id, patch, fromStates) {
-      const condition = fromStates
-        ? and(eq(desktops.id, id), inArray(desktops.state, [...fromStates]))
-        : eq(desktops.id, id);
-      const rows = await db
-        .update(desktops)
-        .set({ ...patch, version: sql`${desktops.version} + 1`, updatedAt: sql`now()` })
-        .where(condition)
-        .returning(listColumns);
-      const row = rows[0] as DesktopListRow | undefined;
+      const row = await table.update(id, patch, {
+        condition: fromStates
+          ? inArray(desktops.state, [...fromStates] as Desktop['state'][])
+          : undefined,
+      });
       if (!row) return undefined;
       invalidate(row.userId);
       const wire = toWire(row);
@@ -247,8 +202,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       return wire;
     },
     async publishCurrent(id, name) {
-      const rows = await db.select(listColumns).from(desktops).where(eq(desktops.id, id)).limit(1);
-      const row = rows[0] as DesktopListRow | undefined;
+      const row = await table.get(id);
       if (!row) return undefined;
       invalidate(row.userId);
       const wire = toWire(row);
@@ -256,11 +210,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       return wire;
     },
     async remove(id) {
-      const rows = await db
-        .delete(desktops)
-        .where(eq(desktops.id, id))
-        .returning({ userId: desktops.userId, version: desktops.version });
-      const row = rows[0];
+      const row = await table.remove(id);
       if (!row) return false;
       invalidate(row.userId);
       app.events.publish({

@@ -48,7 +48,7 @@ export default async function sessionRoutes(app: FastifyInstance) {
   route(app, 'session.categories', async () => (await app.users.categories()).map(categoryWire));
 
   route(app, 'session.category', async (request) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     const c = await app.users.category(id);
     if (!c) throw new ApiError('not_found', 'Category not found', 'not_found', { id });
     return categoryWire(c);
@@ -85,8 +85,8 @@ export default async function sessionRoutes(app: FastifyInstance) {
     'session.health',
     async (_request, reply) => {
       try {
-        await app.database.query('SELECT 1');
-        return { status: 'ok', database: true };
+        await app.database.ping();
+        return { status: 'ok' as const, database: true };
       } catch {
         return reply.code(503).send({ status: 'degraded', database: false });
       }

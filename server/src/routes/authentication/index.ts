@@ -11,11 +11,7 @@ import { bearerOf, isLoginClaims, TokenService } from '../../lib/tokens.ts';
 import { accountKey } from '../../plugins/app/login-throttle.ts';
 import type { UserRow } from '../../db/schema.ts';
 import type { SessionState } from '../../plugins/app/sessions-repository.ts';
-import type {
-  SessionUserLoginForm,
-  SessionUserLoginQuery,
-  SessionUserTokenData,
-} from '../../../../src/generated/types.ts';
+import type { SessionUserTokenData } from '../../../../src/generated/types.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -95,8 +91,9 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   };
 
   route(app, 'session.login', async (request, reply) => {
-    const query = request.query as SessionUserLoginQuery;
-    const body = (request.body ?? {}) as SessionUserLoginForm;
+    const query = request.query;
+    // An absent form body is an empty form (route() turns it into {}; the schema checks the fields).
+    const body = request.body;
     const bearer = bearerOf(request.headers.authorization);
     if (bearer) {
       const type = TokenService.peekType(bearer);
@@ -183,7 +180,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
 
   route(app, 'session.check', async () => ({}), { skipMaintenance: true });
 
-  route(app, 'session.providers', async () => ({ providers: ['form'] }));
+  route(app, 'session.providers', async () => ({ providers: ['form' as const] }));
 
   // Not in the operation table yet (the disclaimer page belongs to a later schema); minimal and strict.
   app.post(
