@@ -1,10 +1,131 @@
-// ESLint flat config: typescript-eslint strict + stylistic, react-hooks, jsx-a11y, kebab-case files.
+// ESLint flat config: typescript-eslint strict + stylistic, react-hooks, jsx-a11y, kebab-case files,
+// and the import layers (imports flow one way only, no cycles) enforced with import-x.
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
 import jsxA11y from 'eslint-plugin-jsx-a11y';
 import checkFile from 'eslint-plugin-check-file';
 import globals from 'globals';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+/** Every folder under src/features: each one is a feature that must not import another one. */
+const features = readdirSync(new URL('./src/features', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+/** One zone: files under `target` must not import anything under `from` (paths from the repo root). */
+const layer = (target, from, message, except) => ({
+  target,
+  from,
+  message,
+  ...(except ? { except } : {}),
+});
+
+const spaBottom = ['src/lib', 'src/components', 'src/hooks', 'src/i18n'];
+const serverBelowEngine = ['server/src/db', 'server/src/hypervisor', 'server/src/viewers'];
+
+/**
+ * The layers. SPA: src/app → src/features, src/resources → src/providers → src/lib, src/components,
+ * src/hooks, src/i18n, src/generated. Server: server/src/routes → server/src/engine, server/src/plugins
+ * → server/src/db, server/src/hypervisor, server/src/viewers → server/src/lib. common/ is pure code
+ * shared by both sides and sits below them. scripts/ is tooling and may import anything.
+ */
+const layerZones = [
+  // SPA
+  ...spaBottom.map((target) =>
+    layer(
+      target,
+      ['src/providers', 'src/resources', 'src/features', 'src/app'],
+      `${target} is below providers, resources, features and app: move the shared piece down or inject it.`,
+    ),
+  ),
+  layer(
+    'src/providers',
+    ['src/resources', 'src/features', 'src/app'],
+    'src/providers is below resources, features and app: move the shared piece down or inject it.',
+  ),
+  layer(
+    'src/resources',
+    ['src/features', 'src/app'],
+    'src/resources is below features and app: move the shared piece down or inject it.',
+  ),
+  layer(
+    'src/features',
+    'src/app',
+    'src/features is below src/app (composition): pass what the feature needs in from the app.',
+  ),
+  ...features.map((feature) =>
+    layer(
+      `src/features/${feature}`,
+      'src/features',
+      `A feature must not import another feature (src/features/${feature}): move the shared piece down to resources, providers or lib, or compose both in src/app.`,
+      [`./${feature}`],
+    ),
+  ),
+  layer(
+    'src',
+    ['server', 'scripts'],
+    'The SPA must not import server/ or scripts/: shared pure code lives in common/ or src/generated.',
+  ),
+  // Server
+  layer(
+    'server/src/lib',
+    [
+      'server/src/plugins',
+      'server/src/routes',
+      'server/src/engine',
+      'server/src/db',
+      'server/src/hypervisor',
+      'server/src/viewers',
+    ],
+    'server/src/lib is the bottom layer of the server: move the shared piece (e.g. a type) down into lib or inject it.',
+  ),
+  ...serverBelowEngine.map((target) =>
+    layer(
+      target,
+      ['server/src/routes', 'server/src/engine', 'server/src/plugins'],
+      `${target} is below routes, engine and plugins: move the shared piece down into server/src/lib or inject it.`,
+    ),
+  ),
+  layer(
+    'server/src/engine',
+    'server/src/routes',
+    'server/src/engine is below routes: move the shared piece down or inject it.',
+  ),
+  layer(
+    'server/src/plugins',
+    'server/src/routes',
+    'server/src/plugins is below routes: move the shared piece down or inject it.',
+  ),
+  layer('server', 'scripts', 'The server must not import scripts/ (tooling).'),
+  layer(
+    'server',
+    'src',
+    'The server may import only src/generated from the SPA: put shared pure code in common/.',
+    ['./generated'],
+  ),
+  // common/
+  layer(
+    'common',
+    'src',
+    'common/ is pure code below both sides: it may import only src/generated from the SPA.',
+    ['./generated'],
+  ),
+  layer(
+    'common',
+    ['server', 'scripts'],
+    'common/ is pure code below both sides: it must not import server/ or scripts/.',
+  ),
+];
+
+/** Files checked for import cycles. */
+const cycleFiles = ['src/**/*.{ts,tsx}', 'server/src/**/*.ts', 'common/**/*.ts'];
 
 export default tseslint.config(
   {
@@ -17,6 +138,8 @@ export default tseslint.config(
       'playwright-report',
       '.tmp',
       'coverage',
+      // linted on purpose by tests/contract/lint-layers.test.ts (they contain a cycle)
+      'tests/contract/fixtures',
     ],
   },
   js.configs.recommended,
@@ -48,6 +171,33 @@ export default tseslint.config(
     rules: {
       ...reactHooks.configs.recommended.rules,
       ...jsxA11y.configs.recommended.rules,
+    },
+  },
+  {
+    plugins: { 'import-x': importX },
+    settings: {
+      // TypeScript files are modules (parsed with the TS parser when no-cycle follows them); the
+      // TS resolver reads tsconfig.json for the `@/*` alias and the `.ts` suffixes of server imports.
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs', '.cjs'],
+      'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({
+          project: `${root}tsconfig.json`,
+          alwaysTryTypes: true,
+        }),
+      ],
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: root, zones: layerZones }],
+    },
+  },
+  {
+    files: cycleFiles,
+    rules: {
+      // Type-only imports are not followed (they vanish at runtime). The layers keep chains short,
+      // so a bounded depth finds real cycles without walking the whole graph for every file.
+      'import-x/no-cycle': ['error', { maxDepth: 10, ignoreExternal: true }],
     },
   },
 );
