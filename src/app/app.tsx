@@ -11,7 +11,7 @@ import '@mantine/core/styles/Overlay.css';
 import '@mantine/core/styles/CloseButton.css';
 import '@mantine/core/styles/Loader.css';
 import '@mantine/core/styles/Center.css';
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import { Refine, type ResourceProps } from '@refinedev/core';
 import routerProvider from '@refinedev/react-router';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
@@ -51,16 +51,38 @@ const refineResources: ResourceProps[] = resources.map((resource) => {
   } as ResourceProps;
 });
 
-/** Point 8 of the guard: log out when the session cookie disappears (outside exempt pages). */
+/**
+ * Point 8 of the guard: log out when the session cookie disappears (outside exempt pages). Only a
+ * cookie seen before can disappear: pages without login (not found) stay put without a session.
+ */
 function CookieWatcher() {
   const location = useLocation();
+  const hadSession = useRef(!!getToken());
   useEffect(() => {
     const timer = setInterval(() => {
-      if (shouldLogoutOnMissingCookie(!!getToken(), window.location.pathname)) void logout();
+      const hasToken = !!getToken();
+      if (hasToken) hadSession.current = true;
+      else if (
+        hadSession.current &&
+        shouldLogoutOnMissingCookie(hasToken, window.location.pathname)
+      )
+        void logout();
     }, COOKIE_WATCH_INTERVAL_MS);
     return () => clearInterval(timer);
   }, [location.pathname]);
   return null;
+}
+
+/** Route `*` (no login needed): inside the app layout with a session, bare without one. */
+function NotFoundRoute() {
+  if (!getToken()) return <NotFoundPage />;
+  return (
+    <SessionGuard>
+      <AppLayout>
+        <NotFoundPage />
+      </AppLayout>
+    </SessionGuard>
+  );
 }
 
 function Placeholder({ titleKey }: { titleKey: string }) {
@@ -129,8 +151,8 @@ export function App() {
         >
           <Route index element={<Navigate to="/desktops" replace />} />
           {resourceRoutes}
-          <Route path="*" element={<NotFoundPage />} />
         </Route>
+        <Route path="*" element={<NotFoundRoute />} />
       </Routes>
       <SessionModals />
     </Refine>

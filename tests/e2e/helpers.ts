@@ -37,3 +37,39 @@ export async function apiToken(
 export async function apiAs(baseURL: string, token: string): Promise<APIRequestContext> {
   return request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
 }
+
+/** An HTTP answer of 400 or more seen by the page: `GET /api/v3/x -> 404`. */
+export interface HttpProblem {
+  method: string;
+  path: string;
+  status: number;
+  /** True for a top-level document (a page load), false for fetches. */
+  document: boolean;
+}
+
+/**
+ * Records the page's failing HTTP answers (status >= 400) for documents and for `/api/v3` calls.
+ * `take()` returns what was recorded since the last call and starts afresh.
+ */
+export function trackHttpProblems(page: Page): { take: () => HttpProblem[] } {
+  let seen: HttpProblem[] = [];
+  page.on('response', (response) => {
+    const request = response.request();
+    const url = new URL(response.url());
+    const document = request.resourceType() === 'document' && request.frame() === page.mainFrame();
+    if (response.status() < 400 || (!document && !url.pathname.startsWith('/api/v3/'))) return;
+    seen.push({
+      method: request.method(),
+      path: url.pathname,
+      status: response.status(),
+      document,
+    });
+  });
+  return {
+    take: () => {
+      const taken = seen;
+      seen = [];
+      return taken;
+    },
+  };
+}

@@ -1,16 +1,34 @@
-import { AppShell, Burger, Group, NavLink, Text } from '@mantine/core';
+import '@mantine/core/styles/Menu.css';
+import '@mantine/core/styles/Popover.css';
+import type { ReactNode } from 'react';
+import {
+  AppShell,
+  Burger,
+  Group,
+  Menu,
+  NavLink,
+  Text,
+  UnstyledButton,
+  VisuallyHidden,
+} from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
+import { IconChevronDown, IconExternalLink } from '@tabler/icons-react';
 import { Link, Outlet, useLocation } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { ColorSchemeSwitch } from '@/components/color-scheme-switch';
+import { Icon } from '@/components/icon';
 import { LanguageSwitcher } from '@/components/language-switcher';
 import { showError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { logout } from '@/providers/auth-provider';
 import { request } from '@/providers/http-client';
 import { buildNavEntries, type NavEntry } from './nav-items';
+import { ProductMark } from './product-mark';
 
-async function downloadVpn(operation: string): Promise<void> {
+const NAV_ICON_SIZE = 18;
+
+/** Calls a download operation and saves the `{content, mime, name, ext}` it answers as a file. */
+async function downloadFile(operation: string): Promise<void> {
   try {
     const file = await request<{ content: string; mime: string; name: string; ext: string } | null>(
       operation,
@@ -27,38 +45,74 @@ async function downloadVpn(operation: string): Promise<void> {
   }
 }
 
-function NavItem({ entry, active }: { entry: NavEntry; active: (path: string) => boolean }) {
+interface NavItemProps {
+  /** The entry to render (groups render their children). */
+  entry: NavEntry;
+  /** Whether a route path is the current page. */
+  active: (path: string) => boolean;
+  /** Called after an entry is used (closes the navbar on small screens). */
+  onNavigate: () => void;
+}
+
+function NavItem({ entry, active, onNavigate }: NavItemProps) {
   const { t } = useTranslation();
-  const label = t(`common:nav.${entry.key}`);
+  const common = {
+    label: t(entry.labelKey),
+    leftSection: entry.icon ? <Icon name={entry.icon} size={NAV_ICON_SIZE} /> : undefined,
+    'data-nav-key': entry.key,
+    'data-nav-kind': entry.kind,
+  };
   switch (entry.kind) {
-    case 'route':
-      if (entry.children?.length) {
-        return (
-          <NavLink label={label} defaultOpened>
-            {entry.children.map((child) => (
-              <NavItem key={child.key} entry={child} active={active} />
-            ))}
-          </NavLink>
-        );
-      }
-      return <NavLink component={Link} to={entry.path} label={label} active={active(entry.path)} />;
-    case 'external':
+    case 'group':
       return (
-        <NavLink component="a" href={entry.href} target="_blank" rel="noreferrer" label={label} />
+        <NavLink {...common} defaultOpened>
+          {entry.children.map((child) => (
+            <NavItem key={child.key} entry={child} active={active} onNavigate={onNavigate} />
+          ))}
+        </NavLink>
       );
-    case 'vpn':
+    case 'route':
       return (
         <NavLink
+          {...common}
+          component={Link}
+          to={entry.path}
+          active={active(entry.path)}
+          aria-current={active(entry.path) ? 'page' : undefined}
+          onClick={onNavigate}
+        />
+      );
+    case 'link':
+      return entry.external ? (
+        <NavLink
+          {...common}
+          component="a"
+          href={entry.href}
+          target="_blank"
+          rel="noreferrer"
+          rightSection={
+            <>
+              <IconExternalLink size={14} aria-hidden="true" />
+              <VisuallyHidden>{t('common:nav.newTab')}</VisuallyHidden>
+            </>
+          }
+        />
+      ) : (
+        <NavLink {...common} component="a" href={entry.href} />
+      );
+    case 'download':
+      return (
+        <NavLink
+          {...common}
           component="button"
-          label={label}
-          onClick={() => void downloadVpn(entry.operation)}
+          onClick={() => void downloadFile(entry.operation)}
         />
       );
     case 'logout':
       return (
         <NavLink
+          {...common}
           component="button"
-          label={label}
           onClick={() => void logout()}
           data-testid="logout"
         />
@@ -66,20 +120,64 @@ function NavItem({ entry, active }: { entry: NavEntry; active: (path: string) =>
   }
 }
 
-/** Authenticated shell: header with switches and user, navbar per spec section 2. */
-export function AppLayout() {
+/** Header menu of the logged-in user: the name and Log out. */
+function UserMenu({ name }: { name: string }) {
   const { t } = useTranslation();
-  const [opened, { toggle }] = useDisclosure();
+  return (
+    <Menu position="bottom-end" shadow="md" width={200}>
+      <Menu.Target>
+        <UnstyledButton
+          aria-label={t('common:nav.userMenu', { name })}
+          data-testid="user-menu"
+          px="xs"
+          py={4}
+          style={{ borderRadius: 'var(--mantine-radius-md)' }}
+        >
+          <Group gap={6} wrap="nowrap">
+            <Icon name="user" size={NAV_ICON_SIZE} />
+            <Text size="sm" visibleFrom="sm" data-testid="user-name" maw={160} truncate="end">
+              {name}
+            </Text>
+            <IconChevronDown size={14} aria-hidden="true" />
+          </Group>
+        </UnstyledButton>
+      </Menu.Target>
+      <Menu.Dropdown>
+        <Menu.Label>{name}</Menu.Label>
+        <Menu.Item
+          leftSection={<Icon name="logout" size={16} />}
+          onClick={() => void logout()}
+          data-testid="user-menu-logout"
+        >
+          {t('common:actions.logout')}
+        </Menu.Item>
+      </Menu.Dropdown>
+    </Menu>
+  );
+}
+
+export interface AppLayoutProps {
+  /** Page to show instead of the matched child route (e.g. the not-found page). */
+  children?: ReactNode;
+}
+
+/** Authenticated shell: header (mark, switches, user menu) and the navbar from the menu. */
+export function AppLayout({ children }: AppLayoutProps) {
+  const { t } = useTranslation();
+  const [opened, { toggle, close }] = useDisclosure();
   const { user, config } = useSessionState();
   const location = useLocation();
   const entries = user ? buildNavEntries(user.role_id, config) : [];
+  const main = entries.filter((entry) => entry.kind !== 'logout');
+  const footer = entries.filter((entry) => entry.kind === 'logout');
   const active = (path: string): boolean =>
     location.pathname === path || location.pathname.startsWith(`${path}/`);
+  const userName = user?.name ?? user?.username ?? '';
 
   return (
     <AppShell
       header={{ height: 56 }}
-      navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }}
+      navbar={{ width: 240, breakpoint: 'sm', collapsed: { mobile: !opened } }}
       padding="md"
     >
       <AppShell.Header>
@@ -92,27 +190,35 @@ export function AppLayout() {
               size="sm"
               aria-label={t('common:nav.toggle')}
             />
-            <Text fw={700} component={Link} to="/desktops">
-              {t('common:product')}
-            </Text>
+            <UnstyledButton component={Link} to="/" data-testid="home-link">
+              <Group gap={8} wrap="nowrap">
+                <ProductMark />
+                <Text fw={700} size="lg">
+                  {t('common:product')}
+                </Text>
+              </Group>
+            </UnstyledButton>
           </Group>
           <Group gap="xs" wrap="nowrap">
             <LanguageSwitcher />
             <ColorSchemeSwitch />
-            <Text size="sm" visibleFrom="sm" data-testid="user-name">
-              {user?.name ?? user?.username}
-            </Text>
+            {user && <UserMenu name={userName} />}
           </Group>
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label={t('common:nav.label')}>
-        {entries.map((entry) => (
-          <NavItem key={entry.key} entry={entry} active={active} />
-        ))}
+        <AppShell.Section grow style={{ overflowY: 'auto' }}>
+          {main.map((entry) => (
+            <NavItem key={entry.key} entry={entry} active={active} onNavigate={close} />
+          ))}
+        </AppShell.Section>
+        <AppShell.Section>
+          {footer.map((entry) => (
+            <NavItem key={entry.key} entry={entry} active={active} onNavigate={close} />
+          ))}
+        </AppShell.Section>
       </AppShell.Navbar>
-      <AppShell.Main>
-        <Outlet />
-      </AppShell.Main>
+      <AppShell.Main>{children ?? <Outlet />}</AppShell.Main>
     </AppShell>
   );
 }

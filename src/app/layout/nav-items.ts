@@ -1,66 +1,128 @@
 /**
- * Navbar entries in the order of spec section 2 "Navbar". Entries backed by a resource resolve
- * their path and role gate from `src/generated/resources.ts` and disappear while the resource is
- * not generated yet; external links come from the user config.
+ * The navbar, derived from the generated menu (`src/generated/menu.ts`, from the resources' menu
+ * and the schema's `x-menu`). Product rule: every entry leads to a working screen or is not shown,
+ * so an entry is kept only when
+ * - the role is in the entry's roles and may use the entry's operation (generated roles),
+ * - neither the entry nor its operation is planned (the server answers 501 for planned ones),
+ * - a resource entry has a list route and a list operation (no operation = no generic screen yet),
+ * - its `visibleIf` config flag is set and its `hrefFrom` config value is a usable URL.
+ * Entries nest by `parent`: a parent whose children survive becomes a group, the parent's own
+ * route first; children of a hidden parent take its place. Nothing here names a resource.
  */
-import { operations, type Operation } from '@/generated/api';
-import { resources } from '@/generated/resources';
+import { operations, type Operation, type OperationKey } from '@/generated/api';
+import { menu, type MenuEntry } from '@/generated/menu';
 import type { Role, UserConfig } from '@/generated/types';
 import { canAccess } from '@/providers/access-control-provider';
 
-/** Roles that see the administration link (the admin application's own audience). */
-export const ADMIN_LINK_ROLES: readonly Role[] = ['admin', 'manager'];
-export const ADMIN_LINK = '/isard-admin/login';
-const VPN_PATH = '/user/vpn/config';
-
-export type NavEntry =
-  | { key: string; kind: 'route'; path: string; children?: NavEntry[] }
-  | { key: string; kind: 'external'; href: string }
-  | { key: string; kind: 'vpn'; operation: string }
-  | { key: string; kind: 'logout' };
-
-function resourceList(name: string, role: Role, config: UserConfig | null): string | null {
-  const resource = resources.find((r) => r.name === name) as
-    { list?: string; meta: { visibleIf?: string | null } } | undefined;
-  if (!resource?.list || !canAccess(role, name, 'list')) return null;
-  // `visibleIf` names a boolean of the user config (e.g. show_bookings_button).
-  const flag = resource.meta.visibleIf;
-  if (flag && !(config as Record<string, unknown> | null)?.[flag]) return null;
-  return resource.list;
+interface NavBase {
+  /** The menu key (React key, `data-nav-key`). */
+  key: string;
+  /** i18n key of the label: `common:nav.<key>` (`common:nav.overview` for a group's own route). */
+  labelKey: string;
+  /** Semantic icon name (see `src/components/icon.tsx`); null when the schema gives none. */
+  icon: string | null;
 }
 
-/** Builds the navbar for a role and config. */
-export function buildNavEntries(role: Role, config: UserConfig | null): NavEntry[] {
-  const route = (key: string, resource: string, r: Role): NavEntry | null => {
-    const path = resourceList(resource, r, config);
-    return path ? { key, kind: 'route', path } : null;
-  };
-  const entries: (NavEntry | null)[] = [];
-  entries.push(route('desktops', 'desktops', role));
-  entries.push(route('deployments', 'deployments', role));
-  entries.push(route('templates', 'templates', role));
-  const bookings = [
-    route('bookingsSummary', 'bookings', role),
-    route('planning', 'planning', role),
-  ].filter((entry): entry is NavEntry => entry !== null);
-  const firstBooking = bookings[0];
-  if (firstBooking && firstBooking.kind === 'route') {
-    entries.push({ key: 'bookings', kind: 'route', path: firstBooking.path, children: bookings });
+export type NavEntry =
+  | (NavBase & { kind: 'route'; path: string })
+  | (NavBase & { kind: 'link'; href: string; external: boolean })
+  | (NavBase & { kind: 'download'; operation: OperationKey })
+  | (NavBase & { kind: 'logout' })
+  | (NavBase & { kind: 'group'; children: NavEntry[] });
+
+/** The tables the navbar is built from (the generated ones unless a test passes its own). */
+export interface NavSource {
+  menu: readonly MenuEntry[];
+  operations: Readonly<Record<string, Operation>>;
+}
+
+const GENERATED: NavSource = {
+  menu,
+  operations: operations as Readonly<Record<string, Operation>>,
+};
+
+/** The label key of a menu entry. */
+export function navLabelKey(key: string): string {
+  return `common:nav.${key}`;
+}
+/** The label of a group's own route (a route parent, shown as the group's first child). */
+export const GROUP_OWN_ROUTE_LABEL = 'common:nav.overview';
+
+/** Absolute http(s) URLs and same-origin absolute paths; anything else (`javascript:`...) is dropped. */
+function usableHref(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const href = value.trim();
+  return /^https?:\/\/[^\s]+$/i.test(href) || /^\/(?!\/)\S*$/.test(href) ? href : null;
+}
+
+function configValue(config: UserConfig | null, key: keyof UserConfig | null): unknown {
+  return key ? (config?.[key] ?? null) : null;
+}
+
+/** Whether the role may use the entry now (roles, planned, operation, config flag). */
+function isUsable(entry: MenuEntry, role: Role, config: UserConfig | null, source: NavSource) {
+  if (entry.planned) return false;
+  if (entry.roles && !entry.roles.includes(role)) return false;
+  if (entry.visibleIf && !configValue(config, entry.visibleIf)) return false;
+  if (entry.operation === null) return entry.kind !== 'resource' && entry.kind !== 'download';
+  const op = source.operations[entry.operation];
+  if (!op || op.planned) return false;
+  if (op.roles && !op.roles.includes(role)) return false;
+  return canAccess(role, op.resource, op.name);
+}
+
+/** The leaf for a usable entry, or null when it has nothing to lead to. */
+function toLeaf(entry: MenuEntry, config: UserConfig | null): NavEntry | null {
+  const base = { key: entry.key, labelKey: navLabelKey(entry.key), icon: entry.icon };
+  switch (entry.kind) {
+    case 'resource':
+      return entry.path ? { ...base, kind: 'route', path: entry.path } : null;
+    case 'link': {
+      const href = usableHref(entry.href ?? configValue(config, entry.hrefFrom));
+      return href ? { ...base, kind: 'link', href, external: entry.external } : null;
+    }
+    case 'download':
+      return entry.operation ? { ...base, kind: 'download', operation: entry.operation } : null;
+    case 'logout':
+      return { ...base, kind: 'logout' };
   }
-  entries.push(route('media', 'media', role));
-  if (config?.viewers_documentation_url)
-    entries.push({ key: 'viewers', kind: 'external', href: config.viewers_documentation_url });
-  entries.push(route('storage', 'storage', role));
-  entries.push(route('profile', 'profile', role));
-  if (ADMIN_LINK_ROLES.includes(role))
-    entries.push({ key: 'admin', kind: 'external', href: ADMIN_LINK });
-  if (config?.documentation_url)
-    entries.push({ key: 'help', kind: 'external', href: config.documentation_url });
-  const vpn = Object.values(operations as Record<string, Operation>).find(
-    (op) => op.path === VPN_PATH,
-  );
-  if (vpn && (vpn.roles === null || vpn.roles.includes(role)))
-    entries.push({ key: 'vpn', kind: 'vpn', operation: vpn.key });
-  entries.push({ key: 'logout', kind: 'logout' });
-  return entries.filter((entry): entry is NavEntry => entry !== null);
+}
+
+/** Builds the navbar for a role and the user config, in menu order. */
+export function buildNavEntries(
+  role: Role,
+  config: UserConfig | null,
+  source: NavSource = GENERATED,
+): NavEntry[] {
+  const keys = new Set(source.menu.map((entry) => entry.key));
+  // An entry naming a parent the menu does not have sits at the top level.
+  const parentOf = (entry: MenuEntry): string | null =>
+    entry.parent !== null && entry.parent !== entry.key && keys.has(entry.parent)
+      ? entry.parent
+      : null;
+
+  // `ancestors` stops a malformed menu (a key repeated along its own parent chain) from looping.
+  const level = (parent: string | null, ancestors: ReadonlySet<string>): NavEntry[] =>
+    source.menu
+      .filter((entry) => parentOf(entry) === parent && !ancestors.has(entry.key))
+      .flatMap((entry): NavEntry[] => {
+        const self = isUsable(entry, role, config, source) ? toLeaf(entry, config) : null;
+        const children = level(entry.key, new Set([...ancestors, entry.key]));
+        if (!children.length) return self ? [self] : [];
+        if (!self) return children;
+        return [
+          {
+            key: entry.key,
+            labelKey: navLabelKey(entry.key),
+            icon: entry.icon,
+            kind: 'group',
+            children: [
+              self.kind === 'route' ? { ...self, labelKey: GROUP_OWN_ROUTE_LABEL } : self,
+              ...children,
+            ],
+          },
+        ];
+      });
+
+  return level(null, new Set());
 }

@@ -1,0 +1,114 @@
+/**
+ * Icon registry: the schema names icons semantically (`x-menu`, `x-ui.icon`, `x-actions`) and this
+ * table maps each name to one tabler icon, imported by name so the build keeps only these.
+ * `icon.test.tsx` walks the generated tables and fails when a schema icon has no entry here.
+ */
+import type { ComponentType } from 'react';
+import {
+  IconBan,
+  IconBook,
+  IconCalendar,
+  IconCalendarCog,
+  IconCopy,
+  IconDatabase,
+  IconDeviceDesktop,
+  IconDisc,
+  IconDownload,
+  IconEye,
+  IconEyeOff,
+  IconHelp,
+  IconLogout,
+  IconPencil,
+  IconPlayerPlay,
+  IconPlayerStop,
+  IconPlus,
+  IconPower,
+  IconRefresh,
+  IconRestore,
+  IconRotateClockwise,
+  IconSettings,
+  IconShieldLock,
+  IconStack2,
+  IconTemplate,
+  IconToggleLeft,
+  IconToggleRight,
+  IconTrash,
+  IconUser,
+  IconUserPlus,
+  IconUsers,
+  type IconProps as TablerIconProps,
+} from '@tabler/icons-react';
+
+const ICONS: Readonly<Record<string, ComponentType<TablerIconProps>>> = {
+  book: IconBook,
+  calendar: IconCalendar,
+  'calendar-cog': IconCalendarCog,
+  cancel: IconBan,
+  copy: IconCopy,
+  database: IconDatabase,
+  deployment: IconStack2,
+  desktop: IconDeviceDesktop,
+  disc: IconDisc,
+  download: IconDownload,
+  edit: IconPencil,
+  eye: IconEye,
+  'eye-off': IconEyeOff,
+  help: IconHelp,
+  logout: IconLogout,
+  play: IconPlayerPlay,
+  'player-play': IconPlayerPlay,
+  plus: IconPlus,
+  power: IconPower,
+  refresh: IconRefresh,
+  reset: IconRotateClockwise,
+  restore: IconRestore,
+  settings: IconSettings,
+  'shield-lock': IconShieldLock,
+  stop: IconPlayerStop,
+  template: IconTemplate,
+  'toggle-off': IconToggleLeft,
+  'toggle-on': IconToggleRight,
+  trash: IconTrash,
+  user: IconUser,
+  'user-plus': IconUserPlus,
+  users: IconUsers,
+};
+
+/** Every semantic icon name the registry knows. */
+export const iconNames: readonly string[] = Object.keys(ICONS);
+
+/** True when `name` has an icon in the registry. */
+export function hasIcon(name: string): boolean {
+  return Object.hasOwn(ICONS, name);
+}
+
+export interface IconProps {
+  /** Semantic icon name from the schema (`desktop`, `trash`...); an unknown name throws. */
+  name: string;
+  /** Width and height in px or any CSS length; default 20. */
+  size?: number | string;
+  /** Stroke width; default 1.75. */
+  stroke?: number;
+  /** Extra class for the svg element. */
+  className?: string;
+}
+
+/** Renders a schema icon. Decorative (`aria-hidden`): it always sits next to a visible label. */
+export function Icon({ name, size = 20, stroke = 1.75, className }: IconProps) {
+  if (!hasIcon(name)) {
+    throw new Error(
+      `Unknown icon "${name}": register it in src/components/icon.tsx (known: ${iconNames.join(', ')})`,
+    );
+  }
+  const Component = ICONS[name] as ComponentType<TablerIconProps>;
+  return (
+    <Component
+      size={size}
+      stroke={stroke}
+      className={className}
+      aria-hidden="true"
+      focusable="false"
+      data-icon={name}
+    />
+  );
+}
