@@ -36,6 +36,7 @@ export default defineConfig({
           environment: 'jsdom',
           include: [
             'src/**/*.test.{ts,tsx}',
+            'common/**/*.test.ts',
             'scripts/**/*.test.ts',
             'tests/contract/**/*.test.ts',
             'tests/conformance/**/*.test.{ts,tsx}',

@@ -81,6 +81,7 @@ function englishDefault(segments: string[]): string {
     if (action === 'show') return `${singular(title)} details`;
     return title;
   }
+  if (group === 'empty') return `No ${title.toLowerCase()} yet.`;
   if (group === 'fields') return humanise((rest[0] ?? '').split('.').pop() ?? '');
   if (group === 'enum' || group === 'stateActions') return humanise(rest[rest.length - 1] ?? '');
   return humanise(rest.join(' '));

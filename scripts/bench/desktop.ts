@@ -154,8 +154,8 @@ async function main(): Promise<void> {
   await page.locator('input[name=password]').fill(PASSWORD);
   await page.getByTestId('login-submit').click();
   await page.waitForURL(/\/desktops$/);
-  await page.getByTestId('desktops-filter').fill(target.name);
-  const card = page.locator(`[data-testid="desktop-card"][data-desktop-id="${target.id}"]`);
+  await page.getByTestId('resource-filter').fill(target.name);
+  const card = page.locator(`[data-testid="record"][data-record-id="${target.id}"]`);
 
   const nonBlank = (viewer: Page) =>
     viewer.evaluate(() => {

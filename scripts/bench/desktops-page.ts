@@ -212,7 +212,7 @@ async function measureLogin(page: Page): Promise<{ ms: number; breakdown: string
         capture: true,
         once: true,
       });
-      const found = (): boolean => document.querySelector('[data-testid="desktop-card"]') !== null;
+      const found = (): boolean => document.querySelector('[data-testid="record"]') !== null;
       const observer = new MutationObserver(() => {
         if (!found()) return;
         observer.disconnect();
@@ -275,14 +275,14 @@ async function heapAfterGcMB(page: Page): Promise<number> {
   }
 }
 
-async function setView(page: Page, view: 'grid' | 'list'): Promise<void> {
+async function setView(page: Page, view: 'cards' | 'table'): Promise<void> {
   const inputId = await page
-    .locator(`[data-testid="desktops-view"] input[value="${view}"]`)
+    .locator(`[data-testid="resource-view"] input[value="${view}"]`)
     .getAttribute('id');
   if (!inputId) throw new Error(`no ${view} view toggle`);
   await page.locator(`label[for="${inputId}"]`).click();
   await page
-    .locator(`[data-testid="desktop-collection"][data-view="${view}"] [data-testid="desktop-card"]`)
+    .locator(`[data-testid="resource-collection"][data-view="${view}"] [data-testid="record"]`)
     .first()
     .waitFor();
 }
@@ -292,7 +292,7 @@ async function renderedIds(page: Page, onlyVisible: boolean): Promise<string[]> 
   return page.evaluate((visible) => {
     const cards = [
       ...document.querySelectorAll<HTMLElement>(
-        '[data-testid="desktop-collection"] [data-testid="desktop-card"]',
+        '[data-testid="resource-collection"] [data-testid="record"]',
       ),
     ];
     return cards
@@ -352,14 +352,14 @@ async function measureKeystroke(page: Page, key: string): Promise<number> {
     const g = window as unknown as BenchGlobals;
     const state: { done?: number; error?: string } = {};
     g.benchKey = state;
-    const root = document.querySelector('[data-testid="desktop-collection"]');
-    const input = document.querySelector<HTMLInputElement>('[data-testid="desktops-filter"]');
+    const root = document.querySelector('[data-testid="resource-collection"]');
+    const input = document.querySelector<HTMLInputElement>('[data-testid="resource-filter"]');
     if (!root || !input) {
       state.error = 'no collection or filter input';
       return;
     }
     const ids = (): string =>
-      [...root.querySelectorAll<HTMLElement>('[data-testid="desktop-card"]')]
+      [...root.querySelectorAll<HTMLElement>('[data-testid="record"]')]
         .map((c) => c.dataset.desktopId ?? '')
         .join(',');
     const before = ids();
@@ -399,14 +399,14 @@ async function measureKeystroke(page: Page, key: string): Promise<number> {
 /** Installs the socket-paint observer: arm(id, state) waits for that card's badge to show the state. */
 async function installSocketObserver(page: Page): Promise<void> {
   await page.evaluate(() => {
-    const root = document.querySelector('[data-testid="desktop-collection"]');
+    const root = document.querySelector('[data-testid="resource-collection"]');
     if (!root) throw new Error('no desktop collection');
     const pending = new Map<string, { state: string; badge: string }>();
     const paints: Paint[] = [];
     const cardOf = (id: string): HTMLElement | null =>
-      root.querySelector<HTMLElement>(`[data-desktop-id="${id}"]`);
+      root.querySelector<HTMLElement>(`[data-record-id="${id}"]`);
     const badgeText = (card: HTMLElement | null): string =>
-      card?.querySelector('[data-testid="desktop-state"]')?.textContent ?? '';
+      card?.querySelector('[data-testid="record-state"]')?.textContent ?? '';
     const check = (): void => {
       for (const [id, want] of pending) {
         const card = cardOf(id);
@@ -570,7 +570,7 @@ async function oneRun(
       presses.push(...word, ...Array.from(word, () => 'Backspace'));
     presses.length = KEYSTROKES;
     const sequence = presses.map((k) => (k === 'Backspace' ? '⌫' : k)).join('');
-    const filter = page.getByTestId('desktops-filter');
+    const filter = page.getByTestId('resource-filter');
     await filter.click();
     const keys: number[] = [];
     for (const key of presses) {
@@ -584,12 +584,11 @@ async function oneRun(
     await filter.fill('');
     await page.waitForFunction(
       (first) =>
-        document.querySelector('[data-testid="desktop-card"]')?.getAttribute('data-desktop-id') ===
-        first,
+        document.querySelector('[data-testid="record"]')?.getAttribute('data-record-id') === first,
       list[0]?.id ?? '',
     );
     await page.evaluate(() =>
-      document.querySelector('[data-testid="desktop-collection"]')?.scrollTo(0, 0),
+      document.querySelector('[data-testid="resource-collection"]')?.scrollTo(0, 0),
     );
     await sleep(300);
 
@@ -666,9 +665,9 @@ async function oneRun(
     }
     const lastPaint = Math.max(...burst.paints.map((p) => p.paintAt));
 
-    await setView(page, 'list');
+    await setView(page, 'table');
     const domList = await domElements(page);
-    await setView(page, 'grid');
+    await setView(page, 'cards');
     const heapEndMB = await heapAfterGcMB(page);
 
     console.log(

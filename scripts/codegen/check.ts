@@ -316,6 +316,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           sort?: { field: string };
           empty?: { action?: string };
           details?: string;
+          actions?: string[];
         }
       | undefined;
     if (list) {
@@ -339,6 +340,12 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         ...Object.keys(res?.routes ?? {}),
         ...Object.keys(res?.extraRoutes ?? {}),
       ]);
+      const actionNames = Object.keys(
+        ((f.json['x-actions'] ?? {}) as { actions?: Json }).actions ?? {},
+      );
+      for (const name of list.actions ?? [])
+        if (!actionNames.includes(name))
+          problems.push(`${f.file}: x-ui.list action ${name} is not an x-actions action`);
       for (const kind of [list.empty?.action, list.details])
         if (kind && !kinds.has(kind))
           problems.push(

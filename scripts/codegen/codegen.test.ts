@@ -10,6 +10,7 @@ import {
   readFileSync,
   readdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -197,8 +198,14 @@ describe('codegen follows the schema', () => {
     const b = join(copySchemas(), 'src/generated');
     await runCodegen({ schemaDir, outDir: a });
     await runCodegen({ schemaDir, outDir: b });
-    const names = readdirSync(a).sort();
-    expect(names).toEqual(readdirSync(b).sort());
+    const names = readdirSync(a, { recursive: true, encoding: 'utf8' })
+      .filter((n) => statSync(join(a, n)).isFile())
+      .sort();
+    expect(names).toEqual(
+      readdirSync(b, { recursive: true, encoding: 'utf8' })
+        .filter((n) => statSync(join(b, n)).isFile())
+        .sort(),
+    );
     expect(names).toEqual(
       expect.arrayContaining([
         'api.ts',
@@ -207,6 +214,10 @@ describe('codegen follows the schema', () => {
         'validators.js',
         'events.ts',
         'constants.ts',
+        'db.ts',
+        'menu.ts',
+        'operation-types.ts',
+        'form-validators/desktop-create.js',
       ]),
     );
     for (const n of names)

@@ -72,6 +72,8 @@ export interface ListDefinition {
   sort?: { field: string; order?: 'asc' | 'desc' };
   empty?: { icon?: string; action?: string };
   details?: string;
+  title?: string;
+  actions?: readonly string[];
 }
 export interface LiveDefinition {
   created?: string;
@@ -240,17 +242,41 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const refs: Record<string, string> = {};
   for (const [ref, key] of [...table.entries()].sort(([, a], [, b]) => a.localeCompare(b)))
     refs[key] = ref;
-  const code = standaloneCode(ajv, refs)
-    .replaceAll('require("ajv/dist/runtime/ucs2length").default', '__rt.ucs2length')
-    .replaceAll('require("ajv/dist/runtime/equal").default', '__rt.equal')
-    .replace(/require\("ajv-formats\/dist\/formats"\)\.fullFormats/g, '__rt.formats');
-  if (code.includes('require('))
-    throw new Error(
-      'validators.js still contains require(): add the module to common/validator-runtime.ts',
+  const standalone = (subset: Record<string, string>, runtime: string) => {
+    const code = standaloneCode(ajv, subset)
+      .replaceAll('require("ajv/dist/runtime/ucs2length").default', '__rt.ucs2length')
+      .replaceAll('require("ajv/dist/runtime/equal").default', '__rt.equal')
+      .replace(/require\("ajv-formats\/dist\/formats"\)\.fullFormats/g, '__rt.formats');
+    if (code.includes('require('))
+      throw new Error(
+        'validators still contain require(): add the module to common/validator-runtime.ts',
+      );
+    return `${banner}/* eslint-disable */\n// @ts-nocheck\nimport * as __rt from '${runtime}';\n${code.replace('"use strict";', '')}\n`;
+  };
+  write('validators.js', standalone(refs, '../../common/validator-runtime'));
+  // One small module per form body (create and update of each resource): a form loads only its own.
+  const formTypes = [
+    ...new Set(resourcesOf(files).flatMap((r) => [r.meta.types.create, r.meta.types.update])),
+  ]
+    .filter((t): t is string => typeof t === 'string' && t in refs)
+    .sort();
+  mkdirSync(join(outDir, 'form-validators'), { recursive: true });
+  const kebab = (t: string) => t.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+  for (const t of formTypes) {
+    write(
+      `form-validators/${kebab(t)}.js`,
+      standalone({ [t]: refs[t] as string }, '../../../common/validator-runtime'),
     );
+    write(
+      `form-validators/${kebab(t)}.d.ts`,
+      `${banner}import type { ValidateFunction } from 'ajv';\nexport declare const ${t}: ValidateFunction;\n`,
+    );
+  }
   write(
-    'validators.js',
-    `${banner}/* eslint-disable */\n// @ts-nocheck\nimport * as __rt from '../../common/validator-runtime';\n${code.replace('"use strict";', '')}\n`,
+    'form-validators.ts',
+    `${banner}import type { ValidateFunction } from 'ajv';\n\n/** Loads the precompiled validator of a form body (its own small chunk). */\nexport const formValidators: Readonly<Record<string, () => Promise<ValidateFunction>>> = {\n${formTypes
+      .map((t) => `  ${t}: () => import('./form-validators/${kebab(t)}.js').then((m) => m.${t}),`)
+      .join('\n')}\n};\n`,
   );
   write(
     'validators.d.ts',
@@ -368,15 +394,43 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const flatUi = flatSchema(files, true);
   const fields: Record<string, unknown> = {};
   const sections: Record<string, unknown> = {};
+  const extensions: Record<string, string> = {};
+  // Only the shapes screens show: list items, and what operations send and answer (with the item
+  // types of their lists); nested objects are flattened into their parent's fields.
+  const shown = new Set<string>();
+  for (const r of resourcesOf(files)) if (r.meta.types.list) shown.add(r.meta.types.list);
+  for (const o of ops) for (const t of [o.request, o.response]) if (t) shown.add(t);
+  const flatDefs = flatUi.$defs as Record<string, Json>;
+  const queue = [...shown];
+  for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
+    const def = flatDefs[key];
+    if (!def) continue;
+    for (const meta of def.type === 'object' && def.properties ? fieldsOf(flatUi, key) : [])
+      if (meta.items && !shown.has(meta.items)) {
+        shown.add(meta.items);
+        queue.push(meta.items);
+      }
+    const items = (def.items as Json | undefined)?.$ref;
+    if (typeof items === 'string') {
+      const name = items.replace('#/$defs/', '');
+      if (!shown.has(name)) {
+        shown.add(name);
+        queue.push(name);
+      }
+    }
+  }
   for (const key of Object.keys(flatUi.$defs as Json)) {
     const def = (flatUi.$defs as Record<string, Json>)[key];
-    if (def?.type === 'object' && def.properties) fields[key] = fieldsOf(flatUi, key);
+    if (shown.has(key) && def?.type === 'object' && def.properties)
+      fields[key] = fieldsOf(flatUi, key);
     const order = ((def?.['x-ui'] ?? {}) as Json).sections;
     if (Array.isArray(order)) sections[key] = order;
+    const extension = ((def?.['x-ui'] ?? {}) as Json).form;
+    if (typeof extension === 'string') extensions[key] = extension;
   }
   write(
     'fields.ts',
-    `${banner}import type { Role } from './types';\nexport interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n  codes?: readonly string[];\n  roles?: { read?: readonly Role[]; write?: readonly Role[] };\n  items?: string;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n/** Form section order of a type (x-ui.sections); sections not listed follow in field order. */\nexport const formSections: Readonly<Record<string, readonly string[]>> = ${literal(sections)};\n`,
+    `${banner}import type { Role } from './types';\nexport interface FieldMeta {\n  path: string;\n  type: string;\n  required: boolean;\n  nullable: boolean;\n  enum?: readonly unknown[];\n  minimum?: number;\n  maximum?: number;\n  minLength?: number;\n  maxLength?: number;\n  step?: number;\n  widget: string;\n  order: number;\n  section?: string;\n  unit?: string;\n  options?: string;\n  hidden: boolean;\n  secret: boolean;\n  column: boolean;\n  card: boolean;\n  filter: boolean;\n  codes?: readonly string[];\n  roles?: { read?: readonly Role[]; write?: readonly Role[] };\n  items?: string;\n}\nexport const fields = ${literal(fields)} as const satisfies Record<string, readonly FieldMeta[]>;\n/** Form section order of a type (x-ui.sections); sections not listed follow in field order. */\nexport const formSections: Readonly<Record<string, readonly string[]>> = ${literal(sections)};\n/** The registered form extension of a type (x-ui.form). */\nexport const formExtensions: Readonly<Record<string, string>> = ${literal(extensions)};\n`,
   );
   // 9. description codes for validation failures (x-error), matched on the ajv error's schemaPath
   const codes: [string, string][] = [];

@@ -16,10 +16,9 @@ import { Refine, type ResourceProps } from '@refinedev/core';
 import routerProvider from '@refinedev/react-router';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { useTranslation } from 'react-i18next';
-import { resources } from '@/generated/resources';
+import { resourceList, resourceOf } from '@/generated/resources';
 import { ErrorPage } from '@/features/system/error-page';
 import { NotFoundPage } from '@/features/system/not-found-page';
-import { PlaceholderPage } from '@/features/system/placeholder-page';
 import { getToken } from '@/lib/token';
 import { accessControlProvider } from '@/providers/access-control-provider';
 import { authProvider, logout } from '@/providers/auth-provider';
@@ -33,23 +32,27 @@ import { AppLayout } from './layout/app-layout';
 import { queryClient } from './query-client';
 import { renderResourceRoutes } from './routes';
 import { setBootstrapLiveProvider } from './session-bootstrap';
+import './registrations';
 import { SessionModals } from './session-modals';
 
 const dataProvider = createDataProvider();
 const liveProvider = createLiveProvider(queryClient, { batch: 'frame' });
 setBootstrapLiveProvider(liveProvider);
 
-const refineResources: ResourceProps[] = resources.map((resource) => {
-  const record = resource as unknown as Record<string, unknown>;
-  return {
-    name: resource.name,
-    ...(typeof record.list === 'string' ? { list: record.list } : {}),
-    ...(typeof record.create === 'string' ? { create: record.create } : {}),
-    ...(typeof record.edit === 'string' ? { edit: record.edit } : {}),
-    ...(typeof record.show === 'string' ? { show: record.show } : {}),
-    meta: { ...(resource.meta as unknown as Record<string, unknown>), hide: resource.meta.hide },
-  } as ResourceProps;
-});
+const refineResources: ResourceProps[] = resourceList.map(
+  ({ name, list, create, edit, show, meta }) => ({
+    name,
+    ...(list ? { list } : {}),
+    ...(create ? { create } : {}),
+    ...(edit ? { edit } : {}),
+    ...(show ? { show } : {}),
+    // refine's meta: parent is a resource name or absent, the icon a component (ours are names).
+    meta: { ...meta, parent: meta.parent ?? undefined, icon: undefined },
+  }),
+);
+
+/** Where `/` leads: the desktops list. */
+const HOME = resourceOf('desktops')?.list ?? '/desktops';
 
 /**
  * Point 8 of the guard: log out when the session cookie disappears (outside exempt pages). Only a
@@ -83,11 +86,6 @@ function NotFoundRoute() {
       </AppLayout>
     </SessionGuard>
   );
-}
-
-function Placeholder({ titleKey }: { titleKey: string }) {
-  const { t } = useTranslation();
-  return <PlaceholderPage title={t(titleKey)} />;
 }
 
 /** The authenticated application. */
@@ -128,28 +126,13 @@ export function App() {
         <Route path="/error/:code" element={<ErrorPage />} />
         {publicRoutes}
         <Route
-          path="/forgot-password"
-          element={<Placeholder titleKey="common:routes.forgot_password" />}
-        />
-        <Route path="/disclaimer" element={<Placeholder titleKey="common:routes.disclaimer" />} />
-        <Route path="/export-user" element={<Placeholder titleKey="common:routes.export_user" />} />
-        <Route path="/register" element={<Placeholder titleKey="common:routes.register" />} />
-        <Route
-          path="/verify-email"
-          element={<Placeholder titleKey="common:routes.verify_email" />}
-        />
-        <Route
-          path="/reset-password"
-          element={<Placeholder titleKey="common:routes.reset_password" />}
-        />
-        <Route
           element={
             <SessionGuard>
               <AppLayout />
             </SessionGuard>
           }
         >
-          <Route index element={<Navigate to="/desktops" replace />} />
+          <Route index element={<Navigate to={HOME} replace />} />
           {resourceRoutes}
         </Route>
         <Route path="*" element={<NotFoundRoute />} />

@@ -1,29 +1,31 @@
 /**
- * Bespoke pages by resource and action. Routes come from `src/generated/resources.ts`; a route
- * without an entry here renders the placeholder page titled from the resource.
+ * The screens behind the generated routes: the resource engine's list, details and form pages
+ * for every resource, and the bespoke screens (viewers, bookings, planning, videowall) by
+ * resource and route kind. Every page is a lazy chunk.
  */
 import { lazy, type ComponentType, type LazyExoticComponent } from 'react';
 
-/** list/create/edit/show or an extra route kind (`x-resource.extraRoutes`). */
-type PageAction = string;
+export interface PageProps {
+  resource: string;
+}
 
-export const pages: Partial<
-  Record<string, Partial<Record<PageAction, LazyExoticComponent<ComponentType>>>>
-> = {
+type Page = LazyExoticComponent<ComponentType<PageProps>>;
+
+/** The engine's screen of each generic route kind. */
+export const enginePages: Readonly<Record<string, Page>> = {
+  list: lazy(() =>
+    import('@/resources/list/resource-list-page').then((m) => ({ default: m.ResourceListPage })),
+  ),
+  show: lazy(() =>
+    import('@/resources/show/resource-show-page').then((m) => ({ default: m.ResourceShowPage })),
+  ),
+  create: lazy(() => import('./form-pages').then((m) => ({ default: m.CreatePage }))),
+  edit: lazy(() => import('./form-pages').then((m) => ({ default: m.EditPage }))),
+};
+
+/** Bespoke screens by resource and route kind; they win over the engine's. */
+export const bespokePages: Readonly<Record<string, Readonly<Record<string, Page>>>> = {
   desktops: {
-    list: lazy(() =>
-      import('@/features/desktops/desktops-page').then((m) => ({ default: m.DesktopsPage })),
-    ),
-    create: lazy(() =>
-      import('@/features/desktop-form/new-desktop-page').then((m) => ({
-        default: m.NewDesktopPage,
-      })),
-    ),
-    edit: lazy(() =>
-      import('@/features/desktop-form/edit-desktop-page').then((m) => ({
-        default: m.EditDesktopPage,
-      })),
-    ),
     viewer: lazy(() =>
       import('@/features/viewers/vnc-viewer-page').then((m) => ({ default: m.VncViewerPage })),
     ),

@@ -15,6 +15,12 @@ import { logout } from '@/providers/auth-provider';
 import { PageLoader } from './page-loader';
 
 const App = lazy(() => import('./app').then((m) => ({ default: m.App })));
+
+/** Starts loading the application and the landing list while the user types the login (goal G3). */
+function preloadLanding(): void {
+  void import('./app');
+  void import('@/resources/list/resource-list-page');
+}
 const MaintenancePage = lazy(() =>
   import('@/features/system/maintenance-page').then((m) => ({ default: m.MaintenancePage })),
 );
@@ -75,7 +81,7 @@ export function Root() {
       <BrowserRouter>
         <NavigatorBridge />
         <Routes>
-          <Route path="/login" element={<LoginPage />} />
+          <Route path="/login" element={<LoginPage preload={preloadLanding} />} />
           <Route
             path="/maintenance"
             element={

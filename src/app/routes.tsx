@@ -1,58 +1,54 @@
 /**
- * Routes derived from the generated resources: every list/create/edit/show path becomes a route
- * gated by `meta.roles`, titled from `meta.label` / `resources:<name>.actions.<action>`.
+ * Routes derived from the generated resources: every list/create/edit/show path and every extra
+ * route, gated by the resource's roles and titled `resources:<name>.actions.<kind>`. Its screen is
+ * the bespoke page, or the engine's page for the kind; a route whose screen or operations are not
+ * built yet shows not found to the roles it allows (the others are sent to the desktops).
  */
 import { Suspense, type ReactElement } from 'react';
 import { Route } from 'react-router';
 import type { TFunction } from 'i18next';
-import { resources } from '@/generated/resources';
+import { resourceList } from '@/generated/resources';
 import type { Role } from '@/generated/types';
-import { PlaceholderPage } from '@/features/system/placeholder-page';
+import { routeBuilt } from '@/resources/actions/available-actions';
+import { NotFoundPage } from '@/features/system/not-found-page';
+import { ScreenErrorBoundary } from '@/components/screen-error-boundary';
 import { RoleGate } from './guard/role-gate';
 import { PageLoader } from './page-loader';
-import { pages } from './pages';
-
-export const ROUTE_ACTIONS = ['list', 'create', 'edit', 'show'] as const;
-/** list/create/edit/show, or the kind of an `x-resource.extraRoutes` entry (e.g. `viewer`). */
-export type RouteAction = string;
+import { bespokePages, enginePages } from './pages';
 
 export interface DerivedRoute {
   resource: string;
-  action: RouteAction;
+  /** list, create, edit, show or an extra route kind (viewer, videowall...) */
+  kind: string;
   path: string;
   roles: readonly Role[] | null;
-  routeName: string | null;
   titleKey: string;
+  /** false while its screen or operations are not built: the route then shows not found */
+  built: boolean;
 }
 
-/** Lists the routes of every generated resource. */
+/** Every route of every resource, with whether its screen is built. */
 export function deriveRoutes(): DerivedRoute[] {
   const routes: DerivedRoute[] = [];
-  for (const resource of resources) {
-    const record = resource as unknown as Record<string, unknown>;
-    for (const action of ROUTE_ACTIONS) {
-      const path = record[action];
-      if (typeof path !== 'string') continue;
-      const routeNames = resource.meta.routeNames as Partial<Record<RouteAction, string>>;
+  for (const resource of resourceList) {
+    const paths: Record<string, string | undefined> = {
+      list: resource.list,
+      create: resource.create,
+      edit: resource.edit,
+      show: resource.show,
+      ...resource.meta.extraRoutes,
+    };
+    for (const [kind, path] of Object.entries(paths)) {
+      if (!path) continue;
+      const bespoke = bespokePages[resource.name]?.[kind];
+      const built = (!!bespoke || kind in enginePages) && routeBuilt(resource.name, kind);
       routes.push({
+        built,
         resource: resource.name,
-        action,
+        kind,
         path,
-        roles: (resource.meta.roles as readonly Role[] | null) ?? null,
-        routeName: routeNames[action] ?? null,
-        titleKey: `resources:${resource.name}.actions.${action}`,
-      });
-    }
-    const extra = ((resource.meta as { extraRoutes?: Record<string, string> }).extraRoutes ??
-      {}) as Record<string, string>;
-    for (const [kind, path] of Object.entries(extra)) {
-      routes.push({
-        resource: resource.name,
-        action: kind,
-        path,
-        roles: (resource.meta.roles as readonly Role[] | null) ?? null,
-        routeName: (resource.meta.routeNames as Partial<Record<string, string>>)[kind] ?? null,
-        titleKey: `resources:${resource.name}.actions.${kind}`,
+        roles: resource.meta.roles,
+        titleKey: built ? `resources:${resource.name}.actions.${kind}` : 'common:routes.not_found',
       });
     }
   }
@@ -60,7 +56,7 @@ export function deriveRoutes(): DerivedRoute[] {
 }
 
 /**
- * Renders the derived routes as react-router elements. Resources without roles (e.g. the direct
+ * Renders the derived routes as react-router elements. Resources without roles (the direct
  * viewer) are routes without login; the others go inside the session guard.
  */
 export function renderResourceRoutes(t: TFunction, scope: 'protected' | 'public'): ReactElement[] {
@@ -68,20 +64,21 @@ export function renderResourceRoutes(t: TFunction, scope: 'protected' | 'public'
     scope === 'public' ? route.roles === null : route.roles !== null,
   );
   return routes.map((route) => {
-    const title = t(route.titleKey);
-    const Page = pages[route.resource]?.[route.action];
+    const Page = bespokePages[route.resource]?.[route.kind] ?? enginePages[route.kind];
     return (
       <Route
-        key={`${route.resource}.${route.action}`}
+        key={`${route.resource}.${route.kind}`}
         path={route.path}
         element={
-          <RoleGate roles={route.roles} title={title}>
-            {Page ? (
-              <Suspense fallback={<PageLoader />}>
-                <Page />
-              </Suspense>
+          <RoleGate roles={route.roles} title={t(route.titleKey)}>
+            {route.built && Page ? (
+              <ScreenErrorBoundary>
+                <Suspense fallback={<PageLoader />}>
+                  <Page resource={route.resource} />
+                </Suspense>
+              </ScreenErrorBoundary>
             ) : (
-              <PlaceholderPage title={title} />
+              <NotFoundPage />
             )}
           </RoleGate>
         }

@@ -3,8 +3,7 @@
  * open the live socket, fetch the config once (migrations_block -> /export-user) and the
  * recycle-bin maximum time when that operation exists.
  */
-import { operations, type Operation } from '@/generated/api';
-import type { SessionUser, UserConfig } from '@/generated/types';
+import { operations } from '@/generated/api';
 import { navigateTo } from '@/lib/navigation';
 import { getSessionState, updateSessionState } from '@/lib/session-state';
 import { closeSocket, openSocket } from '@/lib/socket';
@@ -13,8 +12,6 @@ import { request } from '@/providers/http-client';
 import { logout, onLogout } from '@/providers/auth-provider';
 import type { PortalLiveProvider } from '@/providers/live-provider';
 import { queryClient } from './query-client';
-
-const CUTOFF_PATH = '/recycle-bin/user/cutoff-time';
 
 let running: Promise<void> | null = null;
 let liveProvider: PortalLiveProvider | null = null;
@@ -32,16 +29,13 @@ export function setBootstrapLiveProvider(provider: PortalLiveProvider): void {
 
 /** Re-fetches the user and config (after a renewal). */
 export async function refreshSession(): Promise<void> {
-  const [user, config] = await Promise.all([
-    request<SessionUser>('session.user'),
-    request<UserConfig>('config.show'),
-  ]);
+  const [user, config] = await Promise.all([request('session.user'), request('config.show')]);
   updateSessionState({ ...(user ? { user } : {}), ...(config ? { config } : {}) });
 }
 
 async function run(): Promise<void> {
   if (!getSessionState().user) {
-    const user = await request<SessionUser>('session.user');
+    const user = await request('session.user');
     updateSessionState({ user });
   }
   openSocket({
@@ -51,15 +45,13 @@ async function run(): Promise<void> {
     onFatal: () => void logout(),
   });
   if (!getSessionState().config) {
-    const config = await request<UserConfig>('config.show');
+    const config = await request('config.show');
     updateSessionState({ config });
     if (config?.migrations_block) navigateTo('/export-user', { replace: true });
   }
-  const cutoff = Object.values(operations as Record<string, Operation>).find(
-    (op) => op.path === CUTOFF_PATH,
-  );
-  if (cutoff) {
-    request(cutoff.key)
+  // The maximum recycle-bin time, when this installation has the call.
+  if (!operations['recycle-bins.cutoffTime'].planned) {
+    request('recycle-bins.cutoffTime')
       .then((value) => updateSessionState({ recycleBinCutoff: value }))
       .catch((error: unknown) => console.warn('recycle-bin cutoff', error));
   }

@@ -4,7 +4,7 @@
  * Shared by scripts/i18n-sync.ts and the i18n test.
  */
 interface Inputs {
-  resources: readonly { name: string; meta: { entity?: string | null } }[] | readonly unknown[];
+  resources: readonly unknown[];
   fields: Record<string, readonly { path: string; enum?: readonly unknown[] }[]>;
   stateActions: Record<string, { actions: Record<string, unknown> }>;
 }
@@ -16,7 +16,15 @@ export function requiredResourceKeys({ resources, fields, stateActions }: Inputs
   const keys: string[][] = [];
   for (const item of resources as readonly Record<string, unknown>[]) {
     const name = String(item.name);
-    const meta = (item.meta ?? {}) as { entity?: string | null };
+    const meta = (item.meta ?? {}) as {
+      entity?: string | null;
+      list?: { tabs?: readonly { key: string }[]; toggles?: readonly { key: string }[] } | null;
+    };
+    if (meta.list) {
+      keys.push([name, 'empty']);
+      for (const tab of meta.list.tabs ?? []) keys.push([name, 'tabs', tab.key]);
+      for (const toggle of meta.list.toggles ?? []) keys.push([name, 'toggles', toggle.key]);
+    }
     keys.push([name, 'title']);
     for (const action of ROUTE_ACTIONS)
       if (typeof item[action] === 'string') keys.push([name, 'actions', action]);

@@ -4,7 +4,7 @@
  * Logout always clears the session and goes to /login, even when the call fails.
  */
 import type { AuthProvider } from '@refinedev/core';
-import type { SessionUser, SessionUserCategory } from '@/generated/types';
+import type { SessionUserCategory } from '@/generated/types';
 import { navigateTo } from '@/lib/navigation';
 import { resetSessionState } from '@/lib/session-state';
 import { setSessionModal } from '@/lib/session-modal-store';
@@ -58,7 +58,7 @@ export function onLogout(fn: () => void): () => void {
 /** Posts the login form and stores the session; see LoginResult for the branches. */
 export async function login(params: LoginParams): Promise<LoginResult> {
   try {
-    const body = await request<string>('session.login', {
+    const body = await request('session.login', {
       query: { provider: params.provider ?? 'form', category_id: params.categoryId },
       body: { username: params.username, password: params.password },
       token: params.token ?? null,
@@ -101,7 +101,7 @@ export async function logout(): Promise<{ success: true; redirectTo: string }> {
   let redirect: string | undefined;
   try {
     if (token && tokenType(decodeToken(token)) === 'login') {
-      const answer = await request<{ redirect?: string } | null>('session.logout', {
+      const answer = await request('session.logout', {
         token,
         timeoutMs: 5000,
       });
@@ -146,7 +146,7 @@ export const authProvider: AuthProvider = {
     if (status === 401) return { logout: true, redirectTo: '/login', error: error as ApiError };
     return {};
   },
-  getIdentity: async () => request<SessionUser>('session.user'),
+  getIdentity: async () => request('session.user'),
   getPermissions: async () => {
     const claims = decodeToken(getToken());
     return claims?.data?.role_id ?? null;

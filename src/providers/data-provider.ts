@@ -9,9 +9,9 @@ import type { BaseRecord, DataProvider } from '@refinedev/core';
 import { operations } from '@/generated/api';
 import { resources } from '@/generated/resources';
 import { applyFilters, applyPagination, applySorters } from './list-utils';
-import { request as defaultRequest, ApiError, type RequestOptions } from './http-client';
+import { requestOperation, ApiError, type RequestOptions } from './http-client';
 
-export type RequestFn = <T = unknown>(key: string, options?: RequestOptions) => Promise<T>;
+export type RequestFn = (key: string, options?: RequestOptions) => Promise<unknown>;
 
 function listKeyOf(resource: string): string | null {
   const found = resources.find((r) => r.name === resource);
@@ -39,12 +39,12 @@ function paramsFrom(
 }
 
 /** Creates the data provider around an HTTP request function (injectable for tests). */
-export function createDataProvider(request: RequestFn = defaultRequest): DataProvider {
+export function createDataProvider(request: RequestFn = requestOperation): DataProvider {
   return {
     getApiUrl: () => '/api/v3',
 
     getList: async ({ resource, filters, sorters, pagination, meta }) => {
-      const answer = await request<unknown>(
+      const answer = await request(
         opKey(resource, (meta?.operation as string | undefined) ?? 'list'),
         {
           params: paramsFrom(meta),
@@ -67,7 +67,7 @@ export function createDataProvider(request: RequestFn = defaultRequest): DataPro
     },
 
     getOne: async ({ resource, id, meta }) => {
-      const data = await request<BaseRecord>(
+      const data = await request(
         opKey(resource, (meta?.operation as string | undefined) ?? 'show'),
         {
           params: paramsFrom(meta, id),
@@ -77,7 +77,7 @@ export function createDataProvider(request: RequestFn = defaultRequest): DataPro
     },
 
     create: async ({ resource, variables, meta }) => {
-      const data = await request<BaseRecord>(
+      const data = await request(
         opKey(resource, (meta?.operation as string | undefined) ?? 'create'),
         {
           params: paramsFrom(meta),
@@ -88,7 +88,7 @@ export function createDataProvider(request: RequestFn = defaultRequest): DataPro
     },
 
     update: async ({ resource, id, variables, meta }) => {
-      const data = await request<BaseRecord>(
+      const data = await request(
         opKey(resource, (meta?.operation as string | undefined) ?? 'update'),
         {
           params: paramsFrom(meta, id),
@@ -99,7 +99,7 @@ export function createDataProvider(request: RequestFn = defaultRequest): DataPro
     },
 
     deleteOne: async ({ resource, id, meta }) => {
-      const data = await request<BaseRecord>(
+      const data = await request(
         opKey(resource, (meta?.operation as string | undefined) ?? 'delete'),
         {
           params: paramsFrom(meta, id),
@@ -117,7 +117,7 @@ export function createDataProvider(request: RequestFn = defaultRequest): DataPro
           error: 'unknown_operation',
         });
       }
-      const data = await request<BaseRecord>(key, {
+      const data = await request(key, {
         params: paramsFrom(meta),
         ...(query ? { query: query as RequestOptions['query'] } : {}),
         ...(payload !== undefined ? { body: payload } : {}),

@@ -5,7 +5,14 @@
  * Status handling follows spec section 8.
  */
 import type { HttpError } from '@refinedev/core';
-import { operations, type Operation, type OperationKey } from '@/generated/api';
+import { operations, type Operation } from '@/generated/api';
+import type {
+  OperationBody,
+  OperationKey,
+  OperationParams,
+  OperationQuery,
+  OperationResponse,
+} from '@/generated/operation-types';
 import { beginRequest } from '@/lib/pending';
 import { decodeToken, expiresWithin, getToken, setToken, tokenType } from '@/lib/token';
 
@@ -266,10 +273,10 @@ const NO_LOGOUT_ON_401 = new Set<string>([LOGIN_OPERATION, 'session.logout', 'se
  * Calls a generated operation. Resolves with the parsed JSON (or text) body; 429 resolves with
  * null except on login. Rejects with an ApiError.
  */
-export async function request<T = unknown>(
-  key: OperationKey | string,
+export async function requestOperation(
+  key: string,
   options: RequestOptions = {},
-): Promise<T> {
+): Promise<unknown> {
   const op = (operations as Record<string, Operation>)[key];
   if (!op)
     throw new ApiError({
@@ -312,7 +319,7 @@ export async function request<T = unknown>(
       const status = response.status;
       if (status === 429 && key !== LOGIN_OPERATION) {
         console.warn('Too many requests', key);
-        return null as T;
+        return null;
       }
       if (status === 401 && !NO_LOGOUT_ON_401.has(key)) hooks.onUnauthorized(error);
       else if (status === 503 && !url.includes('scheduler')) hooks.onMaintenance(error);
@@ -320,14 +327,47 @@ export async function request<T = unknown>(
       throw error;
     }
 
-    if (response.status === 204) return null as T;
-    if (options.responseType === 'blob') return (await response.blob()) as T;
+    if (response.status === 204) return null;
+    if (options.responseType === 'blob') return await response.blob();
     const type = response.headers.get('Content-Type') ?? '';
     const text = await response.text();
-    if (!text) return null as T;
-    if (type.includes('json')) return JSON.parse(text) as T;
-    return text as T;
+    if (!text) return null;
+    if (type.includes('json')) return JSON.parse(text) as unknown;
+    return text;
   } finally {
     done();
   }
+}
+
+/** Options of a call to operation K: its params, query and body are typed by the operation. */
+export interface OperationOptions<K extends OperationKey> extends Omit<
+  RequestOptions,
+  'params' | 'query' | 'body' | 'responseType'
+> {
+  params?: OperationParams<K>;
+  query?: OperationQuery<K>;
+  body?: OperationBody<K>;
+}
+
+/**
+ * Calls operation K; resolves with its generated response type, or null for an empty answer and
+ * for 429 (throttled calls are dropped silently, except login).
+ */
+export function request<K extends OperationKey>(
+  key: K,
+  options: OperationOptions<K> = {},
+): Promise<OperationResponse<K> | null> {
+  // The operation's response schema is what OperationResponse<K> is generated from.
+  return requestOperation(key, options as RequestOptions) as Promise<OperationResponse<K> | null>;
+}
+
+/** Calls operation K for a file or an image: resolves with the body as a Blob (null when empty). */
+export function requestBlob<K extends OperationKey>(
+  key: K,
+  options: OperationOptions<K> = {},
+): Promise<Blob | null> {
+  return requestOperation(key, {
+    ...(options as RequestOptions),
+    responseType: 'blob',
+  }) as Promise<Blob | null>;
 }

@@ -91,9 +91,9 @@ describe('layers: downward imports are allowed', () => {
       name: 'a feature importing resources, generated code and itself',
       filePath: 'src/features/desktops/x.tsx',
       code: [
-        `import * as resources from '${alias(moduleIn('src/resources', 'state-actions.ts'))}';`,
+        `import * as resources from '${alias(moduleIn('src/resources/actions', 'available-actions.ts'))}';`,
         `import type * as generated from '${alias(moduleIn('src/generated', 'types.ts'))}';`,
-        `import * as own from '${alias(moduleIn('src/features/desktops', 'format.ts'))}';`,
+        `import * as own from '${alias(moduleIn('src/features/desktops', 'desktop-card.tsx'))}';`,
         `import * as http from '${alias(moduleIn('src/providers', 'http-client.ts'))}';`,
         'export const x = [resources, own, http];',
         'export type G = typeof generated;',

@@ -21,6 +21,6 @@ test('the login page has no serious or critical axe violations', async ({ page }
 
 test('the desktops page has no serious or critical axe violations', async ({ page }) => {
   await loginUi(page);
-  await expect(page.getByTestId('desktop-card').first()).toBeVisible();
+  await expect(page.getByTestId('record').first()).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
 });

@@ -48,13 +48,13 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
 
   // Create the desktop on the New desktop page.
   const name = `e2e-life-${Date.now()}`;
-  await page.getByTestId('new-desktop').click();
+  await page.getByTestId('resource-create').click();
   await expect(page).toHaveURL(/\/desktops\/new$/);
   await page.getByRole('combobox', { name: 'Template' }).click();
   await page.getByRole('option', { name: 'Demo template' }).click();
   await expect(page.getByTestId('template-description')).toBeVisible();
   await page.getByRole('textbox', { name: 'Name', exact: true }).fill(name);
-  await page.getByRole('button', { name: 'Create desktop' }).click();
+  await page.getByRole('button', { name: 'Create', exact: true }).click();
   await expect(page).toHaveURL(/\/desktops$/, { timeout: 30_000 });
   const list = (await (await api.get('/api/v3/user/desktops')).json()) as {
     id: string;
@@ -63,8 +63,8 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   const id = list.find((d) => d.name === name)?.id ?? '';
   expect(id, 'the new desktop is listed').toBeTruthy();
 
-  await page.getByTestId('desktops-filter').fill(name);
-  const card = page.locator(`[data-testid="desktop-card"][data-desktop-id="${id}"]`);
+  await page.getByTestId('resource-filter').fill(name);
+  const card = page.locator(`[data-testid="record"][data-record-id="${id}"]`);
   await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 30_000 });
 
   // Start from the card; the state changes arrive on the socket (no navigation).
@@ -72,7 +72,8 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   page.on('framenavigated', (frame) => {
     if (frame === page.mainFrame()) navigations += 1;
   });
-  await card.locator('[data-action="start"]').click();
+  await card.getByTestId('record-more').click();
+  await page.locator('[data-action="start"]').click();
   await expect(card).toHaveAttribute('data-state', 'started', { timeout: 30_000 });
   expect(navigations).toBe(0);
 
@@ -152,12 +153,13 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await expect(viewer.getByTestId('vnc-back')).toBeVisible();
   await viewer.close();
 
-  // Edit the memory on the edit page (from the card's Edit button).
+  // Edit the memory on the edit page (Edit in the card's more menu).
   const before = (await (await api.get(`/api/v3/domain/info/${id}`)).json()) as {
     hardware?: { memory?: number };
   };
   const memory = before.hardware?.memory === 1.5 ? 2 : 1.5;
-  await card.locator('[data-action="edit"]').click();
+  await card.getByTestId('record-more').click();
+  await page.locator('[data-action="edit"]').click();
   await expect(page).toHaveURL(new RegExp(`/domain/edit\\?id=${id}$`));
   const memoryInput = page.getByRole('textbox', { name: /^Memory/ });
   await memoryInput.fill(String(memory));
@@ -173,12 +175,13 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
         ).hardware?.memory,
     )
     .toBe(memory);
-  await page.getByTestId('desktops-filter').fill(name);
+  await page.getByTestId('resource-filter').fill(name);
 
-  // Delete from the card (confirmation dialog) -> recycle bin.
+  // Delete from the card's more menu (confirmation naming the desktop) -> recycle bin.
   const countBefore = Number(await (await api.get('/api/v3/recycle_bin/count')).text());
-  await card.locator('[data-action="delete"]').click();
-  await page.getByTestId('confirm-delete').click();
+  await card.getByTestId('record-more').click();
+  await page.locator('[data-action="delete"]').click();
+  await page.getByTestId('confirm-action').click();
   await expect(card).toHaveCount(0, { timeout: 15_000 });
   await expect
     .poll(async () => Number(await (await api.get('/api/v3/recycle_bin/count')).text()))

@@ -23,7 +23,7 @@ test('a desktop changed on the server appears changed without reload within 1 s'
       { timeout: 20_000 },
     )
     .toBe(true);
-  const card = page.locator(`[data-testid="desktop-card"][data-desktop-id="${target?.id}"]`);
+  const card = page.locator(`[data-testid="record"][data-record-id="${target?.id}"]`);
   await expect(card).toHaveAttribute('data-state', 'stopped');
   let navigations = 0;
   page.on('framenavigated', () => (navigations += 1));

@@ -4,8 +4,8 @@ import { loginUi } from './helpers';
 test.describe('login', () => {
   test('a user logs in and sees the seeded desktops', async ({ page }) => {
     await loginUi(page);
-    await expect(page.getByTestId('desktop-card').first()).toBeVisible();
-    expect(await page.getByTestId('desktop-card').count()).toBeGreaterThan(0);
+    await expect(page.getByTestId('record').first()).toBeVisible();
+    expect(await page.getByTestId('record').count()).toBeGreaterThan(0);
     await expect(page).toHaveTitle(/VDI Portal/);
   });
 

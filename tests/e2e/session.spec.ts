@@ -4,7 +4,7 @@ import { loginUi } from './helpers';
 test('the renew prompt and then the expired-session modal appear', async ({ page }) => {
   await page.clock.install();
   await loginUi(page);
-  await expect(page.getByTestId('desktop-card').first()).toBeVisible();
+  await expect(page.getByTestId('record').first()).toBeVisible();
   const config = await page.evaluate(async () => {
     const token = decodeURIComponent(
       document.cookie.split('vdiportal_session=')[1]?.split(';')[0] ?? '',

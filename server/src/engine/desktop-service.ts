@@ -26,6 +26,7 @@ import type {
   DesktopHardware,
   DesktopInfo,
   DesktopUpdate,
+  DesktopViewerAnswer,
   HardwareAllowed,
   ImageUpload,
   ViewerKey,
@@ -440,7 +441,12 @@ export function createDesktopService(app: FastifyInstance) {
      * Opens a viewer of a running desktop: a single-use console ticket for the browser VNC viewer,
      * a .vv file whose proxy is this server for SPICE clients.
      */
-    async viewer(auth: AuthContext, id: string, viewer: ViewerKey, host: string | undefined) {
+    async viewer(
+      auth: AuthContext,
+      id: string,
+      viewer: ViewerKey,
+      host: string | undefined,
+    ): Promise<DesktopViewerAnswer> {
       const desktop = await desktopFor(auth, id);
       if (!configuredViewers(desktop.guestProperties.viewers).includes(viewer))
         throw new ApiError(
@@ -468,7 +474,7 @@ export function createDesktopService(app: FastifyInstance) {
           protocol: 'vnc',
         });
         return {
-          kind: 'browser',
+          kind: 'browser' as const,
           protocol: 'vnc',
           viewer: VNC_VIEWER_ROUTE.replace(':id', desktop.id),
           url: `${VNC_WS_PATH}?ticket=${ticket}`,

@@ -11,6 +11,8 @@ import type {
 } from 'fastify';
 import { operations, type Operation } from '../../../src/generated/api.ts';
 import type { OperationKey, OperationTypes } from '../../../src/generated/operation-types.ts';
+import { fields, type FieldMeta } from '../../../src/generated/fields.ts';
+import type { Role } from '../../../src/generated/types.ts';
 import { ApiError } from './api-error.ts';
 import { refOf } from './schema-refs.ts';
 
@@ -63,6 +65,25 @@ export type OperationHandler<K extends OperationKey> = (
 ) => Promise<OperationTypes[K]['response'] | FastifyReply>;
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** The fields of a body type that only some roles may set (generated from property x-roles). */
+export function writeGuardedFields(
+  type: string | null,
+): { path: string; roles: readonly Role[] }[] {
+  const list = type ? (fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] : undefined;
+  return (list ?? []).flatMap((meta) =>
+    meta.roles?.write ? [{ path: meta.path, roles: meta.roles.write }] : [],
+  );
+}
+
+function valueAt(body: unknown, path: string): unknown {
+  let node = body;
+  for (const key of path.split('.')) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
 
 interface OperationRegistry {
   /** registered with a real handler through route() */
@@ -133,6 +154,23 @@ function routeOptions(
     // An absent form body is an empty form (the schema still enforces its required fields).
     options.preValidation = async (request) => {
       if (request.body === undefined || request.body === null) request.body = {};
+    };
+  }
+  const guarded = writeGuardedFields(op.request);
+  if (guarded.length > 0) {
+    // Fields with write roles (x-roles on the property): only those roles may send them.
+    options.preHandler = async (request) => {
+      const role = request.auth?.role;
+      for (const { path, roles: allowed } of guarded)
+        if (valueAt(request.body, path) !== undefined && (!role || !allowed.includes(role)))
+          throw new ApiError(
+            'forbidden',
+            `Only ${allowed.join(', ')} may set ${path}`,
+            'forbidden',
+            {
+              field: path,
+            },
+          );
     };
   }
   if (roles !== null) {

@@ -21,7 +21,8 @@ import { LanguageSwitcher } from '@/components/language-switcher';
 import { showError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { logout } from '@/providers/auth-provider';
-import { request } from '@/providers/http-client';
+import { requestOperation } from '@/providers/http-client';
+import { isFileDownload, saveFile } from '@/lib/download';
 import { buildNavEntries, type NavEntry } from './nav-items';
 import { ProductMark } from './product-mark';
 
@@ -30,16 +31,8 @@ const NAV_ICON_SIZE = 18;
 /** Calls a download operation and saves the `{content, mime, name, ext}` it answers as a file. */
 async function downloadFile(operation: string): Promise<void> {
   try {
-    const file = await request<{ content: string; mime: string; name: string; ext: string } | null>(
-      operation,
-    );
-    if (!file) return;
-    const url = URL.createObjectURL(new Blob([file.content], { type: file.mime }));
-    const anchor = document.createElement('a');
-    anchor.href = url;
-    anchor.download = `${file.name}.${file.ext}`;
-    anchor.click();
-    URL.revokeObjectURL(url);
+    const file = await requestOperation(operation);
+    if (isFileDownload(file)) saveFile(file);
   } catch (error) {
     showError(error);
   }

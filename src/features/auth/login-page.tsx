@@ -26,18 +26,16 @@ import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
 import { loginErrorText, type LoginErrorText } from './login-errors';
 
-/** Starts loading the application and desktops chunks while the user types (goal G3). */
-function preloadApp(): void {
-  const load = (): void => {
-    void import('@/app/app');
-    void import('@/features/desktops/desktops-page');
-  };
-  if ('requestIdleCallback' in window) window.requestIdleCallback(load, { timeout: 2000 });
-  else setTimeout(load, 500);
+export interface LoginPageProps {
+  /** Starts loading the application while the user types (the app composes it). */
+  preload?: () => void;
 }
 
+/** The forgot-password flow, while its call is built: the link shows only then. */
+const FORGOT_PASSWORD = !operations['session.forgotPassword'].planned;
+
 /** Login page: category, username, password, forgot-password link, other providers. */
-export function LoginPage() {
+export function LoginPage({ preload }: LoginPageProps) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   usePageTitle(t('common:routes.login'));
@@ -53,18 +51,21 @@ export function LoginPage() {
   } | null>(null);
 
   useEffect(() => {
-    request<SessionUserCategory[]>('session.categories')
+    request('session.categories')
       .then((list) => {
         const visible = (list ?? []).filter((c) => c.frontend !== false);
         setCategories(visible);
         if (visible[0]) setCategoryId((current) => current || visible[0]?.id || '');
       })
       .catch(() => setCategories([]));
-    request<SessionUserProviders>('session.providers')
+    request('session.providers')
       .then((answer) => setProviders(answer?.providers ?? []))
       .catch(() => setProviders([]));
-    preloadApp();
-  }, []);
+    if (preload) {
+      if ('requestIdleCallback' in window) window.requestIdleCallback(preload, { timeout: 2000 });
+      else setTimeout(preload, 500);
+    }
+  }, [preload]);
 
   const finish = async (params: { categoryId: string; token?: string | null }): Promise<void> => {
     setError(null);
@@ -179,9 +180,11 @@ export function LoginPage() {
             <SubmitButton fullWidth data-testid="login-submit">
               {t('common:login.submit')}
             </SubmitButton>
-            <Anchor component={Link} to="/forgot-password" size="sm">
-              {t('common:login.forgotPassword')}
-            </Anchor>
+            {FORGOT_PASSWORD && (
+              <Anchor component={Link} to="/forgot-password" size="sm">
+                {t('common:login.forgotPassword')}
+              </Anchor>
+            )}
           </Stack>
         </form>
         {otherProviders.length > 0 && (

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DesktopInfo } from '@/generated/types';
 import { DesktopCreate } from '@/generated/validators';
-import { changedSections, NEW_DESKTOP_DEFAULTS, valuesFromInfo } from './desktop-values';
-import { editBlocker } from './edit-desktop-page';
+import { changedSections } from '@/resources/form/form-values';
+import { ruleAllows } from '@common/state-actions';
+import { NEW_DESKTOP_DEFAULTS, valuesFromInfo } from './desktop-values';
+import { desktopFormExtension } from './desktop-form-extension';
 import { hardwareLimits, limitOverrides } from './hardware-limits';
 
 const info: DesktopInfo = {
@@ -62,11 +64,23 @@ describe('desktop form values', () => {
     expect(changedSections(initial, initial)).toEqual({});
   });
 
-  it('refuses to edit a started desktop or a server', () => {
-    expect(editBlocker({ state: 'stopped', server: false })).toBeNull();
-    expect(editBlocker({ state: 'failed' })).toBeNull();
-    expect(editBlocker({ state: 'started' })).toBe('not_stopped');
-    expect(editBlocker({ state: 'stopped', server: true })).toBe('server');
+  it('refuses to edit a started desktop (state rule) or a server (form extension)', () => {
+    expect(ruleAllows('desktops', 'edit', { state: 'stopped' })).toBe(true);
+    expect(ruleAllows('desktops', 'edit', { state: 'failed' })).toBe(true);
+    expect(ruleAllows('desktops', 'edit', { state: 'started' })).toBe(false);
+    expect(desktopFormExtension.editBlocker?.({ state: 'stopped', server: false })).toBeNull();
+    expect(desktopFormExtension.editBlocker?.({ state: 'stopped', server: true })).toBe(
+      'common:desktopForm.serverNotEditable',
+    );
+  });
+
+  it('takes the update form fields from the info answer, nothing the form does not have', () => {
+    const withExtra = { ...info, asset_tag: 'A-1' } as DesktopInfo;
+    expect(valuesFromInfo(withExtra)).not.toHaveProperty('asset_tag');
+    expect(valuesFromInfo(info)).toMatchObject({
+      name: info.name,
+      image: { type: 'stock', id: '_default' },
+    });
   });
 
   it('caps hardware at the quota, else the default quota', () => {

@@ -1,6 +1,6 @@
 /**
- * Form values of the desktop form: spec defaults for a new desktop, values from `GET /domain/info`
- * (template prefill and edit), and the changed sections an edit sends.
+ * Form values of the desktop form: the documented defaults of a new desktop and the values from
+ * `GET /domain/info` (template prefill and edit).
  */
 import { fields, type FieldMeta } from '@/generated/fields';
 import type {
@@ -11,6 +11,7 @@ import type {
   ImageUpload,
 } from '@/generated/types';
 import { pruneEmpty } from '@/resources/form/resolver';
+import { pickFormValues } from '@/resources/form/form-values';
 import { constants } from '@/generated/constants';
 import { NEW_DESKTOP_VIEWERS, viewersMap } from './viewer-rules';
 
@@ -64,7 +65,11 @@ export function formImage(image: DesktopInfo['image']): ImageUpload | undefined 
   return image ? { type: image.type === 'user' ? 'user' : 'stock', id: image.id } : undefined;
 }
 
-/** Values shared by template prefill and edit, from `GET /domain/info/{id}`. */
+/**
+ * Values shared by template prefill and edit, from `GET /domain/info/{id}`: every field of the
+ * update form the answer carries, with the hardware, guest properties and card image in the shape
+ * the form edits.
+ */
 export function valuesFromInfo(info: DesktopInfo): EditDesktopValues {
   const gp = info.guest_properties ?? {};
   const guest = pruneEmpty({
@@ -72,38 +77,18 @@ export function valuesFromInfo(info: DesktopInfo): EditDesktopValues {
     credentials: gp.credentials,
     viewers: gp.viewers,
   });
+  const {
+    image: _image,
+    description: _description,
+    ...picked
+  } = pickFormValues(fields.DesktopUpdate, info);
+  const image = formImage(info.image);
   return {
+    ...picked,
     name: info.name,
     ...(info.description ? { description: info.description } : {}),
     guest_properties: guest,
     hardware: formHardware(info.hardware, info.reservables),
-    ...(formImage(info.image) ? { image: formImage(info.image) } : {}),
+    ...(image ? { image } : {}),
   };
-}
-
-/** Deterministic JSON (sorted keys) for comparisons. */
-function stable(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
-      a.localeCompare(b),
-    );
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stable(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
-/** The top-level sections (name, description, hardware, guest_properties, image) that changed. */
-export function changedSections(
-  initial: EditDesktopValues,
-  current: EditDesktopValues,
-): EditDesktopValues {
-  const before = pruneEmpty(initial) as Record<string, unknown>;
-  const after = pruneEmpty(current) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    if (stable(before[key]) !== stable(after[key]) && after[key] !== undefined)
-      out[key] = after[key];
-  }
-  return out as EditDesktopValues;
 }

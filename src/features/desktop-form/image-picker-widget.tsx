@@ -5,7 +5,7 @@ import { Box, Radio, SimpleGrid } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { ImageUpload } from '@/generated/types';
 import type { WidgetProps } from '@/resources/form/types';
-import { stockGradient } from './stock-card';
+import { stockGradient } from '@/lib/stock-card';
 
 /** Card image: one of the stock cards (`options`, ids '1'..'48'), drawn as gradients. */
 export function ImagePickerWidget({

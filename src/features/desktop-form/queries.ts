@@ -1,7 +1,6 @@
 /** Query-options factories of the desktop form (keys live here, never as literals elsewhere). */
 import { queryOptions } from '@tanstack/react-query';
 import { request } from '@/providers/http-client';
-import type { DesktopInfo, HardwareAllowed, Media, Template } from '@/generated/types';
 
 export interface CardImage {
   id: string;
@@ -13,28 +12,27 @@ export const desktopFormQueries = {
   hardwareAllowed: () =>
     queryOptions({
       queryKey: ['desktops.hardwareAllowed'],
-      queryFn: () => request<HardwareAllowed>('desktops.hardwareAllowed'),
+      queryFn: () => request('desktops.hardwareAllowed'),
     }),
   templates: () =>
     queryOptions({
       queryKey: ['templates.allowed', 'all'],
-      queryFn: async () =>
-        (await request<Template[] | null>('templates.allowed', { params: { kind: 'all' } })) ?? [],
+      queryFn: async () => (await request('templates.allowed', { params: { kind: 'all' } })) ?? [],
     }),
   media: () =>
     queryOptions({
       queryKey: ['media.shared'],
-      queryFn: async () => (await request<Media[] | null>('media.shared')) ?? [],
+      queryFn: async () => (await request('media.shared')) ?? [],
     }),
   images: () =>
     queryOptions({
       queryKey: ['desktops.images'],
-      queryFn: async () => (await request<CardImage[] | null>('desktops.images')) ?? [],
+      queryFn: async () => (await request('desktops.images')) ?? [],
     }),
   info: (id: string) =>
     queryOptions({
       queryKey: ['desktops.show', id],
-      queryFn: () => request<DesktopInfo>('desktops.show', { params: { id } }),
+      queryFn: () => request('desktops.show', { params: { id } }),
       staleTime: 0,
     }),
 };

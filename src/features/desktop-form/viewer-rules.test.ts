@@ -1,25 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { schemas } from '@/generated/schemas';
 import {
   interfacesForViewer,
-  NEEDS_WIREGUARD,
-  NEW_DESKTOP_VIEWERS,
   ORDERED_VIEWERS,
   toggleViewer,
   viewersForInterfaces,
   viewersMap,
 } from './viewer-rules';
 
-const viewerDefaults = (
-  schemas as readonly { title?: string; $defs?: Record<string, { default?: unknown }> }[]
-).find((schema) => schema.title === 'ViewerDefaults');
-
 describe('viewer rules', () => {
-  it('matches the schema defaults of needsWireguard and newDesktopDefault', () => {
-    expect(NEEDS_WIREGUARD).toEqual(viewerDefaults?.$defs?.needsWireguard?.default);
-    expect(NEW_DESKTOP_VIEWERS).toEqual(viewerDefaults?.$defs?.newDesktopDefault?.default);
-  });
-
   it('lists the viewers in the default order vnc, spice, rdp, rdpgw, rdpvpn', () => {
     expect(ORDERED_VIEWERS).toEqual([
       'browser-vnc',

@@ -3,51 +3,23 @@
  * order; RDP-family viewers need the wireguard network, choosing one adds wireguard when the user
  * may use it, and removing wireguard removes them.
  */
-import { constants } from '@/generated/constants';
-import type {
-  DesktopGuestProperties,
-  ViewerDefaultsNeedsWireguard,
-  ViewerDefaultsNewDesktopDefault,
-  ViewerKey,
-} from '@/generated/types';
+import type { ViewerKey } from '@/generated/types';
+import {
+  guestKey,
+  NEEDS_WIREGUARD,
+  needsWireguard,
+  NEW_DESKTOP_VIEWERS,
+  VIEWER_ORDER,
+  WIREGUARD_INTERFACE,
+  type GuestViewers,
+} from '@common/viewers';
 
-export type ViewersMap = NonNullable<DesktopGuestProperties['viewers']>;
-export type GuestViewerKey = keyof ViewersMap;
-
-/**
- * Schema defaults of `viewer-defaults#/$defs/needsWireguard` and `newDesktopDefault`, typed by the
- * generated types; viewer-rules.test.ts checks them against the schema.
- */
-export const NEEDS_WIREGUARD: ViewerDefaultsNeedsWireguard = [
-  'browser-rdp',
-  'file-rdpgw',
-  'file-rdpvpn',
-];
-export const NEW_DESKTOP_VIEWERS: ViewerDefaultsNewDesktopDefault = ['browser-vnc', 'file-spice'];
-const VIEWER_KEYS: readonly ViewerKey[] = [
-  'browser-vnc',
-  'file-spice',
-  'browser-rdp',
-  'file-rdpgw',
-  'file-rdpvpn',
-];
-
-/** Interface id of the wireguard network (reference 4.1; not in the schema). */
-export const WIREGUARD = 'wireguard';
-
+export { guestKey, NEEDS_WIREGUARD, needsWireguard, NEW_DESKTOP_VIEWERS };
+export type ViewersMap = GuestViewers;
+/** Interface id of the wireguard network. */
+export const WIREGUARD = WIREGUARD_INTERFACE;
 /** Every viewer in the generated default order (vnc 1, spice 2, rdp 3, rdpgw 4, rdpvpn 5). */
-export const ORDERED_VIEWERS: readonly ViewerKey[] = constants['viewer-defaults'].order.value
-  .map((short) => VIEWER_KEYS.find((key) => key.slice(key.indexOf('-') + 1) === short))
-  .filter((key): key is ViewerKey => !!key);
-
-/** `browser-vnc` -> `browser_vnc` (the guest_properties.viewers key). */
-export function guestKey(viewer: ViewerKey): GuestViewerKey {
-  return viewer.replace('-', '_') as GuestViewerKey;
-}
-
-export function needsWireguard(viewer: ViewerKey): boolean {
-  return NEEDS_WIREGUARD.includes(viewer);
-}
+export const ORDERED_VIEWERS: readonly ViewerKey[] = VIEWER_ORDER;
 
 /** The viewers map of a list of viewers (options null, as the portal sends them). */
 export function viewersMap(viewers: readonly ViewerKey[]): ViewersMap {

@@ -1,177 +1,133 @@
-import { memo } from 'react';
-import { Badge, Card, Group, Stack, Text } from '@mantine/core';
+/**
+ * The desktop card (registered as `desktopCard`): a 16:9 picture (the live thumbnail while the
+ * desktop has a screen, otherwise its card image, stock cards drawn as gradients) with the state
+ * badge on its corner, the name and description, then every other `card` field of the schema
+ * through the cell renderers, and the record actions at the bottom.
+ */
+import '@mantine/core/styles/AspectRatio.css';
+import '@mantine/core/styles/Card.css';
+import { memo, useMemo } from 'react';
+import { AspectRatio, Box, Card, Group, Stack, Text, Tooltip } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
+import type { FieldMeta } from '@/generated/fields';
 import type { Desktop } from '@/generated/types';
-import { normalisedState } from '@/resources/state-actions';
-import { OpenDesktopMenu } from '@/features/viewers/open-desktop-menu';
-import { DesktopActions } from './desktop-actions';
-import { DesktopManage } from './desktop-manage';
-import { formatDate } from './format';
+import { ruleStates } from '@common/state-actions';
+import { isDesktop } from '@/lib/records';
+import { stockGradient } from '@/lib/stock-card';
+import { useSessionState } from '@/lib/session-state';
+import { RecordActions } from '@/resources/actions/record-actions';
+import type { CardProps } from '@/resources/cards/card-registry';
+import { FieldValue, cellNameOf } from '@/resources/cells/cell-registry';
+import { cardFields } from '@/resources/list/list-columns';
 import { useDesktopThumbnail } from './use-desktop-thumbnail';
 
 /** States in which the desktop has a screen to show. */
-export const RUNNING_STATES: readonly string[] = ['started', 'waitingip', 'shutting-down'];
+const SCREEN_STATES = ruleStates('desktops', 'viewer');
 
-const STATE_COLORS: Partial<Record<string, string>> = {
-  started: 'green',
-  stopped: 'gray',
-  failed: 'red',
-  'shutting-down': 'orange',
-  waitingip: 'yellow',
-  maintenance: 'orange',
-};
+/** Card fields the card draws in its own places. */
+const PLACED = new Set(['name', 'description', 'state', 'image']);
 
-export interface DesktopCardProps {
-  /** The desktop to show. */
-  desktop: Desktop;
-}
+/** Renderers that say what they show themselves; other fields get their label beside them. */
+const SELF_EXPLAINING = new Set(['viewers', 'queue', 'scheduledShutdown', 'progress']);
 
-/** The state badge of a desktop. */
-export function DesktopStateBadge({ desktop }: DesktopCardProps) {
+function DesktopPicture({ desktop }: { desktop: Desktop }) {
   const { t } = useTranslation();
-  const state = normalisedState('desktops', desktop as unknown as Record<string, unknown>);
-  return (
-    <Badge color={STATE_COLORS[state] ?? 'blue'} variant="light" data-testid="desktop-state">
-      {t(`resources:desktops.enum.state.${state}`)}
-    </Badge>
-  );
-}
-
-/** Facts line: last access, queue, scheduled shutdown, next booking. */
-export function DesktopFacts({ desktop }: DesktopCardProps) {
-  const { t } = useTranslation();
-  const shutdown = formatDate(desktop.scheduled?.shutdown);
-  const booking = formatDate(desktop.next_booking_start);
-  const accessed = formatDate(desktop.accessed);
-  return (
-    <Stack gap={2}>
-      {accessed && (
-        <Text size="xs" c="dimmed">
-          {t('common:desktops.lastAccess', { date: accessed })}
-        </Text>
-      )}
-      {typeof desktop.queue?.position === 'number' && (
-        <Text size="xs" c="orange.9" data-testid="desktop-queue">
-          {t('common:desktops.queuePosition', { position: desktop.queue.position })}
-        </Text>
-      )}
-      {shutdown && (
-        <Text size="xs" c="orange.9">
-          {t('common:desktops.scheduledShutdown', { date: shutdown })}
-        </Text>
-      )}
-      {booking && <Text size="xs">{t('common:desktops.nextBooking', { date: booking })}</Text>}
-    </Stack>
-  );
-}
-
-/** Viewer badges. */
-export function DesktopViewers({ desktop }: DesktopCardProps) {
-  const { t } = useTranslation();
-  if (!desktop.viewers?.length) return null;
-  return (
-    <Group gap={4}>
-      {desktop.viewers.map((viewer) => (
-        <Badge key={viewer} size="xs" variant="default">
-          {t(`common:viewers.${viewer}`)}
-        </Badge>
-      ))}
-    </Group>
-  );
-}
-
-/** Card image: the live thumbnail while running (refreshed only while on screen), else the desktop image. */
-export function DesktopPicture({ desktop }: DesktopCardProps) {
-  const { t } = useTranslation();
-  const running = RUNNING_STATES.includes(desktop.state);
+  const running = SCREEN_STATES.includes(desktop.state);
   const { ref, url } = useDesktopThumbnail(desktop.id, running);
-  const style = { objectFit: 'cover', display: 'block', height: 90, width: '100%' } as const;
+  const image = desktop.image;
   return (
-    <div
-      ref={ref}
-      style={{ height: 90, background: running ? '#111' : 'var(--mantine-color-default-hover)' }}
-    >
+    <AspectRatio ratio={16 / 9} ref={ref}>
       {running && url ? (
         <img
           src={url}
           alt={t('common:desktops.thumbnail', { name: desktop.name })}
-          width="100%"
-          height={90}
-          style={{ ...style, objectFit: 'contain' }}
+          style={{ objectFit: 'contain', background: '#111' }}
           data-testid="desktop-thumbnail"
         />
-      ) : desktop.image?.url ? (
-        <img src={desktop.image.url} alt="" loading="lazy" width="100%" height={90} style={style} />
-      ) : null}
-    </div>
+      ) : image?.url ? (
+        <img src={image.url} alt="" loading="lazy" style={{ objectFit: 'cover' }} />
+      ) : (
+        <Box
+          style={{ background: stockGradient(image?.id ?? '1') }}
+          data-testid="desktop-stock-card"
+        />
+      )}
+    </AspectRatio>
   );
 }
 
-/** Grid card of one desktop; memoised so a socket update repaints only its own card. */
-export const DesktopCard = memo(function DesktopCard({ desktop }: DesktopCardProps) {
+function CardLine({
+  resource,
+  meta,
+  record,
+}: {
+  resource: string;
+  meta: FieldMeta;
+  record: CardProps['record'];
+}) {
+  const { t } = useTranslation();
+  const present = record[meta.path];
+  if (present === undefined || present === null || present === '' || present === false) return null;
+  const value = <FieldValue resource={resource} meta={meta} record={record} />;
+  if (SELF_EXPLAINING.has(cellNameOf(meta))) return value;
+  return (
+    <Group gap={4} wrap="nowrap" data-field={meta.path}>
+      <Text size="xs" c="dimmed" style={{ flexShrink: 0 }}>
+        {t(`resources:${resource}.fields.${meta.path}`)}
+      </Text>
+      {value}
+    </Group>
+  );
+}
+
+export const DesktopCard = memo(function DesktopCard({ resource, record }: CardProps) {
+  const role = useSessionState().user?.role_id ?? null;
+  const lines = useMemo(
+    () => cardFields(resource, role).filter((meta) => !PLACED.has(meta.path)),
+    [resource, role],
+  );
+  const stateMeta = useMemo(
+    () => cardFields(resource, role).find((meta) => meta.path === 'state'),
+    [resource, role],
+  );
+  if (!isDesktop(record)) return null;
+  const desktop = record;
   return (
     <Card
       withBorder
       padding="sm"
-      h="100%"
-      data-testid="desktop-card"
-      data-desktop-id={desktop.id}
+      w="100%"
+      data-testid="record"
+      data-record-id={desktop.id}
       data-state={desktop.state}
+      style={{ display: 'flex', flexDirection: 'column' }}
     >
-      <Card.Section>
+      <Card.Section pos="relative">
         <DesktopPicture desktop={desktop} />
+        {stateMeta && (
+          <Box pos="absolute" top={8} left={8}>
+            <FieldValue resource={resource} meta={stateMeta} record={record} />
+          </Box>
+        )}
       </Card.Section>
-      <Stack gap={6} mt="xs">
-        <Group justify="space-between" wrap="nowrap" gap="xs">
-          <Text fw={600} truncate title={desktop.name} data-testid="desktop-name">
+      <Stack gap={6} mt="xs" style={{ flex: 1 }}>
+        <Tooltip label={desktop.name} openDelay={500} withinPortal>
+          <Text fw={600} truncate="end" data-testid="record-title">
             {desktop.name}
           </Text>
-          <DesktopStateBadge desktop={desktop} />
-        </Group>
+        </Tooltip>
         {desktop.description && (
-          <Text size="xs" c="dimmed" lineClamp={1}>
+          <Text size="xs" c="dimmed" lineClamp={2}>
             {desktop.description}
           </Text>
         )}
-        <DesktopViewers desktop={desktop} />
-        <DesktopFacts desktop={desktop} />
-        <OpenDesktopMenu desktop={desktop} />
-        <Group gap={6} wrap="wrap">
-          <DesktopActions desktop={desktop} />
-          <DesktopManage desktop={desktop} />
-        </Group>
+        {lines.map((meta) => (
+          <CardLine key={meta.path} resource={resource} meta={meta} record={record} />
+        ))}
+        <Box mt="auto" pt={4}>
+          <RecordActions resource={resource} record={record} />
+        </Box>
       </Stack>
     </Card>
-  );
-});
-
-/** List row of one desktop (list view). */
-export const DesktopRow = memo(function DesktopRow({ desktop }: DesktopCardProps) {
-  return (
-    <Group
-      wrap="nowrap"
-      gap="md"
-      px="sm"
-      h="100%"
-      style={{ borderBottom: '1px solid var(--mantine-color-default-border)' }}
-      data-testid="desktop-card"
-      data-desktop-id={desktop.id}
-      data-state={desktop.state}
-    >
-      <Text fw={600} w={220} truncate data-testid="desktop-name">
-        {desktop.name}
-      </Text>
-      <DesktopStateBadge desktop={desktop} />
-      <Text size="xs" c="dimmed" style={{ flex: 1 }} truncate>
-        {desktop.description}
-      </Text>
-      <DesktopViewers desktop={desktop} />
-      <Text size="xs" c="dimmed" w={130}>
-        {formatDate(desktop.accessed)}
-      </Text>
-      <OpenDesktopMenu desktop={desktop} />
-      <DesktopActions desktop={desktop} />
-      <DesktopManage desktop={desktop} />
-    </Group>
   );
 });

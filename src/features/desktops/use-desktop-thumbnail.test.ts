@@ -3,7 +3,7 @@ import { act, renderHook } from '@testing-library/react';
 import { ThumbnailRefresher, useDesktopThumbnail } from './use-desktop-thumbnail';
 
 const request = vi.hoisted(() => vi.fn());
-vi.mock('@/providers/http-client', () => ({ request }));
+vi.mock('@/providers/http-client', () => ({ requestBlob: request }));
 
 describe('ThumbnailRefresher', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -102,7 +102,7 @@ describe('useDesktopThumbnail', () => {
     expect(request).toHaveBeenCalledTimes(1);
     expect(request).toHaveBeenCalledWith(
       'desktops.thumbnail',
-      expect.objectContaining({ params: { id: 'd1' }, responseType: 'blob' }),
+      expect.objectContaining({ params: { id: 'd1' }, background: true }),
     );
     expect(result.current.url).toMatch(/^blob:thumb-/);
     await act(() => vi.advanceTimersByTimeAsync(3000));

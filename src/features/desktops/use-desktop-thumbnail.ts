@@ -5,7 +5,7 @@
  * visible; otherwise no request is made.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { request } from '@/providers/http-client';
+import { requestBlob } from '@/providers/http-client';
 
 export const THUMBNAIL_INTERVAL_MS = 3000;
 
@@ -71,11 +71,7 @@ export class ThumbnailRefresher {
 
 /** Fetches a desktop's thumbnail as a Blob with the session token. */
 export function fetchThumbnail(id: string): Promise<Blob | null> {
-  return request<Blob | null>('desktops.thumbnail', {
-    params: { id },
-    responseType: 'blob',
-    background: true,
-  });
+  return requestBlob('desktops.thumbnail', { params: { id }, background: true });
 }
 
 function useDocumentVisible(): boolean {

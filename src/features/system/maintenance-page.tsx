@@ -17,7 +17,7 @@ export function MaintenancePage() {
   usePageTitle(t('common:routes.maintenance'));
 
   useEffect(() => {
-    request<SessionUserMaintenanceText>('session.maintenanceText')
+    request('session.maintenanceText')
       .then(setText)
       .catch(() => setText(null));
   }, []);

@@ -11,7 +11,6 @@ import type { Desktop, ViewerKey } from '@/generated/types';
 import { useSessionState } from '@/lib/session-state';
 import { request } from '@/providers/http-client';
 import { listKeyPrefix } from '@/providers/live-provider';
-import { actionParams } from '@/resources/state-actions';
 import { runOpenFlow, type OpenProgress } from './open-flow';
 import { applyViewerAnswer, fetchViewer } from './viewer-api';
 import { preferredViewer, rememberViewer } from './viewer-order';
@@ -29,7 +28,7 @@ export function cachedDesktop(queryClient: QueryClient, id: string): Desktop | u
 
 /** Starts a desktop through the generated state action `start`. */
 export function startDesktop(id: string): Promise<unknown> {
-  return request('desktops.action', { params: { id, ...actionParams('desktops', 'start') } });
+  return request('desktops.action', { params: { id, action: 'start' } });
 }
 
 export interface UseOpenDesktop {

@@ -8,7 +8,7 @@
 import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
 import RFB from '@novnc/novnc';
 import { isApiError } from '@/providers/http-client';
-import { fetchViewer, websocketUrl } from './viewer-api';
+import { fetchViewer, isBrowserViewer, websocketUrl } from './viewer-api';
 
 export type VncStatus =
   'connecting' | 'connected' | 'reconnecting' | 'disconnected' | 'stopped' | 'error';
@@ -83,7 +83,7 @@ export function useVncConnection(
         return;
       }
       if (run !== generation.current || !target.current) return;
-      if (answer.kind !== 'browser') {
+      if (!isBrowserViewer(answer)) {
         setStatus('error');
         return;
       }

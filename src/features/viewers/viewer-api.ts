@@ -3,43 +3,36 @@
  * browser viewers open their page in a new tab (same tab when popups are blocked), file viewers
  * download `<name>.<ext>` through a Blob object URL.
  */
-import type { ViewerKey } from '@/generated/types';
+import type {
+  DesktopBrowserViewer,
+  DesktopViewerAnswer,
+  FileDownload,
+  ViewerKey,
+} from '@/generated/types';
+import { saveFile } from '@/lib/download';
 import { request } from '@/providers/http-client';
 
-/** Answer of a browser viewer (`browser-vnc`). */
-export interface BrowserViewer {
-  kind: 'browser';
-  protocol: string;
-  /** SPA page of the viewer, e.g. `/viewer/vnc/<id>`. */
-  viewer: string;
-  /** Websocket path with a single-use ticket (60 s). */
-  url: string;
-  expires: number;
-  values: { vmName?: string; password?: string };
-}
+export type BrowserViewer = DesktopBrowserViewer;
+export type FileViewer = FileDownload;
+export type ViewerAnswer = DesktopViewerAnswer;
 
-/** Answer of a file viewer (`file-spice`). */
-export interface FileViewer {
-  kind: 'file';
-  protocol: string;
-  name: string;
-  ext: string;
-  mime: string;
-  content: string;
+/** True for a browser viewer answer (a page and a console ticket), false for a file. */
+export function isBrowserViewer(answer: ViewerAnswer): answer is BrowserViewer {
+  return answer.kind === 'browser' && 'viewer' in answer;
 }
-
-export type ViewerAnswer = BrowserViewer | FileViewer;
 
 /** Asks the server for a viewer (a new ticket every call). */
-export function fetchViewer(
+export async function fetchViewer(
   id: string,
   viewer: ViewerKey,
   signal?: AbortSignal,
 ): Promise<ViewerAnswer> {
-  return request<ViewerAnswer>('desktops.viewer', {
+  const answer = await request('desktops.viewer', {
     params: { id, viewer },
     ...(signal ? { signal } : {}),
   });
+  if (!answer) throw new Error('The viewer call was throttled; try again');
+  return answer;
 }
 
 /** Same-origin websocket URL of a viewer path. */
@@ -50,17 +43,9 @@ export function websocketUrl(
   return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`;
 }
 
-/** Saves a file viewer as `<name>.<ext>` (Blob + object URL, revoked after the click). */
+/** Saves a file viewer as `<name>.<ext>`. */
 export function downloadViewerFile(file: FileViewer): void {
-  const url = URL.createObjectURL(new Blob([file.content], { type: file.mime }));
-  const anchor = document.createElement('a');
-  anchor.href = url;
-  anchor.download = `${file.name}.${file.ext}`;
-  anchor.rel = 'noopener';
-  document.body.appendChild(anchor);
-  anchor.click();
-  anchor.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
+  saveFile(file);
 }
 
 /**
@@ -91,7 +76,7 @@ export function applyViewerAnswer(
   target: Window | null = null,
   navigate?: (path: string) => void,
 ): 'tab' | 'same' | 'download' {
-  if (answer.kind === 'file') {
+  if (!isBrowserViewer(answer)) {
     target?.close();
     downloadViewerFile(answer);
     return 'download';

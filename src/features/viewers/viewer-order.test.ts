@@ -1,14 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { schemas } from '@/generated/schemas';
 import type { ViewerKey } from '@/generated/types';
 import {
-  NEEDS_WIREGUARD,
-  VIEWER_ORDER,
   orderedViewers,
   preferredViewer,
   rememberViewer,
   rememberedViewer,
-  shortOf,
   viewerBlocker,
   viewerStorageKey,
 } from './viewer-order';
@@ -19,7 +15,6 @@ afterEach(() => localStorage.clear());
 
 describe('viewer order', () => {
   it('follows the generated default order vnc, spice, rdp, rdpgw, rdpvpn', () => {
-    expect(VIEWER_ORDER).toEqual(['vnc', 'spice', 'rdp', 'rdpgw', 'rdpvpn']);
     expect(orderedViewers(all)).toEqual([
       'browser-vnc',
       'file-spice',
@@ -32,16 +27,6 @@ describe('viewer order', () => {
       'file-spice',
     ]);
     expect(orderedViewers(undefined)).toEqual([]);
-    expect(shortOf('file-rdpgw')).toBe('rdpgw');
-  });
-
-  it('needs-wireguard list matches the schema default', () => {
-    const schema = schemas.find((s) =>
-      (s as { $id?: string }).$id?.endsWith('/viewer-defaults.json'),
-    ) as unknown as {
-      $defs: { needsWireguard: { default: string[] } };
-    };
-    expect([...NEEDS_WIREGUARD].sort()).toEqual([...schema.$defs.needsWireguard.default].sort());
   });
 
   it('explains why RDP viewers cannot work without an IP, before trying', () => {

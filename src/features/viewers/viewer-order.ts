@@ -3,37 +3,16 @@
  * generated default order (vnc 1, spice 2, rdp 3, rdpgw 4, rdpvpn 5); the last viewer a user
  * opened is kept in local storage per user and offered first next time.
  */
-import { constants } from '@/generated/constants';
-import type {
-  Desktop,
-  ViewerDefaultsNeedsWireguard,
-  ViewerKey,
-  ViewerShort,
-} from '@/generated/types';
+import type { Desktop, ViewerKey } from '@/generated/types';
+import { NEEDS_WIREGUARD, VIEWER_ORDER } from '@common/viewers';
 
-/** Generated default order of the short viewer names. */
-export const VIEWER_ORDER: readonly ViewerShort[] = constants['viewer-defaults'].order.value;
-
-/**
- * Viewers that need the desktop's IP on the wireguard network (schema default of
- * `viewer-defaults#/$defs/needsWireguard`; viewer-order.test.ts checks it against the schema).
- */
-export const NEEDS_WIREGUARD: ViewerDefaultsNeedsWireguard = [
-  'browser-rdp',
-  'file-rdpgw',
-  'file-rdpvpn',
-];
+export { NEEDS_WIREGUARD };
 
 export const VIEWER_STORAGE_PREFIX = 'viewer:last:';
 
-/** Short name of a wire viewer key (`browser-vnc` -> `vnc`). */
-export function shortOf(viewer: ViewerKey): ViewerShort {
-  return viewer.slice(viewer.indexOf('-') + 1) as ViewerShort;
-}
-
 /** Rank of a viewer in the default order (unknown ones last). */
 export function viewerRank(viewer: ViewerKey): number {
-  const index = VIEWER_ORDER.indexOf(shortOf(viewer));
+  const index = VIEWER_ORDER.indexOf(viewer);
   return index === -1 ? VIEWER_ORDER.length : index;
 }
 

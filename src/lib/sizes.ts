@@ -1,0 +1,12 @@
+/** Sizes as the portal shows them: bytes in GB with one decimal, in the interface language. */
+const GB = 1024 ** 3;
+
+/** "1.5 GB" for a byte count (empty for missing values). */
+export function formatGigabytes(bytes: number | null | undefined, language: string): string {
+  if (typeof bytes !== 'number' || !Number.isFinite(bytes)) return '';
+  const value = new Intl.NumberFormat(language.replace('_', '-'), {
+    minimumFractionDigits: 1,
+    maximumFractionDigits: 1,
+  }).format(bytes / GB);
+  return `${value} GB`;
+}

@@ -1,0 +1,101 @@
+/**
+ * The actions a record offers a role now: the state machine's offer (common/state-actions) kept
+ * only where the action can work: its operation is built and the role may call it, its route
+ * exists. Pure, so the card, the table row and the details page agree.
+ */
+import { operations, type Operation } from '@/generated/api';
+import { resourceOf } from '@/generated/resources';
+import type { Role } from '@/generated/types';
+import { actionOf, offeredActions, type ActionDefinition } from '@common/state-actions';
+
+export interface AvailableAction {
+  name: string;
+  def: ActionDefinition;
+}
+
+/** The operation of `<resource>.<name>` when it is built and the role may call it. */
+export function usableOperation(
+  resource: string,
+  name: string,
+  role: Role | null,
+): Operation | null {
+  const op = (operations as Readonly<Record<string, Operation>>)[`${resource}.${name}`];
+  if (!op || op.planned || !role) return null;
+  return op.roles === null || op.roles.includes(role) ? op : null;
+}
+
+/** The path of a route kind of a resource (list, create, edit, show or an extra route). */
+export function routePath(resource: string, kind: string): string | null {
+  const def = resourceOf(resource);
+  if (!def) return null;
+  const routes: Readonly<Record<string, string | undefined>> = {
+    list: def.list,
+    create: def.create,
+    edit: def.edit,
+    show: def.show,
+    ...def.meta.extraRoutes,
+  };
+  return routes[kind] ?? null;
+}
+
+/** The operation a route kind's screen needs (its data): show and edit read `show`, edit writes `update`. */
+const ROUTE_OPERATIONS: Readonly<Record<string, readonly string[]>> = {
+  list: ['list'],
+  show: ['show'],
+  edit: ['show', 'update'],
+  create: ['create'],
+};
+
+/** True when the operations a route kind's screen needs are built (whatever the role). */
+export function routeBuilt(resource: string, kind: string): boolean {
+  if (!routePath(resource, kind)) return false;
+  return (ROUTE_OPERATIONS[kind] ?? []).every((name) => {
+    const op = (operations as Readonly<Record<string, Operation>>)[`${resource}.${name}`];
+    return !!op && !op.planned;
+  });
+}
+
+/** True when a route kind of the resource has a working screen for the role. */
+export function routeUsable(resource: string, kind: string, role: Role | null): boolean {
+  if (!routePath(resource, kind)) return false;
+  const needs = ROUTE_OPERATIONS[kind];
+  if (!needs) return true;
+  return needs.every((name) => usableOperation(resource, name, role) !== null);
+}
+
+/** The href of a route kind for one record (`:id` filled in, or `?id=` for routes without one). */
+export function routeHref(resource: string, kind: string, id?: string): string | null {
+  const path = routePath(resource, kind);
+  if (!path) return null;
+  if (id === undefined) return path;
+  return path.includes(':id')
+    ? path.replace(':id', encodeURIComponent(id))
+    : `${path}?${new URLSearchParams({ id }).toString()}`;
+}
+
+/** The actions the record offers the role, in the schema's order. */
+export function availableActions(
+  resource: string,
+  record: Readonly<Record<string, unknown>>,
+  role: Role | null,
+): AvailableAction[] {
+  return offeredActions(resource, record).flatMap((name) => {
+    const def = actionOf(resource, name);
+    if (!def) return [];
+    if (def.operation && !usableOperation(resource, def.operation, role)) return [];
+    if (def.route && !routeUsable(resource, def.route, role)) return [];
+    return [{ name, def }];
+  });
+}
+
+/** The list-level actions (x-ui.list.actions) the role may use: built operations it may call. */
+export function listActions(
+  resource: string,
+  names: readonly string[],
+  role: Role | null,
+): AvailableAction[] {
+  return names.flatMap((name) => {
+    const def = actionOf(resource, name);
+    return def?.operation && usableOperation(resource, def.operation, role) ? [{ name, def }] : [];
+  });
+}

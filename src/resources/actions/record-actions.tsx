@@ -1,0 +1,307 @@
+/**
+ * The actions of one record, wherever it is shown (card, table row, details page): the primary
+ * ones as buttons, the rest in a "more" menu. An action calls its operation (with a confirmation
+ * naming the record when the schema asks, and the recycle-bin choice when the action has a
+ * permanent variant), opens its route, or hands over to a registered handler.
+ */
+import '@mantine/core/styles/Menu.css';
+import '@mantine/core/styles/Popover.css';
+import '@mantine/core/styles/Checkbox.css';
+import '@mantine/core/styles/Modal.css';
+import '@mantine/core/styles/ModalBase.css';
+import '@mantine/core/styles/Overlay.css';
+import { memo, useMemo, useState, type ReactNode } from 'react';
+import { ActionIcon, Button, Checkbox, Group, Menu, Modal, Text } from '@mantine/core';
+import { useNotification } from '@refinedev/core';
+import { Link } from 'react-router';
+import { useTranslation } from 'react-i18next';
+import { resourceOf } from '@/generated/resources';
+import { Icon } from '@/components/icon';
+import { showError } from '@/lib/error-display';
+import { useSessionState } from '@/lib/session-state';
+import { requestOperation } from '@/providers/http-client';
+import { resolveActionHandler } from './action-registry';
+import {
+  availableActions,
+  listActions,
+  routeHref,
+  type AvailableAction,
+} from './available-actions';
+
+type Record = Readonly<globalThis.Record<string, unknown>>;
+
+/** The field that names a record (x-ui.list.title, else `name`). */
+export function recordTitle(resource: string, record: Record): string {
+  const field = resourceOf(resource)?.meta.list?.title ?? 'name';
+  const value = record[field];
+  return typeof value === 'string' ? value : String(record.id ?? '');
+}
+
+/** Calls an action's operation for a record: its id and the action's fixed parameters. */
+export async function runOperation(
+  resource: string,
+  record: Record,
+  operation: string,
+  param: Readonly<globalThis.Record<string, string>> = {},
+): Promise<void> {
+  const idField = resourceOf(resource)?.meta.idField ?? 'id';
+  await requestOperation(`${resource}.${operation}`, {
+    params: { id: String(record[idField]), ...param },
+  });
+}
+
+interface ConfirmState {
+  action: AvailableAction;
+}
+
+function ConfirmActionModal({
+  resource,
+  name,
+  action,
+  run,
+  onClose,
+}: {
+  resource: string;
+  /** What the action is about (a record's title, or the list's). */
+  name: string;
+  action: AvailableAction;
+  /** Calls the action (the permanent variant when asked). */
+  run: (operation: string) => Promise<void>;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const { open } = useNotification();
+  const [permanent, setPermanent] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const label = t(`resources:${resource}.stateActions.${action.name}`);
+  const confirm = (): void => {
+    const operation =
+      permanent && action.def.permanent ? action.def.permanent : action.def.operation;
+    if (!operation) return;
+    setBusy(true);
+    run(operation)
+      .then(() => {
+        open?.({ type: 'success', message: t('common:actions.done', { action: label, name }) });
+        onClose();
+      })
+      .catch((error: unknown) => {
+        showError(error);
+        setBusy(false);
+      });
+  };
+  return (
+    <Modal opened onClose={onClose} title={label} centered>
+      <Text size="sm">{t('common:confirm.question', { action: label, name })}</Text>
+      {action.def.permanent && (
+        <Checkbox
+          mt="md"
+          label={t('common:confirm.permanent')}
+          description={t('common:confirm.permanentHint')}
+          checked={permanent}
+          onChange={(event) => setPermanent(event.currentTarget.checked)}
+          data-testid="confirm-permanent"
+        />
+      )}
+      <Group justify="flex-end" mt="md">
+        <Button variant="default" onClick={onClose} disabled={busy}>
+          {t('common:actions.cancel')}
+        </Button>
+        <Button
+          color={action.def.color ?? 'blue'}
+          onClick={confirm}
+          loading={busy}
+          data-testid="confirm-action"
+          data-action={action.name}
+        >
+          {label}
+        </Button>
+      </Group>
+    </Modal>
+  );
+}
+
+export interface ListActionsProps {
+  resource: string;
+  /** x-ui.list.actions: actions on the whole list. */
+  names: readonly string[];
+}
+
+/** Actions on the whole list (empty the recycle bin...), in the title row. */
+export function ListActions({ resource, names }: ListActionsProps) {
+  const { t } = useTranslation();
+  const role = useSessionState().user?.role_id ?? null;
+  const [confirming, setConfirming] = useState<AvailableAction | null>(null);
+  const actions = listActions(resource, names, role);
+  if (actions.length === 0) return null;
+  const run = (operation: string) =>
+    requestOperation(`${resource}.${operation}`).then(() => undefined);
+  return (
+    <Group gap={6}>
+      {actions.map((action) => (
+        <Button
+          key={action.name}
+          variant="default"
+          color={action.def.color}
+          leftSection={action.def.icon ? <Icon name={action.def.icon} size={16} /> : null}
+          onClick={() =>
+            action.def.confirm
+              ? setConfirming(action)
+              : void run(action.def.operation ?? '').catch(showError)
+          }
+          data-action={action.name}
+        >
+          {t(`resources:${resource}.stateActions.${action.name}`)}
+        </Button>
+      ))}
+      {confirming && (
+        <ConfirmActionModal
+          resource={resource}
+          name={t(`resources:${resource}.title`)}
+          action={confirming}
+          run={run}
+          onClose={() => setConfirming(null)}
+        />
+      )}
+    </Group>
+  );
+}
+
+export interface RecordActionsProps {
+  resource: string;
+  record: Record;
+  /** Compact buttons for table rows. */
+  compact?: boolean;
+  /** Actions not drawn here (a card that shows one action in its own place). */
+  exclude?: readonly string[];
+}
+
+/** Primary actions as buttons, the others in a "more" menu. */
+export const RecordActions = memo(function RecordActions({
+  resource,
+  record,
+  compact = false,
+  exclude = [],
+}: RecordActionsProps) {
+  const { t } = useTranslation();
+  const role = useSessionState().user?.role_id ?? null;
+  const [confirming, setConfirming] = useState<ConfirmState | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const actions = useMemo(
+    () => availableActions(resource, record, role).filter((a) => !exclude.includes(a.name)),
+    [resource, record, role, exclude],
+  );
+  if (actions.length === 0) return null;
+  const size = compact ? 'compact-sm' : 'sm';
+  const label = (name: string) => t(`resources:${resource}.stateActions.${name}`);
+  const id = String(record.id ?? '');
+
+  const start = (action: AvailableAction): void => {
+    if (action.def.confirm || action.def.permanent) {
+      setConfirming({ action });
+      return;
+    }
+    if (!action.def.operation) return;
+    setBusy(action.name);
+    runOperation(resource, record, action.def.operation, action.def.param)
+      .catch((error: unknown) => showError(error))
+      .finally(() => setBusy(null));
+  };
+
+  const drawn = (action: AvailableAction, variant: 'button' | 'menuItem'): ReactNode => {
+    const { name, def } = action;
+    if (def.handler) {
+      const Handler = resolveActionHandler(resource, name, def.handler);
+      return (
+        <Handler
+          key={name}
+          resource={resource}
+          record={record}
+          name={name}
+          def={def}
+          variant={variant}
+        />
+      );
+    }
+    const icon = def.icon ? <Icon name={def.icon} size={16} /> : null;
+    const href = def.route ? routeHref(resource, def.route, id) : null;
+    if (variant === 'menuItem')
+      return href ? (
+        <Menu.Item key={name} component={Link} to={href} leftSection={icon} data-action={name}>
+          {label(name)}
+        </Menu.Item>
+      ) : (
+        <Menu.Item
+          key={name}
+          leftSection={icon}
+          color={def.color === 'red' ? 'red' : undefined}
+          onClick={() => start(action)}
+          data-action={name}
+        >
+          {label(name)}
+        </Menu.Item>
+      );
+    return href ? (
+      <Button
+        key={name}
+        component={Link}
+        to={href}
+        size={size}
+        variant="default"
+        leftSection={icon}
+        data-action={name}
+      >
+        {label(name)}
+      </Button>
+    ) : (
+      <Button
+        key={name}
+        size={size}
+        color={def.color}
+        variant="filled"
+        leftSection={icon}
+        loading={busy === name}
+        disabled={busy !== null && busy !== name}
+        onClick={() => start(action)}
+        data-action={name}
+      >
+        {label(name)}
+      </Button>
+    );
+  };
+
+  const primary = actions.filter((a) => a.def.primary);
+  const more = actions.filter((a) => !a.def.primary);
+  return (
+    <Group gap={6} wrap={compact ? 'nowrap' : 'wrap'}>
+      {primary.map((a) => drawn(a, 'button'))}
+      {more.length > 0 && (
+        <Menu position="bottom-end" withinPortal>
+          <Menu.Target>
+            <ActionIcon
+              variant="subtle"
+              color="gray"
+              size={compact ? 'md' : 'lg'}
+              aria-label={t('common:actions.more', { name: recordTitle(resource, record) })}
+              data-testid="record-more"
+            >
+              <Icon name="dots" size={18} />
+            </ActionIcon>
+          </Menu.Target>
+          <Menu.Dropdown>{more.map((a) => drawn(a, 'menuItem'))}</Menu.Dropdown>
+        </Menu>
+      )}
+      {/* Mounted only while confirming: thousands of cards must not each hold a closed modal. */}
+      {confirming && (
+        <ConfirmActionModal
+          resource={resource}
+          name={recordTitle(resource, record)}
+          action={confirming.action}
+          run={(operation) =>
+            runOperation(resource, record, operation, confirming.action.def.param)
+          }
+          onClose={() => setConfirming(null)}
+        />
+      )}
+    </Group>
+  );
+});

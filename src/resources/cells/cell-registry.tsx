@@ -1,0 +1,307 @@
+/**
+ * Cell renderers: how a field's value is shown in a table cell, a card line or a details page.
+ * A field's renderer is its `x-ui.widget` (state, viewers, epochDate, bytes...) or, without one,
+ * its type (text, number, boolean, enum, array). Features register more by name; a name nobody
+ * registered throws, naming the field, instead of showing raw JSON.
+ */
+import '@mantine/core/styles/Badge.css';
+import '@mantine/core/styles/Progress.css';
+import '@mantine/core/styles/Tooltip.css';
+import { Badge, Group, Progress, Text, Tooltip } from '@mantine/core';
+import { createElement, type ComponentType } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { FieldMeta } from '@/generated/fields';
+import { formatDate, formatRelative } from '@/lib/dates';
+import { formatGigabytes } from '@/lib/sizes';
+import { Icon } from '@/components/icon';
+import { stateColor, stateIcon } from './state-style';
+
+export interface CellProps {
+  /** The record's resource (labels and enum texts come from `resources:<resource>.`). */
+  resource: string;
+  /** The field's generated metadata. */
+  meta: FieldMeta;
+  /** The field's value. */
+  value: unknown;
+  /** The whole record (renderers that combine fields). */
+  record: Readonly<Record<string, unknown>>;
+}
+
+export type CellComponent = ComponentType<CellProps>;
+
+const empty = (
+  <Text span c="dimmed" aria-hidden>
+    —
+  </Text>
+);
+
+function TextCell({ value }: CellProps) {
+  if (value === undefined || value === null || value === '') return empty;
+  const text = String(value);
+  return (
+    <Text span size="sm" truncate="end" title={text}>
+      {text}
+    </Text>
+  );
+}
+
+function NumberCell({ value, meta }: CellProps) {
+  const { i18n } = useTranslation();
+  if (typeof value !== 'number') return empty;
+  const text = new Intl.NumberFormat(i18n.language.replace('_', '-')).format(value);
+  return (
+    <Text span size="sm">
+      {meta.unit ? `${text} ${meta.unit}` : text}
+    </Text>
+  );
+}
+
+function BooleanCell({ value }: CellProps) {
+  const { t } = useTranslation();
+  if (typeof value !== 'boolean') return empty;
+  return (
+    <Group gap={4} wrap="nowrap">
+      <Icon name={value ? 'check' : 'x'} size={16} />
+      <Text span size="sm">
+        {t(value ? 'common:yes' : 'common:no')}
+      </Text>
+    </Group>
+  );
+}
+
+/** Translated enum value: `resources:<resource>.enum.<path>.<value>`. */
+export function useEnumText(resource: string, path: string): (value: unknown) => string {
+  const { t } = useTranslation();
+  return (value) =>
+    t(`resources:${resource}.enum.${path}.${String(value)}`, { defaultValue: String(value) });
+}
+
+function EnumCell({ resource, meta, value }: CellProps) {
+  const text = useEnumText(resource, meta.path);
+  if (value === undefined || value === null || value === '') return empty;
+  return (
+    <Text span size="sm" truncate="end">
+      {text(value)}
+    </Text>
+  );
+}
+
+function StateCell({ resource, meta, value }: CellProps) {
+  const text = useEnumText(resource, meta.path);
+  if (value === undefined || value === null) return empty;
+  const state = String(value);
+  return (
+    <Badge
+      color={stateColor(state)}
+      variant="light"
+      leftSection={<Icon name={stateIcon(state)} size={12} />}
+      data-testid="record-state"
+      data-value={state}
+    >
+      {text(state)}
+    </Badge>
+  );
+}
+
+function ArrayCell({ value }: CellProps) {
+  if (!Array.isArray(value) || value.length === 0) return empty;
+  const text = value
+    .map((item) =>
+      item && typeof item === 'object' ? ((item as { name?: string }).name ?? '') : String(item),
+    )
+    .join(', ');
+  return (
+    <Text span size="sm" truncate="end" title={text}>
+      {text}
+    </Text>
+  );
+}
+
+function ViewersCell({ value }: CellProps) {
+  const { t } = useTranslation();
+  if (!Array.isArray(value) || value.length === 0) return empty;
+  return (
+    <Group gap={4} wrap="wrap">
+      {(value as string[]).map((viewer) => (
+        <Badge key={viewer} size="xs" variant="default">
+          {t(`common:viewers.${viewer}`)}
+        </Badge>
+      ))}
+    </Group>
+  );
+}
+
+/** Epoch seconds as relative text ("5 minutes ago"), the absolute time on hover. */
+function EpochDateCell({ value }: CellProps) {
+  const { i18n } = useTranslation();
+  const absolute = formatDate(value as number | null);
+  if (!absolute) return empty;
+  return (
+    <Tooltip label={absolute} withinPortal>
+      <Text span size="sm" c="dimmed">
+        <time dateTime={new Date((value as number) * 1000).toISOString()}>
+          {formatRelative(value as number, i18n.language)}
+        </time>
+      </Text>
+    </Tooltip>
+  );
+}
+
+function WireDateCell({ value }: CellProps) {
+  const text = formatDate(value as string | null);
+  if (!text) return empty;
+  return (
+    <Text span size="sm">
+      {text}
+    </Text>
+  );
+}
+
+function BytesCell({ value }: CellProps) {
+  const { i18n } = useTranslation();
+  const text = formatGigabytes(value as number | null, i18n.language);
+  if (!text) return empty;
+  return (
+    <Text span size="sm">
+      {text}
+    </Text>
+  );
+}
+
+function ProgressCell({ value }: CellProps) {
+  const { t } = useTranslation();
+  const percentage = (value as { percentage?: number } | null)?.percentage;
+  if (typeof percentage !== 'number') return empty;
+  return (
+    <Group gap="xs" wrap="nowrap">
+      <Progress
+        value={percentage}
+        w={80}
+        aria-label={t('common:progress', { value: Math.round(percentage) })}
+      />
+      <Text span size="xs">{`${Math.round(percentage)} %`}</Text>
+    </Group>
+  );
+}
+
+function QueueCell({ value }: CellProps) {
+  const { t } = useTranslation();
+  const position = (value as { position?: number } | null)?.position;
+  if (typeof position !== 'number') return null;
+  return (
+    <Text span size="xs" c="orange.9" data-testid="record-queue">
+      {t('common:desktops.queuePosition', { position })}
+    </Text>
+  );
+}
+
+function ScheduledShutdownCell({ value }: CellProps) {
+  const { t } = useTranslation();
+  const text = formatDate((value as { shutdown?: string | false } | null)?.shutdown);
+  if (!text) return null;
+  return (
+    <Text span size="xs" c="orange.9">
+      {t('common:desktops.scheduledShutdown', { date: text })}
+    </Text>
+  );
+}
+
+function DomainListCell({ value }: CellProps) {
+  if (!Array.isArray(value) || value.length === 0) return empty;
+  const text = value
+    .map((d) => (typeof d === 'string' ? d : ((d as { name?: string }).name ?? '')))
+    .join(', ');
+  return (
+    <Text span size="sm" truncate="end" title={text}>
+      {text}
+    </Text>
+  );
+}
+
+/** An object naming something (`{ id, name }`): its name. */
+function NamedCell({ value }: CellProps) {
+  const name = (value as { name?: unknown } | null | undefined)?.name;
+  if (typeof name !== 'string' || !name) return empty;
+  return (
+    <Text span size="sm" truncate="end" title={name}>
+      {name}
+    </Text>
+  );
+}
+
+const registry = new Map<string, CellComponent>([
+  ['named', NamedCell],
+  ['text', TextCell],
+  ['textarea', TextCell],
+  ['number', NumberCell],
+  ['integer', NumberCell],
+  ['boolean', BooleanCell],
+  ['switch', BooleanCell],
+  ['enum', EnumCell],
+  ['select', EnumCell],
+  ['itemType', EnumCell],
+  ['state', StateCell],
+  ['array', ArrayCell],
+  ['multiSelect', ArrayCell],
+  ['viewers', ViewersCell],
+  ['epochDate', EpochDateCell],
+  ['wireDate', WireDateCell],
+  ['bytes', BytesCell],
+  ['progress', ProgressCell],
+  ['queue', QueueCell],
+  ['scheduledShutdown', ScheduledShutdownCell],
+  ['domainList', DomainListCell],
+]);
+
+/** Adds (or replaces) a named renderer. */
+export function registerCell(name: string, component: CellComponent): void {
+  registry.set(name, component);
+}
+
+/** True when a renderer has this name. */
+export function hasCell(name: string): boolean {
+  return registry.has(name);
+}
+
+/** The renderer name a field asks for: its widget, else its type. */
+export function cellNameOf(meta: FieldMeta): string {
+  return meta.widget && meta.widget !== 'text'
+    ? meta.widget
+    : meta.type === 'string'
+      ? 'text'
+      : meta.type;
+}
+
+/**
+ * The renderer of a field.
+ * @throws Error naming the field when its renderer is not registered
+ */
+export function resolveCell(meta: FieldMeta): CellComponent {
+  const name = cellNameOf(meta);
+  const cell = registry.get(name);
+  if (!cell)
+    throw new Error(
+      `No cell renderer "${name}" registered for field "${meta.path}" (type ${meta.type})`,
+    );
+  return cell;
+}
+
+/** Reads a dotted path from a record. */
+export function valueAt(record: Readonly<Record<string, unknown>>, path: string): unknown {
+  let node: unknown = record;
+  for (const key of path.split('.')) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/** One field of a record through its renderer. */
+export function FieldValue({ resource, meta, record }: Omit<CellProps, 'value'>) {
+  return createElement(resolveCell(meta), {
+    resource,
+    meta,
+    value: valueAt(record, meta.path),
+    record,
+  });
+}

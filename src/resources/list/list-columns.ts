@@ -1,0 +1,40 @@
+/**
+ * Which fields a generated list shows: the list type's fields marked `column` (table) or `card`
+ * (card lines), in x-ui order, and the fields the filter text searches (`filter`). The field
+ * metadata of a role excludes fields whose read roles leave it out.
+ */
+import { fields, type FieldMeta } from '@/generated/fields';
+import { resourceOf } from '@/generated/resources';
+import type { Role } from '@/generated/types';
+
+/** The generated fields of a resource's list type. */
+export function listFields(resource: string): readonly FieldMeta[] {
+  const type = resourceOf(resource)?.meta.types.list;
+  return type ? ((fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? []) : [];
+}
+
+const readable = (meta: FieldMeta, role: Role | null) =>
+  !meta.roles?.read || (role !== null && meta.roles.read.includes(role));
+
+const byOrder = (a: FieldMeta, b: FieldMeta) => a.order - b.order;
+
+/** Table columns: `column` fields the role may read, in order. */
+export function tableColumns(resource: string, role: Role | null): FieldMeta[] {
+  return listFields(resource)
+    .filter((meta) => meta.column && readable(meta, role))
+    .sort(byOrder);
+}
+
+/** Card lines: `card` fields the role may read, in order. */
+export function cardFields(resource: string, role: Role | null): FieldMeta[] {
+  return listFields(resource)
+    .filter((meta) => meta.card && readable(meta, role))
+    .sort(byOrder);
+}
+
+/** Paths the filter text searches. */
+export function filterFields(resource: string): string[] {
+  return listFields(resource)
+    .filter((meta) => meta.filter)
+    .map((meta) => meta.path);
+}

@@ -1,0 +1,91 @@
+/**
+ * What a generated list shows: the records matching the filter text (over the fields the schema
+ * marks `filter`), the active tab and the switched-on toggles (`x-ui.list`), in the chosen order.
+ * Pure and fast: the lower-cased text of a record is computed once per record object (the live
+ * provider replaces a record only when it changes), so a keystroke over thousands reuses it.
+ */
+import type { RecordFilter } from '@/generated/resources';
+
+export type ListRecord = Readonly<Record<string, unknown>>;
+
+export interface ListSort {
+  field: string;
+  order: 'asc' | 'desc';
+}
+
+export interface ListQuery {
+  text: string;
+  tab: RecordFilter | null;
+  toggles: readonly RecordFilter[];
+}
+
+const haystacks = new Map<string, WeakMap<object, string>>();
+
+function haystackOf(record: ListRecord, fields: readonly string[]): string {
+  const key = fields.join('\u0001');
+  let cache = haystacks.get(key);
+  if (!cache) {
+    cache = new WeakMap();
+    haystacks.set(key, cache);
+  }
+  let text = cache.get(record);
+  if (text === undefined) {
+    text = fields
+      .map((path) => {
+        const value = record[path];
+        return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+      })
+      .join('\u0000')
+      .toLowerCase();
+    cache.set(record, text);
+  }
+  return text;
+}
+
+/** Computes the filter texts ahead of the first keystroke (call when idle after the list loads). */
+export function warmFilter(records: readonly ListRecord[], fields: readonly string[]): void {
+  for (const record of records) haystackOf(record, fields);
+}
+
+const passes = (record: ListRecord, filter: RecordFilter) =>
+  filter.values.includes(record[filter.field] as string | number | boolean | null);
+
+/** The records the query keeps (the same array when nothing filters). */
+export function filterRecords<T extends ListRecord>(
+  records: readonly T[],
+  fields: readonly string[],
+  query: ListQuery,
+): readonly T[] {
+  const needle = query.text.trim().toLowerCase();
+  if (!needle && !query.tab && query.toggles.length === 0) return records;
+  return records.filter(
+    (record) =>
+      (!query.tab || passes(record, query.tab)) &&
+      query.toggles.every((toggle) => passes(record, toggle)) &&
+      (!needle || haystackOf(record, fields).includes(needle)),
+  );
+}
+
+function compare(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === undefined || a === null) return 1;
+  if (b === undefined || b === null) return -1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return String(a).localeCompare(String(b), undefined, { numeric: true, sensitivity: 'base' });
+}
+
+/** The records in the sort's order (stable; missing values last). Returns the same array unsorted. */
+export function sortRecords<T extends ListRecord>(
+  records: readonly T[],
+  sort: ListSort | null,
+): readonly T[] {
+  if (!sort) return records;
+  const sign = sort.order === 'desc' ? -1 : 1;
+  const missing = (v: unknown) => v === undefined || v === null;
+  return [...records].sort((a, b) => {
+    const x = a[sort.field];
+    const y = b[sort.field];
+    if (missing(x) || missing(y)) return compare(x, y);
+    return sign * compare(x, y);
+  });
+}

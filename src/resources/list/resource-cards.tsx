@@ -1,0 +1,97 @@
+/**
+ * The cards view of a generated list: a virtualised grid (rows of cards, only the visible rows in
+ * the DOM) drawn by the resource's registered card renderer. Each row is measured, so a card is
+ * as tall as its content and the grid leaves no empty band.
+ */
+import { memo, useRef } from 'react';
+import { Box } from '@mantine/core';
+import { useElementSize } from '@mantine/hooks';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { resolveCard } from '../cards/card-registry';
+import type { ListRecord } from './list-filter';
+
+const CARD_MIN_WIDTH = 260;
+const ESTIMATED_ROW_HEIGHT = 330;
+const GAP = 12;
+
+export interface ResourceCardsProps {
+  resource: string;
+  /** Registered card renderer name (x-ui.list.card). */
+  card: string;
+  records: readonly ListRecord[];
+  /** Accessible name of the scroll region. */
+  label: string;
+}
+
+export const ResourceCards = memo(function ResourceCards({
+  resource,
+  card,
+  records,
+  label,
+}: ResourceCardsProps) {
+  const Card = resolveCard(resource, card);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const { ref: sizeRef, width } = useElementSize();
+  const columns = Math.max(1, Math.floor((width + GAP) / (CARD_MIN_WIDTH + GAP)));
+  const rowCount = Math.ceil(records.length / columns);
+  const virtualizer = useVirtualizer({
+    count: rowCount,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ESTIMATED_ROW_HEIGHT + GAP,
+    overscan: 2,
+    initialRect: { width: 1024, height: 800 },
+  });
+
+  return (
+    <Box
+      ref={scrollRef}
+      style={{ height: 'calc(100dvh - 220px)', minHeight: 320, overflowY: 'auto' }}
+      role="region"
+      aria-label={label}
+      tabIndex={0}
+      data-testid="resource-collection"
+      data-view="cards"
+      data-resource={resource}
+    >
+      <div
+        ref={sizeRef}
+        style={{ height: virtualizer.getTotalSize(), position: 'relative', width: '100%' }}
+      >
+        {virtualizer.getVirtualItems().map((row) => {
+          const start = row.index * columns;
+          const items = records.slice(start, start + columns);
+          return (
+            <div
+              key={row.key}
+              data-index={row.index}
+              ref={virtualizer.measureElement}
+              role="list"
+              style={{
+                position: 'absolute',
+                top: 0,
+                left: 0,
+                width: '100%',
+                transform: `translateY(${row.start}px)`,
+                paddingBottom: GAP,
+                display: 'grid',
+                gridTemplateColumns: `repeat(${columns}, minmax(0, 1fr))`,
+                gap: GAP,
+                alignItems: 'stretch',
+              }}
+            >
+              {items.map((record) => (
+                <div
+                  role="listitem"
+                  key={String(record.id)}
+                  style={{ display: 'flex', minWidth: 0 }}
+                >
+                  <Card resource={resource} record={record} />
+                </div>
+              ))}
+            </div>
+          );
+        })}
+      </div>
+    </Box>
+  );
+});

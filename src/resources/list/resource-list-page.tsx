@@ -1,0 +1,248 @@
+/**
+ * The generated list screen of a resource: title row with the primary action, filter text, the
+ * tabs and toggles of `x-ui.list`, a switch between the views it allows, then the records as a
+ * virtualised table or card grid, live through the live provider. Skeletons while loading, an
+ * empty state with the primary action, an error with what to do next.
+ */
+import '@mantine/core/styles/SegmentedControl.css';
+import '@mantine/core/styles/Switch.css';
+import '@mantine/core/styles/Tabs.css';
+import '@mantine/core/styles/Skeleton.css';
+import '@mantine/core/styles/Alert.css';
+import { useCallback, useDeferredValue, useEffect, useMemo, useState } from 'react';
+import {
+  Alert,
+  Button,
+  Group,
+  SegmentedControl,
+  Stack,
+  Switch,
+  Tabs,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { useList } from '@refinedev/core';
+import { Link } from 'react-router';
+import { useTranslation } from 'react-i18next';
+import { resourceOf, type RecordFilter } from '@/generated/resources';
+import type { UserConfig } from '@/generated/types';
+import { Icon } from '@/components/icon';
+import { translateError } from '@/lib/error-display';
+import { useSessionState } from '@/lib/session-state';
+import { routeHref, routeUsable } from '../actions/available-actions';
+import { ListActions } from '../actions/record-actions';
+import { EmptyState } from './empty-state';
+import { filterFields, tableColumns } from './list-columns';
+import {
+  filterRecords,
+  sortRecords,
+  warmFilter,
+  type ListRecord,
+  type ListSort,
+} from './list-filter';
+import { ListSkeleton } from './list-skeleton';
+import { ResourceCards } from './resource-cards';
+import { ResourceTable } from './resource-table';
+
+type View = 'cards' | 'table';
+
+const viewKey = (resource: string) => `view:${resource}`;
+
+function readView(resource: string, allowed: readonly View[], fallback: View): View {
+  try {
+    const saved = localStorage.getItem(viewKey(resource));
+    return allowed.includes(saved as View) ? (saved as View) : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+const shown = (filter: RecordFilter, config: UserConfig | null) =>
+  !filter.visibleIf || !!config?.[filter.visibleIf];
+
+export interface ResourceListPageProps {
+  resource: string;
+}
+
+export function ResourceListPage({ resource }: ResourceListPageProps) {
+  const { t } = useTranslation();
+  const def = resourceOf(resource);
+  if (!def) throw new Error(`No resource ${resource}`);
+  const list = def.meta.list ?? {};
+  const views: readonly View[] = list.views ?? [list.view ?? 'table'];
+  const { config, user } = useSessionState();
+  const role = user?.role_id ?? null;
+  const [view, setView] = useState<View>(() =>
+    readView(resource, views, list.view ?? views[0] ?? 'table'),
+  );
+  const [text, setText] = useState('');
+  const deferredText = useDeferredValue(text);
+  const tabs = useMemo(
+    () => (list.tabs ?? []).filter((tab) => shown(tab, config)),
+    [list.tabs, config],
+  );
+  const [tabKey, setTabKey] = useState<string | null>(null);
+  const tab = tabs.find((x) => x.key === tabKey) ?? tabs[0] ?? null;
+  const toggles = useMemo(
+    () => (list.toggles ?? []).filter((toggle) => shown(toggle, config)),
+    [list.toggles, config],
+  );
+  const [onToggles, setOnToggles] = useState<readonly string[]>([]);
+  const [sort, setSort] = useState<ListSort | null>(
+    list.sort ? { field: list.sort.field, order: list.sort.order ?? 'asc' } : null,
+  );
+
+  const { result, query } = useList<ListRecord & { id: string }>({
+    resource,
+    pagination: { mode: 'off' },
+    liveMode: 'manual',
+    errorNotification: false,
+  });
+  const all = result.data;
+  const searchable = useMemo(() => filterFields(resource), [resource]);
+  const columns = useMemo(() => tableColumns(resource, role), [resource, role]);
+  const activeToggles = useMemo(
+    () => toggles.filter((x) => onToggles.includes(x.key)),
+    [toggles, onToggles],
+  );
+  const records = useMemo(
+    () =>
+      sortRecords(
+        filterRecords(all, searchable, { text: deferredText, tab, toggles: activeToggles }),
+        sort,
+      ),
+    [all, searchable, deferredText, tab, activeToggles, sort],
+  );
+  // Prepare the filter texts while idle, so the first keystroke does not pay for them.
+  useEffect(() => {
+    if (typeof requestIdleCallback !== 'function') return;
+    const handle = requestIdleCallback(() => warmFilter(all, searchable));
+    return () => cancelIdleCallback(handle);
+  }, [all, searchable]);
+
+  const changeView = (next: string): void => {
+    const value: View = next === 'cards' ? 'cards' : 'table';
+    setView(value);
+    try {
+      localStorage.setItem(viewKey(resource), value);
+    } catch {
+      // the choice is not remembered
+    }
+  };
+  const detailsKind =
+    list.details && routeUsable(resource, list.details, role) ? list.details : null;
+  const detailsHref = useCallback(
+    (record: ListRecord) =>
+      detailsKind ? routeHref(resource, detailsKind, String(record.id)) : null,
+    [resource, detailsKind],
+  );
+  const createHref = routeUsable(resource, 'create', role) ? routeHref(resource, 'create') : null;
+  const title = t(`resources:${resource}.title`);
+
+  const body = query.isLoading ? (
+    <ListSkeleton view={view} />
+  ) : all.length === 0 ? (
+    <EmptyState
+      resource={resource}
+      icon={list.empty?.icon ?? def.meta.icon}
+      actionHref={list.empty?.action === 'create' ? createHref : null}
+    />
+  ) : records.length === 0 ? (
+    <Text c="dimmed" py="xl" ta="center" data-testid="no-matches">
+      {t('common:list.noMatches')}
+    </Text>
+  ) : view === 'cards' && list.card ? (
+    <ResourceCards resource={resource} card={list.card} records={records} label={title} />
+  ) : (
+    <ResourceTable
+      resource={resource}
+      records={records}
+      columns={columns}
+      label={title}
+      sort={sort}
+      onSort={setSort}
+      detailsHref={detailsKind ? detailsHref : null}
+      titleField={list.title ?? 'name'}
+    />
+  );
+
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between" align="center">
+        <Title order={1} size="h2">
+          {title}
+        </Title>
+        <Group gap="sm">
+          {list.actions && <ListActions resource={resource} names={list.actions} />}
+          {createHref && (
+            <Button
+              component={Link}
+              to={createHref}
+              leftSection={<Icon name="plus" size={18} />}
+              data-testid="resource-create"
+            >
+              {t(`resources:${resource}.actions.create`)}
+            </Button>
+          )}
+        </Group>
+      </Group>
+      <Group gap="sm" align="center" wrap="wrap">
+        {searchable.length > 0 && (
+          <TextInput
+            aria-label={t('common:list.filter')}
+            placeholder={t('common:list.filter')}
+            leftSection={<Icon name="search" size={16} />}
+            value={text}
+            onChange={(event) => setText(event.currentTarget.value)}
+            data-testid="resource-filter"
+          />
+        )}
+        {toggles.map((toggle) => (
+          <Switch
+            key={toggle.key}
+            label={t(`resources:${resource}.toggles.${toggle.key}`)}
+            checked={onToggles.includes(toggle.key)}
+            onChange={(event) => {
+              const on = event.currentTarget.checked;
+              setOnToggles((current) =>
+                on ? [...current, toggle.key] : current.filter((k) => k !== toggle.key),
+              );
+            }}
+            data-testid={`toggle-${toggle.key}`}
+          />
+        ))}
+        {views.length > 1 && (
+          <SegmentedControl
+            aria-label={t('common:list.view')}
+            value={view}
+            onChange={changeView}
+            data={views.map((value) => ({ value, label: t(`common:list.views.${value}`) }))}
+            data-testid="resource-view"
+          />
+        )}
+      </Group>
+      {query.isError && (
+        <Alert color="red" role="alert" icon={<Icon name="alert-triangle" size={18} />}>
+          {translateError(query.error as never)}
+        </Alert>
+      )}
+      {tabs.length > 1 ? (
+        <Tabs value={tab?.key ?? null} onChange={setTabKey} keepMounted={false}>
+          <Tabs.List>
+            {tabs.map((x) => (
+              <Tabs.Tab key={x.key} value={x.key} data-testid={`tab-${x.key}`}>
+                {t(`resources:${resource}.tabs.${x.key}`)}
+              </Tabs.Tab>
+            ))}
+          </Tabs.List>
+          <Tabs.Panel value={tab?.key ?? ''} pt="sm">
+            {body}
+          </Tabs.Panel>
+        </Tabs>
+      ) : (
+        body
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,217 @@
+/**
+ * The table view of a generated list: a real table (fixed layout, so every row shares the column
+ * widths) with a sticky header of sortable columns, virtualised rows (only the visible ones exist,
+ * between two spacer rows, whatever the number of records) and each row's record actions.
+ */
+import '@mantine/core/styles/Table.css';
+import { memo, useRef } from 'react';
+import { Anchor, Box, Group, Text, UnstyledButton } from '@mantine/core';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { Link } from 'react-router';
+import { useTranslation } from 'react-i18next';
+import type { FieldMeta } from '@/generated/fields';
+import { Icon } from '@/components/icon';
+import { RecordActions, recordTitle } from '../actions/record-actions';
+import { cellNameOf, FieldValue } from '../cells/cell-registry';
+import type { ListRecord, ListSort } from './list-filter';
+import classes from './resource-table.module.css';
+
+const ROW_HEIGHT = 52;
+const AUTO_MIN = 180;
+
+/** Column widths of the renderers whose content has a natural size; the others share the rest. */
+const WIDTHS: Readonly<Record<string, number>> = {
+  state: 150,
+  epochDate: 150,
+  wireDate: 150,
+  bytes: 110,
+  number: 100,
+  integer: 100,
+  boolean: 90,
+  switch: 90,
+  viewers: 200,
+  progress: 160,
+  enum: 130,
+  select: 130,
+  itemType: 130,
+};
+
+export interface ResourceTableProps {
+  resource: string;
+  records: readonly ListRecord[];
+  columns: readonly FieldMeta[];
+  /** Accessible name of the table. */
+  label: string;
+  sort: ListSort | null;
+  onSort: (sort: ListSort) => void;
+  /** Href of a record's details page (its title links there), or null. */
+  detailsHref: ((record: ListRecord) => string | null) | null;
+  /** Field naming a record (its cell links to the details). */
+  titleField: string;
+  /** Width of the actions column (it holds the primary actions and the "more" menu). */
+  actionsWidth?: number;
+}
+
+const Row = memo(function Row({
+  resource,
+  record,
+  columns,
+  detailsHref,
+  titleField,
+}: Pick<ResourceTableProps, 'resource' | 'columns' | 'detailsHref' | 'titleField'> & {
+  record: ListRecord;
+}) {
+  const href = detailsHref?.(record) ?? null;
+  return (
+    <>
+      {columns.map((meta) => (
+        <td key={meta.path} className={classes.cell} data-field={meta.path}>
+          {href && meta.path === titleField ? (
+            <Anchor
+              component={Link}
+              to={href}
+              size="sm"
+              truncate="end"
+              data-testid="record-details"
+            >
+              {recordTitle(resource, record)}
+            </Anchor>
+          ) : (
+            <FieldValue resource={resource} meta={meta} record={record} />
+          )}
+        </td>
+      ))}
+      <td className={classes.cell}>
+        <RecordActions resource={resource} record={record} compact />
+      </td>
+    </>
+  );
+});
+
+export const ResourceTable = memo(function ResourceTable({
+  resource,
+  records,
+  columns,
+  label,
+  sort,
+  onSort,
+  detailsHref,
+  titleField,
+  actionsWidth = 260,
+}: ResourceTableProps) {
+  const { t } = useTranslation();
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: records.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 6,
+    initialRect: { width: 1024, height: 800 },
+  });
+  const items = virtualizer.getVirtualItems();
+  // Columns without a natural width get at least AUTO_MIN px: past that the table scrolls sideways.
+  const minWidth =
+    columns.reduce((sum, meta) => sum + (WIDTHS[cellNameOf(meta)] ?? AUTO_MIN), 0) + actionsWidth;
+  const top = items[0]?.start ?? 0;
+  const bottom = virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0);
+
+  return (
+    // A scrollable region is focusable so keyboard users can scroll it.
+    <Box
+      ref={scrollRef}
+      className={classes.scroll}
+      tabIndex={0}
+      role="region"
+      aria-label={label}
+      data-testid="resource-collection"
+      data-view="table"
+      data-resource={resource}
+    >
+      <table className={classes.table} style={{ minWidth }} aria-rowcount={records.length + 1}>
+        <colgroup>
+          {columns.map((meta, i) => (
+            <col
+              key={meta.path}
+              style={{ width: WIDTHS[cellNameOf(meta)] ?? (i === 0 ? '24%' : undefined) }}
+            />
+          ))}
+          <col style={{ width: actionsWidth }} />
+        </colgroup>
+        <thead className={classes.head}>
+          <tr>
+            {columns.map((meta) => {
+              const active = sort?.field === meta.path;
+              const next: ListSort = {
+                field: meta.path,
+                order: active && sort?.order === 'asc' ? 'desc' : 'asc',
+              };
+              return (
+                <th
+                  key={meta.path}
+                  className={classes.header}
+                  aria-sort={active ? (sort?.order === 'asc' ? 'ascending' : 'descending') : 'none'}
+                  scope="col"
+                >
+                  <UnstyledButton
+                    onClick={() => onSort(next)}
+                    className={classes.sortButton}
+                    data-testid={`sort-${meta.path}`}
+                  >
+                    <Group gap={4} wrap="nowrap">
+                      <Text size="sm" fw={600} truncate="end">
+                        {t(`resources:${resource}.fields.${meta.path}`)}
+                      </Text>
+                      {active && (
+                        <Icon
+                          name={sort?.order === 'asc' ? 'chevron-up' : 'chevron-down'}
+                          size={14}
+                        />
+                      )}
+                    </Group>
+                  </UnstyledButton>
+                </th>
+              );
+            })}
+            <th className={classes.header} scope="col">
+              <span className={classes.visuallyHidden}>{t('common:actions.label')}</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {top > 0 && (
+            <tr aria-hidden style={{ height: top }}>
+              <td colSpan={columns.length + 1} />
+            </tr>
+          )}
+          {items.map((item) => {
+            const record = records[item.index];
+            if (!record) return null;
+            return (
+              <tr
+                key={String(record.id ?? item.index)}
+                aria-rowindex={item.index + 2}
+                className={classes.row}
+                style={{ height: ROW_HEIGHT }}
+                data-testid="record"
+                data-record-id={String(record.id ?? '')}
+              >
+                <Row
+                  resource={resource}
+                  record={record}
+                  columns={columns}
+                  detailsHref={detailsHref}
+                  titleField={titleField}
+                />
+              </tr>
+            );
+          })}
+          {bottom > 0 && (
+            <tr aria-hidden style={{ height: bottom }}>
+              <td colSpan={columns.length + 1} />
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </Box>
+  );
+});
