@@ -42,6 +42,8 @@ export default defineConfig({
             'tests/conformance/**/*.test.{ts,tsx}',
           ],
           setupFiles: ['./tests/support/setup-dom.ts'],
+          // refine's router bindings must share the app's (ESM) react-router, not load its CommonJS copy.
+          server: { deps: { inline: [/@refinedev\//] } },
           testTimeout: 20_000,
         },
       },

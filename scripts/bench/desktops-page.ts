@@ -307,7 +307,7 @@ async function renderedIds(page: Page, onlyVisible: boolean): Promise<string[]> 
           r.height > 0
         );
       })
-      .map((card) => card.dataset.desktopId ?? '');
+      .map((card) => card.dataset.recordId ?? '');
   }, onlyVisible);
 }
 
@@ -360,7 +360,7 @@ async function measureKeystroke(page: Page, key: string): Promise<number> {
     }
     const ids = (): string =>
       [...root.querySelectorAll<HTMLElement>('[data-testid="record"]')]
-        .map((c) => c.dataset.desktopId ?? '')
+        .map((c) => c.dataset.recordId ?? '')
         .join(',');
     const before = ids();
     let keyAt = Number.NaN;

@@ -11,7 +11,7 @@ import { stateActions } from '../../src/generated/actions.ts';
 import { buildApp } from '../src/app.ts';
 import { desktops, users } from '../src/db/schema.ts';
 import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
-import { actionsFor } from '../src/engine/desktop-rules.ts';
+import { offeredActions } from '../../common/state-actions.ts';
 import {
   buildTestApp,
   createTestDatabase,
@@ -114,7 +114,9 @@ describe('desktop lifecycle (real QEMU)', () => {
       for (const [verb, accepted, code] of verbs) {
         // Put the desktop in `state` without a VM; allowed actions that need a VM are exercised elsewhere.
         await t.app.db.update(desktops).set({ state, runtime: {} }).where(eq(desktops.id, id));
-        const offered = actionsFor({ state, type: 'persistent' }).some((a) => accepted.includes(a));
+        const offered = offeredActions('desktops', { state, type: 'persistent' }).some((a) =>
+          accepted.includes(a),
+        );
         const res = await action(id, verb);
         if (offered) {
           expect(res.statusCode, `${verb} in ${state}: ${res.body}`).not.toBe(428);

@@ -16,7 +16,7 @@ import { Refine, type ResourceProps } from '@refinedev/core';
 import routerProvider from '@refinedev/react-router';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { useTranslation } from 'react-i18next';
-import { resourceList, resourceOf } from '@/generated/resources';
+import { resourceList } from '@/generated/resources';
 import { ErrorPage } from '@/features/system/error-page';
 import { NotFoundPage } from '@/features/system/not-found-page';
 import { getToken } from '@/lib/token';
@@ -34,6 +34,7 @@ import { renderResourceRoutes } from './routes';
 import { setBootstrapLiveProvider } from './session-bootstrap';
 import './registrations';
 import { SessionModals } from './session-modals';
+import { HOME_PATH } from '@/lib/paths';
 
 const dataProvider = createDataProvider();
 const liveProvider = createLiveProvider(queryClient, { batch: 'frame' });
@@ -52,7 +53,6 @@ const refineResources: ResourceProps[] = resourceList.map(
 );
 
 /** Where `/` leads: the desktops list. */
-const HOME = resourceOf('desktops')?.list ?? '/desktops';
 
 /**
  * Point 8 of the guard: log out when the session cookie disappears (outside exempt pages). Only a
@@ -132,7 +132,7 @@ export function App() {
             </SessionGuard>
           }
         >
-          <Route index element={<Navigate to={HOME} replace />} />
+          <Route index element={<Navigate to={HOME_PATH} replace />} />
           {resourceRoutes}
         </Route>
         <Route path="*" element={<NotFoundRoute />} />

@@ -9,6 +9,9 @@ import { computeSessionTimers } from '@/lib/session-timers';
 import { logout } from '@/providers/auth-provider';
 import { renewToken } from '@/providers/http-client';
 import { refreshSession } from './session-bootstrap';
+import { PROFILE_PATH } from '@/lib/paths';
+
+const profilePath = PROFILE_PATH;
 
 /** Schedules the renew prompt and the expired modal from the config's session times. */
 function useSessionTimers(): void {
@@ -74,15 +77,17 @@ export function SessionModals() {
       >
         <Text mb="md">{quota}</Text>
         <Group justify="flex-end">
-          <Button
-            variant="default"
-            onClick={() => {
-              closeQuotaPopup();
-              navigateTo('/profile');
-            }}
-          >
-            {t('common:quota.goToQuota')}
-          </Button>
+          {profilePath && (
+            <Button
+              variant="default"
+              onClick={() => {
+                closeQuotaPopup();
+                navigateTo(profilePath);
+              }}
+            >
+              {t('common:quota.goToQuota')}
+            </Button>
+          )}
           <Button onClick={closeQuotaPopup}>{t('common:actions.ok')}</Button>
         </Group>
       </Modal>

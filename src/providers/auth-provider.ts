@@ -17,6 +17,7 @@ import {
   type TokenClaims,
 } from '@/lib/token';
 import { ApiError, isApiError, request } from './http-client';
+import { HOME_PATH } from '@/lib/paths';
 
 /** Page each special token type forces (spec section 2, points 3 and 7). */
 export const TOKEN_TYPE_ROUTES: Partial<Record<string, string>> = {
@@ -82,7 +83,7 @@ export async function login(params: LoginParams): Promise<LoginResult> {
     }
     const forced = TOKEN_TYPE_ROUTES[type];
     if (forced) return { success: true, redirectTo: forced, claims };
-    return { success: true, redirectTo: '/desktops', claims };
+    return { success: true, redirectTo: HOME_PATH, claims };
   } catch (error) {
     return {
       success: false,

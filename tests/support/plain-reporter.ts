@@ -17,7 +17,12 @@ export default class PlainReporter implements Reporter {
         else if (state === 'failed') failed++;
         else skipped++;
       }
-      if (m.state() === 'failed' && [...m.children.allTests()].length === 0) failed++;
+      // A file that failed outside its tests (a hook, an import) counts once as a failure.
+      if (
+        m.state() === 'failed' &&
+        ![...m.children.allTests()].some((t) => t.result().state === 'failed')
+      )
+        failed++;
     }
     const file = process.env.TEST_COUNTS_FILE;
     if (file)

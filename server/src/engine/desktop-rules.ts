@@ -1,9 +1,12 @@
 /**
- * Desktop rules of spec section 4 that span fields, plus the state guards read from the generated
- * state-action table (`x-actions.rules` of schema/entities/desktop.schema.json).
+ * Desktop rules that span fields (viewers and networks, GPU-only video), plus the state guards of
+ * the desktops' state machine (`x-actions` of schema/entities/desktop.schema.json, through the
+ * functions the SPA uses too).
  */
 import { stateActions } from '../../../src/generated/actions.ts';
 import { ApiError } from '../lib/api-error.ts';
+import { offeredActions } from '../../../common/state-actions.ts';
+import { guestKey, NEEDS_WIREGUARD, WIREGUARD_INTERFACE } from '../../../common/viewers.ts';
 
 type RuleName = keyof typeof stateActions.desktops.rules;
 
@@ -27,31 +30,13 @@ export function assertStateAllows(rule: RuleName, state: string): void {
 
 type ActionName = keyof typeof stateActions.desktops.actions;
 
-/** Actions the state-action table offers for a desktop (its state's row, or a matching override). */
-export function actionsFor(desktop: { state: string; type?: string }): ActionName[] {
-  const table = stateActions.desktops.table as Record<string, readonly ActionName[]>;
-  let offered: readonly ActionName[] = table[desktop.state] ?? [];
-  // A matching override replaces the state's row (a started temporary desktop offers delete instead of stop).
-  for (const o of stateActions.desktops.overrides as readonly {
-    when: Record<string, unknown>;
-    states: readonly string[];
-    actions: readonly ActionName[];
-  }[]) {
-    const applies =
-      o.states.includes(desktop.state) &&
-      Object.entries(o.when).every(([k, v]) => (desktop as Record<string, unknown>)[k] === v);
-    if (applies) offered = o.actions;
-  }
-  return [...offered];
-}
-
 /** Throws 428 `unable_to_<verb>_desktop_from` unless one of `accepted` is offered in the desktop's state. */
 export function assertActionOffered(
   desktop: { state: string; type?: string },
   accepted: readonly ActionName[],
   verb: string,
 ): void {
-  const offered = actionsFor(desktop);
+  const offered = offeredActions('desktops', desktop);
   if (!accepted.some((a) => offered.includes(a))) {
     throw new ApiError(
       'precondition_required',
@@ -62,8 +47,8 @@ export function assertActionOffered(
   }
 }
 
-/** Viewers that need the wireguard network (spec section 4 rules). */
-export const WIREGUARD_VIEWERS = ['browser_rdp', 'file_rdpgw', 'file_rdpvpn'] as const;
+/** guest_properties.viewers keys of the viewers that need the wireguard network. */
+const WIREGUARD_VIEWER_KEYS: readonly string[] = NEEDS_WIREGUARD.map(guestKey);
 
 export interface ViewerCheckInput {
   viewers?: Record<string, unknown> | undefined;
@@ -78,8 +63,8 @@ export interface ViewerCheckInput {
 export function checkViewers({ viewers, interfaces, videos }: ViewerCheckInput): void {
   if (!viewers) return;
   const keys = Object.keys(viewers);
-  const rdp = keys.filter((k) => (WIREGUARD_VIEWERS as readonly string[]).includes(k));
-  if (rdp.length > 0 && !(interfaces ?? []).includes('wireguard'))
+  const rdp = keys.filter((k) => WIREGUARD_VIEWER_KEYS.includes(k));
+  if (rdp.length > 0 && !(interfaces ?? []).includes(WIREGUARD_INTERFACE))
     throw new ApiError(
       'bad_request',
       'RDP viewers need the wireguard network',
@@ -95,14 +80,4 @@ export function checkViewers({ viewers, interfaces, videos }: ViewerCheckInput):
       null,
       { errors: { '/hardware/videos': 'only_works_rdp' } },
     );
-}
-
-/**
- * Spec 3: the stock card of a desktop is id-derived modulo 48 plus 1 (reference 3.15). The SPA
- * draws stock cards itself (a gradient per index), so no URL is sent.
- */
-export function stockImageOf(id: string): { id: string; type: 'stock'; url: string } {
-  let t = 0;
-  for (const c of id) t = (2 * t + c.charCodeAt(0)) % 2 ** 31;
-  return { id: String((t % 48) + 1), type: 'stock', url: '' };
 }

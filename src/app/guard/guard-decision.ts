@@ -5,6 +5,7 @@
 import type { Role } from '@/generated/types';
 import { TOKEN_TYPE_ROUTES } from '@/providers/auth-provider';
 import { expiresWithin, tokenType, type TokenClaims } from '@/lib/token';
+import { HOME_PATH } from '@/lib/paths';
 
 /** Routes where a vanished session cookie does not log out (point 8). */
 export const COOKIE_WATCH_EXEMPT = [
@@ -15,7 +16,7 @@ export const COOKIE_WATCH_EXEMPT = [
   '/forgot-password',
 ];
 export const COOKIE_WATCH_INTERVAL_MS = 1000;
-export const HOME_PATH = '/desktops';
+export { HOME_PATH };
 
 export type TokenDecision =
   { kind: 'login' } | { kind: 'redirect'; to: string } | { kind: 'renew' } | { kind: 'ok' };

@@ -7,7 +7,7 @@
 import '@mantine/core/styles/AspectRatio.css';
 import '@mantine/core/styles/Card.css';
 import { memo, useMemo } from 'react';
-import { AspectRatio, Box, Card, Group, Stack, Text, Tooltip } from '@mantine/core';
+import { AspectRatio, Box, Card, Group, Stack, Text } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import type { Desktop } from '@/generated/types';
@@ -17,7 +17,7 @@ import { stockGradient } from '@/lib/stock-card';
 import { useSessionState } from '@/lib/session-state';
 import { RecordActions } from '@/resources/actions/record-actions';
 import type { CardProps } from '@/resources/cards/card-registry';
-import { FieldValue, cellNameOf } from '@/resources/cells/cell-registry';
+import { FieldValue, cellNameOf, useCellText } from '@/resources/cells/cell-registry';
 import { cardFields } from '@/resources/list/list-columns';
 import { useDesktopThumbnail } from './use-desktop-thumbnail';
 
@@ -30,28 +30,41 @@ const PLACED = new Set(['name', 'description', 'state', 'image']);
 /** Renderers that say what they show themselves; other fields get their label beside them. */
 const SELF_EXPLAINING = new Set(['viewers', 'queue', 'scheduledShutdown', 'progress']);
 
-function DesktopPicture({ desktop }: { desktop: Desktop }) {
+/** The live thumbnail of a desktop with a screen (refreshed only while on screen). */
+function LivePicture({ desktop }: { desktop: Desktop }) {
   const { t } = useTranslation();
-  const running = SCREEN_STATES.includes(desktop.state);
-  const { ref, url } = useDesktopThumbnail(desktop.id, running);
-  const image = desktop.image;
+  const { ref, url } = useDesktopThumbnail(desktop.id, true);
   return (
     <AspectRatio ratio={16 / 9} ref={ref}>
-      {running && url ? (
+      {url ? (
         <img
           src={url}
           alt={t('common:desktops.thumbnail', { name: desktop.name })}
           style={{ objectFit: 'contain', background: '#111' }}
           data-testid="desktop-thumbnail"
         />
-      ) : image?.url ? (
-        <img src={image.url} alt="" loading="lazy" style={{ objectFit: 'cover' }} />
       ) : (
-        <Box
-          style={{ background: stockGradient(image?.id ?? '1') }}
-          data-testid="desktop-stock-card"
-        />
+        <StillPicture desktop={desktop} />
       )}
+    </AspectRatio>
+  );
+}
+
+/** The card image: an uploaded picture, or the stock card drawn as a gradient. */
+function StillPicture({ desktop }: { desktop: Desktop }) {
+  const image = desktop.image;
+  return image?.url ? (
+    <img src={image.url} alt="" loading="lazy" style={{ objectFit: 'cover' }} />
+  ) : (
+    <Box style={{ background: stockGradient(image?.id ?? '1') }} data-testid="desktop-stock-card" />
+  );
+}
+
+function DesktopPicture({ desktop }: { desktop: Desktop }) {
+  if (SCREEN_STATES.includes(desktop.state)) return <LivePicture desktop={desktop} />;
+  return (
+    <AspectRatio ratio={16 / 9}>
+      <StillPicture desktop={desktop} />
     </AspectRatio>
   );
 }
@@ -65,7 +78,7 @@ function CardLine({
   meta: FieldMeta;
   record: CardProps['record'];
 }) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   const present = record[meta.path];
   if (present === undefined || present === null || present === '' || present === false) return null;
   const value = <FieldValue resource={resource} meta={meta} record={record} />;
@@ -111,11 +124,9 @@ export const DesktopCard = memo(function DesktopCard({ resource, record }: CardP
         )}
       </Card.Section>
       <Stack gap={6} mt="xs" style={{ flex: 1 }}>
-        <Tooltip label={desktop.name} openDelay={500} withinPortal>
-          <Text fw={600} truncate="end" data-testid="record-title">
-            {desktop.name}
-          </Text>
-        </Tooltip>
+        <Text fw={600} truncate="end" title={desktop.name} data-testid="record-title">
+          {desktop.name}
+        </Text>
         {desktop.description && (
           <Text size="xs" c="dimmed" lineClamp={2}>
             {desktop.description}

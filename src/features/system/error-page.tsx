@@ -2,6 +2,7 @@ import { Button, Center, Stack, Text, Title } from '@mantine/core';
 import { Link, useParams } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { usePageTitle } from '@/hooks/use-page-title';
+import { HOME_PATH } from '@/lib/paths';
 
 const KNOWN = new Set(['401', '403', '500']);
 
@@ -18,7 +19,7 @@ export function ErrorPage() {
         <Text ta="center" data-testid="error-message">
           {t(`common:errorPage.${key}`)}
         </Text>
-        <Button component={Link} to="/desktops">
+        <Button component={Link} to={HOME_PATH}>
           {t('common:actions.home')}
         </Button>
       </Stack>

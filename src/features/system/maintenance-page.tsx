@@ -6,6 +6,7 @@ import type { SessionUserMaintenanceText } from '@/generated/types';
 import { usePageTitle } from '@/hooks/use-page-title';
 import { getToken } from '@/lib/token';
 import { request } from '@/providers/http-client';
+import { HOME_PATH } from '@/lib/paths';
 
 export const MAINTENANCE_POLL_MS = 5000;
 
@@ -37,7 +38,7 @@ export function MaintenancePage() {
           const value: unknown = await response.json();
           const active =
             typeof value === 'boolean' ? value : !!(value as { enabled?: boolean } | null)?.enabled;
-          if (!active) navigate('/desktops', { replace: true });
+          if (!active) navigate(HOME_PATH, { replace: true });
         })
         .catch(() => undefined);
     }, MAINTENANCE_POLL_MS);

@@ -6,6 +6,7 @@ import { Link, useParams } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { translateError } from '@/lib/error-display';
 import { useVncConnection, type VncStatus } from './use-vnc-connection';
+import { HOME_PATH } from '@/lib/paths';
 
 const STATUS_COLORS: Record<VncStatus, string> = {
   connecting: 'blue',
@@ -80,7 +81,7 @@ export function VncViewerPage() {
         aria-label={t('common:vnc.toolbar')}
       >
         <Group gap="xs" wrap="nowrap" style={{ minWidth: 0 }}>
-          <Button component={Link} to="/desktops" size="compact-sm" variant="subtle">
+          <Button component={Link} to={HOME_PATH} size="compact-sm" variant="subtle">
             {t('common:vnc.back')}
           </Button>
           <Title
@@ -196,7 +197,7 @@ export function VncViewerPage() {
               )}
               <Button
                 component={Link}
-                to="/desktops"
+                to={HOME_PATH}
                 variant={status === 'stopped' ? 'filled' : 'default'}
                 data-testid="vnc-back"
               >

@@ -10,7 +10,7 @@ import '@mantine/core/styles/Checkbox.css';
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
 import '@mantine/core/styles/Overlay.css';
-import { memo, useMemo, useState, type ReactNode } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { ActionIcon, Button, Checkbox, Group, Menu, Modal, Text } from '@mantine/core';
 import { useNotification } from '@refinedev/core';
 import { Link } from 'react-router';
@@ -20,6 +20,7 @@ import { Icon } from '@/components/icon';
 import { showError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
+import { useCellText } from '../cells/cell-registry';
 import { resolveActionHandler } from './action-registry';
 import {
   availableActions,
@@ -166,6 +167,58 @@ export function ListActions({ resource, names }: ListActionsProps) {
   );
 }
 
+/**
+ * The "more" menu of a record. Its floating menu mounts on first use (the trigger is a plain
+ * button until then): thousands of cards mount fast when a filter changes what is visible.
+ */
+function MoreMenu({
+  label,
+  compact,
+  children,
+}: {
+  label: string;
+  compact: boolean;
+  children: ReactNode;
+}) {
+  const [mounted, setMounted] = useState(false);
+  const [opened, setOpened] = useState(false);
+  const target = useRef<HTMLButtonElement>(null);
+  // The mounted menu's trigger replaces the placeholder button: keep the keyboard focus on it.
+  useEffect(() => {
+    if (mounted) target.current?.focus();
+  }, [mounted]);
+  const trigger = {
+    variant: 'subtle',
+    color: 'gray',
+    size: compact ? 'md' : 'lg',
+    'aria-label': label,
+    'data-testid': 'record-more',
+  } as const;
+  if (!mounted)
+    return (
+      <ActionIcon
+        {...trigger}
+        aria-haspopup="menu"
+        onClick={() => {
+          setMounted(true);
+          setOpened(true);
+        }}
+      >
+        <Icon name="dots" size={18} />
+      </ActionIcon>
+    );
+  return (
+    <Menu position="bottom-end" withinPortal opened={opened} onChange={setOpened}>
+      <Menu.Target>
+        <ActionIcon ref={target} {...trigger}>
+          <Icon name="dots" size={18} />
+        </ActionIcon>
+      </Menu.Target>
+      <Menu.Dropdown>{children}</Menu.Dropdown>
+    </Menu>
+  );
+}
+
 export interface RecordActionsProps {
   resource: string;
   record: Record;
@@ -182,7 +235,7 @@ export const RecordActions = memo(function RecordActions({
   compact = false,
   exclude = [],
 }: RecordActionsProps) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   const role = useSessionState().user?.role_id ?? null;
   const [confirming, setConfirming] = useState<ConfirmState | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -275,20 +328,12 @@ export const RecordActions = memo(function RecordActions({
     <Group gap={6} wrap={compact ? 'nowrap' : 'wrap'}>
       {primary.map((a) => drawn(a, 'button'))}
       {more.length > 0 && (
-        <Menu position="bottom-end" withinPortal>
-          <Menu.Target>
-            <ActionIcon
-              variant="subtle"
-              color="gray"
-              size={compact ? 'md' : 'lg'}
-              aria-label={t('common:actions.more', { name: recordTitle(resource, record) })}
-              data-testid="record-more"
-            >
-              <Icon name="dots" size={18} />
-            </ActionIcon>
-          </Menu.Target>
-          <Menu.Dropdown>{more.map((a) => drawn(a, 'menuItem'))}</Menu.Dropdown>
-        </Menu>
+        <MoreMenu
+          label={t('common:actions.more', { name: recordTitle(resource, record) })}
+          compact={compact}
+        >
+          {more.map((a) => drawn(a, 'menuItem'))}
+        </MoreMenu>
       )}
       {/* Mounted only while confirming: thousands of cards must not each hold a closed modal. */}
       {confirming && (

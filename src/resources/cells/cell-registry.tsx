@@ -6,15 +6,39 @@
  */
 import '@mantine/core/styles/Badge.css';
 import '@mantine/core/styles/Progress.css';
-import '@mantine/core/styles/Tooltip.css';
-import { Badge, Group, Progress, Text, Tooltip } from '@mantine/core';
-import { createElement, type ComponentType } from 'react';
+import { Badge, Group, Progress, Text } from '@mantine/core';
+import { createElement, type ComponentType, type ReactNode } from 'react';
+import { createContext, useContext, useMemo } from 'react';
+import i18next, { type TFunction } from 'i18next';
 import { useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import { formatDate, formatRelative } from '@/lib/dates';
 import { formatGigabytes } from '@/lib/sizes';
 import { Icon } from '@/components/icon';
 import { stateColor, stateIcon } from './state-style';
+
+/**
+ * The translator the cells of one screen share: a list provides it once (thousands of cells do not
+ * each subscribe to i18next); outside a provider the cells read i18next directly.
+ */
+export interface CellText {
+  t: TFunction;
+  language: string;
+}
+
+const CellTextContext = createContext<CellText | null>(null);
+
+/** Provides the screen's translator to its cells (re-rendering them when the language changes). */
+export function CellTextProvider({ children }: { children: ReactNode }) {
+  const { t, i18n } = useTranslation();
+  const value = useMemo(() => ({ t, language: i18n.language }), [t, i18n.language]);
+  return <CellTextContext.Provider value={value}>{children}</CellTextContext.Provider>;
+}
+
+/** The translator of the screen's cells (a list's, else i18next's). */
+export function useCellText(): CellText {
+  return useContext(CellTextContext) ?? { t: i18next.t, language: i18next.language };
+}
 
 export interface CellProps {
   /** The record's resource (labels and enum texts come from `resources:<resource>.`). */
@@ -46,9 +70,9 @@ function TextCell({ value }: CellProps) {
 }
 
 function NumberCell({ value, meta }: CellProps) {
-  const { i18n } = useTranslation();
+  const { language } = useCellText();
   if (typeof value !== 'number') return empty;
-  const text = new Intl.NumberFormat(i18n.language.replace('_', '-')).format(value);
+  const text = new Intl.NumberFormat(language.replace('_', '-')).format(value);
   return (
     <Text span size="sm">
       {meta.unit ? `${text} ${meta.unit}` : text}
@@ -57,7 +81,7 @@ function NumberCell({ value, meta }: CellProps) {
 }
 
 function BooleanCell({ value }: CellProps) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   if (typeof value !== 'boolean') return empty;
   return (
     <Group gap={4} wrap="nowrap">
@@ -71,7 +95,7 @@ function BooleanCell({ value }: CellProps) {
 
 /** Translated enum value: `resources:<resource>.enum.<path>.<value>`. */
 export function useEnumText(resource: string, path: string): (value: unknown) => string {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   return (value) =>
     t(`resources:${resource}.enum.${path}.${String(value)}`, { defaultValue: String(value) });
 }
@@ -118,7 +142,7 @@ function ArrayCell({ value }: CellProps) {
 }
 
 function ViewersCell({ value }: CellProps) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   if (!Array.isArray(value) || value.length === 0) return empty;
   return (
     <Group gap={4} wrap="wrap">
@@ -133,17 +157,15 @@ function ViewersCell({ value }: CellProps) {
 
 /** Epoch seconds as relative text ("5 minutes ago"), the absolute time on hover. */
 function EpochDateCell({ value }: CellProps) {
-  const { i18n } = useTranslation();
+  const { language } = useCellText();
   const absolute = formatDate(value as number | null);
   if (!absolute) return empty;
   return (
-    <Tooltip label={absolute} withinPortal>
-      <Text span size="sm" c="dimmed">
-        <time dateTime={new Date((value as number) * 1000).toISOString()}>
-          {formatRelative(value as number, i18n.language)}
-        </time>
-      </Text>
-    </Tooltip>
+    <Text span size="sm" c="dimmed" title={absolute}>
+      <time dateTime={new Date((value as number) * 1000).toISOString()}>
+        {formatRelative(value as number, language)}
+      </time>
+    </Text>
   );
 }
 
@@ -158,8 +180,8 @@ function WireDateCell({ value }: CellProps) {
 }
 
 function BytesCell({ value }: CellProps) {
-  const { i18n } = useTranslation();
-  const text = formatGigabytes(value as number | null, i18n.language);
+  const { language } = useCellText();
+  const text = formatGigabytes(value as number | null, language);
   if (!text) return empty;
   return (
     <Text span size="sm">
@@ -169,7 +191,7 @@ function BytesCell({ value }: CellProps) {
 }
 
 function ProgressCell({ value }: CellProps) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   const percentage = (value as { percentage?: number } | null)?.percentage;
   if (typeof percentage !== 'number') return empty;
   return (
@@ -185,7 +207,7 @@ function ProgressCell({ value }: CellProps) {
 }
 
 function QueueCell({ value }: CellProps) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   const position = (value as { position?: number } | null)?.position;
   if (typeof position !== 'number') return null;
   return (
@@ -196,7 +218,7 @@ function QueueCell({ value }: CellProps) {
 }
 
 function ScheduledShutdownCell({ value }: CellProps) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   const text = formatDate((value as { shutdown?: string | false } | null)?.shutdown);
   if (!text) return null;
   return (

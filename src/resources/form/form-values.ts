@@ -17,16 +17,27 @@ export function pickFormValues(list: readonly FieldMeta[], show: object): FieldV
   return pruneEmpty(Object.fromEntries(entries));
 }
 
-/** Deterministic JSON (sorted keys) for comparisons. */
+/**
+ * Deterministic JSON for comparisons: sorted keys, and empty values (undefined, '', empty objects
+ * and arrays) left out, so a form that registers an untouched group (`credentials: {}`) compares
+ * equal to the answer that had none.
+ */
 function stable(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
-      a.localeCompare(b),
-    );
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => !isEmpty(item))
+      .sort(([a], [b]) => a.localeCompare(b));
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stable(item)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
+}
+
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (value && typeof value === 'object') return Object.values(value).every(isEmpty);
+  return false;
 }
 
 /** The top-level sections (name, description, hardware...) that differ from the starting values. */
@@ -35,7 +46,7 @@ export function changedSections<T extends FieldValues>(initial: T, current: T): 
   const after = pruneEmpty(current) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)]))
-    if (stable(before[key]) !== stable(after[key]) && after[key] !== undefined)
+    if (stable(before[key] ?? null) !== stable(after[key] ?? null) && after[key] !== undefined)
       out[key] = after[key];
   return out as Partial<T>;
 }

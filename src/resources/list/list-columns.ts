@@ -18,18 +18,34 @@ const readable = (meta: FieldMeta, role: Role | null) =>
 
 const byOrder = (a: FieldMeta, b: FieldMeta) => a.order - b.order;
 
+const cache = new Map<string, readonly FieldMeta[]>();
+
+/** Computed once per resource, role and kind: every card and row asks. */
+function cached(key: string, compute: () => readonly FieldMeta[]): readonly FieldMeta[] {
+  let value = cache.get(key);
+  if (!value) {
+    value = compute();
+    cache.set(key, value);
+  }
+  return value;
+}
+
 /** Table columns: `column` fields the role may read, in order. */
-export function tableColumns(resource: string, role: Role | null): FieldMeta[] {
-  return listFields(resource)
-    .filter((meta) => meta.column && readable(meta, role))
-    .sort(byOrder);
+export function tableColumns(resource: string, role: Role | null): readonly FieldMeta[] {
+  return cached(`column:${resource}:${role}`, () =>
+    listFields(resource)
+      .filter((meta) => meta.column && readable(meta, role))
+      .sort(byOrder),
+  );
 }
 
 /** Card lines: `card` fields the role may read, in order. */
-export function cardFields(resource: string, role: Role | null): FieldMeta[] {
-  return listFields(resource)
-    .filter((meta) => meta.card && readable(meta, role))
-    .sort(byOrder);
+export function cardFields(resource: string, role: Role | null): readonly FieldMeta[] {
+  return cached(`card:${resource}:${role}`, () =>
+    listFields(resource)
+      .filter((meta) => meta.card && readable(meta, role))
+      .sort(byOrder),
+  );
 }
 
 /** Paths the filter text searches. */

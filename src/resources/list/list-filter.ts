@@ -66,15 +66,20 @@ export function filterRecords<T extends ListRecord>(
   );
 }
 
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+
 function compare(a: unknown, b: unknown): number {
   if (a === b) return 0;
   if (a === undefined || a === null) return 1;
   if (b === undefined || b === null) return -1;
   if (typeof a === 'number' && typeof b === 'number') return a - b;
-  return String(a).localeCompare(String(b), undefined, { numeric: true, sensitivity: 'base' });
+  return collator.compare(String(a), String(b));
 }
 
-/** The records in the sort's order (stable; missing values last). Returns the same array unsorted. */
+/**
+ * The records in the sort's order (stable; missing values last). Returns the same array when it
+ * is already in order (the server's order, kept by live patches), so an update does not re-sort.
+ */
 export function sortRecords<T extends ListRecord>(
   records: readonly T[],
   sort: ListSort | null,
@@ -82,10 +87,14 @@ export function sortRecords<T extends ListRecord>(
   if (!sort) return records;
   const sign = sort.order === 'desc' ? -1 : 1;
   const missing = (v: unknown) => v === undefined || v === null;
-  return [...records].sort((a, b) => {
+  const order = (a: T, b: T): number => {
     const x = a[sort.field];
     const y = b[sort.field];
     if (missing(x) || missing(y)) return compare(x, y);
     return sign * compare(x, y);
-  });
+  };
+  let inOrder = true;
+  for (let i = 1; i < records.length && inOrder; i++)
+    inOrder = order(records[i - 1] as T, records[i] as T) <= 0;
+  return inOrder ? records : [...records].sort(order);
 }

@@ -32,6 +32,7 @@ import { translateError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { routeHref, routeUsable } from '../actions/available-actions';
 import { ListActions } from '../actions/record-actions';
+import { CellTextProvider } from '../cells/cell-registry';
 import { EmptyState } from './empty-state';
 import { filterFields, tableColumns } from './list-columns';
 import {
@@ -106,13 +107,11 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     () => toggles.filter((x) => onToggles.includes(x.key)),
     [toggles, onToggles],
   );
+  // Sorted once per data change (a no-op when already in order), then filtered per keystroke.
+  const ordered = useMemo(() => sortRecords(all, sort), [all, sort]);
   const records = useMemo(
-    () =>
-      sortRecords(
-        filterRecords(all, searchable, { text: deferredText, tab, toggles: activeToggles }),
-        sort,
-      ),
-    [all, searchable, deferredText, tab, activeToggles, sort],
+    () => filterRecords(ordered, searchable, { text: deferredText, tab, toggles: activeToggles }),
+    [ordered, searchable, deferredText, tab, activeToggles],
   );
   // Prepare the filter texts while idle, so the first keystroke does not pay for them.
   useEffect(() => {
@@ -168,81 +167,83 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   );
 
   return (
-    <Stack gap="sm">
-      <Group justify="space-between" align="center">
-        <Title order={1} size="h2">
-          {title}
-        </Title>
-        <Group gap="sm">
-          {list.actions && <ListActions resource={resource} names={list.actions} />}
-          {createHref && (
-            <Button
-              component={Link}
-              to={createHref}
-              leftSection={<Icon name="plus" size={18} />}
-              data-testid="resource-create"
-            >
-              {t(`resources:${resource}.actions.create`)}
-            </Button>
+    <CellTextProvider>
+      <Stack gap="sm">
+        <Group justify="space-between" align="center">
+          <Title order={1} size="h2">
+            {title}
+          </Title>
+          <Group gap="sm">
+            {list.actions && <ListActions resource={resource} names={list.actions} />}
+            {createHref && (
+              <Button
+                component={Link}
+                to={createHref}
+                leftSection={<Icon name="plus" size={18} />}
+                data-testid="resource-create"
+              >
+                {t(`resources:${resource}.actions.create`)}
+              </Button>
+            )}
+          </Group>
+        </Group>
+        <Group gap="sm" align="center" wrap="wrap">
+          {searchable.length > 0 && (
+            <TextInput
+              aria-label={t('common:list.filter')}
+              placeholder={t('common:list.filter')}
+              leftSection={<Icon name="search" size={16} />}
+              value={text}
+              onChange={(event) => setText(event.currentTarget.value)}
+              data-testid="resource-filter"
+            />
+          )}
+          {toggles.map((toggle) => (
+            <Switch
+              key={toggle.key}
+              label={t(`resources:${resource}.toggles.${toggle.key}`)}
+              checked={onToggles.includes(toggle.key)}
+              onChange={(event) => {
+                const on = event.currentTarget.checked;
+                setOnToggles((current) =>
+                  on ? [...current, toggle.key] : current.filter((k) => k !== toggle.key),
+                );
+              }}
+              data-testid={`toggle-${toggle.key}`}
+            />
+          ))}
+          {views.length > 1 && (
+            <SegmentedControl
+              aria-label={t('common:list.view')}
+              value={view}
+              onChange={changeView}
+              data={views.map((value) => ({ value, label: t(`common:list.views.${value}`) }))}
+              data-testid="resource-view"
+            />
           )}
         </Group>
-      </Group>
-      <Group gap="sm" align="center" wrap="wrap">
-        {searchable.length > 0 && (
-          <TextInput
-            aria-label={t('common:list.filter')}
-            placeholder={t('common:list.filter')}
-            leftSection={<Icon name="search" size={16} />}
-            value={text}
-            onChange={(event) => setText(event.currentTarget.value)}
-            data-testid="resource-filter"
-          />
+        {query.isError && (
+          <Alert color="red" role="alert" icon={<Icon name="alert-triangle" size={18} />}>
+            {translateError(query.error as never)}
+          </Alert>
         )}
-        {toggles.map((toggle) => (
-          <Switch
-            key={toggle.key}
-            label={t(`resources:${resource}.toggles.${toggle.key}`)}
-            checked={onToggles.includes(toggle.key)}
-            onChange={(event) => {
-              const on = event.currentTarget.checked;
-              setOnToggles((current) =>
-                on ? [...current, toggle.key] : current.filter((k) => k !== toggle.key),
-              );
-            }}
-            data-testid={`toggle-${toggle.key}`}
-          />
-        ))}
-        {views.length > 1 && (
-          <SegmentedControl
-            aria-label={t('common:list.view')}
-            value={view}
-            onChange={changeView}
-            data={views.map((value) => ({ value, label: t(`common:list.views.${value}`) }))}
-            data-testid="resource-view"
-          />
+        {tabs.length > 1 ? (
+          <Tabs value={tab?.key ?? null} onChange={setTabKey} keepMounted={false}>
+            <Tabs.List>
+              {tabs.map((x) => (
+                <Tabs.Tab key={x.key} value={x.key} data-testid={`tab-${x.key}`}>
+                  {t(`resources:${resource}.tabs.${x.key}`)}
+                </Tabs.Tab>
+              ))}
+            </Tabs.List>
+            <Tabs.Panel value={tab?.key ?? ''} pt="sm">
+              {body}
+            </Tabs.Panel>
+          </Tabs>
+        ) : (
+          body
         )}
-      </Group>
-      {query.isError && (
-        <Alert color="red" role="alert" icon={<Icon name="alert-triangle" size={18} />}>
-          {translateError(query.error as never)}
-        </Alert>
-      )}
-      {tabs.length > 1 ? (
-        <Tabs value={tab?.key ?? null} onChange={setTabKey} keepMounted={false}>
-          <Tabs.List>
-            {tabs.map((x) => (
-              <Tabs.Tab key={x.key} value={x.key} data-testid={`tab-${x.key}`}>
-                {t(`resources:${resource}.tabs.${x.key}`)}
-              </Tabs.Tab>
-            ))}
-          </Tabs.List>
-          <Tabs.Panel value={tab?.key ?? ''} pt="sm">
-            {body}
-          </Tabs.Panel>
-        </Tabs>
-      ) : (
-        body
-      )}
-    </Stack>
+      </Stack>
+    </CellTextProvider>
   );
 }

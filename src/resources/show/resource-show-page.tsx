@@ -16,7 +16,7 @@ import { Icon } from '@/components/icon';
 import { translateError } from '@/lib/error-display';
 import { RecordActions, recordTitle } from '../actions/record-actions';
 import { routeHref } from '../actions/available-actions';
-import { FieldValue, valueAt } from '../cells/cell-registry';
+import { CellTextProvider, FieldValue, valueAt } from '../cells/cell-registry';
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -112,45 +112,47 @@ export function ResourceShowPage({ resource }: { resource: string }) {
     );
 
   return (
-    <Stack gap="lg" data-testid="resource-details" data-resource={resource}>
-      {back}
-      <Group justify="space-between" align="center">
-        <Title order={1} size="h2">
-          {recordTitle(resource, record)}
-        </Title>
-        <RecordActions
-          resource={resource}
-          record={record}
-          exclude={[def.meta.list?.details ?? 'show']}
-        />
-      </Group>
-      <dl
-        style={{
-          display: 'grid',
-          gridTemplateColumns: 'max-content 1fr',
-          gap: '6px 24px',
-          margin: 0,
-        }}
-      >
-        {scalars
-          .filter((meta) => valueAt(record, meta.path) !== undefined)
-          .map((meta) => (
-            <div key={meta.path} style={{ display: 'contents' }}>
-              <Text component="dt" size="sm" c="dimmed">
-                {t(`resources:${resource}.fields.${meta.path}`)}
-              </Text>
-              <dd style={{ margin: 0 }} data-field={meta.path}>
-                <FieldValue resource={resource} meta={meta} record={record} />
-              </dd>
-            </div>
-          ))}
-      </dl>
-      {lists.map((meta) => {
-        const items = valueAt(record, meta.path);
-        return Array.isArray(items) ? (
-          <ItemsTable key={meta.path} resource={resource} meta={meta} items={items as Row[]} />
-        ) : null;
-      })}
-    </Stack>
+    <CellTextProvider>
+      <Stack gap="lg" data-testid="resource-details" data-resource={resource}>
+        {back}
+        <Group justify="space-between" align="center">
+          <Title order={1} size="h2">
+            {recordTitle(resource, record)}
+          </Title>
+          <RecordActions
+            resource={resource}
+            record={record}
+            exclude={[def.meta.list?.details ?? 'show']}
+          />
+        </Group>
+        <dl
+          style={{
+            display: 'grid',
+            gridTemplateColumns: 'max-content 1fr',
+            gap: '6px 24px',
+            margin: 0,
+          }}
+        >
+          {scalars
+            .filter((meta) => valueAt(record, meta.path) !== undefined)
+            .map((meta) => (
+              <div key={meta.path} style={{ display: 'contents' }}>
+                <Text component="dt" size="sm" c="dimmed">
+                  {t(`resources:${resource}.fields.${meta.path}`)}
+                </Text>
+                <dd style={{ margin: 0 }} data-field={meta.path}>
+                  <FieldValue resource={resource} meta={meta} record={record} />
+                </dd>
+              </div>
+            ))}
+        </dl>
+        {lists.map((meta) => {
+          const items = valueAt(record, meta.path);
+          return Array.isArray(items) ? (
+            <ItemsTable key={meta.path} resource={resource} meta={meta} items={items as Row[]} />
+          ) : null;
+        })}
+      </Stack>
+    </CellTextProvider>
   );
 }

@@ -10,18 +10,21 @@ import type { FastifyPluginAsync } from 'fastify';
 import { and, asc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import { globalPlugin } from '../../lib/plugin.ts';
 import { desktops, desktopToWire, type DesktopInsert, type DesktopRow } from '../../db/schema.ts';
+import { constants } from '../../../../src/generated/constants.ts';
 import type { Desktop } from '../../../../src/generated/types.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
 import { entityRepository, type EntityRepository, type Executor } from './entity-repository.ts';
 
+const STOCK_CARDS = constants.desktops.stockCards.value;
+
 /**
- * The stock card of a desktop without an image of its own: one of the 48 stock cards, derived from
- * the id (its characters folded modulo 48, plus 1), so a desktop keeps its card.
+ * The stock card of a desktop without an image of its own: one of the stock cards, derived from
+ * the id (its characters folded modulo the number of cards, plus 1), so a desktop keeps its card.
  */
 export function stockImageOf(id: string): { id: string; type: 'stock'; url: string } {
   let t = 0;
   for (const c of id) t = (2 * t + c.charCodeAt(0)) % 2 ** 31;
-  return { id: String((t % 48) + 1), type: 'stock', url: '' };
+  return { id: String((t % STOCK_CARDS) + 1), type: 'stock', url: '' };
 }
 
 /**

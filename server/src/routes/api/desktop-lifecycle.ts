@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { assertActionOffered } from '../../engine/desktop-rules.ts';
+import { constants } from '../../../../src/generated/constants.ts';
 
 /** Base64 card images (≤ 3 MiB decoded) ride in the JSON body of create and update. */
 const IMAGE_BODY_LIMIT = 5 * 1024 * 1024;
@@ -102,7 +103,11 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
   });
 
   route(app, 'desktops.images', async () =>
-    Array.from({ length: 48 }, (_, i) => ({ id: String(i + 1), type: 'stock', url: '' })),
+    Array.from({ length: constants.desktops.stockCards.value }, (_, i) => ({
+      id: String(i + 1),
+      type: 'stock' as const,
+      url: '',
+    })),
   );
 
   route(app, 'desktops.mediaInstalls', async () => [
