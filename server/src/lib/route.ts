@@ -244,14 +244,11 @@ export async function plannedOperations(app: FastifyInstance): Promise<void> {
   for (const op of all) {
     if (!op.planned) continue;
     const url = urlOf(op);
-    if (app.hasRoute({ method: op.method, url })) {
-      // A route written by hand (not through route()) already answers here: it wins.
-      app.log.warn(
-        { operation: op.key },
+    // Every operation's path belongs to route(): a route written by hand there is a mistake.
+    if (app.hasRoute({ method: op.method, url }))
+      throw new Error(
         `${op.key} is planned but ${op.method} ${url} is served by a route outside route()`,
       );
-      continue;
-    }
     const options = routeOptions(
       app,
       op,

@@ -10,10 +10,11 @@ import { Badge, Group, Progress, Text } from '@mantine/core';
 import { createElement, type ComponentType, type ReactNode } from 'react';
 import { createContext, useContext, useMemo } from 'react';
 import i18next, { type TFunction } from 'i18next';
-import { useTranslation } from 'react-i18next';
+import { I18nContext, useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import { formatDate, formatRelative } from '@/lib/dates';
 import { formatGigabytes } from '@/lib/sizes';
+import { stockGradient } from '@/lib/stock-card';
 import { Icon } from '@/components/icon';
 import { stateColor, stateIcon } from './state-style';
 
@@ -37,7 +38,10 @@ export function CellTextProvider({ children }: { children: ReactNode }) {
 
 /** The translator of the screen's cells (a list's, else i18next's). */
 export function useCellText(): CellText {
-  return useContext(CellTextContext) ?? { t: i18next.t, language: i18next.language };
+  const shared = useContext(CellTextContext);
+  // Outside a list: the app's i18next instance, read without subscribing to its events.
+  const i18n = useContext(I18nContext)?.i18n ?? i18next;
+  return shared ?? { t: i18n.t, language: i18n.language };
 }
 
 export interface CellProps {
@@ -251,7 +255,34 @@ function NamedCell({ value }: CellProps) {
   );
 }
 
+/** A card image: the uploaded picture, or the stock card drawn as a gradient. */
+function ImageCell({ value }: CellProps) {
+  const image = value as { id?: string; url?: string } | null | undefined;
+  if (!image) return empty;
+  return image.url ? (
+    <img
+      src={image.url}
+      alt=""
+      width={48}
+      height={27}
+      style={{ objectFit: 'cover', borderRadius: 4 }}
+    />
+  ) : (
+    <span
+      aria-hidden
+      style={{
+        display: 'inline-block',
+        width: 48,
+        height: 27,
+        borderRadius: 4,
+        background: stockGradient(image.id ?? '1'),
+      }}
+    />
+  );
+}
+
 const registry = new Map<string, CellComponent>([
+  ['image', ImageCell],
   ['named', NamedCell],
   ['text', TextCell],
   ['textarea', TextCell],

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/api-error.ts';
 import { verifyPassword } from '../../lib/passwords.ts';
-import { route, AUTH_BASE } from '../../lib/route.ts';
+import { route } from '../../lib/route.ts';
 import { bearerOf, isLoginClaims, TokenService } from '../../lib/tokens.ts';
 import { accountKey } from '../../plugins/app/login-throttle.ts';
 import type { UserRow } from '../../db/schema.ts';
@@ -182,22 +182,12 @@ export default async function authenticationRoutes(app: FastifyInstance) {
 
   route(app, 'session.providers', async () => ({ providers: ['form' as const] }));
 
-  // Not in the operation table yet (the disclaimer page belongs to a later schema); minimal and strict.
-  app.post(
-    `${AUTH_BASE}/acknowledge-disclaimer`,
-    {
-      onRequest: async (request) => {
-        await app.authenticate(request, { tokenTypes: ['disclaimer-acknowledgement-required'] });
-        if (!request.specialToken)
-          throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
-      },
-    },
-    async (request) => {
-      const claims = request.specialToken;
-      if (!claims)
-        throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
-      await app.users.update(claims.user_id, { disclaimerAcknowledged: true });
-      return {};
-    },
-  );
+  // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
+  route(app, 'notifications.acknowledgeDisclaimer', async (request) => {
+    const claims = request.specialToken;
+    if (!claims)
+      throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
+    await app.users.update(claims.user_id, { disclaimerAcknowledged: true });
+    return {};
+  });
 }
