@@ -238,8 +238,8 @@ export class DesktopEngine {
       name: desktop.name,
       diskPath: desktop.disk_path ?? this.diskPath(desktop.id),
       hardware: {
-        vcpus: hw.vcpus,
-        memoryMiB: Math.round(hw.memory * 1024),
+        vcpus: hw.vcpus ?? 1,
+        memoryMiB: Math.round((hw.memory ?? 1) * 1024),
         bootOrder: (hw.boot_order ?? ['disk']).filter((b): b is BootDevice =>
           ['disk', 'iso', 'floppy', 'pxe'].includes(b),
         ),

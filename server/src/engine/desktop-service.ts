@@ -456,12 +456,7 @@ export function createDesktopService(app: FastifyInstance) {
           { viewer },
         );
       assertStateAllows('viewer', desktop.state);
-      const rt = desktop.runtime as {
-        vncPort?: number;
-        spicePort?: number;
-        vncPassword?: string;
-        spicePassword?: string;
-      };
+      const rt = desktop.runtime;
       if (!rt.vncPort || !rt.spicePort)
         throw new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, {
           status: 409,

@@ -18,13 +18,7 @@ import type { DesktopState } from '../../../src/generated/types.ts';
 import { DesktopEngine } from './desktop-engine.ts';
 import { createDesktopService, VIEWER_STATES, type DesktopService } from './desktop-service.ts';
 import { createRecycleBinService, type RecycleBinService } from './recycle-bin-service.ts';
-import type {
-  DesktopRuntime,
-  DesktopStore,
-  EngineDesktop,
-  EnginePatch,
-  StoredHardware,
-} from './types.ts';
+import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from './types.ts';
 import { TicketStore } from '../viewers/tickets.ts';
 import { VncProxy, VNC_WS_PATH } from '../viewers/vnc-proxy.ts';
 
@@ -64,7 +58,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     type: row.type,
     state: row.state as DesktopState,
     detail: row.detail,
-    hardware: row.hardware as unknown as StoredHardware,
+    hardware: row.hardware,
     disk_path: row.diskPath ?? null,
     template_disk_path: await templateDisk(row.templateId),
     runtime: runtimeOf(row),
@@ -80,8 +74,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       const values: Parameters<typeof app.desktops.update>[1] = {};
       if (patch.state !== undefined) values.state = patch.state;
       if (patch.detail !== undefined) values.detail = patch.detail;
-      if (patch.runtime !== undefined)
-        values.runtime = (patch.runtime ?? {}) as unknown as Record<string, unknown>;
+      if (patch.runtime !== undefined) values.runtime = patch.runtime ?? {};
       if (patch.disk_path !== undefined) values.diskPath = patch.disk_path;
       if (patch.queue !== undefined) values.queue = patch.queue;
       if (patch.accessed) values.accessed = new Date();
@@ -144,9 +137,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       const allowed =
         (host === '127.0.0.1' || host === 'localhost') &&
         Number.isInteger(port) &&
-        (await app.desktops.inStates(CONSOLE_STATES)).some(
-          (r) => (r.runtime as Partial<DesktopRuntime>).spicePort === port,
-        );
+        (await app.desktops.inStates(CONSOLE_STATES)).some((r) => r.runtime.spicePort === port);
       if (!allowed) {
         socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
         return;

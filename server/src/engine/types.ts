@@ -3,7 +3,7 @@
  * machine (spec section 4, reference server-resources 2.3-2.4) on top of a hypervisor driver; the
  * store persists desktops (every write bumps `version` and publishes the socket event).
  */
-import type { DesktopState } from '../../../src/generated/types.ts';
+import type { DesktopHardware, DesktopState } from '../../../src/generated/types.ts';
 
 /** Hypervisor runtime of a started desktop, kept in the desktop row (passwords included: QEMU keeps them across a server restart). */
 export interface DesktopRuntime {
@@ -15,19 +15,6 @@ export interface DesktopRuntime {
   startedAt: string;
 }
 
-/** Hardware as stored on a desktop (API units: memory in GB). */
-export interface StoredHardware {
-  vcpus: number;
-  memory: number;
-  disk_size?: number;
-  boot_order?: string[];
-  disk_bus?: string;
-  videos?: string[];
-  interfaces?: string[];
-  isos?: { id: string; name?: string }[];
-  floppies?: { id: string; name?: string }[];
-}
-
 /** The part of a desktop row the engine reads and writes. */
 export interface EngineDesktop {
   id: string;
@@ -36,7 +23,7 @@ export interface EngineDesktop {
   type: 'persistent' | 'nonpersistent';
   state: DesktopState;
   detail: string | null;
-  hardware: StoredHardware;
+  hardware: DesktopHardware;
   disk_path: string | null;
   template_disk_path: string | null;
   runtime: DesktopRuntime | null;

@@ -7,7 +7,7 @@ import { schemas, typeRefs } from '../../../src/generated/schemas.ts';
 
 type Json = Record<string, unknown>;
 
-export const schemaList = schemas as unknown as readonly Json[];
+export const schemaList: readonly Json[] = schemas;
 
 const refByType = new Map<string, string>(Object.entries(typeRefs));
 const typeByRef = new Map<string, string>(

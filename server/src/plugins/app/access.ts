@@ -58,7 +58,7 @@ declare module 'fastify' {
 
 const plugin: FastifyPluginAsync<{ portalConfig?: PortalConfig }> = async (app, opts) => {
   const config = opts.portalConfig ?? readPortalConfig(app.config.portalConfigPath);
-  const merged = mergeRoleSets(roleSets as unknown as RoleSets, config.roles);
+  const merged = mergeRoleSets(roleSets, config.roles);
   app.decorate('access', {
     roleSets: merged,
     rolesFor(op) {

@@ -41,7 +41,7 @@ export function toWire(row: DesktopRow): Desktop {
     ...stored,
     image: Object.keys(row.image).length > 0 ? row.image : stockImageOf(row.id),
     viewers: configuredViewers(row.guestProperties.viewers),
-    ip: row.state === 'started' ? ((row.runtime.ip as string | undefined) ?? null) : null,
+    ip: row.state === 'started' ? (row.runtime.ip ?? null) : null,
     editable: true,
     needs_booking: Array.isArray(vgpus) && vgpus.length > 0,
     booking_id: row.bookingId ?? false,
