@@ -5,14 +5,11 @@
  */
 import type { Error as ErrorBody } from '../../../src/generated/types.ts';
 
-/**
- * The schema's error kinds plus `not_implemented` (501), the answer of an operation that is declared
- * in the operation table but not built yet.
- */
-export type ErrorKind = ErrorBody['error'] | 'not_implemented';
+/** The schema's error kinds (`not_implemented`, 501, answers an operation declared but not built yet). */
+export type ErrorKind = ErrorBody['error'];
 
-/** The error body with the server's full set of kinds. */
-export type ErrorResponse = Omit<ErrorBody, 'error'> & { error: ErrorKind };
+/** The error body as it leaves the server. */
+export type ErrorResponse = ErrorBody;
 
 export const statusByKind: Record<ErrorKind, number> = {
   bad_request: 400,
