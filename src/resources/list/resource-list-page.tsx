@@ -4,6 +4,7 @@
  * virtualised table or card grid, live through the live provider. Skeletons while loading, an
  * empty state with the primary action, an error with what to do next.
  */
+import '@mantine/core/styles/FloatingIndicator.css';
 import '@mantine/core/styles/SegmentedControl.css';
 import '@mantine/core/styles/Switch.css';
 import '@mantine/core/styles/Tabs.css';

@@ -18,6 +18,8 @@ import classes from './resource-table.module.css';
 
 const ROW_HEIGHT = 52;
 const AUTO_MIN = 180;
+/** The first column names the record: it is given more room than the other free columns. */
+const FIRST_WIDTH = 240;
 
 /** Column widths of the renderers whose content has a natural size; the others share the rest. */
 const WIDTHS: Readonly<Record<string, number>> = {
@@ -81,7 +83,7 @@ const Row = memo(function Row({
           )}
         </td>
       ))}
-      <td className={classes.cell}>
+      <td className={`${classes.cell} ${classes.actions}`}>
         <RecordActions resource={resource} record={record} compact />
       </td>
     </>
@@ -110,8 +112,10 @@ export const ResourceTable = memo(function ResourceTable({
   });
   const items = virtualizer.getVirtualItems();
   // Columns without a natural width get at least AUTO_MIN px: past that the table scrolls sideways.
+  const widthOf = (meta: FieldMeta, i: number): number | undefined =>
+    WIDTHS[cellNameOf(meta)] ?? (i === 0 ? FIRST_WIDTH : undefined);
   const minWidth =
-    columns.reduce((sum, meta) => sum + (WIDTHS[cellNameOf(meta)] ?? AUTO_MIN), 0) + actionsWidth;
+    columns.reduce((sum, meta, i) => sum + (widthOf(meta, i) ?? AUTO_MIN), 0) + actionsWidth;
   const top = items[0]?.start ?? 0;
   const bottom = virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0);
 
@@ -130,10 +134,7 @@ export const ResourceTable = memo(function ResourceTable({
       <table className={classes.table} style={{ minWidth }} aria-rowcount={records.length + 1}>
         <colgroup>
           {columns.map((meta, i) => (
-            <col
-              key={meta.path}
-              style={{ width: WIDTHS[cellNameOf(meta)] ?? (i === 0 ? '24%' : undefined) }}
-            />
+            <col key={meta.path} style={{ width: widthOf(meta, i) }} />
           ))}
           <col style={{ width: actionsWidth }} />
         </colgroup>
@@ -172,7 +173,7 @@ export const ResourceTable = memo(function ResourceTable({
                 </th>
               );
             })}
-            <th className={classes.header} scope="col">
+            <th className={`${classes.header} ${classes.actions}`} scope="col">
               <span className={classes.visuallyHidden}>{t('common:actions.label')}</span>
             </th>
           </tr>
