@@ -23,7 +23,7 @@ import { useSessionState } from '@/lib/session-state';
 import { logout } from '@/providers/auth-provider';
 import { requestOperation } from '@/providers/http-client';
 import { isFileDownload, saveFile } from '@/lib/download';
-import { buildNavEntries, type NavEntry } from './nav-items';
+import { buildNavEntries, isEntryActive, type NavEntry } from './nav-items';
 import { ProductMark } from './product-mark';
 
 const NAV_ICON_SIZE = 18;
@@ -41,8 +41,8 @@ async function downloadFile(operation: string): Promise<void> {
 interface NavItemProps {
   /** The entry to render (groups render their children). */
   entry: NavEntry;
-  /** Whether a route path is the current page. */
-  active: (path: string) => boolean;
+  /** Whether a route entry is the current page (any page of its resource). */
+  active: (entry: { match: readonly string[] }) => boolean;
   /** Called after an entry is used (closes the navbar on small screens). */
   onNavigate: () => void;
 }
@@ -70,8 +70,8 @@ function NavItem({ entry, active, onNavigate }: NavItemProps) {
           {...common}
           component={Link}
           to={entry.path}
-          active={active(entry.path)}
-          aria-current={active(entry.path) ? 'page' : undefined}
+          active={active(entry)}
+          aria-current={active(entry) ? 'page' : undefined}
           onClick={onNavigate}
         />
       );
@@ -163,8 +163,8 @@ export function AppLayout({ children }: AppLayoutProps) {
   const entries = user ? buildNavEntries(user.role_id, config) : [];
   const main = entries.filter((entry) => entry.kind !== 'logout');
   const footer = entries.filter((entry) => entry.kind === 'logout');
-  const active = (path: string): boolean =>
-    location.pathname === path || location.pathname.startsWith(`${path}/`);
+  const active = (entry: { match: readonly string[] }): boolean =>
+    isEntryActive(entry, location.pathname);
   const userName = user?.name ?? user?.username ?? '';
 
   return (
@@ -183,10 +183,16 @@ export function AppLayout({ children }: AppLayoutProps) {
               size="sm"
               aria-label={t('common:nav.toggle')}
             />
-            <UnstyledButton component={Link} to="/" data-testid="home-link">
+            <UnstyledButton
+              component={Link}
+              to="/"
+              data-testid="home-link"
+              aria-label={t('common:product')}
+            >
               <Group gap={8} wrap="nowrap">
                 <ProductMark />
-                <Text fw={700} size="lg">
+                {/* On phones the mark alone leaves room for the switches and the user menu. */}
+                <Text fw={700} size="lg" visibleFrom="xs" style={{ whiteSpace: 'nowrap' }}>
                   {t('common:product')}
                 </Text>
               </Group>

@@ -5,7 +5,13 @@ import { operations, type Operation } from '@/generated/api';
 import { menu, type MenuEntry } from '@/generated/menu';
 import type { Role, UserConfig } from '@/generated/types';
 import { hasIcon } from '@/components/icon';
-import { buildNavEntries, GROUP_OWN_ROUTE_LABEL, type NavEntry, type NavSource } from './nav-items';
+import {
+  buildNavEntries,
+  GROUP_OWN_ROUTE_LABEL,
+  isEntryActive,
+  type NavEntry,
+  type NavSource,
+} from './nav-items';
 
 const ROLES: Role[] = ['admin', 'manager', 'advanced', 'user'];
 const ops = operations as Readonly<Record<string, Operation>>;
@@ -112,6 +118,23 @@ describe('buildNavEntries over the generated menu', () => {
     );
   });
 
+  it('marks a resource entry active on every page of its resource, and only there', () => {
+    const routes = leaves(buildNavEntries('user', config)).flatMap((entry) =>
+      entry.kind === 'route' ? [entry] : [],
+    );
+    const desktops = routes.find((entry) => entry.key === 'desktops');
+    const bin = routes.find((entry) => entry.key === 'recycle-bins');
+    if (!desktops || !bin) throw new Error('the user navbar lacks desktops or the recycle bin');
+    for (const path of ['/desktops', '/desktops/new', '/domain/edit']) {
+      expect(isEntryActive(desktops, path), path).toBe(true);
+      expect(isEntryActive(bin, path), path).toBe(false);
+    }
+    expect(isEntryActive(bin, '/recycleBins')).toBe(true);
+    expect(isEntryActive(bin, '/recyclebin/3f1c')).toBe(true);
+    expect(isEntryActive(desktops, '/desktopsx')).toBe(false);
+    expect(isEntryActive(desktops, '/')).toBe(false);
+  });
+
   it('hides entries gated by a config flag or a config URL when the config lacks them', () => {
     for (const role of ROLES) {
       for (const shown of leaves(buildNavEntries(role, noFlags))) {
@@ -175,7 +198,14 @@ describe('buildNavEntries rules', () => {
       ),
     );
     expect(nav).toEqual([
-      { key: 'c', labelKey: 'common:nav.c', icon: 'desktop', kind: 'route', path: '/c' },
+      {
+        key: 'c',
+        labelKey: 'common:nav.c',
+        icon: 'desktop',
+        kind: 'route',
+        path: '/c',
+        match: ['/c'],
+      },
     ]);
   });
 
@@ -232,8 +262,22 @@ describe('buildNavEntries rules', () => {
     ]);
     const group = nav[0];
     expect(group?.kind === 'group' && group.children).toEqual([
-      { key: 'p', labelKey: GROUP_OWN_ROUTE_LABEL, icon: 'desktop', kind: 'route', path: '/p' },
-      { key: 'c', labelKey: 'common:nav.c', icon: 'desktop', kind: 'route', path: '/c' },
+      {
+        key: 'p',
+        labelKey: GROUP_OWN_ROUTE_LABEL,
+        icon: 'desktop',
+        kind: 'route',
+        path: '/p',
+        match: ['/p'],
+      },
+      {
+        key: 'c',
+        labelKey: 'common:nav.c',
+        icon: 'desktop',
+        kind: 'route',
+        path: '/c',
+        match: ['/c'],
+      },
     ]);
   });
 
@@ -251,7 +295,14 @@ describe('buildNavEntries rules', () => {
     ];
     const nav = buildNavEntries('user', config, source(items, [op('p.list'), op('c.list')]));
     expect(nav).toEqual([
-      { key: 'p', labelKey: 'common:nav.p', icon: 'desktop', kind: 'route', path: '/p' },
+      {
+        key: 'p',
+        labelKey: 'common:nav.p',
+        icon: 'desktop',
+        kind: 'route',
+        path: '/p',
+        match: ['/p'],
+      },
     ]);
   });
 

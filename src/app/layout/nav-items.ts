@@ -11,6 +11,7 @@
  */
 import { operations, type Operation, type OperationKey } from '@/generated/api';
 import { menu, type MenuEntry } from '@/generated/menu';
+import { resourceOf } from '@/generated/resources';
 import type { Role, UserConfig } from '@/generated/types';
 import { canAccess } from '@/providers/access-control-provider';
 
@@ -24,7 +25,12 @@ interface NavBase {
 }
 
 export type NavEntry =
-  | (NavBase & { kind: 'route'; path: string })
+  | (NavBase & {
+      kind: 'route';
+      path: string;
+      /** Path prefixes of every page of the entry's resource (list, create, edit, show). */
+      match: readonly string[];
+    })
   | (NavBase & { kind: 'link'; href: string; external: boolean })
   | (NavBase & { kind: 'download'; operation: OperationKey })
   | (NavBase & { kind: 'logout' })
@@ -71,12 +77,27 @@ function isUsable(entry: MenuEntry, role: Role, config: UserConfig | null, sourc
   return canAccess(role, op.resource, op.name);
 }
 
+/** The static prefixes of a resource entry's pages (`/recyclebin/:id` -> `/recyclebin`). */
+function routePrefixes(entry: MenuEntry, path: string): string[] {
+  const resource = resourceOf(entry.key);
+  const routes = resource ? [resource.list, resource.create, resource.edit, resource.show] : [];
+  const prefixes = routes.flatMap((route) => (route ? [route.split('/:')[0] ?? route] : []));
+  return [...new Set([path, ...prefixes.filter((prefix) => prefix.length > 1)])];
+}
+
+/** Whether a location path is one of a route entry's pages. */
+export function isEntryActive(entry: { match: readonly string[] }, pathname: string): boolean {
+  return entry.match.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+}
+
 /** The leaf for a usable entry, or null when it has nothing to lead to. */
 function toLeaf(entry: MenuEntry, config: UserConfig | null): NavEntry | null {
   const base = { key: entry.key, labelKey: navLabelKey(entry.key), icon: entry.icon };
   switch (entry.kind) {
     case 'resource':
-      return entry.path ? { ...base, kind: 'route', path: entry.path } : null;
+      return entry.path
+        ? { ...base, kind: 'route', path: entry.path, match: routePrefixes(entry, entry.path) }
+        : null;
     case 'link': {
       const href = usableHref(entry.href ?? configValue(config, entry.hrefFrom));
       return href ? { ...base, kind: 'link', href, external: entry.external } : null;
