@@ -131,6 +131,23 @@ export function createDesktopService(app: FastifyInstance) {
       );
   };
 
+  /**
+   * The viewers must be reachable with the resulting hardware, and the hardware the caller asked for
+   * must fit the quota that applies to them.
+   */
+  const assertHardwareAllowed = async (
+    auth: AuthContext,
+    viewers: Parameters<typeof checkViewers>[0]['viewers'],
+    hardware: DesktopHardware,
+    requested: DesktopHardware | undefined,
+  ) => {
+    checkViewers({ viewers, interfaces: hardware.interfaces, videos: hardware.videos });
+    assertHardwareWithin(
+      hardwareLimits(await appliedQuota(app.database.query, subjectOf(auth))),
+      requested ?? {},
+    );
+  };
+
   return {
     desktopFor,
 
@@ -139,15 +156,7 @@ export function createDesktopService(app: FastifyInstance) {
       const template = await usableTemplate(auth, body.template_id);
       const guestProperties = body.guest_properties ?? template.guestProperties;
       const hardware = mergeHardware(template.hardware, body.hardware);
-      checkViewers({
-        viewers: guestProperties.viewers,
-        interfaces: hardware.interfaces,
-        videos: hardware.videos,
-      });
-      assertHardwareWithin(
-        hardwareLimits(await appliedQuota(app.database.query, subjectOf(auth))),
-        body.hardware ?? {},
-      );
+      await assertHardwareAllowed(auth, guestProperties.viewers, hardware, body.hardware);
       const id = randomUUID();
       const image = (await cardImageOf(body.image)) ?? stockImageOf(id);
       await db.transaction(async (tx) => {
@@ -288,15 +297,7 @@ export function createDesktopService(app: FastifyInstance) {
         ? { ...desktop.guestProperties, ...body.guest_properties }
         : desktop.guestProperties;
       if (body.hardware || body.guest_properties) {
-        checkViewers({
-          viewers: guestProperties.viewers,
-          interfaces: hardware.interfaces,
-          videos: hardware.videos,
-        });
-        assertHardwareWithin(
-          hardwareLimits(await appliedQuota(app.database.query, subjectOf(auth))),
-          body.hardware ?? {},
-        );
+        await assertHardwareAllowed(auth, guestProperties.viewers, hardware, body.hardware);
       }
       const image = await cardImageOf(body.image);
       const patch = {
