@@ -167,6 +167,9 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(`${f.file}: operation ${op} (${route}) duplicates ${endpoints.get(route)}`);
         else endpoints.set(route, `${res.name}.${op}`);
         const names = [...def.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? '');
+        // Every path parameter is validated by a schema: an unchecked one reaches handlers raw.
+        if (names.length > 0 && !def.params)
+          problems.push(`${f.file}: operation ${op} has path parameters but no params schema`);
         if (def.params && refOk(f.$id, def.params)) {
           for (const n of names)
             if (!hasPath(ajv, f.$id, def.params, n))

@@ -99,11 +99,7 @@ describe('the real schema/', () => {
       for (const [op, def] of Object.entries((res.operations ?? {}) as Record<string, Json>)) {
         count++;
         expect(def.path, `${f.file} ${op}`).toMatch(/^\//);
-        if (
-          /\{/.test(def.path as string) &&
-          def.params === undefined &&
-          !['desktops', 'session'].includes(res.name as string)
-        )
+        if (/\{/.test(def.path as string) && def.params === undefined)
           throw new Error(`${f.file}: ${op} has path parameters but no params schema`);
       }
     expect(count).toBeGreaterThan(120);
@@ -328,6 +324,15 @@ describe('the schema check fails with a clear message on', () => {
     );
     expect(failure(dir)).toMatch(
       /storage\.schema\.json: operation increase path parameter \{prio\} is not in its params schema/,
+    );
+  });
+
+  it('an operation with path parameters and no params schema', () => {
+    const dir = mutate('entities/desktop.schema.json', (j) => {
+      delete j['x-resource'].operations.show.params;
+    });
+    expect(failure(dir)).toMatch(
+      /desktop\.schema\.json: operation show has path parameters but no params schema/,
     );
   });
 

@@ -5,10 +5,20 @@
  * method/path/schemas/access comes from the generated operation table (lib/route.ts), which is this
  * app's auth gate; the app does not start when a table operation is neither handled nor planned.
  */
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { AppConfig } from './config.ts';
 import { prettyDestination, type LineSink, type LogFormat } from './lib/log-format.ts';
 import { plannedOperations } from './lib/route.ts';
+import { redactSecrets } from './lib/log-redact.ts';
+import { safeError } from './lib/db-errors.ts';
+import { errorBody } from './lib/api-error.ts';
 import { openDatabase, type Database, type Db } from './db/client.ts';
 import { migrate } from './db/migrate.ts';
 import errors from './plugins/app/errors.ts';
@@ -50,13 +60,17 @@ export interface BuildOptions {
   database?: Database;
   /** role-visibility config object instead of the file (tests) */
   portalConfig?: PortalConfig;
+  /** where log lines go instead of stdout (tests read what the server logs) */
+  logSink?: LineSink;
 }
 
 const SECRET_QUERY = /([?&](?:token|jwt|password|access_token)=)[^&]*/gi;
 
 /**
- * Logger options: never logs headers (tokens, cookies) nor secret-looking query values. `pretty`
- * writes readable one-line logs, `json` pino's JSON lines.
+ * Logger options: never logs headers (tokens, cookies) nor secret-looking query values; every line
+ * is also cleaned of anything shaped like a secret (lib/log-redact.ts), and errors are logged
+ * without the parameters of a failed statement. `pretty` writes readable one-line logs, `json`
+ * pino's JSON lines.
  */
 export function loggerOptions(
   level: string,
@@ -82,7 +96,12 @@ export function loggerOptions(
       ],
       censor: '[redacted]',
     },
+    hooks: { streamWrite: redactSecrets },
     serializers: {
+      err: (err: Error) => {
+        const safe = safeError(err);
+        return { ...safe, stack: safe.stack ?? '' };
+      },
       req: (req: { method: string; url: string; ip?: string }) => ({
         method: req.method,
         url: req.url.replace(SECRET_QUERY, '$1[redacted]'),
@@ -113,12 +132,19 @@ export async function buildApp(
   options: BuildOptions = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    ...loggingOptions(config),
+    ...loggingOptions(config, options.logSink),
     bodyLimit: 1024 * 1024,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // A URL the router cannot decode gets the same error body as every other failure.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      void reply
+        .code(400)
+        .type('application/json')
+        .send(errorBody('bad_request', `Malformed request: ${error.message}`, 'bad_request'));
+    },
   });
   const database =
     options.database ??

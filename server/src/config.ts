@@ -42,8 +42,18 @@ export interface AppConfig {
   idleGraceMs: number;
   /** how long a guest gets to power off before it is stopped hard (ms) */
   shutdownGraceMs: number;
-  /** extra browser Origins allowed on websocket endpoints besides the same origin (ALLOWED_ORIGINS, comma-separated) */
+  /** extra browser Origins allowed on websocket endpoints besides the portal's own (ALLOWED_ORIGINS, comma-separated) */
   allowedOrigins: string[];
+  /**
+   * The portal's public origin (PUBLIC_URL, e.g. `https://vdi.example.org`): the only origin browser
+   * websockets may come from (with ALLOWED_ORIGINS) and the SPICE proxy written into `.vv` files.
+   * Unset: `http://<HOST>:<listening port>` (the loopback names for a wildcard or loopback HOST).
+   */
+  publicUrl: string | undefined;
+  /** a SPICE tunnel credential (and the SPICE password of its `.vv`) is usable this long after the download (ms) */
+  spiceCredentialTtlMs: number;
+  /** once a SPICE session opened its first channel, its other channels may follow for this long (ms) */
+  spiceChannelWindowMs: number;
   /** build the demo template disk and media at boot when missing */
   prepareImages: boolean;
 }
@@ -66,8 +76,34 @@ const envSchema = {
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     LOG_FORMAT: { enum: ['pretty', 'json'] },
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+$' },
   },
 } as const;
+
+/**
+ * PUBLIC_URL as an origin (`https://vdi.example.org`, `http://10.0.0.5:8080`): scheme, host and
+ * optional port only; a path, query, fragment or credentials are refused.
+ */
+export function parsePublicUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`invalid environment: PUBLIC_URL ${value} is not a URL`);
+  }
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.username ||
+    url.password ||
+    url.pathname !== '/' ||
+    url.search ||
+    url.hash
+  )
+    throw new Error(
+      `invalid environment: PUBLIC_URL must be an http(s) origin such as https://vdi.example.org, not ${value}`,
+    );
+  return url.origin;
+}
 
 /** "300", "300s", "5m", "8h" -> seconds */
 export function parseDuration(value: string | undefined, fallback: number): number {
@@ -120,6 +156,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     idleGraceMs: 60_000,
     shutdownGraceMs: 20_000,
     allowedOrigins: env.ALLOWED_ORIGINS ? env.ALLOWED_ORIGINS.split(',') : [],
+    publicUrl: env.PUBLIC_URL ? parsePublicUrl(env.PUBLIC_URL) : undefined,
+    spiceCredentialTtlMs: 60_000,
+    spiceChannelWindowMs: 10_000,
     prepareImages: true,
   };
   if (

@@ -26,6 +26,7 @@ afterAll(async () => {
   await t.close();
 });
 
+/** A client as a browser on the portal's page connects: with the portal's Origin. */
 function client(auth: Record<string, unknown> | undefined, query?: Record<string, string>): Socket {
   const s = connect(base, {
     path: '/api/v3/socket.io',
@@ -33,6 +34,7 @@ function client(auth: Record<string, unknown> | undefined, query?: Record<string
     reconnection: false,
     forceNew: true,
     timeout: 3000,
+    extraHeaders: { origin: base },
     ...(auth ? { auth } : {}),
     ...(query ? { query } : {}),
   });

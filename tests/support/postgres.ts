@@ -32,7 +32,12 @@ async function freePort(): Promise<number> {
 
 export interface PgCluster {
   url: string;
+  /** Stops the cluster for good and removes its files. */
   stop: () => void;
+  /** Stops the server (fast shutdown: open connections are cut), keeping its data. */
+  halt: () => void;
+  /** Starts a halted server again on the same port. */
+  resume: () => void;
 }
 
 export async function startPostgres(): Promise<PgCluster> {
@@ -51,21 +56,27 @@ export async function startPostgres(): Promise<PgCluster> {
     else execFileSync(pgBin(bin), args, { stdio: 'pipe' });
   };
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-  run('pg_ctl', [
-    '-D',
-    data,
-    '-l',
-    join(dir, 'log'),
-    '-w',
-    '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
-    'start',
-  ]);
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      'start',
+    ]);
+  start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    halt: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']),
+    resume: start,
     stop: () => {
       try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        // A halted cluster has nothing left to stop.
+        if (existsSync(join(data, 'postmaster.pid')))
+          run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -25,6 +25,8 @@ export interface Database {
   transaction<T>(fn: (exec: Exec, query: Query) => Promise<T>): Promise<T>;
   /** Resolves when the database answers (health checks). */
   ping(): Promise<void>;
+  /** Calls `listener` when an idle connection is lost (the server went away); PGlite never does. */
+  onConnectionLost(listener: (err: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -42,9 +44,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 async function openPostgres(url: string, max: number): Promise<Database> {
   const { default: pg } = await import('pg');
   const { drizzle } = await import('drizzle-orm/node-postgres');
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // A database that does not answer within 3 s fails the request fast (503) instead of piling
+  // requests up behind the pool.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 3_000,
+    keepAlive: true,
+  });
   // An idle client error (server restart) must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  const lost: ((err: Error) => void)[] = [];
+  pool.on('error', (err) => {
+    for (const listener of lost) listener(err);
+  });
   const query: Query = async (text, params) => (await pool.query(text, params as unknown[])).rows;
   return {
     kind: 'postgres',
@@ -68,6 +81,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
       }
     },
     ping: async () => void (await query('SELECT 1')),
+    onConnectionLost: (listener) => void lost.push(listener),
     close: () => pool.end(),
   };
 }
@@ -91,6 +105,7 @@ async function openPglite(dir: string): Promise<Database> {
         ),
       ),
     ping: async () => void (await query('SELECT 1')),
+    onConnectionLost: () => undefined,
     close: () => client.close(),
   };
 }

@@ -6,14 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'drizzle-orm';
 import { constants } from '../../../src/generated/constants.ts';
 import {
   desktopFromCreate,
   desktopFromUpdate,
   desktopToInfo,
   type DesktopRow,
-  type TemplateRow,
 } from '../db/schema.ts';
 import { queryOn } from '../db/query.ts';
 import { ApiError } from '../lib/api-error.ts';
@@ -32,7 +30,8 @@ import type {
   ViewerKey,
 } from '../../../src/generated/types.ts';
 import { resourceOf } from '../../../src/generated/resources.ts';
-import { readCardImage, saveCardImage } from './card-images.ts';
+import { prepareCardImage, readCardImage, type PreparedCard } from './card-images.ts';
+import { createReferenceCheck, hardwareCatalog } from './desktop-references.ts';
 import { assertStateAllows, checkViewers } from './desktop-rules.ts';
 import {
   appliedQuota,
@@ -40,9 +39,9 @@ import {
   checkDesktopCreate,
   checkDesktopStart,
   hardwareLimits,
+  lockQuotaScopes,
 } from './quotas.ts';
-import { stockImageOf } from '../plugins/app/desktops-repository.ts';
-import { spiceFile } from '../viewers/viewer-files.ts';
+import { stockImageOf, type OwnedDesktopRow } from '../plugins/app/desktops-repository.ts';
 import { VNC_WS_PATH } from '../viewers/vnc-proxy.ts';
 
 const subjectOf = (auth: AuthContext) => ({
@@ -91,24 +90,30 @@ export function createDesktopService(app: FastifyInstance) {
   const { db } = app;
 
   /** The desktop the caller may manage: 404 when unknown, 403 when somebody else's. */
-  const desktopFor = async (auth: AuthContext, id: string): Promise<DesktopRow> =>
+  const desktopFor = async (auth: AuthContext, id: string): Promise<OwnedDesktopRow> =>
     assertDesktopAccess(auth, await app.desktops.byId(id));
 
-  const usableTemplate = async (auth: AuthContext, id: string): Promise<TemplateRow> => {
-    const template = await app.templates.get(id);
-    if (!template?.enabled) throw new ApiError('not_found', 'Template not found', 'not_found');
-    if (!isAllowed(auth, template))
-      throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
-    return template;
-  };
+  /** Every id a body names must be one the caller may use (one check for all desktop calls). */
+  const assertUsableReferences = createReferenceCheck(app);
 
-  /** Card image of a create/update body: a stock card id, or an uploaded file stored now. */
-  const cardImageOf = async (image: ImageUpload | undefined) => {
+  /**
+   * Card image of a create/update body: a stock card id, or an uploaded file checked and encoded
+   * now and stored (`card.write()`) only once the database checks have passed.
+   */
+  const cardImageOf = async (
+    image: ImageUpload | undefined,
+  ): Promise<
+    | { image: { type: 'stock'; id: string; url: string }; card?: undefined }
+    | { image: PreparedCard['image']; card: PreparedCard }
+    | undefined
+  > => {
     if (!image) return undefined;
-    if (image.type === 'user' && image.file)
-      return saveCardImage(app.config.dataDir, image.file.data);
+    if (image.type === 'user' && image.file) {
+      const card = await prepareCardImage(app.config.dataDir, image.file.data);
+      return { image: card.image, card };
+    }
     if (image.type === 'stock' && image.id)
-      return { type: 'stock' as const, id: image.id, url: '' };
+      return { image: { type: 'stock' as const, id: image.id, url: '' } };
     return undefined;
   };
 
@@ -153,36 +158,45 @@ export function createDesktopService(app: FastifyInstance) {
 
     /** A persistent desktop from a template: stored `creating`, its disk made in the background. */
     async createPersistent(auth: AuthContext, body: DesktopCreate): Promise<{ id: string }> {
-      const template = await usableTemplate(auth, body.template_id);
+      const template = await assertUsableReferences(auth, body);
+      if (!template) throw new ApiError('not_found', 'Template not found', 'not_found');
       const guestProperties = body.guest_properties ?? template.guestProperties;
       const hardware = mergeHardware(template.hardware, body.hardware);
       await assertHardwareAllowed(auth, guestProperties.viewers, hardware, body.hardware);
       const id = randomUUID();
-      const image = (await cardImageOf(body.image)) ?? stockImageOf(id);
-      await db.transaction(async (tx) => {
-        // One create at a time per user, so a quota with one unit left admits exactly one desktop.
-        await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${auth.userId}))`);
-        await checkDesktopCreate(queryOn(tx), subjectOf(auth), 'desktops');
-        await assertNameFree(auth.userId, body.name, undefined, tx);
-        await app.desktops.table.create(
-          {
-            ...desktopFromCreate(body),
-            id,
-            userId: auth.userId,
-            categoryId: auth.categoryId,
-            groupId: auth.groupId,
-            name: body.name.trim(),
-            description: body.description ?? template.description,
-            type: 'persistent',
-            state: 'creating',
-            templateId: template.id,
-            hardware,
-            guestProperties,
-            image,
-          },
-          tx,
-        );
-      });
+      const sent = await cardImageOf(body.image);
+      try {
+        await db.transaction(async (tx) => {
+          // Creates counted against the same user, group or category quota wait for each other,
+          // so a quota or limit with one unit left admits exactly one desktop.
+          const query = queryOn(tx);
+          await lockQuotaScopes(query, subjectOf(auth));
+          await checkDesktopCreate(query, subjectOf(auth), 'desktops');
+          await assertNameFree(auth.userId, body.name, undefined, tx);
+          await sent?.card?.write();
+          await app.desktops.table.create(
+            {
+              ...desktopFromCreate(body),
+              id,
+              userId: auth.userId,
+              categoryId: auth.categoryId,
+              groupId: auth.groupId,
+              name: body.name.trim(),
+              description: body.description ?? template.description,
+              type: 'persistent',
+              state: 'creating',
+              templateId: template.id,
+              hardware,
+              guestProperties,
+              image: sent?.image ?? stockImageOf(id),
+            },
+            tx,
+          );
+        });
+      } catch (error) {
+        await sent?.card?.remove();
+        throw error;
+      }
       await app.desktops.publishCurrent(id, 'desktops.created');
       app.engine.background(app.engine.createDisk(id), 'disk creation failed', id);
       return { id };
@@ -190,7 +204,8 @@ export function createDesktopService(app: FastifyInstance) {
 
     /** The caller's temporary desktop of a template: reused (and started) when it exists. */
     async createTemporary(auth: AuthContext, templateId: string): Promise<{ id: string }> {
-      const template = await usableTemplate(auth, templateId);
+      const template = await assertUsableReferences(auth, { template_id: templateId });
+      if (!template) throw new ApiError('not_found', 'Template not found', 'not_found');
       await checkDesktopStart(app.database.query, subjectOf(auth), {
         memory: Number(template.hardware.memory ?? 1),
         vcpus: Number(template.hardware.vcpus ?? 1),
@@ -202,26 +217,36 @@ export function createDesktopService(app: FastifyInstance) {
         return { id: only.id };
       }
       for (const d of existing) await removeDesktop(d, true);
-      await checkDesktopCreate(app.database.query, subjectOf(auth), 'volatile');
-      const created = await app.desktops.create({
-        userId: auth.userId,
-        categoryId: auth.categoryId,
-        groupId: auth.groupId,
-        name: template.name,
-        description: template.description,
-        type: 'nonpersistent',
-        state: 'creating',
-        templateId: template.id,
-        hardware: mergeHardware(template.hardware, undefined),
-        guestProperties: template.guestProperties,
-        image: template.image,
+      const id = randomUUID();
+      await db.transaction(async (tx) => {
+        const query = queryOn(tx);
+        await lockQuotaScopes(query, subjectOf(auth));
+        await checkDesktopCreate(query, subjectOf(auth), 'volatile');
+        await app.desktops.table.create(
+          {
+            id,
+            userId: auth.userId,
+            categoryId: auth.categoryId,
+            groupId: auth.groupId,
+            name: template.name,
+            description: template.description,
+            type: 'nonpersistent',
+            state: 'creating',
+            templateId: template.id,
+            hardware: mergeHardware(template.hardware, undefined),
+            guestProperties: template.guestProperties,
+            image: template.image,
+          },
+          tx,
+        );
       });
+      await app.desktops.publishCurrent(id, 'desktops.created');
       app.engine.background(
-        app.engine.createDisk(created.id, { startAfter: true }),
+        app.engine.createDisk(id, { startAfter: true }),
         'disk creation failed',
-        created.id,
+        id,
       );
-      return { id: created.id };
+      return { id };
     },
 
     async deleteTemporary(auth: AuthContext, id: string): Promise<void> {
@@ -246,6 +271,7 @@ export function createDesktopService(app: FastifyInstance) {
       const diskPath = desktop.diskPath ?? app.engine.diskPath(desktop.id);
       const size = await app.engine.diskUsage(diskPath);
       await app.engine.destroy(desktop.id, { deleteDisk: false });
+      const { ownerRole: _ownerRole, ...row } = desktop;
       const entry = await app.recycleBin.create({
         id: randomUUID(),
         ownerId: desktop.userId,
@@ -255,7 +281,7 @@ export function createDesktopService(app: FastifyInstance) {
         status: 'recycled',
         size,
         data: {
-          desktops: [{ ...desktop, runtime: {}, state: 'stopped' }],
+          desktops: [{ ...row, runtime: {}, state: 'stopped' }],
           storages: [
             { id: desktop.id, directory_path: diskPath, status: 'recycled', actual_size: size },
           ],
@@ -291,6 +317,7 @@ export function createDesktopService(app: FastifyInstance) {
           'server_not_editable',
         );
       assertStateAllows('edit', desktop.state);
+      await assertUsableReferences(auth, body, desktop);
       if (body.name !== undefined) await assertNameFree(desktop.userId, body.name, desktop.id);
       const hardware = withGpuVideo({ ...desktop.hardware, ...(body.hardware ?? {}) });
       const guestProperties = body.guest_properties
@@ -299,7 +326,8 @@ export function createDesktopService(app: FastifyInstance) {
       if (body.hardware || body.guest_properties) {
         await assertHardwareAllowed(auth, guestProperties.viewers, hardware, body.hardware);
       }
-      const image = await cardImageOf(body.image);
+      const sent = await cardImageOf(body.image);
+      const image = sent?.image;
       const patch = {
         ...desktopFromUpdate(body),
         hardware,
@@ -307,13 +335,21 @@ export function createDesktopService(app: FastifyInstance) {
         ...(body.name !== undefined ? { name: body.name.trim() } : {}),
         ...(image ? { image } : {}),
       };
-      const updated = await app.desktops.update(desktop.id, patch, ['stopped', 'failed']);
-      if (!updated)
+      await sent?.card?.write();
+      const updated = await app.desktops
+        .update(desktop.id, patch, ['stopped', 'failed'])
+        .catch(async (error: unknown) => {
+          await sent?.card?.remove();
+          throw error;
+        });
+      if (!updated) {
+        await sent?.card?.remove();
         throw new ApiError(
           'precondition_required',
           'The desktop changed state',
           'desktop_not_stopped',
         );
+      }
       const { image: _sent, ...echo } = body;
       return image ? { ...echo, image } : echo;
     },
@@ -324,12 +360,18 @@ export function createDesktopService(app: FastifyInstance) {
       vgpus: readonly string[],
     ): Promise<void> {
       const desktop = await desktopFor(auth, id);
+      await assertUsableReferences(
+        auth,
+        { hardware: { reservables: { vgpus: [...vgpus] } } },
+        desktop,
+      );
+      // "None" is the absence of a GPU profile, stored as null.
       const chosen = vgpus.filter((v) => v !== 'None');
-      // No GPU profile is bookable on this installation yet: only "None" exists.
-      if (chosen.length > 0)
-        throw new ApiError('not_found', 'Unknown GPU profile', 'not_found', { vgpus: chosen });
       await app.desktops.update(desktop.id, {
-        hardware: { ...desktop.hardware, reservables: { vgpus: null } },
+        hardware: {
+          ...desktop.hardware,
+          reservables: { vgpus: chosen.length > 0 ? chosen : null },
+        },
       });
     },
 
@@ -358,25 +400,8 @@ export function createDesktopService(app: FastifyInstance) {
 
     async hardwareAllowed(auth: AuthContext): Promise<HardwareAllowed> {
       const applied = await appliedQuota(app.database.query, subjectOf(auth));
-      const item = (itemId: string, name: string, description = '') => ({
-        id: itemId,
-        name,
-        description,
-        allowed: true,
-        editable: auth.role === 'admin',
-      });
       return {
-        interfaces: [item('default', 'Default', 'NAT network')],
-        graphics: [item('default', 'Default')],
-        videos: [item('default', 'Default'), item('virtio', 'Virtio')],
-        boot_order: [item('disk', 'Hard disk'), item('iso', 'CD/DVD'), item('floppy', 'Floppy')],
-        disk_bus: [
-          item('default', 'Default'),
-          item('virtio', 'Virtio'),
-          item('ide', 'IDE'),
-          item('sata', 'SATA'),
-        ],
-        reservables: { vgpus: [item('None', 'No GPU')] },
+        ...hardwareCatalog(auth),
         forced_hyp: [],
         favourite_hyp: [],
         quota: applied.quota,
@@ -442,12 +467,11 @@ export function createDesktopService(app: FastifyInstance) {
      * Opens a viewer of a running desktop: a single-use console ticket for the browser VNC viewer,
      * a .vv file whose proxy is this server for SPICE clients.
      */
-    async viewer(
-      auth: AuthContext,
-      id: string,
-      viewer: ViewerKey,
-      host: string | undefined,
-    ): Promise<DesktopViewerAnswer> {
+    /**
+     * A viewer of a running desktop: a browser viewer's single-use ticket (bound to the caller's
+     * login session), or a SPICE file with a fresh password and tunnel credential.
+     */
+    async viewer(auth: AuthContext, id: string, viewer: ViewerKey): Promise<DesktopViewerAnswer> {
       const desktop = await desktopFor(auth, id);
       if (!configuredViewers(desktop.guestProperties.viewers).includes(viewer))
         throw new ApiError(
@@ -466,6 +490,7 @@ export function createDesktopService(app: FastifyInstance) {
       if (viewer === 'browser-vnc') {
         const { ticket, expiresAt } = app.viewers.tickets.issue({
           userId: auth.userId,
+          sessionId: auth.sessionId,
           desktopId: desktop.id,
           protocol: 'vnc',
         });
@@ -478,26 +503,7 @@ export function createDesktopService(app: FastifyInstance) {
           values: { vmName: desktop.name, password: rt.vncPassword ?? '' },
         };
       }
-      if (viewer === 'file-spice') {
-        const proxyHost = (host ?? `127.0.0.1:${app.config.port}`).replace(/:\d+$/, '');
-        const proxyPort = Number((host ?? '').split(':')[1] ?? app.config.port) || app.config.port;
-        return {
-          kind: 'file',
-          protocol: 'spice',
-          name: 'vdi-spice',
-          ext: 'vv',
-          mime: 'application/x-virt-viewer',
-          content: spiceFile({
-            desktopName: desktop.name,
-            proxyHost,
-            proxyPort,
-            spiceHost: '127.0.0.1',
-            spicePort: rt.spicePort,
-            password: rt.spicePassword ?? '',
-            fullscreen: desktop.guestProperties.fullscreen === true,
-          }),
-        };
-      }
+      if (viewer === 'file-spice') return app.viewers.spiceFile(auth, desktop);
       throw new ApiError(
         'precondition_required',
         'RDP viewers need the wireguard network, which is not enabled',

@@ -1,14 +1,11 @@
 /**
  * Wires the hypervisor into the app: the QEMU driver (or none), the idle manager that pauses guests
- * nobody looks at, the desktop engine with its reconciler, console tickets, the VNC websocket proxy
- * and the HTTP CONNECT tunnel used by SPICE clients. Decorates `app.engine` and `app.viewers`.
+ * nobody looks at, the desktop engine with its reconciler, and the console access paths
+ * (consoles.ts: tickets, the VNC websocket proxy, the SPICE CONNECT tunnel). Decorates
+ * `app.engine` and `app.viewers`.
  */
-import { connect } from 'node:net';
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../lib/plugin.ts';
-import { canManageDesktop } from '../lib/ownership.ts';
 import type { DesktopRow } from '../db/schema.ts';
 import { createQemuDriver } from '../hypervisor/qemu-driver.ts';
 import { createIdleManager, type IdleManager } from '../hypervisor/idle.ts';
@@ -19,15 +16,14 @@ import { DesktopEngine } from './desktop-engine.ts';
 import { createDesktopService, VIEWER_STATES, type DesktopService } from './desktop-service.ts';
 import { createRecycleBinService, type RecycleBinService } from './recycle-bin-service.ts';
 import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from './types.ts';
-import { TicketStore } from '../viewers/tickets.ts';
-import { VncProxy, VNC_WS_PATH } from '../viewers/vnc-proxy.ts';
+import { createConsoles, type Consoles } from './consoles.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     engine: DesktopEngine;
     hypervisor: Hypervisor;
     idle: IdleManager;
-    viewers: { tickets: TicketStore; vnc: VncProxy };
+    viewers: Consoles;
     desktopService: DesktopService;
     recycleBinService: RecycleBinService;
   }
@@ -48,6 +44,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   const driver = createQemuDriver({ dataDir: config.dataDir, accel: config.qemuAccel });
   const idle = createIdleManager(driver, { graceMs: config.idleGraceMs });
   idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));
+  const viewers = createConsoles(app, { driver, idle, consoleStates: CONSOLE_STATES });
 
   const templateDisk = async (templateId: string | null): Promise<string | null> =>
     templateId ? ((await app.templates.get(templateId))?.diskPath ?? null) : null;
@@ -80,7 +77,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       if (patch.accessed) values.accessed = new Date();
       const wire = await app.desktops.update(id, values, from);
       if (!wire) return undefined;
-      if (patch.state && !CONSOLE_STATES.includes(patch.state)) vnc.closeDesktop(id);
+      if (patch.state && !CONSOLE_STATES.includes(patch.state)) viewers.closeDesktop(id);
       const row = await app.desktops.byId(id);
       return row ? toEngine(row) : undefined;
     },
@@ -102,61 +99,10 @@ const plugin: FastifyPluginAsync = async (app) => {
     shutdownTimeoutMs: config.shutdownGraceMs,
   });
 
-  const tickets = new TicketStore();
-  const vnc = new VncProxy({
-    tickets,
-    allowedOrigins: config.allowedOrigins,
-    log: app.log,
-    viewerAttached: (id) => idle.viewerAttached(id),
-    viewerDetached: (id) => idle.viewerDetached(id),
-    async target(desktopId, userId) {
-      const row = await app.desktops.byId(desktopId);
-      const user = await app.users.byId(userId);
-      const rt = row ? runtimeOf(row) : null;
-      const ownerOk = Boolean(
-        row &&
-        user &&
-        user.active &&
-        canManageDesktop({ userId: user.id, role: user.role, categoryId: user.categoryId }, row),
-      );
-      return {
-        ownerOk,
-        running: Boolean(row && CONSOLE_STATES.includes(row.state)),
-        port: rt?.vncPort ?? null,
-      };
-    },
-  });
-  app.upgrades.register(VNC_WS_PATH, vnc.handleUpgrade);
-
-  // SPICE clients reach the loopback-only SPICE listener through an HTTP CONNECT tunnel on our
-  // port, and only to the SPICE port of a desktop that is running (the SPICE ticket authenticates).
-  app.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    void (async () => {
-      const [host, portText] = (req.url ?? '').split(':');
-      const port = Number(portText);
-      const allowed =
-        (host === '127.0.0.1' || host === 'localhost') &&
-        Number.isInteger(port) &&
-        (await app.desktops.inStates(CONSOLE_STATES)).some((r) => r.runtime.spicePort === port);
-      if (!allowed) {
-        socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
-        return;
-      }
-      const upstream = connect({ host: '127.0.0.1', port }, () => {
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        if (head.length) upstream.write(head);
-        upstream.pipe(socket);
-        socket.pipe(upstream);
-      });
-      upstream.on('error', () => socket.destroy());
-      socket.on('error', () => upstream.destroy());
-    })().catch(() => socket.destroy());
-  });
-
   app.decorate('engine', engine);
   app.decorate('hypervisor', driver);
   app.decorate('idle', idle);
-  app.decorate('viewers', { tickets, vnc });
+  app.decorate('viewers', viewers);
   app.decorate('desktopService', createDesktopService(app));
   app.decorate('recycleBinService', createRecycleBinService(app));
 

@@ -132,6 +132,25 @@ export async function usedBy(
 const exceeded = (code: string, params: Record<string, unknown> = {}) =>
   new ApiError('precondition_required', `Quota exceeded: ${code}`, code, params);
 
+/**
+ * The transaction locks that serialise creates counted against the same quota or limits: one per
+ * scope a create is checked at (the category, the group, the user), each in its own lock space.
+ * They are always taken in that order, so two creates wait for each other at most once and never
+ * in a cycle; held until the transaction ends, so a count and the insert it admits are atomic and
+ * a limit with one unit left admits exactly one desktop, whoever the users are.
+ */
+const QUOTA_LOCKS = [
+  [1, 'categoryId'],
+  [2, 'groupId'],
+  [3, 'userId'],
+] as const;
+
+/** Takes the quota locks of a subject; call inside the transaction that checks and inserts. */
+export async function lockQuotaScopes(query: Query, subject: QuotaSubject): Promise<void> {
+  for (const [space, key] of QUOTA_LOCKS)
+    await query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [space, subject[key]]);
+}
+
 /** desktop_create / volatile_create: one more persistent or temporary desktop. */
 export async function checkDesktopCreate(
   query: Query,

@@ -1,27 +1,55 @@
 /**
  * The recycle bin for desktops: list, detail, count, retention, restore (the desktop comes back
  * stopped with its disk) and permanent delete / empty (the disk goes). Entries belong to their
- * owner; admins and managers of the owner's category may act on them too.
+ * owner; admins, and the managers who manage the owner (same category, owner not an admin), may
+ * act on them too.
  */
+import { basename, dirname, isAbsolute, relative } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { eq } from 'drizzle-orm';
 import { ApiError } from '../lib/api-error.ts';
+import { managesOwner } from '../lib/ownership.ts';
 import type { AuthContext } from '../plugins/app/auth.ts';
 import {
+  recycleBin,
   recycleBinToDetail,
   recycleBinToWire,
   type DesktopRow,
   type RecycleBinRow,
 } from '../db/schema.ts';
-import { checkDesktopCreate } from './quotas.ts';
+import { queryOn } from '../db/query.ts';
+import type { Executor } from '../plugins/app/entity-repository.ts';
+import { checkDesktopCreate, lockQuotaScopes } from './quotas.ts';
+import { fields } from '../../../src/generated/fields.ts';
 import type { RecycleBin, RecycleBinDetail } from '../../../src/generated/types.ts';
 
 interface EntryData {
+  /** The rows as they were, through JSON: timestamps are text, and the row times are not restored. */
   desktops?: (Omit<DesktopRow, 'accessed' | 'createdAt' | 'updatedAt'> & {
     accessed: string | Date;
+    createdAt?: unknown;
+    updatedAt?: unknown;
+    ownerRole?: unknown;
   })[];
   storages?: { id: string; directory_path: string; status: string; actual_size?: number }[];
   agent_name?: string;
 }
+
+/**
+ * Where a disk lives, as clients are told: its directory relative to the data directory (`disks`),
+ * or only the directory's own name when it lives elsewhere. Server paths never leave the server.
+ */
+export function storageLocation(dataDir: string, diskPath: string): string {
+  const dir = dirname(diskPath);
+  const inside = relative(dataDir, dir);
+  if (inside === '') return '.';
+  return inside.startsWith('..') || isAbsolute(inside) ? basename(dir) : inside;
+}
+
+/** Longest desktop name (the edit form's limit). */
+const MAX_NAME = Number(fields.DesktopUpdate.find((f) => f.path === 'name')?.maxLength);
+/** How many " (restored n)" names a restore tries. */
+const MAX_RESTORED_NAMES = 20;
 
 /** Hours an entry stays in the bin when no retention is configured. */
 const DEFAULT_CUTOFF_HOURS = 48;
@@ -47,7 +75,7 @@ export function createRecycleBinService(app: FastifyInstance) {
     if (auth.role === 'admin' || row.ownerId === auth.userId) return row;
     if (auth.role === 'manager') {
       const owner = await app.users.byId(row.ownerId);
-      if (owner?.categoryId === auth.categoryId) return row;
+      if (owner && managesOwner(auth, owner)) return row;
     }
     throw new ApiError('forbidden', 'Not enough rights on this entry', 'forbidden');
   };
@@ -64,13 +92,34 @@ export function createRecycleBinService(app: FastifyInstance) {
       );
   };
 
-  const setStatus = async (row: RecycleBinRow, status: 'restored' | 'deleting' | 'deleted') => {
-    await app.recycleBin.update(row.id, { status });
+  const publishStatus = (row: RecycleBinRow, status: 'restored' | 'deleting' | 'deleted') =>
     app.events.publish({
       name: 'recycle-bins.updated',
       payload: { id: row.id, status },
       ownerId: row.ownerId,
     });
+
+  const setStatus = async (row: RecycleBinRow, status: 'restored' | 'deleting' | 'deleted') => {
+    await app.recycleBin.update(row.id, { status });
+    publishStatus(row, status);
+  };
+
+  /**
+   * The name a restored desktop comes back under: its own, or with a " (restored)" suffix (then
+   * " (restored 2)", ...) when the owner has another desktop by that name meanwhile.
+   */
+  const restoredName = async (ownerId: string, name: string, on: Executor): Promise<string> => {
+    for (let n = 0; n <= MAX_RESTORED_NAMES; n++) {
+      const suffix = n === 0 ? '' : n === 1 ? ' (restored)' : ` (restored ${n})`;
+      const candidate = `${name.slice(0, MAX_NAME - suffix.length)}${suffix}`;
+      if (!(await app.desktops.nameTaken(ownerId, candidate, undefined, on))) return candidate;
+    }
+    throw new ApiError(
+      'conflict',
+      'The owner already has desktops by this name',
+      'new_desktop_name_exists',
+      { name },
+    );
   };
 
   const purge = async (row: RecycleBinRow) => {
@@ -124,7 +173,7 @@ export function createRecycleBinService(app: FastifyInstance) {
         deployments: [],
         storages: (data.storages ?? []).map((s) => ({
           id: s.id,
-          directory_path: s.directory_path,
+          directory_path: storageLocation(app.config.dataDir, s.directory_path),
           status: s.status,
           type: 'qcow2',
           parent: null,
@@ -150,28 +199,55 @@ export function createRecycleBinService(app: FastifyInstance) {
             user: row.ownerId,
           },
         );
-      for (const d of data.desktops ?? []) {
-        await checkDesktopCreate(
-          app.database.query,
-          {
-            userId: owner.id,
-            groupId: owner.groupId,
-            categoryId: owner.categoryId,
-            role: owner.role,
-          },
-          d.type === 'nonpersistent' ? 'volatile' : 'desktops',
+      const subject = {
+        userId: owner.id,
+        groupId: owner.groupId,
+        categoryId: owner.categoryId,
+        role: owner.role,
+      };
+      // One transaction: the entry is claimed first (recycled -> restored, a row lock), so among
+      // restores sent at the same time exactly one brings the desktops back; each desktop counts
+      // against the owner's quota and limits like a create, under the same locks.
+      const restored = await app.db.transaction(async (tx) => {
+        const claimed = await app.recycleBin.update(
+          row.id,
+          { status: 'restored' },
+          { condition: eq(recycleBin.status, 'recycled'), on: tx },
         );
-        const clash = await app.desktops.nameTaken(owner.id, d.name);
-        await app.desktops.create({
-          ...d,
-          name: clash ? `${d.name} (restored)`.slice(0, 50) : d.name,
-          state: 'stopped',
-          runtime: {},
-          queue: null,
-          accessed: new Date(d.accessed),
-        });
+        if (!claimed) return undefined;
+        const query = queryOn(tx);
+        await lockQuotaScopes(query, subject);
+        const ids: string[] = [];
+        for (const recycled of data.desktops ?? []) {
+          const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
+          await checkDesktopCreate(
+            query,
+            subject,
+            d.type === 'nonpersistent' ? 'volatile' : 'desktops',
+          );
+          await app.desktops.table.create(
+            {
+              ...d,
+              name: await restoredName(owner.id, d.name, tx),
+              state: 'stopped',
+              runtime: {},
+              queue: null,
+              accessed: new Date(d.accessed),
+            },
+            tx,
+          );
+          ids.push(d.id);
+        }
+        return ids;
+      });
+      if (!restored) {
+        const now = await app.recycleBin.get(row.id);
+        if (now) assertRecycled(now);
+        throw new ApiError('not_found', 'Recycle bin entry not found', 'not_found');
       }
-      await setStatus(row, 'restored');
+      for (const desktopId of restored)
+        await app.desktops.publishCurrent(desktopId, 'desktops.created');
+      publishStatus(row, 'restored');
       app.log.info({ entry: row.id, agent: auth.userId }, 'recycle bin entry restored');
       return { recycle_bin_ids: [row.id] };
     },

@@ -294,6 +294,14 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     await driver.setPasswords('vnc-auth', { spice: 'spice-2' });
     expect(await spiceAuthenticate(rt.spicePort, 'spice-secret')).toBe(7);
     expect(await spiceAuthenticate(rt.spicePort, 'spice-2')).toBe(0);
+    // A password given a validity admits new connections only until then.
+    await driver.setPasswords('vnc-auth', { spice: 'spice-3' }, { validForSeconds: 1 });
+    expect(await spiceAuthenticate(rt.spicePort, 'spice-3')).toBe(0);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await spiceAuthenticate(rt.spicePort, 'spice-3')).toBe(7);
+    // A later password without one never expires (the earlier validity does not carry over).
+    await driver.setPasswords('vnc-auth', { spice: 'spice-4' });
+    expect(await spiceAuthenticate(rt.spicePort, 'spice-4')).toBe(0);
     const wrong = await rfbAuthenticate(rt.vncPort, 'badpass!');
     expect(wrong.types).toContain(2);
     expect(wrong.types).not.toContain(1);

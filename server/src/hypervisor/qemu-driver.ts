@@ -860,14 +860,28 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     }
   }
 
-  async setPasswords(id: string, passwords: { vnc?: string; spice?: string }): Promise<void> {
+  async setPasswords(
+    id: string,
+    passwords: { vnc?: string; spice?: string },
+    options: { validForSeconds?: number } = {},
+  ): Promise<void> {
+    const { validForSeconds } = options;
+    if (
+      validForSeconds !== undefined &&
+      !(Number.isInteger(validForSeconds) && validForSeconds > 0)
+    )
+      throw new HypervisorError('invalid_spec', 'validForSeconds must be a positive integer');
+    // `never` resets an expiry an earlier call may have set.
+    const time = validForSeconds === undefined ? 'never' : `+${validForSeconds}`;
     if (passwords.vnc !== undefined) {
       if (!passwords.vnc) throw new HypervisorError('invalid_spec', 'empty VNC password');
       await this.command(id, 'set_password', { protocol: 'vnc', password: passwords.vnc });
+      await this.command(id, 'expire_password', { protocol: 'vnc', time });
     }
     if (passwords.spice !== undefined) {
       if (!passwords.spice) throw new HypervisorError('invalid_spec', 'empty SPICE password');
       await this.command(id, 'set_password', { protocol: 'spice', password: passwords.spice });
+      await this.command(id, 'expire_password', { protocol: 'spice', time });
     }
   }
 

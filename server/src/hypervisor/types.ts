@@ -219,8 +219,16 @@ export interface Hypervisor {
   status(id: string): Promise<DomainStatus>;
   /** PNG of the current screen (works while paused). */
   screenshot(id: string): Promise<Buffer>;
-  /** Replace the VNC and/or SPICE password of a running domain. */
-  setPasswords(id: string, passwords: { vnc?: string; spice?: string }): Promise<void>;
+  /**
+   * Replace the VNC and/or SPICE password of a running domain (connected clients stay connected).
+   * With `validForSeconds`, the new passwords stop admitting new connections after that long
+   * (QMP `expire_password`); without it they never expire.
+   */
+  setPasswords(
+    id: string,
+    passwords: { vnc?: string; spice?: string },
+    options?: { validForSeconds?: number },
+  ): Promise<void>;
 
   // ---- inventory ----------------------------------------------------------------------------
   /** Runtimes of every domain this driver monitors whose process is alive (for the reconciler). */

@@ -1,28 +1,48 @@
 /**
- * Ownership predicates (reference server-resources 0.4). Small named functions, one per object
- * kind, used by every route that takes an id: unknown id → 404, somebody else's → 403.
+ * Ownership predicates: small named functions, one per object kind, used by every route that takes
+ * an id (unknown id → 404, somebody else's → 403).
+ *
+ * Who acts on a desktop: an admin, on any desktop; the owner, on their own; a manager, on the
+ * desktops of their own category whose owner is not an admin. A manager never acts on an admin's
+ * items (in any category) nor outside their category; the desktops of the other managers of the
+ * category stay theirs to manage, since a category is administered by all of its managers alike.
  */
 import { ApiError } from './api-error.ts';
 import type { Caller } from './auth-context.ts';
+import type { Role } from '../../../src/generated/types.ts';
 
 export type { Caller };
 
-interface Owned {
+/** An item with an owner and a category. */
+interface Scoped {
   userId: string;
   categoryId: string;
 }
 
-/** ownsDomainId: admin; the owner; a manager of the desktop's category. */
-export function canManageDesktop(auth: Caller, desktop: Owned): boolean {
+/** A desktop as the desktops repository reads it: with its owner's current role. */
+export interface OwnedDesktop extends Scoped {
+  ownerRole: Role;
+}
+
+/** True when the caller is a manager who may act on the items of this owner (see above). */
+export function managesOwner(auth: Caller, owner: { categoryId: string; role: Role }): boolean {
+  return auth.role === 'manager' && owner.categoryId === auth.categoryId && owner.role !== 'admin';
+}
+
+/** Whether the caller may act on the desktop: admin, owner, or a manager who manages its owner. */
+export function canManageDesktop(auth: Caller, desktop: OwnedDesktop): boolean {
   return (
     auth.role === 'admin' ||
     desktop.userId === auth.userId ||
-    (auth.role === 'manager' && desktop.categoryId === auth.categoryId)
+    managesOwner(auth, { categoryId: desktop.categoryId, role: desktop.ownerRole })
   );
 }
 
 /** Throws 404 for a missing desktop and 403 for one the caller may not manage; returns it otherwise. */
-export function assertDesktopAccess<T extends Owned>(auth: Caller, desktop: T | undefined): T {
+export function assertDesktopAccess<T extends OwnedDesktop>(
+  auth: Caller,
+  desktop: T | undefined,
+): T {
   if (!desktop) throw new ApiError('not_found', 'Desktop not found', 'not_found');
   if (!canManageDesktop(auth, desktop))
     throw new ApiError('forbidden', 'Not enough rights on this desktop', 'forbidden');
@@ -32,14 +52,14 @@ export function assertDesktopAccess<T extends Owned>(auth: Caller, desktop: T | 
 type AllowedLists = Partial<Record<'roles' | 'categories' | 'groups' | 'users', false | string[]>>;
 
 /** An item shared through allowed lists (templates, media). */
-export interface Shared extends Owned {
+export interface Shared extends Scoped {
   allowed: unknown;
 }
 
 /**
- * "allowed" semantics of reference 0.5: the owner, admins and managers of the item's category
- * always pass; otherwise any list that is `[]` (everyone; same category for groups and users) or
- * that names the caller's role, category, group or id lets the caller in. `false` lists don't apply.
+ * "allowed" semantics: the owner, admins and managers of the item's category always pass;
+ * otherwise any list that is `[]` (everyone; same category for groups and users) or that names the
+ * caller's role, category, group or id lets the caller in. `false` lists don't apply.
  */
 export function isAllowed(auth: Caller & { groupId: string }, item: Shared): boolean {
   if (

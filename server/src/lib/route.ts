@@ -66,6 +66,15 @@ export type OperationHandler<K extends OperationKey> = (
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
+const JSON_TYPES: readonly string[] = ['application/json'];
+const FORM_TYPES: readonly string[] = ['application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/** The media type of a Content-Type header (`text/plain; charset=x` -> `text/plain`), or null. */
+function mediaTypeOf(header: string | undefined): string | null {
+  const type = header?.split(';')[0]?.trim().toLowerCase();
+  return type ? type : null;
+}
+
 /** The fields of a body type that only some roles may set (generated from property x-roles). */
 export function writeGuardedFields(
   type: string | null,
@@ -123,19 +132,10 @@ function routeOptions(
   const schema: Record<string, unknown> = {};
   if (op.body !== 'none' && op.request) schema.body = { $ref: refOf(op.request) };
   if (op.query) schema.querystring = { $ref: refOf(op.query) };
-  if (op.params) {
-    // The operation's own parameter schema: the handler's params are typed by it.
-    schema.params = { $ref: refOf(op.params) };
-  } else if (params.length > 0) {
-    schema.params = {
-      type: 'object',
-      additionalProperties: false,
-      required: params,
-      properties: Object.fromEntries(
-        params.map((p) => [p, { type: 'string', minLength: 1, maxLength: 128 }]),
-      ),
-    };
-  }
+  // The operation's own parameter schema: the handler's params are typed and validated by it.
+  if (op.params) schema.params = { $ref: refOf(op.params) };
+  else if (params.length > 0)
+    throw new Error(`${op.key}: path parameters ${params.join(', ')} have no params schema`);
   const response = responseSchemaOf(op);
   if (extra.response !== false) {
     if (extra.response) schema.response = extra.response;
@@ -150,12 +150,22 @@ function routeOptions(
     handler,
     ...(extra.bodyLimit ? { bodyLimit: extra.bodyLimit } : {}),
   };
-  if (op.body === 'form') {
+  // A body arrives in the operation's own media type: JSON for json operations, urlencoded or
+  // multipart for form operations; anything else is 415 before it is validated.
+  const accepted = op.body === 'json' ? JSON_TYPES : op.body === 'form' ? FORM_TYPES : null;
+  options.preValidation = async (request) => {
+    const type = mediaTypeOf(request.headers['content-type']);
+    if (accepted && type !== null && !accepted.includes(type))
+      throw new ApiError(
+        'unsupported_media_type',
+        `${op.method} ${urlOf(op)} takes ${accepted.join(' or ')}, not ${type}`,
+        'unsupported_media_type',
+        { accepted: [...accepted] },
+      );
     // An absent form body is an empty form (the schema still enforces its required fields).
-    options.preValidation = async (request) => {
-      if (request.body === undefined || request.body === null) request.body = {};
-    };
-  }
+    if (op.body === 'form' && (request.body === undefined || request.body === null))
+      request.body = {};
+  };
   const guarded = writeGuardedFields(op.request);
   if (guarded.length > 0) {
     // Fields with write roles (x-roles on the property): only those roles may send them.

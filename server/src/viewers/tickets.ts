@@ -1,6 +1,7 @@
 /**
- * Console tickets: single use, ≤ 60 s, bound to (user, desktop, protocol), 256 random bits,
- * kept hashed in memory only (a ticket never reaches a log or the database).
+ * Console tickets: single use, ≤ 60 s, bound to (user, desktop, protocol) and to the login session
+ * that asked for it, 256 random bits, kept hashed in memory only (a ticket never reaches a log or
+ * the database). A console opened with a ticket lives only as long as that session.
  */
 import { createHash, randomBytes } from 'node:crypto';
 
@@ -8,6 +9,8 @@ export interface TicketClaims {
   userId: string;
   desktopId: string;
   protocol: 'vnc' | 'rdp';
+  /** The login session the ticket was issued to (a ticket without one opens nothing). */
+  sessionId?: string;
 }
 
 interface Entry extends TicketClaims {
@@ -39,7 +42,17 @@ export class TicketStore {
     const entry = this.entries.get(key);
     this.entries.delete(key);
     if (!entry || entry.expiresAt < now || entry.protocol !== protocol) return undefined;
-    return { userId: entry.userId, desktopId: entry.desktopId, protocol: entry.protocol };
+    return {
+      userId: entry.userId,
+      desktopId: entry.desktopId,
+      protocol: entry.protocol,
+      ...(entry.sessionId ? { sessionId: entry.sessionId } : {}),
+    };
+  }
+
+  /** Forgets every unused ticket of a login session (it ended). */
+  revokeSession(sessionId: string): void {
+    for (const [k, e] of this.entries) if (e.sessionId === sessionId) this.entries.delete(k);
   }
 
   /** Forgets every ticket of a desktop (it stopped, or its owner changed). */

@@ -42,6 +42,40 @@ describe('spiceFile', () => {
   });
 });
 
+describe('spiceFile proxy credential', () => {
+  const input = {
+    desktopName: 'd',
+    proxyHost: 'vdi.example.org',
+    proxyPort: 443,
+    spiceHost: '127.0.0.1',
+    spicePort: 5930,
+    password: 'pw',
+    fullscreen: false,
+  };
+
+  it('writes the tunnel credential as the userinfo of the proxy URL, with the public scheme', () => {
+    const text = spiceFile({
+      ...input,
+      proxyScheme: 'https',
+      proxyCredential: { username: 'Abc_-1', secret: 'S3cr3t-_x' },
+    });
+    expect(parseIni(text).proxy).toBe('https://Abc_-1:S3cr3t-_x@vdi.example.org:443');
+    const url = new URL(parseIni(text).proxy ?? '');
+    expect([url.username, url.password, url.hostname]).toEqual([
+      'Abc_-1',
+      'S3cr3t-_x',
+      'vdi.example.org',
+    ]);
+  });
+
+  it('refuses a credential spice-gtk would split or misread', () => {
+    for (const bad of ['a:b', 'a@b', 'a/b', 'a b', ''])
+      expect(() =>
+        spiceFile({ ...input, proxyCredential: { username: 'user', secret: bad } }),
+      ).toThrow();
+  });
+});
+
 describe('TicketStore', () => {
   it('accepts a ticket once, for its protocol, before it expires', () => {
     const store = new TicketStore(60_000);
@@ -53,6 +87,18 @@ describe('TicketStore', () => {
       protocol: 'vnc',
     });
     expect(store.consume(ticket, 'vnc', 2000)).toBeUndefined();
+  });
+
+  it('keeps the login session a ticket was issued to and forgets it when that session ends', () => {
+    const store = new TicketStore(60_000);
+    const claims = { userId: 'u', desktopId: 'd', protocol: 'vnc', sessionId: 's1' } as const;
+    const a = store.issue(claims, 0).ticket;
+    expect(store.consume(a, 'vnc', 1)?.sessionId).toBe('s1');
+    const b = store.issue(claims, 0).ticket;
+    const other = store.issue({ ...claims, sessionId: 's2' }, 0).ticket;
+    store.revokeSession('s1');
+    expect(store.consume(b, 'vnc', 1)).toBeUndefined();
+    expect(store.consume(other, 'vnc', 1)?.sessionId).toBe('s2');
   });
 
   it('refuses expired tickets, other protocols and revoked desktops', () => {

@@ -10,9 +10,17 @@ export function safeValue(value: string): string {
 
 export interface SpiceFileInput {
   desktopName: string;
-  /** host:port of our HTTP CONNECT proxy (the portal's own address). */
+  /** host:port of our HTTP CONNECT proxy (the portal's public address). */
   proxyHost: string;
   proxyPort: number;
+  /** `http` (default) or `https` when the public address is TLS. */
+  proxyScheme?: 'http' | 'https';
+  /**
+   * The tunnel credential, written as the proxy URL's userinfo (spice-gtk sends it as
+   * `Proxy-Authorization: Basic`). Both parts must be URL-safe without escaping: spice-gtk does not
+   * percent-decode them and splits at the first `@` and `:`.
+   */
+  proxyCredential?: { username: string; secret: string };
   /** Where the proxy tunnels to: the QEMU SPICE listener on the hypervisor's loopback. */
   spiceHost: string;
   spicePort: number;
@@ -33,12 +41,19 @@ export const SPICE_CUSTOM_LINES = [
   'secure-channels=main;inputs;cursor;playback;record;display;usbredir;smartcard',
 ];
 
+const URL_SAFE = /^[A-Za-z0-9_-]+$/;
+
 /** The `.vv` file for virt-viewer / remote-viewer. */
 export function spiceFile(input: SpiceFileInput): string {
+  const credential = input.proxyCredential;
+  if (credential && !(URL_SAFE.test(credential.username) && URL_SAFE.test(credential.secret)))
+    throw new Error('the SPICE tunnel credential must be URL-safe');
+  const userinfo = credential ? `${credential.username}:${credential.secret}@` : '';
+  const host = safeValue(input.proxyHost).replace(/[\s/@]/g, '');
   const lines = [
     '[virt-viewer]',
     'type=spice',
-    `proxy=http://${safeValue(input.proxyHost)}:${input.proxyPort}`,
+    `proxy=${input.proxyScheme ?? 'http'}://${userinfo}${host}:${input.proxyPort}`,
     `host=${safeValue(input.spiceHost)}`,
     `port=${input.spicePort}`,
     `password=${safeValue(input.password)}`,

@@ -7,11 +7,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { and, asc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import { globalPlugin } from '../../lib/plugin.ts';
-import { desktops, desktopToWire, type DesktopInsert, type DesktopRow } from '../../db/schema.ts';
+import {
+  desktops,
+  desktopToWire,
+  users,
+  type DesktopInsert,
+  type DesktopRow,
+} from '../../db/schema.ts';
 import { constants } from '../../../../src/generated/constants.ts';
-import type { Desktop } from '../../../../src/generated/types.ts';
+import type { Desktop, Role } from '../../../../src/generated/types.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
 import { entityRepository, type EntityRepository, type Executor } from './entity-repository.ts';
 
@@ -51,6 +57,9 @@ export function toWire(row: DesktopRow): Desktop {
   return wire;
 }
 
+/** A desktop row with its owner's current role (what the ownership rules look at). */
+export type OwnedDesktopRow = DesktopRow & { ownerRole: Role };
+
 export type DesktopPatch = Partial<
   Omit<DesktopInsert, 'id' | 'version' | 'createdAt' | 'updatedAt'>
 >;
@@ -65,7 +74,8 @@ export interface DesktopsRepository {
    * user's entry at once; writes made by another node are seen after LIST_CACHE_MS at most.
    */
   listJsonForUser(userId: string): Promise<string>;
-  byId(id: string, on?: Executor): Promise<DesktopRow | undefined>;
+  /** One desktop with its owner's current role (read in the same statement). */
+  byId(id: string, on?: Executor): Promise<OwnedDesktopRow | undefined>;
   /** Rows in any of these states (the reconciler). */
   inStates(states: readonly string[]): Promise<DesktopRow[]>;
   /** The user's desktops of a type made from a template (temporary desktops). */
@@ -157,7 +167,16 @@ const plugin: FastifyPluginAsync = async (app) => {
       );
       return json;
     },
-    byId: (id, on) => table.get(id, on),
+    async byId(id, on = db) {
+      const rows = await on
+        .select({ row: getTableColumns(desktops), ownerRole: users.role })
+        .from(desktops)
+        .innerJoin(users, eq(users.id, desktops.userId))
+        .where(eq(desktops.id, id))
+        .limit(1);
+      const found = rows[0];
+      return found ? { ...found.row, ownerRole: found.ownerRole } : undefined;
+    },
     inStates: (states) =>
       table.list({ where: inArray(desktops.state, [...states] as Desktop['state'][]) }),
     fromTemplate: (userId, type, templateId) =>

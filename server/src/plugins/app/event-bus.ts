@@ -19,6 +19,12 @@ export type ResourceEvent = {
 
 export interface EventBus {
   publish(event: ResourceEvent): void;
+  /**
+   * Listeners called synchronously with every event published on this node, after its emit (the
+   * console proxies re-check their connections when a desktop changes). A throwing listener is
+   * logged and does not stop the others.
+   */
+  subscribe(listener: (event: ResourceEvent) => void): void;
 }
 
 declare module 'fastify' {
@@ -31,7 +37,11 @@ export const userRoom = (userId: string) => `user:${userId}`;
 export const ADMINS_ROOM = 'admins';
 
 const plugin: FastifyPluginAsync = async (app) => {
+  const listeners: ((event: ResourceEvent) => void)[] = [];
   app.decorate('events', {
+    subscribe(listener) {
+      listeners.push(listener);
+    },
     publish(event) {
       const wire = wireByName[event.name];
       const def = events[wire];
@@ -41,6 +51,13 @@ const plugin: FastifyPluginAsync = async (app) => {
       if (event.alsoAdmins) rooms.push(ADMINS_ROOM);
       // The typed emit needs the wire name and payload paired; the union above guarantees it.
       (app.io.to(rooms).emit as (ev: string, payload: unknown) => boolean)(wire, event.payload);
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch (err) {
+          app.log.warn({ err, event: event.name }, 'event listener failed');
+        }
+      }
     },
   } satisfies EventBus);
 };

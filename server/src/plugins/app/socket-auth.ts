@@ -1,8 +1,13 @@
 /**
  * socket.io authentication (threats T47-T52): the handshake's auth.jwt is verified like a REST
  * bearer (signature, exp, live session); rooms come from the token only (user:<id>, admins);
- * a client-named room is ignored. A periodic sweep disconnects sockets whose session was revoked,
- * whose user was disabled or whose renew window passed; a revocation on this node disconnects at once.
+ * a client-named room is ignored. A revocation on this node (logout, session revoked, user
+ * disabled) disconnects the session's sockets at once; a periodic sweep catches the rest (another
+ * node's revocation, a deleted user, a renew window that passed).
+ *
+ * Clients have nothing to say: no client event changes state (every change goes through REST), so
+ * whatever a client emits is dropped unread, and a client emitting more than
+ * MAX_CLIENT_EMITS_PER_SECOND events within any second is disconnected.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../lib/plugin.ts';
@@ -10,6 +15,18 @@ import { isLoginClaims } from '../../lib/tokens.ts';
 import { ADMINS_ROOM, userRoom } from './event-bus.ts';
 
 export const REJECTED = 'Connection rejected by server';
+export const MAX_CLIENT_EMITS_PER_SECOND = 20;
+
+/** True once more than `max` calls fell within `windowMs` (a sliding window of call times). */
+export function rateLimiter(max: number, windowMs = 1000): (now?: number) => boolean {
+  const times: number[] = [];
+  return (now = Date.now()) => {
+    times.push(now);
+    if (times.length <= max) return false;
+    const first = times.shift() ?? now;
+    return now - first < windowMs;
+  };
+}
 
 const plugin: FastifyPluginAsync = async (app) => {
   const { io } = app;
@@ -41,8 +58,11 @@ const plugin: FastifyPluginAsync = async (app) => {
   io.on('connection', (socket) => {
     void socket.join(userRoom(socket.data.userId));
     if (socket.data.role === 'admin') void socket.join(ADMINS_ROOM);
-    // No client events change state; anything a client sends is ignored.
-    socket.onAny(() => undefined);
+    const exceeded = rateLimiter(MAX_CLIENT_EMITS_PER_SECOND);
+    // The middleware never passes a packet on: no handler exists, nothing a client emits reaches one.
+    socket.use(() => {
+      if (exceeded()) socket.disconnect(true);
+    });
   });
 
   const disconnectSession = (sessionId: string) => {

@@ -3,7 +3,9 @@
  * added to fastify (for $ref by $id, serialisation and OpenAPI) and to the shared ajv factory's
  * instances used as fastify's validator compiler (our x-* keywords known, strict mode on).
  * Bodies are not coerced; querystring, params and headers are (they arrive as strings).
- * Also the body parsers: JSON (fastify's), urlencoded and multipart forms.
+ * Also the body parsers (JSON with a depth limit and no prototype keys, urlencoded and multipart
+ * forms) and the guard that refuses a NUL or a lone surrogate anywhere in the path parameters, the
+ * query or the body with 400 before validation.
  */
 import type { FastifyPluginAsync, FastifySchema } from 'fastify';
 import type { AnySchema, ValidateFunction } from 'ajv';
@@ -12,6 +14,7 @@ import { globalPlugin } from '../../lib/plugin.ts';
 import { absoluteSchemas as schemaList } from '../../lib/schema-refs.ts';
 import { parseMultipart } from '../../lib/multipart.ts';
 import { ApiError } from '../../lib/api-error.ts';
+import { badCharacterError, badStringPath, parseJsonBody } from '../../lib/request-guards.ts';
 
 export function formToObject(params: URLSearchParams): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -48,6 +51,27 @@ const plugin: FastifyPluginAsync = async (app) => {
     const fn = ajv.compile(schema as FastifySchema as AnySchema);
     if (httpPart === 'body') cache.set(key, fn);
     return fn;
+  });
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as ApiError, undefined);
+    }
+  });
+
+  // Runs for every route before schema validation (and so before any handler).
+  app.addHook('preValidation', async (request) => {
+    for (const [part, value] of [
+      ['params', request.params],
+      ['query', request.query],
+      ['body', request.body],
+    ] as const) {
+      const path = badStringPath(value);
+      if (path !== null) throw badCharacterError(part, path);
+    }
   });
 
   app.addContentTypeParser(

@@ -1,6 +1,7 @@
 /**
  * Security headers on every response (threats section 3.10): CSP with same-origin sources, nosniff,
- * referrer policy, frame denial; `Cache-Control: no-store` on API and authentication responses.
+ * referrer policy, frame denial; `Cache-Control: no-store` on API and authentication responses;
+ * HSTS when the client reached us over https (directly, or through a trusted proxy that says so).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../lib/plugin.ts';
@@ -12,10 +13,11 @@ export const CSP = [
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob:",
   "font-src 'self' data:",
-  "connect-src 'self' ws: wss:",
+  // 'self' also covers same-origin ws:/wss: (socket.io and the consoles).
+  "connect-src 'self'",
   "worker-src 'self' blob:",
   "frame-ancestors 'none'",
-  "base-uri 'self'",
+  "base-uri 'none'",
   "form-action 'self'",
   "object-src 'none'",
 ].join('; ');
@@ -29,6 +31,9 @@ const plugin: FastifyPluginAsync = async (app) => {
     reply.header('referrer-policy', 'same-origin');
     reply.header('x-frame-options', 'DENY');
     reply.header('cross-origin-opener-policy', 'same-origin');
+    // request.protocol reads X-Forwarded-Proto only when TRUST_PROXY is on.
+    if (request.protocol === 'https')
+      reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     if (isApi(request.url) && !reply.hasHeader('cache-control'))
       reply.header('cache-control', 'no-store');
     return payload;

@@ -1,11 +1,14 @@
 /**
  * socket.io on the same HTTP server as fastify, at /api/v3/socket.io, websocket transport only.
- * Same-origin handshakes only (a browser Origin must match the Host), 64 KB message cap.
- * Authentication and rooms are added by plugins/app/socket-auth.ts.
+ * A browser-facing endpoint: the handshake's Origin must be the portal's own origin or one listed
+ * in ALLOWED_ORIGINS (scheme, host and port compared, lib/origins.ts); a handshake without Origin,
+ * or with `null`, is refused. 64 KB message cap. Authentication, rooms and the limit on client
+ * emits are added by plugins/app/socket-auth.ts.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { Server } from 'socket.io';
 import { globalPlugin } from '../../lib/plugin.ts';
+import { listeningPort, originAllowed } from '../../lib/origins.ts';
 import type { ServerToClientEvents } from '../../../../src/generated/events.ts';
 
 export const SOCKET_PATH = '/api/v3/socket.io';
@@ -31,16 +34,6 @@ declare module 'fastify' {
   }
 }
 
-export function sameOrigin(origin: string | undefined, host: string | undefined): boolean {
-  if (!origin) return true; // non-browser clients send no Origin
-  if (!host) return false;
-  try {
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
-}
-
 const plugin: FastifyPluginAsync = async (app) => {
   const io: PortalIo = new Server(app.server, {
     path: SOCKET_PATH,
@@ -49,14 +42,8 @@ const plugin: FastifyPluginAsync = async (app) => {
     serveClient: false,
     // other upgrade paths belong to plugins/external/upgrades.ts
     destroyUpgrade: false,
-    allowRequest: (req, callback) => {
-      const origin = req.headers.origin;
-      callback(
-        null,
-        sameOrigin(origin, req.headers.host) ||
-          (origin !== undefined && app.config.allowedOrigins.includes(origin)),
-      );
-    },
+    allowRequest: (req, callback) =>
+      callback(null, originAllowed(req, app.config, listeningPort(app.server, app.config.port))),
   });
   app.decorate('io', io);
   app.addHook('onClose', async () => {

@@ -130,12 +130,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
   });
 
   route(app, 'desktops.viewer', async (request, reply) => {
-    const answer = await service.viewer(
-      authOf(request),
-      request.params.id,
-      request.params.viewer,
-      request.headers.host,
-    );
+    const answer = await service.viewer(authOf(request), request.params.id, request.params.viewer);
     reply.header('Cache-Control', 'no-store');
     return answer;
   });

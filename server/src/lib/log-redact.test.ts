@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { redactSecrets } from './log-redact.ts';
+
+const JWT = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uX2lkIjoiYWJjIn0.c2lnbmF0dXJlLWJ5dGVz';
+
+describe('redactSecrets', () => {
+  it('removes a JWT wherever it stands: path segment, query value, message text', () => {
+    for (const line of [
+      `{"req":{"url":"/api/v3/domain/info/${JWT}"}}`,
+      `{"req":{"url":"/api/v3/user?x=${JWT}&y=1"}}`,
+      `{"msg":"token was ${JWT}, rejected"}`,
+    ]) {
+      const out = redactSecrets(line);
+      expect(out).not.toContain('eyJ');
+      expect(out).toContain('[redacted]');
+    }
+  });
+
+  it('removes values of secret-named JSON keys, including escaped quotes', () => {
+    const out = redactSecrets(
+      '{"password":"p\\"w","spice_password":"abc","ticket":"t1","api_key":"k","name":"kept"}',
+    );
+    expect(out).toBe(
+      '{"password":"[redacted]","spice_password":"[redacted]","ticket":"[redacted]","api_key":"[redacted]","name":"kept"}',
+    );
+  });
+
+  it('removes secret query and key=value pairs, HTTP credentials and URL user info', () => {
+    const out = redactSecrets(
+      'GET /api/v3/viewer/vnc?ticket=abc123&desktop=d1 password=hunter2 Bearer xyz.abc Basic dXNlcjpwdw== proxy=http://u1:s3cret@portal:8080',
+    );
+    expect(out).not.toMatch(/abc123|hunter2|xyz\.abc|dXNlcjpwdw|s3cret/);
+    expect(out).toContain('desktop=d1');
+    expect(out).toContain('http://[redacted]@portal:8080');
+  });
+
+  it('leaves lines without secrets as they are', () => {
+    const line =
+      '{"level":30,"msg":"request completed","req":{"url":"/api/v3/user/desktops"},"res":{"statusCode":200}}';
+    expect(redactSecrets(line)).toBe(line);
+  });
+});
