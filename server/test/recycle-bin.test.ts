@@ -65,6 +65,25 @@ describe('recycle bin', () => {
     expect(res.body).not.toContain(t.config.dataDir);
   });
 
+  it('makes one entry of a desktop deleted by several requests at once', async () => {
+    const owner = await userRow(t.app, 'user');
+    const id = await addDesktop(t.app, owner, 'Deleted twice');
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        injectWithToken(t.app, userToken, { method: 'DELETE', url: `/api/v3/desktop/${id}` }),
+      ),
+    );
+    const codes = answers.map((res) => res.statusCode).sort();
+    expect(codes.filter((code) => code === 200)).toHaveLength(1);
+    expect(codes.filter((code) => code >= 500)).toEqual([]);
+    const entries = await t.app.database.query(
+      "SELECT id FROM recycle_bin WHERE data->'desktops'->0->>'id' = $1",
+      [id],
+    );
+    expect(entries).toHaveLength(1);
+    expect(await desktopRows(t.app, 'id = $1', [id])).toEqual([]);
+  });
+
   it('restores the entry: the desktop is back, stopped', async () => {
     const owner = await userRow(t.app, 'user');
     const id = await addDesktop(t.app, owner, 'Restored desktop');

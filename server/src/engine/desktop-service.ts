@@ -272,23 +272,38 @@ export function createDesktopService(app: FastifyInstance) {
       const size = await app.engine.diskUsage(diskPath);
       await app.engine.destroy(desktop.id, { deleteDisk: false });
       const { ownerRole: _ownerRole, ...row } = desktop;
-      const entry = await app.recycleBin.create({
-        id: randomUUID(),
-        ownerId: desktop.userId,
-        agentId: auth.userId,
-        itemType: 'desktop',
-        itemName: desktop.name,
-        status: 'recycled',
-        size,
-        data: {
-          desktops: [{ ...row, runtime: {}, state: 'stopped' }],
-          storages: [
-            { id: desktop.id, directory_path: diskPath, status: 'recycled', actual_size: size },
-          ],
-          agent_name: auth.name,
-        },
+      // The row leaves and its entry arrives in one transaction: of two deletes at once one
+      // claims the row and the other finds it gone, so a desktop makes one entry and is never lost.
+      const { entry, removed } = await db.transaction(async (tx) => {
+        const gone = await app.desktops.table.remove(desktop.id, tx);
+        if (!gone) throw new ApiError('not_found', 'Desktop not found', 'not_found');
+        const created = await app.recycleBin.create(
+          {
+            id: randomUUID(),
+            ownerId: desktop.userId,
+            agentId: auth.userId,
+            itemType: 'desktop',
+            itemName: desktop.name,
+            status: 'recycled',
+            size,
+            data: {
+              desktops: [{ ...row, runtime: {}, state: 'stopped' }],
+              storages: [
+                {
+                  id: desktop.id,
+                  directory_path: diskPath,
+                  status: 'recycled',
+                  actual_size: size,
+                },
+              ],
+              agent_name: auth.name,
+            },
+          },
+          tx,
+        );
+        return { entry: created, removed: gone };
       });
-      await app.desktops.remove(desktop.id);
+      app.desktops.announceRemoved(removed);
       app.events.publish({
         name: 'recycle-bins.created',
         payload: {

@@ -98,6 +98,11 @@ export interface DesktopsRepository {
   ): Promise<Desktop | undefined>;
   remove(id: string): Promise<boolean>;
   /**
+   * For a row deleted inside a caller's own transaction (`table.remove(id, tx)`), once it has
+   * committed: drops the owner's cached list and publishes the deletion.
+   */
+  announceRemoved(row: DesktopRow): void;
+  /**
    * For rows written inside a caller's own transaction: drops the owner's cached list and publishes
    * the row as it is now. Undefined when the row does not exist.
    */
@@ -234,13 +239,16 @@ const plugin: FastifyPluginAsync = async (app) => {
     async remove(id) {
       const row = await table.remove(id);
       if (!row) return false;
+      repo.announceRemoved(row);
+      return true;
+    },
+    announceRemoved(row) {
       invalidate(row.userId);
       app.events.publish({
         name: 'desktops.deleted',
-        payload: { id, version: row.version + 1 },
+        payload: { id: row.id, version: row.version + 1 },
         ownerId: row.userId,
       });
-      return true;
     },
   };
   app.decorate('desktops', repo);
