@@ -31,9 +31,10 @@ const seed = await seedIfEmpty(app, { password: config.demoPassword });
 if (seed.seeded) await app.engine.reconcile();
 await app.listen({ port: config.port, host: config.host });
 
-const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+const wildcard = config.host === '0.0.0.0' || config.host === '::';
+const shown = wildcard ? 'localhost' : config.host;
 const lines = [
-  `vdi-portal listening on http://${shown}:${config.port}`,
+  `vdi-portal listening on ${config.publicUrl ?? `http://${shown}:${config.port}`}`,
   `data directory: ${config.dataDir}${config.databaseUrl ? ' (database: DATABASE_URL)' : ''}`,
 ];
 if (seed.seeded || config.demoPassword) {
@@ -44,6 +45,10 @@ if (seed.seeded || config.demoPassword) {
     );
   else if (config.demoPassword) lines.push('demo password: the value of DEMO_PASSWORD');
 }
+if (wildcard && !config.publicUrl)
+  lines.push(
+    `from other machines: set PUBLIC_URL (e.g. PUBLIC_URL=http://<this host>:${config.port}); consoles and live updates accept only that origin`,
+  );
 console.log(lines.join('\n'));
 
 let closing = false;
