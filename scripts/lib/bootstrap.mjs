@@ -17,7 +17,15 @@ export function ensureNodeModules() {
     (existsSync(lock) && statSync(lock).mtimeMs > statSync(stamp).mtimeMs + 1000);
   if (!existsSync(nm) || stale) {
     log('installing npm dependencies (npm ci)');
-    execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+    try {
+      execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+    } catch {
+      // A registry mirror that lacks some platforms' optional binaries (unrs-resolver's, for
+      // example) makes npm write a lock that `npm ci` then calls out of sync; `npm install`
+      // installs the same locked versions and skips what this platform does not need.
+      log('npm ci refused the lock file; installing the locked versions with npm install');
+      execSync('npm install --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+    }
   }
 }
 
