@@ -28,12 +28,17 @@ const layer = (target, from, message, except) => ({
 });
 
 const spaBottom = ['src/lib', 'src/components', 'src/hooks', 'src/i18n'];
-const serverBelowEngine = ['server/src/db', 'server/src/hypervisor', 'server/src/viewers'];
+const serverBelowEngine = [
+  'server/src/db',
+  'server/src/hypervisor',
+  'server/src/viewers',
+  'server/src/media',
+];
 
 /**
  * The layers. SPA: src/app → src/features, src/resources → src/providers → src/lib, src/components,
  * src/hooks, src/i18n, src/generated. Server: server/src/routes → server/src/engine, server/src/plugins
- * → server/src/db, server/src/hypervisor, server/src/viewers → server/src/lib. common/ is pure code
+ * → server/src/db, server/src/hypervisor, server/src/viewers, server/src/media → server/src/lib. common/ is pure code
  * shared by both sides and sits below them. scripts/ is tooling and may import anything.
  */
 const layerZones = [
@@ -83,6 +88,7 @@ const layerZones = [
       'server/src/db',
       'server/src/hypervisor',
       'server/src/viewers',
+      'server/src/media',
     ],
     'server/src/lib is the bottom layer of the server: move the shared piece (e.g. a type) down into lib or inject it.',
   ),

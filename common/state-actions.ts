@@ -11,7 +11,16 @@ export type MachineResource = keyof typeof stateActions;
 export interface ActionDefinition {
   operation?: string;
   param?: Readonly<Record<string, string>>;
+  /** Route kind of this resource, or `<resource>:<kind>` of another. */
   route?: string;
+  /** Operation input (path parameter or body field) or route query parameter -> record field. */
+  fill?: Readonly<Record<string, string>>;
+  /** Fixed body fields. */
+  body?: Readonly<Record<string, unknown>>;
+  /** Ask the request fields fill and body leave open in a generated form dialog. */
+  form?: boolean;
+  /** Read operation whose answer (what the action affects) the confirmation or form shows. */
+  preview?: string;
   handler?: string;
   offer?: { rule?: string; when?: Readonly<Record<string, unknown>> };
   permanent?: string;

@@ -17,6 +17,13 @@ interface Operation {
   query?: string;
   params?: string;
 }
+interface Filter {
+  key: string;
+  field?: string;
+  operation?: string;
+  notMine?: string;
+  visibleIf?: string;
+}
 interface Constraint {
   schema: string;
   fields: string[];
@@ -35,6 +42,10 @@ interface Actions {
       handler?: string;
       permanent?: string;
       offer?: { rule?: string };
+      fill?: Record<string, string>;
+      body?: Record<string, unknown>;
+      form?: boolean;
+      preview?: string;
     }
   >;
   table: Record<string, string[]>;
@@ -132,6 +143,17 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
     const res = f.json['x-resource'] as { name: string; operations?: Json } | undefined;
     for (const op of Object.keys(res?.operations ?? {})) opKeys.add(`${res?.name}.${op}`);
   }
+  // Route kinds per resource (routes and extraRoutes), for actions that open another resource's.
+  const routeKindsOf = new Map<string, Set<string>>();
+  for (const f of files) {
+    const res = f.json['x-resource'] as
+      { name: string; routes?: Json; extraRoutes?: Json } | undefined;
+    if (res)
+      routeKindsOf.set(
+        res.name,
+        new Set([...Object.keys(res.routes ?? {}), ...Object.keys(res.extraRoutes ?? {})]),
+      );
+  }
   const wires = new Set<string>();
   for (const f of files)
     for (const w of Object.keys((f.json['x-events'] ?? {}) as Json)) wires.add(w);
@@ -184,6 +206,23 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         routeNames?: Record<string, string>;
         menu?: { visibleIf?: string };
       };
+      const forms = (res as { forms?: Record<string, { operation: string; then?: string }> }).forms;
+      for (const [kind, form] of Object.entries(forms ?? {})) {
+        if (!r.extraRoutes?.[kind])
+          problems.push(`${f.file}: form ${kind} is not an extra route of ${res.name}`);
+        const op = res.operations?.[form.operation];
+        if (!op?.request)
+          problems.push(
+            `${f.file}: form ${kind} names operation ${form.operation}, which has no request body`,
+          );
+        if (form.then) {
+          const [target, then] = form.then.includes(':')
+            ? form.then.split(':')
+            : [res.name, form.then];
+          if (!routeKindsOf.get(target ?? '')?.has(then ?? ''))
+            problems.push(`${f.file}: form ${kind} then-route ${form.then} does not exist`);
+        }
+      }
       if (r.routes?.list && !roles.view)
         problems.push(`${f.file}: resource ${res.name} has routes.list but no x-roles.view set`);
       if (r.menu?.visibleIf) menuFlags.push({ file: f.file, flag: r.menu.visibleIf });
@@ -227,10 +266,30 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(
             `${f.file}: action ${a} names unknown permanent operation ${def.permanent}`,
           );
-        if (def.route && !routeKinds.has(def.route))
-          problems.push(
-            `${f.file}: action ${a} opens route ${def.route}, which the resource does not have`,
-          );
+        if (def.route) {
+          const [target, kind] = def.route.includes(':')
+            ? def.route.split(':')
+            : [undefined, def.route];
+          const kinds = target ? routeKindsOf.get(target) : routeKinds;
+          if (!kinds?.has(kind ?? ''))
+            problems.push(`${f.file}: action ${a} opens route ${def.route}, which does not exist`);
+        }
+        const operation = def.operation ? res?.operations?.[def.operation] : undefined;
+        for (const key of [...Object.keys(def.fill ?? {}), ...Object.keys(def.body ?? {})]) {
+          if (!operation) continue;
+          const inPath = operation.path.includes(`{${key}}`);
+          const inBody = !!operation.request && hasPath(ajv, f.$id, operation.request, key);
+          if (!inPath && !inBody)
+            problems.push(
+              `${f.file}: action ${a} sets ${key}, which is neither a path parameter nor a body field of ${def.operation}`,
+            );
+        }
+        if (def.preview && !res?.operations?.[def.preview])
+          problems.push(`${f.file}: action ${a} previews with unknown operation ${def.preview}`);
+        if (def.body && !operation)
+          problems.push(`${f.file}: action ${a} has a body but no operation`);
+        if (def.form && !operation?.request && !operation?.params)
+          problems.push(`${f.file}: action ${a} asks a form, but its operation takes no input`);
         const ways = [def.operation, def.route, def.handler].filter(Boolean).length;
         if (ways !== 1)
           problems.push(`${f.file}: action ${a} needs exactly one of operation, route and handler`);
@@ -314,8 +373,8 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           views?: string[];
           view?: string;
           card?: string;
-          tabs?: { key: string; field: string; visibleIf?: string }[];
-          toggles?: { key: string; field: string; visibleIf?: string }[];
+          tabs?: Filter[];
+          toggles?: Filter[];
           sort?: { field: string };
           empty?: { action?: string };
           details?: string;
@@ -330,11 +389,17 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         problems.push(`${f.file}: x-ui.list view ${list.view} is not in views`);
       if (views.includes('cards') && !list.card)
         problems.push(`${f.file}: x-ui.list shows cards but names no card renderer`);
+      const listOps = (res as { operations?: Json } | undefined)?.operations ?? {};
       for (const filter of [...(list.tabs ?? []), ...(list.toggles ?? [])]) {
-        if (!hasPath(ajv, f.$id, '#', filter.field))
+        for (const field of [filter.field, filter.notMine])
+          if (field && !hasPath(ajv, f.$id, '#', field))
+            problems.push(`${f.file}: x-ui.list filter ${filter.key} names unknown field ${field}`);
+        if (filter.operation && !(filter.operation in listOps))
           problems.push(
-            `${f.file}: x-ui.list filter ${filter.key} names unknown field ${filter.field}`,
+            `${f.file}: x-ui.list tab ${filter.key} is listed by unknown operation ${filter.operation}`,
           );
+        if (!filter.field && !filter.operation && !filter.notMine)
+          problems.push(`${f.file}: x-ui.list filter ${filter.key} filters nothing`);
         if (filter.visibleIf) menuFlags.push({ file: f.file, flag: filter.visibleIf });
       }
       if (list.sort && !hasPath(ajv, f.$id, '#', list.sort.field))

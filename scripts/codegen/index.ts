@@ -59,9 +59,22 @@ export function validateSchemas(schemaDir: string) {
 const RESOURCE_TYPES = `import type { Role, UserConfig } from './types';
 export interface RecordFilter {
   key: string;
-  field: string;
-  values: readonly (string | number | boolean | null)[];
+  /** a tab listed by another operation of the resource (default list) */
+  operation?: string;
+  params?: Readonly<Record<string, string>>;
+  /** owner field: only records another user owns */
+  notMine?: string;
+  field?: string;
+  values?: readonly (string | number | boolean | null)[];
   visibleIf?: keyof UserConfig;
+}
+export interface FormRoute {
+  /** operation of the resource the form calls */
+  operation: string;
+  /** generated type of its request body */
+  type: string | null;
+  /** route opened after success: a route kind of the resource or <resource>:<kind> */
+  then: string;
 }
 export interface ListDefinition {
   view?: 'cards' | 'table';
@@ -104,6 +117,8 @@ export interface ResourceDefinition {
     idField: string;
     live: LiveDefinition | null;
     extraRoutes: Readonly<Record<string, string>>;
+    /** extra routes that are an operation's generated form: its operation, request type, next route */
+    forms: Readonly<Record<string, FormRoute>>;
     visibleIf: keyof UserConfig | null;
     list: ListDefinition | null;
     /** generated type names of the list item, create and update bodies and show answer */
@@ -147,6 +162,18 @@ function resourcesOf(files: SchemaFile[]) {
           idField: (res.idField as string | undefined) ?? 'id',
           live: f.json['x-live'] ?? null,
           extraRoutes: (res.extraRoutes as Record<string, string> | undefined) ?? {},
+          forms: Object.fromEntries(
+            Object.entries(
+              (res.forms as Record<string, { operation: string; then?: string }> | undefined) ?? {},
+            ).map(([kind, form]) => [
+              kind,
+              {
+                operation: form.operation,
+                type: typeOf(form.operation, 'request'),
+                then: form.then ?? 'list',
+              },
+            ]),
+          ),
           visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,
           list: ((f.json['x-ui'] as Json | undefined)?.list as Json | undefined) ?? null,
           types: {
@@ -255,8 +282,28 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   };
   write('validators.js', standalone(refs, '../../common/validator-runtime'));
   // One small module per form body (create and update of each resource): a form loads only its own.
+  // Forms are the create and update bodies, the form routes' bodies and those of form actions.
+  const actionFormTypes = files.flatMap((f) => {
+    const res = f.json['x-resource'] as { operations?: Record<string, Json> } | undefined;
+    const acts = (f.json['x-actions'] as { actions?: Record<string, Json> } | undefined)?.actions;
+    return Object.values(acts ?? {}).flatMap((def) => {
+      const op = res?.operations?.[def.operation as string];
+      // The form of an operation without a body asks its path parameters (a disk's increase).
+      const ref = op?.request ?? op?.params;
+      return def.form === true && typeof ref === 'string'
+        ? [table.get(resolveRef(f.$id, ref)) ?? null]
+        : [];
+    });
+  });
   const formTypes = [
-    ...new Set(resourcesOf(files).flatMap((r) => [r.meta.types.create, r.meta.types.update])),
+    ...new Set([
+      ...resourcesOf(files).flatMap((r) => [
+        r.meta.types.create,
+        r.meta.types.update,
+        ...Object.values(r.meta.forms).map((form) => form.type),
+      ]),
+      ...actionFormTypes,
+    ]),
   ]
     .filter((t): t is string => typeof t === 'string' && t in refs)
     .sort();
@@ -400,6 +447,7 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const shown = new Set<string>();
   for (const r of resourcesOf(files)) if (r.meta.types.list) shown.add(r.meta.types.list);
   for (const o of ops) for (const t of [o.request, o.response]) if (t) shown.add(t);
+  for (const t of actionFormTypes) if (t) shown.add(t);
   const flatDefs = flatUi.$defs as Record<string, Json>;
   const queue = [...shown];
   for (let key = queue.pop(); key !== undefined; key = queue.pop()) {

@@ -37,15 +37,23 @@ import auth from './plugins/app/auth.ts';
 import eventBus from './plugins/app/event-bus.ts';
 import desktopsRepository from './plugins/app/desktops-repository.ts';
 import catalogRepositories from './plugins/app/catalog-repositories.ts';
+import mediaUsageRepository from './plugins/app/media-usage-repository.ts';
+import directoryRepository from './plugins/app/directory-repository.ts';
 import socketAuth from './plugins/app/socket-auth.ts';
 import authenticationRoutes from './routes/authentication/index.ts';
 import sessionRoutes from './routes/api/session.ts';
 import configRoutes from './routes/api/config.ts';
 import openapiRoutes from './routes/api/openapi.ts';
+import storage from './engine/storage-plugin.ts';
 import engine from './engine/plugin.ts';
+import mediaPlugin from './engine/media-plugin.ts';
 import desktopLifecycleRoutes from './routes/api/desktop-lifecycle.ts';
 import recycleBinRoutes from './routes/api/recycle-bin.ts';
+import storageRoutes from './routes/api/storage.ts';
 import templatesMediaRoutes from './routes/api/templates-media.ts';
+import mediaRoutes from './routes/api/media.ts';
+import templateRoutes from './routes/api/templates.ts';
+import allowedRoutes from './routes/api/allowed.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -189,15 +197,24 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(eventBus);
   await app.register(desktopsRepository);
   await app.register(catalogRepositories);
+  await app.register(mediaUsageRepository);
+  await app.register(directoryRepository);
   await app.register(socketAuth);
+  // before the engine: its boot disk check runs before the engine reconciles
+  await app.register(storage);
   await app.register(engine);
+  await app.register(mediaPlugin);
 
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);
   await app.register(configRoutes);
   await app.register(desktopLifecycleRoutes);
   await app.register(recycleBinRoutes);
+  await app.register(storageRoutes);
   await app.register(templatesMediaRoutes);
+  await app.register(mediaRoutes);
+  await app.register(templateRoutes);
+  await app.register(allowedRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501
   await app.register(plannedOperations);
   await app.register(openapiRoutes);

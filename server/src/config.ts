@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { LogFormat } from './lib/log-format.ts';
+import { allowedHostKeys } from './media/safe-fetch.ts';
 
 export interface AppConfig {
   port: number;
@@ -56,6 +57,20 @@ export interface AppConfig {
   spiceChannelWindowMs: number;
   /** build the demo template disk and media at boot when missing */
   prepareImages: boolean;
+  /**
+   * Hosts a media URL may name whatever their addresses (MEDIA_ALLOWED_HOSTS, comma-separated
+   * `host` or `host:port`; none by default): a local mirror, or the test and demo source.
+   */
+  mediaAllowedHosts: string[];
+  /** the largest medium a user may download (MEDIA_MAX_SIZE, bytes; default 16 GiB) */
+  mediaMaxBytes: number;
+  /** a media download must connect within this (ms) */
+  mediaConnectTimeoutMs: number;
+  /** a media download that receives nothing for this long fails (ms) */
+  mediaStallTimeoutMs: number;
+  /** media downloads running at once, per user and in all */
+  mediaDownloadsPerUser: number;
+  mediaDownloadsTotal: number;
 }
 
 const envSchema = {
@@ -77,6 +92,8 @@ const envSchema = {
     LOG_FORMAT: { enum: ['pretty', 'json'] },
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+$' },
+    MEDIA_ALLOWED_HOSTS: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
+    MEDIA_MAX_SIZE: { type: 'string', pattern: '^\\d+[KMGT]?$' },
   },
 } as const;
 
@@ -103,6 +120,30 @@ export function parsePublicUrl(value: string): string {
       `invalid environment: PUBLIC_URL must be an http(s) origin such as https://vdi.example.org, not ${value}`,
     );
   return url.origin;
+}
+
+/** MEDIA_ALLOWED_HOSTS entries, each checked to be a plain `host` or `host:port`. */
+export function parseMediaAllowedHosts(value: string | undefined): string[] {
+  if (!value) return [];
+  const entries = value.split(',');
+  for (const entry of entries) {
+    try {
+      allowedHostKeys(entry);
+    } catch {
+      throw new Error(
+        `invalid environment: MEDIA_ALLOWED_HOSTS entry ${entry} is not a host[:port]`,
+      );
+    }
+  }
+  return entries;
+}
+
+/** "1073741824", "512M", "16G" (binary units) -> bytes */
+export function parseByteSize(value: string | undefined, fallback: number): number {
+  if (!value) return fallback;
+  const m = /^(\d+)([KMGT]?)$/.exec(value);
+  if (!m) throw new Error(`bad size ${value}`);
+  return Number(m[1]) * 1024 ** ' KMGT'.indexOf(m[2] || ' ');
 }
 
 /** "300", "300s", "5m", "8h" -> seconds */
@@ -160,6 +201,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     spiceCredentialTtlMs: 60_000,
     spiceChannelWindowMs: 10_000,
     prepareImages: true,
+    mediaAllowedHosts: parseMediaAllowedHosts(env.MEDIA_ALLOWED_HOSTS),
+    mediaMaxBytes: parseByteSize(env.MEDIA_MAX_SIZE, 16 * 1024 ** 3),
+    mediaConnectTimeoutMs: 30_000,
+    mediaStallTimeoutMs: 60_000,
+    mediaDownloadsPerUser: 3,
+    mediaDownloadsTotal: 10,
   };
   if (
     config.sessionExpiration > config.sessionMaxTime ||

@@ -112,6 +112,21 @@ export function createReferenceCheck(app: FastifyInstance) {
       );
     if (!isAllowed(auth, template))
       throw notAllowed('template', 'template_not_allowed', id, '/template_id');
+    // A template whose disk is still being made (or could not be made) has nothing to start from.
+    if (template.status !== 'ready')
+      throw new ApiError(
+        'precondition_required',
+        template.status === 'failed'
+          ? 'The template has failed'
+          : 'The template is still being created',
+        template.status === 'failed' ? 'template_failed' : 'template_not_ready',
+        { id },
+        {
+          errors: {
+            '/template_id': template.status === 'failed' ? 'template_failed' : 'template_not_ready',
+          },
+        },
+      );
     return template;
   };
 

@@ -156,6 +156,12 @@ export function createDesktopService(app: FastifyInstance) {
   return {
     desktopFor,
 
+    /**
+     * Stops a desktop's VM and deletes it with its disk, no recycle bin, whoever owns it: for
+     * callers that have already checked the rights (a disabled template's temporary desktops).
+     */
+    discard: (desktop: DesktopRow) => removeDesktop(desktop, true),
+
     /** A persistent desktop from a template: stored `creating`, its disk made in the background. */
     async createPersistent(auth: AuthContext, body: DesktopCreate): Promise<{ id: string }> {
       const template = await assertUsableReferences(auth, body);
@@ -447,19 +453,6 @@ export function createDesktopService(app: FastifyInstance) {
         );
       await app.engine.recreateDisk(desktop.id, template.diskPath);
       await app.desktops.update(desktop.id, { detail: null });
-    },
-
-    async abortOperations(auth: AuthContext, id: string): Promise<void> {
-      const desktop = await desktopFor(auth, id);
-      if (desktop.state !== 'maintenance')
-        throw new ApiError(
-          'precondition_required',
-          'No storage operation is running',
-          'operation_not_owned',
-        );
-      await app.desktops.update(desktop.id, { state: 'stopped', currentAction: null }, [
-        'maintenance',
-      ]);
     },
 
     cardImage: (file: string) => readCardImage(app.config.dataDir, file),

@@ -15,6 +15,8 @@ import type { DesktopState } from '../../../src/generated/types.ts';
 import { DesktopEngine } from './desktop-engine.ts';
 import { createDesktopService, VIEWER_STATES, type DesktopService } from './desktop-service.ts';
 import { createRecycleBinService, type RecycleBinService } from './recycle-bin-service.ts';
+import { createAllowedService, type AllowedService } from './allowed-service.ts';
+import { createTemplateService, type TemplateService } from './template-service.ts';
 import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from './types.ts';
 import { createConsoles, type Consoles } from './consoles.ts';
 
@@ -26,6 +28,8 @@ declare module 'fastify' {
     viewers: Consoles;
     desktopService: DesktopService;
     recycleBinService: RecycleBinService;
+    allowedService: AllowedService;
+    templateService: TemplateService;
   }
 }
 
@@ -105,6 +109,8 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.decorate('viewers', viewers);
   app.decorate('desktopService', createDesktopService(app));
   app.decorate('recycleBinService', createRecycleBinService(app));
+  app.decorate('allowedService', createAllowedService(app));
+  app.decorate('templateService', createTemplateService(app));
 
   app.addHook('onReady', async () => {
     if (config.prepareImages) {
@@ -113,8 +119,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       );
     }
     await engine.init();
+    await app.templateService.reconcile();
   });
   app.addHook('onClose', async () => {
+    app.templateService.close();
     await engine.close();
     idle.close();
     await driver.close();

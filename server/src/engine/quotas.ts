@@ -174,6 +174,58 @@ export async function checkDesktopCreate(
     throw exceeded('desktop_new_category_limit_exceeded', { limit: c });
 }
 
+/**
+ * Templates counted against a scope (a user, or a whole group or category): every template it
+ * owns except failed ones (they hold no disk), enabled or not, being created included, so a
+ * disabled template still uses its unit and a create waiting for its copy holds its unit too.
+ */
+export async function templatesUsedBy(
+  query: Query,
+  column: 'user_id' | 'group_id' | 'category_id',
+  id: string,
+): Promise<number> {
+  const rows = await query<{ n: string }>(
+    `SELECT count(*) AS n FROM templates WHERE ${column} = $1 AND status <> 'failed'`,
+    [id],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** template_create: one more template for the subject, within its quota and its group and category limits. */
+export async function checkTemplateCreate(query: Query, subject: QuotaSubject): Promise<void> {
+  const applied = await appliedQuota(query, subject);
+  const limit = applied.quota ? applied.quota.templates : undefined;
+  if (
+    typeof limit === 'number' &&
+    (await templatesUsedBy(query, 'user_id', subject.userId)) + 1 > limit
+  )
+    throw exceeded('template_new_user_quota_exceeded', { limit });
+  const g = applied.groupLimits?.templates;
+  if (typeof g === 'number' && (await templatesUsedBy(query, 'group_id', subject.groupId)) + 1 > g)
+    throw exceeded('template_new_group_limit_exceeded', { limit: g });
+  const c = applied.categoryLimits?.templates;
+  if (
+    typeof c === 'number' &&
+    (await templatesUsedBy(query, 'category_id', subject.categoryId)) + 1 > c
+  )
+    throw exceeded('template_new_category_limit_exceeded', { limit: c });
+}
+
+/**
+ * The quota locks of several subjects at once (restoring items of several owners): every lock,
+ * sorted by lock space and then by id, so this order never crosses the one lockQuotaScopes takes.
+ */
+export async function lockQuotaScopesOf(
+  query: Query,
+  subjects: readonly QuotaSubject[],
+): Promise<void> {
+  for (const [space, key] of QUOTA_LOCKS) {
+    const ids = [...new Set(subjects.map((s) => s[key]))].sort();
+    for (const id of ids)
+      await query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [space, id]);
+  }
+}
+
 /** desktop_start: running count, memory and vcpus of the running set (admins exempt). */
 export async function checkDesktopStart(
   query: Query,

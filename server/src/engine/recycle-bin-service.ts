@@ -1,12 +1,18 @@
 /**
- * The recycle bin for desktops: list, detail, count, retention, restore (the desktop comes back
- * stopped with its disk) and permanent delete / empty (the disk goes). Entries belong to their
- * owner; admins, and the managers who manage the owner (same category, owner not an admin), may
- * act on them too.
+ * The recycle bin for desktops and templates: list, detail, count, retention, restore (desktops
+ * come back stopped with their disks, templates usable again with theirs) and permanent delete /
+ * empty (the disks go). Entries belong to their owner; admins, and the managers who manage the
+ * owner (same category, owner not an admin), may act on them too.
+ *
+ * A template entry holds the template and everything made from it. Its desktops are overlays on
+ * the template's disk and its duplicates share it: what is restored needs that disk, so an item
+ * comes back only with the template it was made from (in the same entry, or still there; 428
+ * otherwise), and deleting a template's disk for good also deletes the recycled entries of the
+ * items made from it.
  */
 import { basename, dirname, isAbsolute, relative } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { ApiError } from '../lib/api-error.ts';
 import { managesOwner } from '../lib/ownership.ts';
 import type { AuthContext } from '../plugins/app/auth.ts';
@@ -14,12 +20,19 @@ import {
   recycleBin,
   recycleBinToDetail,
   recycleBinToWire,
+  templates,
   type DesktopRow,
   type RecycleBinRow,
+  type TemplateRow,
 } from '../db/schema.ts';
 import { queryOn } from '../db/query.ts';
 import type { Executor } from '../plugins/app/entity-repository.ts';
-import { checkDesktopCreate, lockQuotaScopes } from './quotas.ts';
+import {
+  checkDesktopCreate,
+  checkTemplateCreate,
+  lockQuotaScopesOf,
+  type QuotaSubject,
+} from './quotas.ts';
 import { fields } from '../../../src/generated/fields.ts';
 import type { RecycleBin, RecycleBinDetail } from '../../../src/generated/types.ts';
 
@@ -30,6 +43,10 @@ interface EntryData {
     createdAt?: unknown;
     updatedAt?: unknown;
     ownerRole?: unknown;
+  })[];
+  templates?: (Omit<TemplateRow, 'createdAt' | 'updatedAt'> & {
+    createdAt?: unknown;
+    updatedAt?: unknown;
   })[];
   storages?: { id: string; directory_path: string; status: string; actual_size?: number }[];
   agent_name?: string;
@@ -60,7 +77,7 @@ function listItem(row: RecycleBinRow): RecycleBin {
     ...recycleBinToWire(row),
     agent_name: data.agent_name ?? null,
     desktops: data.desktops?.length ?? 0,
-    templates: 0,
+    templates: data.templates?.length ?? 0,
     deployments: 0,
     storages: data.storages?.length ?? 0,
   };
@@ -104,29 +121,67 @@ export function createRecycleBinService(app: FastifyInstance) {
     publishStatus(row, status);
   };
 
+  /** True when the owner has a template by this (trimmed) name. */
+  const templateNameTaken = async (ownerId: string, name: string, on: Executor) =>
+    (
+      await app.templates.list({
+        where: eq(templates.userId, ownerId),
+        on,
+      })
+    ).some((t) => t.name.trim() === name.trim());
+
   /**
-   * The name a restored desktop comes back under: its own, or with a " (restored)" suffix (then
-   * " (restored 2)", ...) when the owner has another desktop by that name meanwhile.
+   * The name a restored desktop or template comes back under: its own, or with a " (restored)"
+   * suffix (then " (restored 2)", ...) when the owner has another one by that name meanwhile.
    */
-  const restoredName = async (ownerId: string, name: string, on: Executor): Promise<string> => {
+  const restoredName = async (
+    kind: 'desktop' | 'template',
+    ownerId: string,
+    name: string,
+    on: Executor,
+  ): Promise<string> => {
     for (let n = 0; n <= MAX_RESTORED_NAMES; n++) {
       const suffix = n === 0 ? '' : n === 1 ? ' (restored)' : ` (restored ${n})`;
       const candidate = `${name.slice(0, MAX_NAME - suffix.length)}${suffix}`;
-      if (!(await app.desktops.nameTaken(ownerId, candidate, undefined, on))) return candidate;
+      const taken =
+        kind === 'desktop'
+          ? await app.desktops.nameTaken(ownerId, candidate, undefined, on)
+          : await templateNameTaken(ownerId, candidate, on);
+      if (!taken) return candidate;
     }
     throw new ApiError(
       'conflict',
-      'The owner already has desktops by this name',
-      'new_desktop_name_exists',
+      `The owner already has ${kind}s by this name`,
+      kind === 'desktop' ? 'new_desktop_name_exists' : 'new_template_name_exists',
       { name },
     );
   };
 
-  const purge = async (row: RecycleBinRow) => {
+  /** Recycled entries holding items made from these templates (overlays on their disks, duplicates). */
+  const dependingOn = async (templateIds: readonly string[]): Promise<RecycleBinRow[]> => {
+    if (templateIds.length === 0) return [];
+    const ids = new Set(templateIds);
+    const recycled = await app.recycleBin.list({ where: eq(recycleBin.status, 'recycled') });
+    return recycled.filter((entry) => {
+      const data = entry.data as EntryData;
+      return (
+        (data.desktops ?? []).some((d) => d.templateId !== null && ids.has(d.templateId)) ||
+        (data.templates ?? []).some((t) => t.duplicateOf !== null && ids.has(t.duplicateOf))
+      );
+    });
+  };
+
+  /**
+   * Deletes an entry's disks for good. The disks of its templates were the base of whatever else
+   * was made from them: the recycled entries of those items go too.
+   */
+  const purge = async (row: RecycleBinRow): Promise<void> => {
+    const data = row.data as EntryData;
     await setStatus(row, 'deleting');
-    for (const s of (row.data as EntryData).storages ?? [])
-      await app.engine.deleteDisk(s.directory_path);
+    for (const s of data.storages ?? []) await app.engine.deleteDisk(s.directory_path);
     await setStatus(row, 'deleted');
+    const ownDisks = (data.templates ?? []).filter((t) => t.duplicateOf === null).map((t) => t.id);
+    for (const dependent of await dependingOn(ownDisks)) await purge(dependent);
   };
 
   return {
@@ -153,61 +208,98 @@ export function createRecycleBinService(app: FastifyInstance) {
     async detail(auth: AuthContext, id: string): Promise<RecycleBinDetail> {
       const row = await entryFor(auth, id);
       const data = row.data as EntryData;
-      const owner = await app.users.withNames(row.ownerId);
-      const named = (ref: string | null | undefined, name: string | undefined) => ({
-        id: ref ?? '',
-        name: name ?? '[Deleted]',
+      const items = [...(data.desktops ?? []), ...(data.templates ?? [])];
+      const unique = (ids: string[]) => [...new Set(ids)];
+      const [owners, categories, groups] = await Promise.all([
+        app.directory.usersByIds(unique(items.map((i) => i.userId))),
+        app.directory.categoriesByIds(unique(items.map((i) => i.categoryId))),
+        app.directory.groupsByIds(unique(items.map((i) => i.groupId))),
+      ]);
+      const username = (userId: string) => owners.find((u) => u.id === userId)?.username ?? null;
+      const named = (ref: string, rows: { id: string; name: string }[]) => ({
+        id: ref,
+        name: rows.find((r) => r.id === ref)?.name ?? '[Deleted]',
       });
+      const domain = (d: (typeof items)[number], accessed: number) => ({
+        id: d.id,
+        name: d.name,
+        accessed,
+        category: named(d.categoryId, categories),
+        group: named(d.groupId, groups),
+        username: username(d.userId),
+      });
+      const entryTime = Math.floor(row.accessed.getTime() / 1000);
       return {
         ...recycleBinToDetail(row),
         agent_name: data.agent_name ?? null,
-        desktops: (data.desktops ?? []).map((d) => ({
-          id: d.id,
-          name: d.name,
-          accessed: Math.floor(new Date(d.accessed).getTime() / 1000),
-          category: named(d.categoryId, owner?.categoryName),
-          group: named(d.groupId, owner?.groupName),
-          username: owner?.username ?? null,
-        })),
-        templates: [],
+        desktops: (data.desktops ?? []).map((d) =>
+          domain(d, Math.floor(new Date(d.accessed).getTime() / 1000)),
+        ),
+        templates: (data.templates ?? []).map((t) => domain(t, entryTime)),
         deployments: [],
-        storages: (data.storages ?? []).map((s) => ({
-          id: s.id,
-          directory_path: storageLocation(app.config.dataDir, s.directory_path),
-          status: s.status,
-          type: 'qcow2',
-          parent: null,
-          user: owner?.username ?? null,
-          domains: (data.desktops ?? []).map((d) => d.name),
-          actual_size: s.actual_size ?? 0,
-        })),
+        storages: (data.storages ?? []).map((s) => {
+          const desktop = data.desktops?.find((d) => d.id === s.id);
+          const template = data.templates?.find((t) => t.id === s.id);
+          const item = desktop ?? template;
+          return {
+            id: s.id,
+            directory_path: storageLocation(app.config.dataDir, s.directory_path),
+            status: s.status,
+            type: 'qcow2',
+            parent: desktop?.templateId ?? null,
+            user: item ? username(item.userId) : null,
+            domains: [
+              ...(data.desktops ?? []).filter((d) => d.id === s.id).map((d) => d.name),
+              ...(data.templates ?? [])
+                .filter((t) => t.id === s.id || t.duplicateOf === s.id)
+                .map((t) => t.name),
+            ],
+            actual_size: s.actual_size ?? 0,
+          };
+        }),
       };
     },
 
-    /** Puts the entry's desktops back (stopped, with their disks), inside the owner's quota. */
+    /**
+     * Puts the entry's templates (usable again, with their disks) and desktops (stopped, with
+     * theirs) back, each inside its owner's quota and limits.
+     */
     async restore(auth: AuthContext, id: string): Promise<{ recycle_bin_ids: string[] }> {
       const row = await entryFor(auth, id);
       assertRecycled(row);
       const data = row.data as EntryData;
-      const owner = await app.users.byId(row.ownerId);
-      if (!owner)
-        throw new ApiError(
-          'not_found',
-          'The owner of these items no longer exists',
-          'unable_to_restore_user',
-          {
-            user: row.ownerId,
-          },
-        );
-      const subject = {
-        userId: owner.id,
-        groupId: owner.groupId,
-        categoryId: owner.categoryId,
-        role: owner.role,
+      const ownerIds = [
+        ...new Set([
+          row.ownerId,
+          ...(data.templates ?? []).map((t) => t.userId),
+          ...(data.desktops ?? []).map((d) => d.userId),
+        ]),
+      ];
+      const subjects = new Map<string, QuotaSubject>();
+      for (const ownerId of ownerIds) {
+        const owner = await app.users.byId(ownerId);
+        if (!owner)
+          throw new ApiError(
+            'not_found',
+            'The owner of these items no longer exists',
+            'unable_to_restore_user',
+            { user: ownerId },
+          );
+        subjects.set(owner.id, {
+          userId: owner.id,
+          groupId: owner.groupId,
+          categoryId: owner.categoryId,
+          role: owner.role,
+        });
+      }
+      const subjectOf = (ownerId: string): QuotaSubject => {
+        const subject = subjects.get(ownerId);
+        if (!subject) throw new Error(`no quota subject for ${ownerId}`);
+        return subject;
       };
       // One transaction: the entry is claimed first (recycled -> restored, a row lock), so among
-      // restores sent at the same time exactly one brings the desktops back; each desktop counts
-      // against the owner's quota and limits like a create, under the same locks.
+      // restores sent at the same time exactly one brings the items back; each item counts
+      // against its owner's quota and limits like a create, under the same locks.
       const restored = await app.db.transaction(async (tx) => {
         const claimed = await app.recycleBin.update(
           row.id,
@@ -216,19 +308,56 @@ export function createRecycleBinService(app: FastifyInstance) {
         );
         if (!claimed) return undefined;
         const query = queryOn(tx);
-        await lockQuotaScopes(query, subject);
-        const ids: string[] = [];
+        await lockQuotaScopesOf(query, [...subjects.values()]);
+        // Every item needs the template whose disk it is made on: in this entry, or still there.
+        const inEntry = new Set((data.templates ?? []).map((t) => t.id));
+        const needed = [
+          ...(data.desktops ?? []).map((d) => d.templateId),
+          ...(data.templates ?? []).map((t) => t.duplicateOf),
+        ].filter((t): t is string => t !== null && !inEntry.has(t));
+        const present = new Set(
+          needed.length === 0
+            ? []
+            : (await app.templates.list({ where: inArray(templates.id, needed), on: tx })).map(
+                (t) => t.id,
+              ),
+        );
+        const missing = needed.find((t) => !present.has(t));
+        if (missing !== undefined)
+          throw new ApiError(
+            'precondition_required',
+            'The template these items were made from is gone',
+            'parent_template_not_found',
+            { id: missing },
+          );
+        const templateIds: string[] = [];
+        for (const recycled of data.templates ?? []) {
+          const { createdAt: _created, updatedAt: _updated, ...t } = recycled;
+          await checkTemplateCreate(query, subjectOf(t.userId));
+          await app.templates.create(
+            {
+              ...t,
+              name: await restoredName('template', t.userId, t.name, tx),
+              // a copy the deletion interrupted can not be taken up again: its disk is incomplete
+              status: t.status === 'creating' ? 'failed' : t.status,
+              progress: null,
+            },
+            tx,
+          );
+          templateIds.push(t.id);
+        }
+        const desktopIds: string[] = [];
         for (const recycled of data.desktops ?? []) {
           const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
           await checkDesktopCreate(
             query,
-            subject,
+            subjectOf(d.userId),
             d.type === 'nonpersistent' ? 'volatile' : 'desktops',
           );
           await app.desktops.table.create(
             {
               ...d,
-              name: await restoredName(owner.id, d.name, tx),
+              name: await restoredName('desktop', d.userId, d.name, tx),
               state: 'stopped',
               runtime: {},
               queue: null,
@@ -236,16 +365,18 @@ export function createRecycleBinService(app: FastifyInstance) {
             },
             tx,
           );
-          ids.push(d.id);
+          desktopIds.push(d.id);
         }
-        return ids;
+        return { templateIds, desktopIds };
       });
       if (!restored) {
         const now = await app.recycleBin.get(row.id);
         if (now) assertRecycled(now);
         throw new ApiError('not_found', 'Recycle bin entry not found', 'not_found');
       }
-      for (const desktopId of restored)
+      for (const templateId of restored.templateIds)
+        await app.templateService.publish(templateId, 'templates.created');
+      for (const desktopId of restored.desktopIds)
         await app.desktops.publishCurrent(desktopId, 'desktops.created');
       publishStatus(row, 'restored');
       app.log.info({ entry: row.id, agent: auth.userId }, 'recycle bin entry restored');
@@ -256,6 +387,14 @@ export function createRecycleBinService(app: FastifyInstance) {
       const row = await entryFor(auth, id);
       assertRecycled(row);
       await purge(row);
+    },
+
+    dependingOn,
+
+    /** Deletes a recycled entry for good, for callers that have already checked the rights. */
+    async purgeById(id: string): Promise<void> {
+      const row = await app.recycleBin.get(id);
+      if (row?.status === 'recycled') await purge(row);
     },
 
     /** Purges every entry the caller recycled of their own. */

@@ -41,6 +41,26 @@ describe('fake driver (unit tests of the state machine only)', () => {
     await expect(d.pause('a')).rejects.toMatchObject({ code: 'not_running' });
   });
 
+  it('flattens disks into standalone ones', async () => {
+    const d = createFakeDriver({ fileExists: () => false });
+    await d.prepareDisk({ path: '/disks/src.qcow2', sizeGiB: 2 });
+    const progress: number[] = [];
+    const info = await d.convertDisk({
+      source: '/disks/src.qcow2',
+      target: '/templates/t.qcow2',
+      onProgress: (p) => progress.push(p),
+    });
+    expect(info).toMatchObject({ backingFile: null, virtualSize: 2 * 2 ** 30 });
+    expect(progress).toEqual([0, 100]);
+    expect(d.disks()).toContain('/templates/t.qcow2');
+    await expect(
+      d.convertDisk({ source: '/disks/src.qcow2', target: '/templates/t.qcow2' }),
+    ).rejects.toMatchObject({ code: 'disk_exists' });
+    await expect(
+      d.convertDisk({ source: '/disks/none.qcow2', target: '/templates/u.qcow2' }),
+    ).rejects.toMatchObject({ code: 'disk_not_found' });
+  });
+
   it('injects crashes and start failures', async () => {
     const d = createFakeDriver({ honourPowerdown: false });
     const exits: ExitInfo[] = [];

@@ -16,6 +16,7 @@ import {
   HypervisorError,
   type Accel,
   type AdoptResult,
+  type ConvertDiskOptions,
   type DiskInfo,
   type DomainRunState,
   type DomainRuntime,
@@ -162,6 +163,29 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
     if (size < info.virtualSize)
       throw new HypervisorError('command_failed', 'shrinking is not supported');
     info.virtualSize = size;
+    return { ...info };
+  }
+
+  async convertDisk(opts: ConvertDiskOptions): Promise<DiskInfo> {
+    const source = path.resolve(opts.source);
+    const target = path.resolve(opts.target);
+    if (!this.exists(source))
+      throw new HypervisorError('disk_not_found', `disk ${source} not found`);
+    if (this.diskMap.has(target))
+      throw new HypervisorError('disk_exists', `disk ${target} already exists`);
+    if (this.diskInUse(source))
+      throw new HypervisorError('already_running', `disk ${source} is used by a running domain`);
+    if (opts.signal?.aborted)
+      throw new HypervisorError('command_failed', 'qemu-img convert failed: aborted');
+    const base = this.diskMap.get(source);
+    opts.onProgress?.(0);
+    opts.onProgress?.(100);
+    const info: DiskInfo = {
+      virtualSize: base?.virtualSize ?? 5_081_088,
+      actualSize: base?.actualSize ?? 196_608,
+      backingFile: null,
+    };
+    this.diskMap.set(target, info);
     return { ...info };
   }
 

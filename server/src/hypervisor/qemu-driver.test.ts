@@ -116,6 +116,61 @@ describe('QEMU driver (real QEMU, TCG)', () => {
     await expect(driver.diskInfo(empty)).rejects.toMatchObject({ code: 'disk_not_found' });
   });
 
+  it('flattens a disk chain into a standalone qcow2 that boots, with progress, leaving the source as it was', async () => {
+    // a chain of two overlays on the demo template, the top one with data of its own
+    const middle = await overlay();
+    const top = path.join(tmp.dir, 'disks', `chain-top-${++diskSeq}.qcow2`);
+    await driver.prepareDisk({ path: top, backingFile: middle });
+    const before = await driver.diskInfo(top);
+    const target = path.join(tmp.dir, 'templates', 'flat.qcow2');
+    const progress: number[] = [];
+    const flat = await driver.convertDisk({
+      source: top,
+      target,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(flat.backingFile).toBeNull();
+    expect(flat.virtualSize).toBe(before.virtualSize);
+    // the template's data is inside the copy now, not behind a backing file
+    expect(flat.actualSize).toBeGreaterThan(before.actualSize);
+    expect(progress.at(-1)).toBe(100);
+    expect(existsSync(`${target}.part`)).toBe(false);
+    expect(await driver.diskInfo(top)).toEqual(before);
+    await expect(driver.convertDisk({ source: top, target })).rejects.toMatchObject({
+      code: 'disk_exists',
+    });
+    await expect(
+      driver.convertDisk({ source: path.join(tmp.dir, 'none.qcow2'), target: `${target}-2` }),
+    ).rejects.toMatchObject({ code: 'disk_not_found' });
+    // an aborted copy leaves nothing behind
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(
+      driver.convertDisk({ source: top, target: `${target}-3`, signal: aborted.signal }),
+    ).rejects.toMatchObject({ code: 'command_failed' });
+    expect(existsSync(`${target}-3`)).toBe(false);
+    expect(existsSync(`${target}-3.part`)).toBe(false);
+    // a broken source is a command failure, without a partial file
+    const bad = path.join(tmp.dir, 'not-qcow2.img');
+    writeFileSync(bad, 'not a disk image');
+    await expect(driver.convertDisk({ source: bad, target: `${target}-4` })).rejects.toMatchObject({
+      code: 'command_failed',
+    });
+    expect(existsSync(`${target}-4.part`)).toBe(false);
+    // the flattened copy boots by itself (GRUB draws its menu)
+    const rt = await driver.start(demoSpec('flat', target));
+    trackPid(rt.pid);
+    await expect(
+      driver.convertDisk({ source: target, target: `${target}-5` }),
+    ).rejects.toMatchObject({ code: 'already_running' });
+    await until(
+      async () => screenStats(await driver.screenshot('flat')).foreground > 0.02,
+      15_000,
+      'the GRUB menu of the flattened disk',
+    );
+    await driver.stop('flat');
+  });
+
   it('runs the whole lifecycle: start, VNC, screenshot, pause, resume, reset, shutdown, stop', async () => {
     const rec = record(driver);
     const disk = await overlay();

@@ -130,6 +130,17 @@ export interface PrepareDiskOptions {
   sizeGiB?: number;
 }
 
+export interface ConvertDiskOptions {
+  /** Absolute path of the qcow2 to copy; its whole backing chain is read. Must not be in use by a running domain. */
+  source: string;
+  /** Absolute path of the standalone qcow2 to write (parent directories are created). Must not exist. */
+  target: string;
+  /** Called with the percentage done (0..100) as the copy goes. */
+  onProgress?: (percent: number) => void;
+  /** Aborting kills the copy; the call rejects and leaves no target file behind. */
+  signal?: AbortSignal;
+}
+
 /** `qemu-img info` of a disk. Sizes in bytes. */
 export interface DiskInfo {
   virtualSize: number;
@@ -194,6 +205,14 @@ export interface Hypervisor {
   diskInfo(path: string): Promise<DiskInfo>;
   /** Grow a disk to `sizeGiB` (shrinking is refused by qemu-img). The domain must not be running. */
   resizeDisk(path: string, sizeGiB: number): Promise<DiskInfo>;
+  /**
+   * Flatten a disk and its backing chain into a new standalone qcow2 (`qemu-img convert -O qcow2`):
+   * the target has no backing file and the source is left as it was. The target appears only once
+   * it is complete (written under a temporary name, then renamed). Rejects `disk_not_found` (source),
+   * `disk_exists` (target), `already_running` (the source is a running domain's disk),
+   * `command_failed` (qemu-img failed or the copy was aborted).
+   */
+  convertDisk(options: ConvertDiskOptions): Promise<DiskInfo>;
 
   // ---- power --------------------------------------------------------------------------------
   /**

@@ -49,6 +49,20 @@ export function assertDesktopAccess<T extends OwnedDesktop>(
   return desktop;
 }
 
+/**
+ * Whether the caller may manage a shared item (edit it, share it, delete it): an admin, its owner,
+ * or a manager who manages its owner (same category, owner not an admin). An item whose owner is
+ * gone (`ownerRole` null) is left to admins.
+ */
+export function canManageItem(auth: Caller, item: Scoped & { ownerRole: Role | null }): boolean {
+  return (
+    auth.role === 'admin' ||
+    item.userId === auth.userId ||
+    (item.ownerRole !== null &&
+      managesOwner(auth, { categoryId: item.categoryId, role: item.ownerRole }))
+  );
+}
+
 type AllowedLists = Partial<Record<'roles' | 'categories' | 'groups' | 'users', false | string[]>>;
 
 /** An item shared through allowed lists (templates, media). */
@@ -57,15 +71,21 @@ export interface Shared extends Scoped {
 }
 
 /**
- * "allowed" semantics: the owner, admins and managers of the item's category always pass;
+ * "allowed" semantics: the owner, admins and managers of the item's category always pass (unless
+ * `listsOnly`, where only the lists count: what was shared with the caller);
  * otherwise any list that is `[]` (everyone; same category for groups and users) or that names the
  * caller's role, category, group or id lets the caller in. `false` lists don't apply.
  */
-export function isAllowed(auth: Caller & { groupId: string }, item: Shared): boolean {
+export function isAllowed(
+  auth: Caller & { groupId: string },
+  item: Shared,
+  options: { listsOnly?: boolean } = {},
+): boolean {
   if (
-    auth.role === 'admin' ||
-    item.userId === auth.userId ||
-    (auth.role === 'manager' && item.categoryId === auth.categoryId)
+    !options.listsOnly &&
+    (auth.role === 'admin' ||
+      item.userId === auth.userId ||
+      (auth.role === 'manager' && item.categoryId === auth.categoryId))
   )
     return true;
   const allowed = (item.allowed ?? {}) as AllowedLists;

@@ -17,6 +17,7 @@ import {
   type TemplateRow,
 } from '../../db/schema.ts';
 import { entityRepository, type EntityRepository } from './entity-repository.ts';
+import type { Role } from '../../../../src/generated/types.ts';
 
 /** A row with the display names of its owner, category and group ([Deleted] ones are null). */
 export interface Named<R> {
@@ -26,9 +27,14 @@ export interface Named<R> {
   groupName: string | null;
 }
 
+/** A template row with its names and its owner's current role (what the ownership rules look at). */
+export interface NamedTemplate extends Named<TemplateRow> {
+  ownerRole: Role | null;
+}
+
 export interface TemplatesRepository extends EntityRepository<'templates'> {
-  /** Rows with owner, category and group names, ordered by name. */
-  named(where?: SQL): Promise<Named<TemplateRow>[]>;
+  /** Rows with owner, category and group names and the owner's role, ordered by name. */
+  named(where?: SQL): Promise<NamedTemplate[]>;
 }
 
 export interface MediaRepository extends EntityRepository<'media'> {
@@ -61,7 +67,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     ...templatesRepo,
     async named(where) {
       const rows = await db
-        .select({ row: getTableColumns(templates), ...names })
+        .select({ row: getTableColumns(templates), ...names, ownerRole: users.role })
         .from(templates)
         .leftJoin(users, eq(users.id, templates.userId))
         .leftJoin(categories, eq(categories.id, templates.categoryId))

@@ -25,7 +25,16 @@ export interface Settings {
   disclaimer_required: boolean;
   login_config: Record<string, unknown>;
   status_bar: Record<string, unknown> | null;
+  /**
+   * Recycle-bin retention in hours (0 = deleted at once, null = kept forever) and the initial
+   * "send to the recycle bin" choice; unset, the recycle bin uses its own defaults.
+   */
+  recycle_bin_cutoff_time?: number | null;
+  recycle_bin_default_delete?: boolean;
 }
+
+/** Settings without a code default: read when stored, absent otherwise. */
+const OPTIONAL_KEYS: readonly string[] = ['recycle_bin_cutoff_time', 'recycle_bin_default_delete'];
 
 export const defaultSettings: Settings = {
   maintenance: false,
@@ -74,7 +83,9 @@ const plugin: FastifyPluginAsync = async (app) => {
       query<{ id: string }>('SELECT id FROM categories WHERE maintenance'),
     ]);
     const value: Settings = structuredClone(defaultSettings);
-    for (const r of rows) if (r.key in value) Object.assign(value, { [r.key]: r.value });
+    for (const r of rows)
+      if (r.key in value || OPTIONAL_KEYS.includes(r.key))
+        Object.assign(value, { [r.key]: r.value });
     cached = {
       value,
       categoriesInMaintenance: new Set(cats.map((c) => c.id)),

@@ -9,6 +9,7 @@ import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { assertActionOffered } from '../../engine/desktop-rules.ts';
 import { constants } from '../../../../src/generated/constants.ts';
+import { MEDIA_INSTALLS } from '../../engine/media-service.ts';
 
 /** Base64 card images (≤ 3 MiB decoded) ride in the JSON body of create and update. */
 const IMAGE_BODY_LIMIT = 5 * 1024 * 1024;
@@ -110,9 +111,9 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     })),
   );
 
-  route(app, 'desktops.mediaInstalls', async () => [
-    { id: 'generic', name: 'Generic x86-64', description: 'Any operating system', vers: '' },
-  ]);
+  route(app, 'desktops.mediaInstalls', async () =>
+    MEDIA_INSTALLS.map((install) => ({ ...install })),
+  );
 
   route(app, 'desktops.checkQuota', async (request) => {
     await service.checkCreateQuota(authOf(request));
@@ -125,7 +126,7 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
   });
 
   route(app, 'desktops.abortOperations', async (request) => {
-    await service.abortOperations(authOf(request), request.params.id);
+    await app.storageService.abort(authOf(request), request.params.id);
     return {};
   });
 
