@@ -9,6 +9,8 @@ import { join } from 'node:path';
 
 export const E2E_PORT = Number(process.env.E2E_PORT ?? 8191);
 export const DEMO_PASSWORD = 'e2e-demo-password';
+/** The port of the tests' local media source (admitted by MEDIA_ALLOWED_HOSTS). */
+export const E2E_MEDIA_PORT = E2E_PORT + 1;
 const dataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e2e-'));
 // Shared with the workers and the global teardown (which kills the detached QEMUs under it).
 process.env.E2E_DATA_DIR = dataDir;
@@ -50,6 +52,7 @@ export default defineConfig({
       DATA_DIR: dataDir,
       DEMO_PASSWORD,
       QEMU_ACCEL: 'tcg',
+      MEDIA_ALLOWED_HOSTS: `127.0.0.1:${E2E_MEDIA_PORT}`,
     },
     stdout: 'ignore',
     stderr: 'pipe',

@@ -16,3 +16,7 @@ export function CreatePage({ resource }: PageProps) {
 export function EditPage({ resource }: PageProps) {
   return <ResourceFormPage resource={resource} mode="edit" />;
 }
+
+export function OperationFormPage({ resource, kind }: PageProps) {
+  return <ResourceFormPage resource={resource} mode="create" form={kind} />;
+}

@@ -7,6 +7,8 @@ import { lazy, type ComponentType, type LazyExoticComponent } from 'react';
 
 export interface PageProps {
   resource: string;
+  /** The route kind (list, create, an extra route...). */
+  kind: string;
 }
 
 type Page = LazyExoticComponent<ComponentType<PageProps>>;
@@ -21,6 +23,8 @@ export const enginePages: Readonly<Record<string, Page>> = {
   ),
   create: lazy(() => import('./form-pages').then((m) => ({ default: m.CreatePage }))),
   edit: lazy(() => import('./form-pages').then((m) => ({ default: m.EditPage }))),
+  /** Extra routes that are an operation's form (`x-resource.forms`). */
+  form: lazy(() => import('./form-pages').then((m) => ({ default: m.OperationFormPage }))),
 };
 
 /** Bespoke screens by resource and route kind; they win over the engine's. */

@@ -1,7 +1,8 @@
 /** The application's single QueryClient (refine uses it; the live provider patches it). */
 import { QueryClient } from '@tanstack/react-query';
 
-import { listKeyPrefix } from '@/providers/live-provider';
+import { resources } from '@/generated/resources';
+import { keepNewerRecords, listKeyPrefix } from '@/providers/live-provider';
 
 export const queryClient = new QueryClient({
   defaultOptions: {
@@ -9,6 +10,11 @@ export const queryClient = new QueryClient({
     mutations: { retry: false },
   },
 });
-// The live provider keeps unchanged desktops as the same objects; structural sharing would walk the
-// whole list (5,000 records) on every socket event for nothing.
-queryClient.setQueryDefaults(listKeyPrefix('desktops'), { structuralSharing: false });
+// Lists the live provider patches keep unchanged records as the same objects (structural sharing
+// would walk 5,000 desktops on every socket event for nothing), and a refetch answer does not undo
+// an event that arrived while it was in flight.
+for (const resource of resources)
+  if (resource.meta.live && 'patch' in resource.meta.live && resource.meta.live.patch)
+    queryClient.setQueryDefaults(listKeyPrefix(resource.name), {
+      structuralSharing: keepNewerRecords,
+    });

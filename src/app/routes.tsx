@@ -7,7 +7,7 @@
 import { Suspense, type ReactElement } from 'react';
 import { Route } from 'react-router';
 import type { TFunction } from 'i18next';
-import { resourceList } from '@/generated/resources';
+import { resourceList, resourceOf } from '@/generated/resources';
 import type { Role } from '@/generated/types';
 import { routeBuilt } from '@/resources/actions/available-actions';
 import { NotFoundPage } from '@/features/system/not-found-page';
@@ -41,7 +41,8 @@ export function deriveRoutes(): DerivedRoute[] {
     for (const [kind, path] of Object.entries(paths)) {
       if (!path) continue;
       const bespoke = bespokePages[resource.name]?.[kind];
-      const built = (!!bespoke || kind in enginePages) && routeBuilt(resource.name, kind);
+      const engine = kind in resource.meta.forms ? 'form' : kind;
+      const built = (!!bespoke || engine in enginePages) && routeBuilt(resource.name, kind);
       routes.push({
         built,
         resource: resource.name,
@@ -64,7 +65,10 @@ export function renderResourceRoutes(t: TFunction, scope: 'protected' | 'public'
     scope === 'public' ? route.roles === null : route.roles !== null,
   );
   return routes.map((route) => {
-    const Page = bespokePages[route.resource]?.[route.kind] ?? enginePages[route.kind];
+    const forms = resourceOf(route.resource)?.meta.forms ?? {};
+    const Page =
+      bespokePages[route.resource]?.[route.kind] ??
+      enginePages[route.kind in forms ? 'form' : route.kind];
     return (
       <Route
         key={`${route.resource}.${route.kind}`}
@@ -74,7 +78,7 @@ export function renderResourceRoutes(t: TFunction, scope: 'protected' | 'public'
             {route.built && Page ? (
               <ScreenErrorBoundary>
                 <Suspense fallback={<PageLoader />}>
-                  <Page resource={route.resource} />
+                  <Page resource={route.resource} kind={route.kind} />
                 </Suspense>
               </ScreenErrorBoundary>
             ) : (

@@ -18,16 +18,20 @@ export function requiredResourceKeys({ resources, fields, stateActions }: Inputs
     const name = String(item.name);
     const meta = (item.meta ?? {}) as {
       entity?: string | null;
+      extraRoutes?: Readonly<Record<string, string>>;
       list?: { tabs?: readonly { key: string }[]; toggles?: readonly { key: string }[] } | null;
     };
+    // Every list screen has an empty state, declared or not.
+    if (typeof item.list === 'string') keys.push([name, 'empty']);
     if (meta.list) {
-      keys.push([name, 'empty']);
       for (const tab of meta.list.tabs ?? []) keys.push([name, 'tabs', tab.key]);
       for (const toggle of meta.list.toggles ?? []) keys.push([name, 'toggles', toggle.key]);
     }
     keys.push([name, 'title']);
     for (const action of ROUTE_ACTIONS)
       if (typeof item[action] === 'string') keys.push([name, 'actions', action]);
+    // Extra routes are titled like the others (the desktop viewer, the duplicate form...).
+    for (const kind of Object.keys(meta.extraRoutes ?? {})) keys.push([name, 'actions', kind]);
     const entity = meta.entity;
     if (entity) {
       const seen = new Set<string>();

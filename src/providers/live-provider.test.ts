@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { QueryClient } from '@tanstack/react-query';
 import { wireByName } from '@/generated/events';
-import { createLiveProvider, listKeyPrefix } from './live-provider';
+import { createLiveProvider, keepNewerRecords, listKeyPrefix } from './live-provider';
 
 const key = [...listKeyPrefix('desktops'), { filters: [] }];
 
@@ -117,5 +117,37 @@ describe('live provider frame batching', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('keepNewerRecords', () => {
+  it('keeps a record an event made newer while the list request was in flight', () => {
+    const cached = {
+      data: [
+        { id: 'a', version: 3, state: 'stopped' },
+        { id: 'b', version: 1 },
+      ],
+    };
+    const answer = {
+      data: [
+        { id: 'a', version: 2, state: 'creating' },
+        { id: 'b', version: 2, state: 'started' },
+        { id: 'c', version: 1 },
+      ],
+      total: 3,
+    };
+    const merged = keepNewerRecords(cached, answer) as typeof answer;
+    expect(merged.data.map((record) => record.state ?? record.id)).toEqual([
+      'stopped',
+      'started',
+      'c',
+    ]);
+    expect(merged.total).toBe(3);
+  });
+
+  it('answers the new list itself when nothing in the cache is newer', () => {
+    const answer = { data: [{ id: 'a', version: 2 }] };
+    expect(keepNewerRecords({ data: [{ id: 'a', version: 1 }] }, answer)).toBe(answer);
+    expect(keepNewerRecords(undefined, answer)).toBe(answer);
   });
 });

@@ -24,6 +24,34 @@ interface ListCache {
   [key: string]: unknown;
 }
 
+/**
+ * A list answer merged into the cached list: a record the cache holds in a newer version (a
+ * socket event that arrived while the request was in flight) is kept, so a refetch that started
+ * before the event cannot turn a desktop back to its older state. Other records are the answer's.
+ */
+export function keepNewerRecords(previous: unknown, next: unknown): unknown {
+  const before = (previous as ListCache | undefined)?.data;
+  const after = (next as ListCache | undefined)?.data;
+  if (!Array.isArray(before) || !Array.isArray(after) || before.length === 0) return next;
+  const cached = new Map<unknown, Identified>();
+  for (const record of before) if (record.id !== undefined) cached.set(record.id, record);
+  let kept = false;
+  const data = after.map((record) => {
+    const current = cached.get(record.id);
+    if (
+      current &&
+      typeof current.version === 'number' &&
+      typeof record.version === 'number' &&
+      current.version > record.version
+    ) {
+      kept = true;
+      return current;
+    }
+    return record;
+  });
+  return kept ? { ...(next as ListCache), data } : next;
+}
+
 /** Query-key prefix of every list query of a resource (refine's `keys()` layout). */
 export function listKeyPrefix(resource: string): unknown[] {
   return ['data', DATA_PROVIDER_NAME, resource, 'list'];

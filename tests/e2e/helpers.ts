@@ -73,3 +73,30 @@ export function trackHttpProblems(page: Page): { take: () => HttpProblem[] } {
     },
   };
 }
+
+export interface CanvasStats {
+  width: number;
+  height: number;
+  nonBlack: number;
+  hash: number;
+}
+
+/** Pixel statistics of the noVNC canvas (non-black pixel count and a content hash). */
+export function canvasStats(page: Page): Promise<CanvasStats> {
+  return page.evaluate(() => {
+    const canvas = document.querySelector<HTMLCanvasElement>('[data-testid="vnc-screen"] canvas');
+    if (!canvas?.width || !canvas.height) return { width: 0, height: 0, nonBlack: 0, hash: 0 };
+    const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data;
+    if (!data) return { width: canvas.width, height: canvas.height, nonBlack: 0, hash: 0 };
+    let nonBlack = 0;
+    let hash = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const r = data[i] ?? 0;
+      const g = data[i + 1] ?? 0;
+      const b = data[i + 2] ?? 0;
+      if (r + g + b > 48) nonBlack += 1;
+      hash = (Math.imul(hash, 31) + r + (g << 8) + (b << 16)) >>> 0;
+    }
+    return { width: canvas.width, height: canvas.height, nonBlack, hash };
+  });
+}

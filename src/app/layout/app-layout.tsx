@@ -23,6 +23,7 @@ import { useSessionState } from '@/lib/session-state';
 import { logout } from '@/providers/auth-provider';
 import { requestOperation } from '@/providers/http-client';
 import { isFileDownload, saveFile } from '@/lib/download';
+import { ActionDialogHost } from '@/resources/actions/action-dialogs';
 import { buildNavEntries, isEntryActive, type NavEntry } from './nav-items';
 import { ProductMark } from './product-mark';
 
@@ -218,6 +219,7 @@ export function AppLayout({ children }: AppLayoutProps) {
         </AppShell.Section>
       </AppShell.Navbar>
       <AppShell.Main>{children ?? <Outlet />}</AppShell.Main>
+      <ActionDialogHost />
     </AppShell>
   );
 }

@@ -4,8 +4,11 @@ import '@mantine/core/styles/SimpleGrid.css';
 import { Box, Radio, SimpleGrid } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { ImageUpload } from '@/generated/types';
-import type { WidgetProps } from '@/resources/form/types';
+import type { FieldOption, WidgetProps } from '@/resources/form/types';
 import { stockGradient } from '@/lib/stock-card';
+
+/** Stock cards have the ids '1'..'48'; uploaded images are not offered here. */
+const isStock = (option: FieldOption): boolean => /^\d+$/.test(option.value);
 
 /** Card image: one of the stock cards (`options`, ids '1'..'48'), drawn as gradients. */
 export function ImagePickerWidget({
@@ -31,7 +34,7 @@ export function ImagePickerWidget({
       onChange={(next) => onChange({ type: 'stock', id: next })}
     >
       <SimpleGrid cols={{ base: 4, sm: 8, md: 12 }} spacing={6} mt="xs">
-        {(options ?? []).map((option) => (
+        {(options ?? []).filter(isStock).map((option) => (
           <Radio.Card
             key={option.value}
             value={option.value}

@@ -24,6 +24,14 @@ export function usableOperation(
   return op.roles === null || op.roles.includes(role) ? op : null;
 }
 
+/** A route named by an action: a kind of the resource, or `<resource>:<kind>` of another. */
+export function routeTarget(resource: string, route: string): { resource: string; kind: string } {
+  const at = route.indexOf(':');
+  return at < 0
+    ? { resource, kind: route }
+    : { resource: route.slice(0, at), kind: route.slice(at + 1) };
+}
+
 /** The path of a route kind of a resource (list, create, edit, show or an extra route). */
 export function routePath(resource: string, kind: string): string | null {
   const def = resourceOf(resource);
@@ -46,10 +54,16 @@ const ROUTE_OPERATIONS: Readonly<Record<string, readonly string[]>> = {
   create: ['create'],
 };
 
+/** The operations a route kind's screen needs: its data, or the operation its form calls. */
+function routeOperations(resource: string, kind: string): readonly string[] | undefined {
+  const form = resourceOf(resource)?.meta.forms[kind];
+  return form ? [form.operation] : ROUTE_OPERATIONS[kind];
+}
+
 /** True when the operations a route kind's screen needs are built (whatever the role). */
 export function routeBuilt(resource: string, kind: string): boolean {
   if (!routePath(resource, kind)) return false;
-  return (ROUTE_OPERATIONS[kind] ?? []).every((name) => {
+  return (routeOperations(resource, kind) ?? []).every((name) => {
     const op = (operations as Readonly<Record<string, Operation>>)[`${resource}.${name}`];
     return !!op && !op.planned;
   });
@@ -58,7 +72,7 @@ export function routeBuilt(resource: string, kind: string): boolean {
 /** True when a route kind of the resource has a working screen for the role. */
 export function routeUsable(resource: string, kind: string, role: Role | null): boolean {
   if (!routePath(resource, kind)) return false;
-  const needs = ROUTE_OPERATIONS[kind];
+  const needs = routeOperations(resource, kind);
   if (!needs) return true;
   return needs.every((name) => usableOperation(resource, name, role) !== null);
 }
@@ -73,6 +87,28 @@ export function routeHref(resource: string, kind: string, id?: string): string |
     : `${path}?${new URLSearchParams({ id }).toString()}`;
 }
 
+/**
+ * The href an action's route opens for a record: `:id` filled in, or the action's `fill` as the
+ * query (`/templates/new?desktop_id=…`), else `?id=`.
+ */
+export function actionHref(
+  resource: string,
+  def: ActionDefinition,
+  record: Readonly<Record<string, unknown>>,
+): string | null {
+  if (!def.route) return null;
+  const target = routeTarget(resource, def.route);
+  const idField = resourceOf(resource)?.meta.idField ?? 'id';
+  const id = String(record[idField] ?? '');
+  if (!def.fill) return routeHref(target.resource, target.kind, id);
+  const path = routePath(target.resource, target.kind);
+  if (!path) return null;
+  const query = new URLSearchParams(
+    Object.entries(def.fill).map(([key, field]) => [key, String(record[field] ?? '')]),
+  );
+  return `${path.replace(':id', encodeURIComponent(id))}?${query.toString()}`;
+}
+
 /** The actions the record offers the role, in the schema's order. */
 export function availableActions(
   resource: string,
@@ -83,7 +119,10 @@ export function availableActions(
     const def = actionOf(resource, name);
     if (!def) return [];
     if (def.operation && !usableOperation(resource, def.operation, role)) return [];
-    if (def.route && !routeUsable(resource, def.route, role)) return [];
+    if (def.route) {
+      const target = routeTarget(resource, def.route);
+      if (!routeUsable(target.resource, target.kind, role)) return [];
+    }
     return [{ name, def }];
   });
 }

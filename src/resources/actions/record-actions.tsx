@@ -10,8 +10,8 @@ import '@mantine/core/styles/Checkbox.css';
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
 import '@mantine/core/styles/Overlay.css';
-import { memo, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { ActionIcon, Button, Checkbox, Group, Menu, Modal, Text } from '@mantine/core';
+import { lazy, memo, Suspense, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { ActionIcon, Box, Button, Checkbox, Group, Menu, Modal, Text } from '@mantine/core';
 import { useNotification } from '@refinedev/core';
 import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
@@ -22,14 +22,23 @@ import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
 import { useCellText } from '../cells/cell-registry';
 import { resolveActionHandler } from './action-registry';
+import type { ActionDefinition } from '@common/state-actions';
+import { openActionDialog } from './action-dialogs';
 import {
+  actionHref,
   availableActions,
   listActions,
-  routeHref,
   type AvailableAction,
 } from './available-actions';
+import { operationInputs } from './operation-inputs';
+import { ActionPreview } from './action-preview';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
+
+// The form engine loads with the first action form opened, not with every list.
+const ActionFormDialog = lazy(() =>
+  import('./action-form-dialog').then((m) => ({ default: m.ActionFormDialog })),
+);
 
 /** The field that names a record (x-ui.list.title, else `name`). */
 export function recordTitle(resource: string, record: Record): string {
@@ -38,17 +47,18 @@ export function recordTitle(resource: string, record: Record): string {
   return typeof value === 'string' ? value : String(record.id ?? '');
 }
 
-/** Calls an action's operation for a record: its id and the action's fixed parameters. */
+/**
+ * Calls an action's operation (or its permanent variant) for a record: the path parameters and
+ * body from the record (`fill`), the action's fixed `param` and `body`.
+ */
 export async function runOperation(
   resource: string,
   record: Record,
   operation: string,
-  param: Readonly<globalThis.Record<string, string>> = {},
+  def: ActionDefinition = {},
 ): Promise<void> {
-  const idField = resourceOf(resource)?.meta.idField ?? 'id';
-  await requestOperation(`${resource}.${operation}`, {
-    params: { id: String(record[idField]), ...param },
-  });
+  const { params, body } = operationInputs(resource, operation, def, record);
+  await requestOperation(`${resource}.${operation}`, { params, ...(body ? { body } : {}) });
 }
 
 interface ConfirmState {
@@ -59,10 +69,13 @@ function ConfirmActionModal({
   resource,
   name,
   action,
+  record,
   run,
   onClose,
 }: {
   resource: string;
+  /** The record the action is about (none for list actions). */
+  record?: Record;
   /** What the action is about (a record's title, or the list's). */
   name: string;
   action: AvailableAction;
@@ -93,6 +106,11 @@ function ConfirmActionModal({
   return (
     <Modal opened onClose={onClose} title={label} centered>
       <Text size="sm">{t('common:confirm.question', { action: label, name })}</Text>
+      {action.def.preview && record && (
+        <Box mt="sm">
+          <ActionPreview resource={resource} record={record} def={action.def} />
+        </Box>
+      )}
       {action.def.permanent && (
         <Checkbox
           mt="md"
@@ -246,16 +264,30 @@ export const RecordActions = memo(function RecordActions({
   if (actions.length === 0) return null;
   const size = compact ? 'compact-sm' : 'sm';
   const label = (name: string) => t(`resources:${resource}.stateActions.${name}`);
-  const id = String(record.id ?? '');
 
   const start = (action: AvailableAction): void => {
+    if (action.def.form) {
+      openActionDialog((close) => (
+        <Suspense fallback={null}>
+          <ActionFormDialog
+            resource={resource}
+            record={record}
+            name={action.name}
+            def={action.def}
+            title={recordTitle(resource, record)}
+            onClose={close}
+          />
+        </Suspense>
+      ));
+      return;
+    }
     if (action.def.confirm || action.def.permanent) {
       setConfirming({ action });
       return;
     }
     if (!action.def.operation) return;
     setBusy(action.name);
-    runOperation(resource, record, action.def.operation, action.def.param)
+    runOperation(resource, record, action.def.operation, action.def)
       .catch((error: unknown) => showError(error))
       .finally(() => setBusy(null));
   };
@@ -276,7 +308,7 @@ export const RecordActions = memo(function RecordActions({
       );
     }
     const icon = def.icon ? <Icon name={def.icon} size={16} /> : null;
-    const href = def.route ? routeHref(resource, def.route, id) : null;
+    const href = actionHref(resource, def, record);
     if (variant === 'menuItem')
       return href ? (
         <Menu.Item key={name} component={Link} to={href} leftSection={icon} data-action={name}>
@@ -341,9 +373,8 @@ export const RecordActions = memo(function RecordActions({
           resource={resource}
           name={recordTitle(resource, record)}
           action={confirming.action}
-          run={(operation) =>
-            runOperation(resource, record, operation, confirming.action.def.param)
-          }
+          record={record}
+          run={(operation) => runOperation(resource, record, operation, confirming.action.def)}
           onClose={() => setConfirming(null)}
         />
       )}

@@ -194,18 +194,31 @@ function BytesCell({ value }: CellProps) {
   );
 }
 
+/** A progress answer: `percentage` (desktops, templates, disks) or a download's `received_percent`. */
+interface ProgressValue {
+  percentage?: number;
+  received_percent?: number;
+  time_left?: string;
+}
+
 function ProgressCell({ value }: CellProps) {
   const { t } = useCellText();
-  const percentage = (value as { percentage?: number } | null)?.percentage;
+  const progress = value as ProgressValue | null;
+  const percentage = progress?.percentage ?? progress?.received_percent;
   if (typeof percentage !== 'number') return empty;
   return (
-    <Group gap="xs" wrap="nowrap">
+    <Group gap="xs" wrap="nowrap" data-testid="record-progress" data-value={Math.round(percentage)}>
       <Progress
         value={percentage}
         w={80}
         aria-label={t('common:progress', { value: Math.round(percentage) })}
       />
       <Text span size="xs">{`${Math.round(percentage)} %`}</Text>
+      {progress?.time_left && (
+        <Text span size="xs" c="dimmed">
+          {progress.time_left}
+        </Text>
+      )}
     </Group>
   );
 }

@@ -25,7 +25,10 @@ import { showError, translateError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
 import { recordTitle } from '../actions/record-actions';
-import { routeHref, usableOperation } from '../actions/available-actions';
+import { routeHref, routeTarget, usableOperation } from '../actions/available-actions';
+import { operationOf } from '../actions/operation-inputs';
+import { useOperationOptions } from './operation-options';
+import { schemaDefaults } from './schema-defaults';
 import { changedSections, pickFormValues } from './form-values';
 import {
   resolveFormExtension,
@@ -82,29 +85,65 @@ function useCreateQuota(resource: string, mode: FormMode, enabled: boolean): boo
   return ok;
 }
 
-/** The form's starting values: the extension's (defaults, or from the show answer), else the answer's fields. */
+const fieldsOfType = (type: string): readonly FieldMeta[] =>
+  (fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? [];
+
+/** The top-level keys of a form type's fields. */
+const topLevelKeys = (type: string): Set<string> =>
+  new Set(fieldsOfType(type).map((meta) => meta.path.split('.')[0] ?? meta.path));
+
+/**
+ * The form's starting values: the extension's (defaults, or from the show answer), else the
+ * answer's fields. A new record also takes the query's values of its top-level fields
+ * (`/templates/new?desktop_id=…`), which is how an action hands over the record it started from.
+ */
 function initialValues(
   type: string,
   mode: FormMode,
   record: Readonly<Record<string, unknown>> | undefined,
+  query: URLSearchParams,
 ): FieldValues | null {
   const extension = resolveFormExtension(type, formExtensions[type]);
-  if (mode === 'create') return extension?.defaultValues?.() ?? {};
+  if (mode === 'create') {
+    const keys = topLevelKeys(type);
+    const defaults = Object.entries(extension?.defaultValues?.() ?? {}).filter(([key]) =>
+      keys.has(key),
+    );
+    const given = [...query.entries()].filter(([key]) => keys.has(key));
+    const declared = structuredClone(schemaDefaults(type));
+    return { ...declared, ...Object.fromEntries([...defaults, ...given]) };
+  }
   if (!record) return null;
-  const list = (fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? [];
-  return extension?.toFormValues?.(record) ?? pickFormValues(list, record);
+  return extension?.toFormValues?.(record) ?? pickFormValues(fieldsOfType(type), record);
+}
+
+/** Required fields the user cannot fill (hidden) that the query did not give: the form cannot work. */
+function missingHidden(type: string, query: URLSearchParams): string[] {
+  return fieldsOfType(type)
+    .filter((meta) => meta.hidden && meta.required && !meta.path.includes('.'))
+    .filter((meta) => !query.get(meta.path))
+    .map((meta) => meta.path);
 }
 
 export interface ResourceFormPageProps {
   resource: string;
   mode: FormMode;
+  /** An extra route that is the form of an operation (`x-resource.forms`): its route kind. */
+  form?: string;
 }
 
-export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
+export function ResourceFormPage({ resource, mode, form }: ResourceFormPageProps) {
   const { t } = useTranslation();
   const def = resourceOf(resource);
   if (!def) throw new Error(`No resource ${resource}`);
-  const type = (mode === 'create' ? def.meta.types.create : def.meta.types.update) ?? '';
+  const formRoute = form ? def.meta.forms[form] : undefined;
+  if (form && !formRoute?.type) throw new Error(`${resource} has no form ${form}`);
+  const type =
+    (formRoute
+      ? formRoute.type
+      : mode === 'create'
+        ? def.meta.types.create
+        : def.meta.types.update) ?? '';
   const extension = resolveFormExtension(type, formExtensions[type]) ?? NO_EXTENSION;
   const role = useSessionState().user?.role_id ?? null;
   const listHref = routeHref(resource, 'list') ?? '/';
@@ -126,7 +165,12 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
           ? null
           : `errors:${machineOf(resource)?.rules?.edit?.code ?? 'precondition_required'}`))
       : null;
-  const quotaOk = useCreateQuota(resource, mode, !!usableOperation(resource, 'checkQuota', role));
+  const quotaOk = useCreateQuota(
+    resource,
+    mode,
+    !formRoute && !!usableOperation(resource, 'checkQuota', role),
+  );
+  const missing = mode === 'create' ? missingHidden(type, search) : [];
   const loadValidator = formValidators[type];
   if (!loadValidator) throw new Error(`${resource} has no ${mode} form type`);
   const validator = useQuery({
@@ -140,11 +184,25 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
   );
   const title = (
     <Title order={1} size="h2" id={`${resource}-${mode}-title`}>
-      {t(`resources:${resource}.actions.${mode}`)}
+      {t(`resources:${resource}.actions.${form ?? mode}`)}
       {record ? ` · ${recordTitle(resource, record)}` : ''}
     </Title>
   );
 
+  if (missing.length > 0)
+    return (
+      <Stack gap="md">
+        {title}
+        <Alert color="orange" role="alert" data-testid="form-missing-source">
+          {t('common:form.missingSource')}
+        </Alert>
+        <Group>
+          <Button component={Link} to={listHref} variant="default">
+            {t('common:form.back')}
+          </Button>
+        </Group>
+      </Stack>
+    );
   if (mode === 'edit' && (!id || show.query.isError || blocker))
     return (
       <Stack gap="md">
@@ -170,6 +228,7 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
       key={id || 'new'}
       resource={resource}
       mode={mode}
+      {...(form ? { formKind: form } : {})}
       type={type}
       id={id}
       record={record}
@@ -184,6 +243,7 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
 interface LoadedFormProps {
   resource: string;
   mode: FormMode;
+  formKind?: string;
   type: string;
   id: string;
   record: Readonly<Record<string, unknown>> | undefined;
@@ -198,6 +258,7 @@ interface LoadedFormProps {
 function LoadedForm({
   resource,
   mode,
+  formKind,
   type,
   id,
   record,
@@ -211,9 +272,17 @@ function LoadedForm({
   const { open } = useNotification();
   const role = useSessionState().user?.role_id ?? null;
   const listHref = routeHref(resource, 'list') ?? '/';
+  const formRoute = formKind ? resourceOf(resource)?.meta.forms[formKind] : undefined;
+  const doneHref = formRoute
+    ? (() => {
+        const target = routeTarget(resource, formRoute.then);
+        return routeHref(target.resource, target.kind) ?? listHref;
+      })()
+    : listHref;
   const allFields = (fields as Readonly<Record<string, readonly FieldMeta[]>>)[type];
   if (!allFields) throw new Error(`${resource} has no ${mode} form type`);
-  const [initial] = useState(() => initialValues(type, mode, record) ?? {});
+  const [search] = useSearchParams();
+  const [initial] = useState(() => initialValues(type, mode, record, search) ?? {});
   // Fields the role may not set are left out of the form (the server refuses them too).
   const exclude = useMemo(
     () =>
@@ -231,9 +300,13 @@ function LoadedForm({
   });
   const { form } = handle;
   const current = useWatch({ control: form.control });
+  const loaded = useOperationOptions(allFields, role);
   const options = useMemo(
-    () => (typeof data.options === 'function' ? data.options(current) : data.options),
-    [data, current],
+    () => ({
+      ...loaded,
+      ...(typeof data.options === 'function' ? data.options(current) : data.options),
+    }),
+    [data, current, loaded],
   );
   (extension.useFormEffects ?? (() => undefined))(handle, mode);
 
@@ -243,7 +316,14 @@ function LoadedForm({
   const submit = form.handleSubmit(async (values) => {
     const name = String(values.name ?? (record ? recordTitle(resource, record) : ''));
     try {
-      if (mode === 'create') {
+      if (formRoute) {
+        const op = operationOf(resource, formRoute.operation);
+        const params = Object.fromEntries(
+          [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1], String(values[m[1] ?? ''])]),
+        );
+        await requestOperation(op.key, { params, body: values });
+        open?.({ type: 'success', message: t('common:form.created', { name }) });
+      } else if (mode === 'create') {
         await create({ resource, values, successNotification: false, errorNotification: false });
         open?.({ type: 'success', message: t('common:form.created', { name }) });
       } else {
@@ -258,7 +338,7 @@ function LoadedForm({
           });
         open?.({ type: 'success', message: t('common:form.saved', { name }) });
       }
-      await navigate(listHref);
+      await navigate(doneHref);
     } catch (error) {
       if (!handle.applyServerErrors(error, codes)) showError(error);
     }

@@ -1,7 +1,10 @@
 import { TextInput } from '@mantine/core';
 import type { WidgetProps } from './types';
 
-/** Single-line text; empty text is handed back as undefined (pruned before validation). */
+/**
+ * Single-line text; empty text is handed back as undefined (pruned before validation). The `url`
+ * widget is the same field typed as a URL (the schema's pattern still decides what is valid).
+ */
 export function TextWidget({
   id,
   label,
@@ -29,6 +32,8 @@ export function TextWidget({
       disabled={disabled}
       maxLength={meta.maxLength}
       autoComplete="off"
+      type={meta.widget === 'url' ? 'url' : 'text'}
+      inputMode={meta.widget === 'url' ? 'url' : undefined}
     />
   );
 }

@@ -14,9 +14,13 @@ import { TextWidget } from './text-widget';
 import { TextareaWidget } from './textarea-widget';
 import type { WidgetComponent, WidgetRegistry } from './types';
 
-/** The generic widgets every form has. Features add their own (`viewerPicker`, `media`...). */
-export const baseWidgets: WidgetRegistry = {
+/**
+ * The widgets every form has: the generic ones, and those features register at start-up for
+ * fields of several resources (`allowed`). A form extension adds its form's own (`viewerPicker`).
+ */
+export const baseWidgets: Record<string, WidgetComponent> = {
   text: TextWidget,
+  url: TextWidget,
   textarea: TextareaWidget,
   password: PasswordWidget,
   number: NumberWidget,
@@ -24,6 +28,11 @@ export const baseWidgets: WidgetRegistry = {
   multiSelect: MultiSelectWidget,
   switch: SwitchWidget,
 };
+
+/** Adds (or replaces) a widget every form can use. */
+export function registerWidget(name: string, widget: WidgetComponent): void {
+  baseWidgets[name] = widget;
+}
 
 /** Widget name for a field when the metadata names none (type defaults). */
 export function defaultWidgetName(meta: Pick<FieldMeta, 'type' | 'enum' | 'secret'>): string {

@@ -17,6 +17,8 @@ export interface ListQuery {
   text: string;
   tab: RecordFilter | null;
   toggles: readonly RecordFilter[];
+  /** The signed-in user's id (for `notMine` filters). */
+  userId?: string | null;
 }
 
 const haystacks = new Map<string, WeakMap<object, string>>();
@@ -47,8 +49,10 @@ export function warmFilter(records: readonly ListRecord[], fields: readonly stri
   for (const record of records) haystackOf(record, fields);
 }
 
-const passes = (record: ListRecord, filter: RecordFilter) =>
-  filter.values.includes(record[filter.field] as string | number | boolean | null);
+const passes = (record: ListRecord, filter: RecordFilter, userId: string | null) =>
+  (!filter.field ||
+    !!filter.values?.includes(record[filter.field] as string | number | boolean | null)) &&
+  (!filter.notMine || record[filter.notMine] !== userId);
 
 /** The records the query keeps (the same array when nothing filters). */
 export function filterRecords<T extends ListRecord>(
@@ -60,8 +64,8 @@ export function filterRecords<T extends ListRecord>(
   if (!needle && !query.tab && query.toggles.length === 0) return records;
   return records.filter(
     (record) =>
-      (!query.tab || passes(record, query.tab)) &&
-      query.toggles.every((toggle) => passes(record, toggle)) &&
+      (!query.tab || passes(record, query.tab, query.userId ?? null)) &&
+      query.toggles.every((toggle) => passes(record, toggle, query.userId ?? null)) &&
       (!needle || haystackOf(record, fields).includes(needle)),
   );
 }

@@ -97,6 +97,10 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
 
   const { result, query } = useList<ListRecord & { id: string }>({
     resource,
+    // A tab may be listed by another operation (the shared templates or media).
+    ...(tab?.operation
+      ? { meta: { operation: tab.operation, ...(tab.params ? { params: tab.params } : {}) } }
+      : {}),
     pagination: { mode: 'off' },
     liveMode: 'manual',
     errorNotification: false,
@@ -111,8 +115,14 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   // Sorted once per data change (a no-op when already in order), then filtered per keystroke.
   const ordered = useMemo(() => sortRecords(all, sort), [all, sort]);
   const records = useMemo(
-    () => filterRecords(ordered, searchable, { text: deferredText, tab, toggles: activeToggles }),
-    [ordered, searchable, deferredText, tab, activeToggles],
+    () =>
+      filterRecords(ordered, searchable, {
+        text: deferredText,
+        tab,
+        toggles: activeToggles,
+        userId: user?.id ?? null,
+      }),
+    [ordered, searchable, deferredText, tab, activeToggles, user?.id],
   );
   // Prepare the filter texts while idle, so the first keystroke does not pay for them.
   useEffect(() => {

@@ -100,7 +100,7 @@ describe(`the added field ${field}`, () => {
   });
 
   it('is an input of the edit form that checks its constraint and sends the value', async () => {
-    const { calls } = renderEngine(<EditPage resource="desktops" />, {
+    const { calls } = renderEngine(<EditPage resource="desktops" kind="edit" />, {
       url: '/domain/edit?id=d1',
       show: { desktops: info },
     });
