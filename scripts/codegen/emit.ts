@@ -189,6 +189,7 @@ export interface FieldRow {
   section?: string;
   unit?: string;
   options?: string;
+  optionsWhen?: Record<string, unknown[]>;
   hidden: boolean;
   secret: boolean;
   column: boolean;
@@ -268,6 +269,7 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
         ...(ui.section ? { section: String(ui.section) } : {}),
         ...(ui.unit ? { unit: String(ui.unit) } : {}),
         ...(ui.options ? { options: String(ui.options) } : {}),
+        ...(ui.optionsWhen ? { optionsWhen: ui.optionsWhen as Record<string, unknown[]> } : {}),
         hidden: ui.hidden === true,
         secret: ui.secret === true,
         column: ui.column === true,

@@ -475,6 +475,16 @@ describe('media calls: roles, ownership and input', () => {
     expect(await mediaRows()).toBe(before);
   });
 
+  it('lists shared media to the others without their source URL, and to their owner with it', async () => {
+    const mine = (await api(advanced, 'GET', '/media_allowed')).json() as Media[];
+    expect(mine.find((item) => item.id === downloaded)?.url).toBe(source.url('/grub.iso'));
+    const shared = (await api(userToken, 'GET', '/media_allowed')).json() as Media[];
+    const demo = shared.find((item) => item.id === foreign);
+    expect(demo, 'the demo ISO is shared with everyone').toBeDefined();
+    expect(demo).not.toHaveProperty('url');
+    expect(demo?.editable).toBe(false);
+  });
+
   it("lets a manager manage the media of the category's advanced users, not an admin's", async () => {
     expect((await api(manager, 'GET', `/media/desktops/${downloaded}`)).statusCode).toBe(200);
     expect((await api(manager, 'GET', `/media/desktops/${foreign}`)).statusCode).toBe(403);

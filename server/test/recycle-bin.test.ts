@@ -124,6 +124,47 @@ describe('recycle bin', () => {
     expect(await desktopRows(t.app, 'id = $1', [id])).toHaveLength(1);
   });
 
+  it('keeps a restored desktop and its disk when a permanent delete read the entry before the restore', async () => {
+    const owner = await userRow(t.app, 'user');
+    const id = await addDesktop(t.app, owner, 'Raced purge');
+    await injectWithToken(t.app, userToken, { method: 'DELETE', url: `/api/v3/desktop/${id}` });
+    const [entry] = await t.app.database.query<{ id: string }>(
+      "SELECT id FROM recycle_bin WHERE data->'desktops'->0->>'id' = $1",
+      [id],
+    );
+    const entryId = entry?.id ?? '';
+    // The delete's first read happens before the restore: it sees the entry still recycled.
+    const stale = await t.app.recycleBin.get(entryId);
+    const restore = await injectWithToken(t.app, userToken, {
+      method: 'PUT',
+      url: `/api/v3/recycle_bin/restore/${entryId}`,
+    });
+    expect(restore.statusCode, restore.body).toBe(200);
+    const deletedDisks: string[] = [];
+    const { get } = t.app.recycleBin;
+    const { deleteDisk } = t.app.engine;
+    let reads = 0;
+    t.app.recycleBin.get = async (...args) => (reads++ === 0 ? stale : get(...args));
+    t.app.engine.deleteDisk = async (path) => {
+      deletedDisks.push(path);
+      await deleteDisk.call(t.app.engine, path);
+    };
+    try {
+      const remove = await injectWithToken(t.app, userToken, {
+        method: 'DELETE',
+        url: `/api/v3/recycle_bin/${entryId}`,
+      });
+      expect(remove.statusCode).toBe(428);
+      expect(remove.json().description_code).toBe('recycle_bin_not_recycled');
+    } finally {
+      t.app.recycleBin.get = get;
+      t.app.engine.deleteDisk = deleteDisk;
+    }
+    expect(deletedDisks).toEqual([]);
+    expect((await t.app.recycleBin.get(entryId))?.status).toBe('restored');
+    expect(await desktopRows(t.app, 'id = $1', [id])).toHaveLength(1);
+  });
+
   it('restores under " (restored 2)" when the name and " (restored)" are both taken meanwhile', async () => {
     const owner = await userRow(t.app, 'user');
     const id = await addDesktop(t.app, owner, 'Twice taken');

@@ -175,13 +175,24 @@ export function createRecycleBinService(app: FastifyInstance) {
    * Deletes an entry's disks for good. The disks of its templates were the base of whatever else
    * was made from them: the recycled entries of those items go too.
    */
-  const purge = async (row: RecycleBinRow): Promise<void> => {
+  /**
+   * Deletes a recycled entry for good with its disks. The entry is claimed first (recycled ->
+   * deleting), so a restore that got it first keeps its disks: answers false then.
+   */
+  const purge = async (row: RecycleBinRow): Promise<boolean> => {
     const data = row.data as EntryData;
-    await setStatus(row, 'deleting');
+    const claimed = await app.recycleBin.update(
+      row.id,
+      { status: 'deleting' },
+      { condition: eq(recycleBin.status, 'recycled') },
+    );
+    if (!claimed) return false;
+    publishStatus(row, 'deleting');
     for (const s of data.storages ?? []) await app.engine.deleteDisk(s.directory_path);
     await setStatus(row, 'deleted');
     const ownDisks = (data.templates ?? []).filter((t) => t.duplicateOf === null).map((t) => t.id);
     for (const dependent of await dependingOn(ownDisks)) await purge(dependent);
+    return true;
   };
 
   return {
@@ -386,7 +397,8 @@ export function createRecycleBinService(app: FastifyInstance) {
     async delete(auth: AuthContext, id: string): Promise<void> {
       const row = await entryFor(auth, id);
       assertRecycled(row);
-      await purge(row);
+      // Restored or deleted by another request meanwhile: answered as if it had been first.
+      if (!(await purge(row))) assertRecycled((await app.recycleBin.get(row.id)) ?? row);
     },
 
     dependingOn,

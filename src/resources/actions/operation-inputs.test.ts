@@ -95,4 +95,14 @@ describe('optionsFromAnswer', () => {
     ]);
     expect(optionsFromAnswer({ not: 'a list' })).toEqual([]);
   });
+
+  it('keeps only the items optionsWhen admits (the stopped desktops)', () => {
+    const desktops = [
+      { id: 'a', name: 'A', state: 'stopped' },
+      { id: 'b', name: 'B', state: 'started' },
+    ];
+    expect(optionsFromAnswer(desktops, { state: ['stopped'] })).toEqual([
+      { value: 'a', label: 'A' },
+    ]);
+  });
 });

@@ -12,13 +12,21 @@ import { requestOperation } from '@/providers/http-client';
 import { usableOperation } from '../actions/available-actions';
 import type { FieldOption } from './types';
 
-/** The list answer of an options operation as choices; items without an id are skipped. */
-export function optionsFromAnswer(answer: unknown): FieldOption[] {
+/**
+ * The list answer of an options operation as choices; items without an id are skipped, and with
+ * `when` (`x-ui.optionsWhen`) only the items whose fields hold one of the listed values are kept.
+ */
+export function optionsFromAnswer(
+  answer: unknown,
+  when: Readonly<Record<string, readonly unknown[]>> = {},
+): FieldOption[] {
   if (!Array.isArray(answer)) return [];
   return answer.flatMap((item: unknown) => {
     if (typeof item === 'string') return [{ value: item, label: item }];
     if (!item || typeof item !== 'object') return [];
-    const { id, name, description } = item as Record<string, unknown>;
+    const record = item as Record<string, unknown>;
+    if (!Object.entries(when).every(([field, values]) => values.includes(record[field]))) return [];
+    const { id, name, description } = record;
     if (typeof id !== 'string' && typeof id !== 'number') return [];
     return [
       {
@@ -52,7 +60,7 @@ export function useOperationOptions(
     () =>
       list.flatMap((meta) => {
         const key = optionsOperation(meta, role);
-        return key && !meta.hidden ? [{ path: meta.path, key }] : [];
+        return key && !meta.hidden ? [{ path: meta.path, key, when: meta.optionsWhen }] : [];
       }),
     [list, role],
   );
@@ -66,7 +74,9 @@ export function useOperationOptions(
   });
   return useMemo(
     () =>
-      Object.fromEntries(wanted.map(({ path }, index) => [path, optionsFromAnswer(data[index])])),
+      Object.fromEntries(
+        wanted.map(({ path, when }, index) => [path, optionsFromAnswer(data[index], when)]),
+      ),
     [wanted, data],
   );
 }

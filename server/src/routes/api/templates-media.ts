@@ -1,6 +1,6 @@
 /**
  * The shared media list the desktop screens need (ISO/floppy pickers): what the caller may use,
- * through the allowed lists. (Templates have their own routes, templates.ts.)
+ * through the allowed lists, without the source URL of media the caller does not manage. (Templates have their own routes, templates.ts.)
  */
 import type { FastifyInstance } from 'fastify';
 import { ne } from 'drizzle-orm';
@@ -16,11 +16,17 @@ export default async function templatesMediaRoutes(app: FastifyInstance) {
     const rows = await app.media.named(ne(media.status, 'deleted'));
     return rows
       .filter(({ row }) => isAllowed(auth, row))
-      .map(({ row, userName }): Media => ({
-        ...mediaToWire(row),
-        type: row.kind === 'iso' ? 'isos' : 'floppies',
-        user_name: userName,
-        editable: auth.role === 'admin' || row.userId === auth.userId,
-      }));
+      .map(({ row, userName }): Media => {
+        const editable = auth.role === 'admin' || row.userId === auth.userId;
+        const { url, ...wire } = mediaToWire(row);
+        return {
+          ...wire,
+          // Where a medium came from is its owner's business: others only use it.
+          ...(editable && url ? { url } : {}),
+          type: row.kind === 'iso' ? 'isos' : 'floppies',
+          user_name: userName,
+          editable,
+        };
+      });
   });
 }
