@@ -189,6 +189,29 @@ describe('DesktopEngine', () => {
     await until(() => store.rows.get('d1')?.state === 'stopped');
   });
 
+  it('does not act on a row that changed after the reconciler listed it (no lost start)', async () => {
+    await engine.close();
+    driver = createFakeDriver({ honourPowerdown: false, startDelayMs: 200 });
+    engine = new DesktopEngine({ store, driver, dataDir: dir, log, shutdownTimeoutMs: 200 });
+    withDisk('slow');
+    // The reconciler lists the row while it is `starting`; the start completes before the
+    // reconciler gets to it. Acting on the listed copy would stop a VM that just started.
+    const list = store.listInStates.bind(store);
+    let listed = false;
+    store.listInStates = async (states) => {
+      const rows = (await list(states)).map((r) => ({ ...r }));
+      listed = rows.some((r) => r.id === 'slow' && r.state === 'starting');
+      if (listed) await until(() => row('slow').state === 'started');
+      return rows;
+    };
+    await engine.start('slow');
+    await engine.reconcile();
+    expect(listed).toBe(true);
+    expect(row('slow').state).toBe('started');
+    expect(store.history.map((h) => h.state)).toEqual(['starting', 'started']);
+    expect((await driver.list()).map((d) => d.id)).toEqual(['slow']);
+  });
+
   it('reconciles rows left in transitional states by a restart', async () => {
     withDisk('gone');
     withDisk('mid');

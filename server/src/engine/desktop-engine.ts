@@ -515,8 +515,13 @@ export class DesktopEngine {
   async reconcile(): Promise<void> {
     const rows = await this.store.listInStates([...TRANSITIONAL, 'started', 'waitingip', 'paused']);
     const now = Date.now();
-    for (const d of rows) {
-      if (this.active.has(d.id) || this.queue.includes(d.id)) continue;
+    for (const listed of rows) {
+      if (this.active.has(listed.id) || this.queue.includes(listed.id)) continue;
+      // The row as it is now: a start that finished since the list was read must not be taken
+      // for an interrupted one (its VM would be stopped and the start lost).
+      const d = await this.store.get(listed.id);
+      if (!d || d.state !== listed.state || d.updated_at.getTime() !== listed.updated_at.getTime())
+        continue;
       const status = await this.driver.status(d.id);
       const alive = status === 'running' || status === 'paused';
       const age = now - d.updated_at.getTime();
