@@ -224,7 +224,8 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
     return defs[name]?.properties ? name : null;
   };
   const out: FieldRow[] = [];
-  const walk = (schema: Json, prefix: string, requiredSet: Set<string>) => {
+  // A hidden object hides its fields: a show answer's `owner` or `allowed` stays out of the screen.
+  const walk = (schema: Json, prefix: string, requiredSet: Set<string>, parentHidden = false) => {
     const props = (schema.properties ?? {}) as Record<string, Json>;
     for (const [name, raw] of Object.entries(props)) {
       const s = deref(raw);
@@ -234,7 +235,12 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
       const main =
         types.find((t) => t !== 'null') ?? (s.enum ? 'enum' : s.anyOf ? 'any' : 'unknown');
       if (main === 'object' && s.properties && !ui.widget) {
-        walk(s, path, new Set((s.required as string[] | undefined) ?? []));
+        walk(
+          s,
+          path,
+          new Set((s.required as string[] | undefined) ?? []),
+          parentHidden || ui.hidden === true,
+        );
         continue;
       }
       const widget = String(
@@ -270,7 +276,7 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
         ...(ui.unit ? { unit: String(ui.unit) } : {}),
         ...(ui.options ? { options: String(ui.options) } : {}),
         ...(ui.optionsWhen ? { optionsWhen: ui.optionsWhen as Record<string, unknown[]> } : {}),
-        hidden: ui.hidden === true,
+        hidden: parentHidden || ui.hidden === true,
         secret: ui.secret === true,
         column: ui.column === true,
         card: ui.card === true,

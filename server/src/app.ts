@@ -39,6 +39,7 @@ import desktopsRepository from './plugins/app/desktops-repository.ts';
 import catalogRepositories from './plugins/app/catalog-repositories.ts';
 import mediaUsageRepository from './plugins/app/media-usage-repository.ts';
 import directoryRepository from './plugins/app/directory-repository.ts';
+import deploymentsRepository from './plugins/app/deployments-repository.ts';
 import socketAuth from './plugins/app/socket-auth.ts';
 import authenticationRoutes from './routes/authentication/index.ts';
 import sessionRoutes from './routes/api/session.ts';
@@ -54,6 +55,8 @@ import templatesMediaRoutes from './routes/api/templates-media.ts';
 import mediaRoutes from './routes/api/media.ts';
 import templateRoutes from './routes/api/templates.ts';
 import allowedRoutes from './routes/api/allowed.ts';
+import deploymentRoutes from './routes/api/deployments.ts';
+import directViewerRoutes from './routes/api/direct-viewer.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -199,6 +202,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(catalogRepositories);
   await app.register(mediaUsageRepository);
   await app.register(directoryRepository);
+  await app.register(deploymentsRepository);
   await app.register(socketAuth);
   // before the engine: its boot disk check runs before the engine reconciles
   await app.register(storage);
@@ -215,6 +219,8 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(mediaRoutes);
   await app.register(templateRoutes);
   await app.register(allowedRoutes);
+  await app.register(deploymentRoutes);
+  await app.register(directViewerRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501
   await app.register(plannedOperations);
   await app.register(openapiRoutes);

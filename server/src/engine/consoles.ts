@@ -64,14 +64,18 @@ export function createConsoles(
       app.desktops.byId(desktopId),
       app.sessions.alive(sessionId),
     ]);
+    const caller = session
+      ? { userId: session.userId, role: session.role, categoryId: session.categoryId }
+      : null;
+    // Who may open the console is who may ask for its ticket (desktop-service `desktopFor`): the
+    // desktop's manager, or, for a deployment desktop, whoever manages its deployment (owner,
+    // co-owners: the videowall).
     const allowed = Boolean(
       row &&
-      session &&
-      session.userId === userId &&
-      canManageDesktop(
-        { userId: session.userId, role: session.role, categoryId: session.categoryId },
-        row,
-      ),
+      caller &&
+      caller.userId === userId &&
+      (canManageDesktop(caller, row) ||
+        (row.tag && (await app.deploymentService.managesDeploymentOf(caller, row)))),
     );
     const running = Boolean(row && consoleStates.includes(row.state));
     const rt = (row?.runtime ?? {}) as { vncPort?: unknown; spicePort?: unknown };

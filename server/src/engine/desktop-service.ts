@@ -15,7 +15,7 @@ import {
 } from '../db/schema.ts';
 import { queryOn } from '../db/query.ts';
 import { ApiError } from '../lib/api-error.ts';
-import { assertDesktopAccess, isAllowed } from '../lib/ownership.ts';
+import { assertDesktopAccess, canManageDesktop, isAllowed } from '../lib/ownership.ts';
 import type { AuthContext } from '../plugins/app/auth.ts';
 import { ruleStates } from '../../../common/state-actions.ts';
 import { configuredViewers } from '../../../common/viewers.ts';
@@ -89,9 +89,23 @@ export type DesktopService = ReturnType<typeof createDesktopService>;
 export function createDesktopService(app: FastifyInstance) {
   const { db } = app;
 
-  /** The desktop the caller may manage: 404 when unknown, 403 when somebody else's. */
-  const desktopFor = async (auth: AuthContext, id: string): Promise<OwnedDesktopRow> =>
-    assertDesktopAccess(auth, await app.desktops.byId(id));
+  /**
+   * The desktop the caller may manage: 404 when unknown, 403 when somebody else's. A deployment
+   * desktop is also managed by those who manage its deployment, and its user can not act on it
+   * while the deployment (or the desktop) is invisible (deployment-service.ts).
+   */
+  const desktopFor = async (auth: AuthContext, id: string): Promise<OwnedDesktopRow> => {
+    const desktop = await app.desktops.byId(id);
+    if (
+      desktop?.tag &&
+      !canManageDesktop(auth, desktop) &&
+      (await app.deploymentService.managesDeploymentOf(auth, desktop))
+    )
+      return desktop;
+    const owned = assertDesktopAccess(auth, desktop);
+    await app.deploymentService.assertDesktopUsable(auth, owned);
+    return owned;
+  };
 
   /** Every id a body names must be one the caller may use (one check for all desktop calls). */
   const assertUsableReferences = createReferenceCheck(app);
@@ -443,6 +457,8 @@ export function createDesktopService(app: FastifyInstance) {
 
     async recreateDisk(auth: AuthContext, id: string): Promise<void> {
       const desktop = await desktopFor(auth, id);
+      // a user recreates a deployment desktop's disk only when the deployment allows it
+      await app.deploymentService.assertUserMay(auth, desktop, 'recreate');
       assertStateAllows('recreateDisk', desktop.state);
       const template = desktop.templateId ? await app.templates.get(desktop.templateId) : undefined;
       if (!template?.diskPath)

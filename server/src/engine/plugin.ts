@@ -19,6 +19,8 @@ import { createAllowedService, type AllowedService } from './allowed-service.ts'
 import { createTemplateService, type TemplateService } from './template-service.ts';
 import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from './types.ts';
 import { createConsoles, type Consoles } from './consoles.ts';
+import { createDeploymentService, type DeploymentService } from './deployment-service.ts';
+import { createDirectViewerService, type DirectViewerService } from './direct-viewer-service.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,6 +32,8 @@ declare module 'fastify' {
     recycleBinService: RecycleBinService;
     allowedService: AllowedService;
     templateService: TemplateService;
+    deploymentService: DeploymentService;
+    directViewer: DirectViewerService;
   }
 }
 
@@ -111,6 +115,15 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.decorate('recycleBinService', createRecycleBinService(app));
   app.decorate('allowedService', createAllowedService(app));
   app.decorate('templateService', createTemplateService(app));
+  const deploymentService = createDeploymentService(app);
+  app.decorate('deploymentService', deploymentService);
+  app.decorate(
+    'directViewer',
+    createDirectViewerService(app, {
+      managesDeploymentOf: deploymentService.managesDeploymentOf,
+      isVisible: deploymentService.isVisible,
+    }),
+  );
 
   app.addHook('onReady', async () => {
     if (config.prepareImages) {
@@ -120,9 +133,12 @@ const plugin: FastifyPluginAsync = async (app) => {
     }
     await engine.init();
     await app.templateService.reconcile();
+    await app.deploymentService.init();
   });
   app.addHook('onClose', async () => {
     app.templateService.close();
+    app.deploymentService.close();
+    app.directViewer.close();
     await engine.close();
     idle.close();
     await driver.close();

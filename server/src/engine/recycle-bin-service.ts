@@ -21,6 +21,7 @@ import {
   recycleBinToDetail,
   recycleBinToWire,
   templates,
+  type DeploymentRow,
   type DesktopRow,
   type RecycleBinRow,
   type TemplateRow,
@@ -49,6 +50,11 @@ interface EntryData {
     updatedAt?: unknown;
   })[];
   storages?: { id: string; directory_path: string; status: string; actual_size?: number }[];
+  /** A deployment entry: the deployment, restored before its desktops (they name it in `tag`). */
+  deployments?: (Omit<DeploymentRow, 'createdAt' | 'updatedAt'> & {
+    createdAt?: unknown;
+    updatedAt?: unknown;
+  })[];
   agent_name?: string;
 }
 
@@ -78,7 +84,7 @@ function listItem(row: RecycleBinRow): RecycleBin {
     agent_name: data.agent_name ?? null,
     desktops: data.desktops?.length ?? 0,
     templates: data.templates?.length ?? 0,
-    deployments: 0,
+    deployments: data.deployments?.length ?? 0,
     storages: data.storages?.length ?? 0,
   };
 }
@@ -219,7 +225,11 @@ export function createRecycleBinService(app: FastifyInstance) {
     async detail(auth: AuthContext, id: string): Promise<RecycleBinDetail> {
       const row = await entryFor(auth, id);
       const data = row.data as EntryData;
-      const items = [...(data.desktops ?? []), ...(data.templates ?? [])];
+      const items = [
+        ...(data.desktops ?? []),
+        ...(data.templates ?? []),
+        ...(data.deployments ?? []),
+      ];
       const unique = (ids: string[]) => [...new Set(ids)];
       const [owners, categories, groups] = await Promise.all([
         app.directory.usersByIds(unique(items.map((i) => i.userId))),
@@ -247,7 +257,14 @@ export function createRecycleBinService(app: FastifyInstance) {
           domain(d, Math.floor(new Date(d.accessed).getTime() / 1000)),
         ),
         templates: (data.templates ?? []).map((t) => domain(t, entryTime)),
-        deployments: [],
+        deployments: (data.deployments ?? []).map((p) => ({
+          id: p.id,
+          name: p.name,
+          create_dict: { name: p.desktopName },
+          category: named(p.categoryId, categories),
+          group: named(p.groupId, groups),
+          user: username(p.userId),
+        })),
         storages: (data.storages ?? []).map((s) => {
           const desktop = data.desktops?.find((d) => d.id === s.id);
           const template = data.templates?.find((t) => t.id === s.id);
@@ -357,6 +374,12 @@ export function createRecycleBinService(app: FastifyInstance) {
           );
           templateIds.push(t.id);
         }
+        const deploymentIds: string[] = [];
+        for (const recycled of data.deployments ?? []) {
+          const { createdAt: _created, updatedAt: _updated, ...p } = recycled;
+          await app.deployments.create(p, tx);
+          deploymentIds.push(p.id);
+        }
         const desktopIds: string[] = [];
         for (const recycled of data.desktops ?? []) {
           const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
@@ -378,7 +401,7 @@ export function createRecycleBinService(app: FastifyInstance) {
           );
           desktopIds.push(d.id);
         }
-        return { templateIds, desktopIds };
+        return { templateIds, desktopIds, deploymentIds };
       });
       if (!restored) {
         const now = await app.recycleBin.get(row.id);
@@ -387,8 +410,13 @@ export function createRecycleBinService(app: FastifyInstance) {
       }
       for (const templateId of restored.templateIds)
         await app.templateService.publish(templateId, 'templates.created');
-      for (const desktopId of restored.desktopIds)
-        await app.desktops.publishCurrent(desktopId, 'desktops.created');
+      for (const desktopId of restored.desktopIds) {
+        const row = await app.desktops.table.get(desktopId);
+        // a desktop of an invisible deployment stays out of its user's list
+        if (row && (!row.tag || (row.visible && (await app.deploymentService.isVisible(row)))))
+          await app.desktops.publishCurrent(desktopId, 'desktops.created');
+      }
+      await app.deploymentService.restored(restored.deploymentIds);
       publishStatus(row, 'restored');
       app.log.info({ entry: row.id, agent: auth.userId }, 'recycle bin entry restored');
       return { recycle_bin_ids: [row.id] };

@@ -26,11 +26,15 @@ const PAIR_SECRET = new RegExp(`(\\b${SECRET_NAME}=)[^&\\s"'\\\\]+`, 'gi');
 const HTTP_CREDENTIAL = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@"]+@/gi;
 
+/** Direct-viewer links in paths: `/direct/<token>` (the API) and `/vw/<token>` (the SPA page). */
+const DIRECT_LINK = /(\/(?:direct|vw)\/)[A-Za-z0-9_-]{20,}/g;
+
 export function redactSecrets(line: string): string {
   return line
     .replace(JWT, CENSOR)
     .replace(JSON_SECRET, `$1"${CENSOR}"`)
     .replace(PAIR_SECRET, `$1${CENSOR}`)
     .replace(HTTP_CREDENTIAL, `$1 ${CENSOR}`)
-    .replace(URL_USERINFO, `$1${CENSOR}@`);
+    .replace(URL_USERINFO, `$1${CENSOR}@`)
+    .replace(DIRECT_LINK, `$1${CENSOR}`);
 }

@@ -1,8 +1,8 @@
 /**
  * Demo data (docs/contracts.md "Demo data"), written when the database has no users: category
  * `default`, one group and one account per role (password DEMO_PASSWORD or random), a demo template
- * and demo media (image files are made by the hypervisor's image script), three stopped desktops
- * for `user`. Also seedDesktops() for benchmarks.
+ * (its disk: the idle guest, ./idle-guest.ts) and demo media (made by the hypervisor's image
+ * script), three stopped desktops for `user`. Also seedDesktops() for benchmarks.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -11,6 +11,8 @@ import { eq } from 'drizzle-orm';
 import { hashPassword } from '../lib/passwords.ts';
 import { categories, desktops, groups, media, templates, users } from '../db/schema.ts';
 import { NEW_DESKTOP_HARDWARE } from '../engine/desktop-service.ts';
+import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
+import { writeIdleGuestDisk } from './idle-guest.ts';
 import type {
   DesktopGuestProperties,
   DesktopHardware,
@@ -54,13 +56,24 @@ export async function seedIfEmpty(
   app: FastifyInstance,
   options: { password?: string | undefined } = {},
 ): Promise<SeedResult> {
-  const usernames = [...DEMO_ROLES];
+  // The role accounts, then the classes' teacher and the range of students (see ./classes.ts).
+  const usernames = [
+    ...DEMO_ROLES,
+    TEACHER_USERNAME,
+    `${studentName(CLASSES[0].first)}…${studentName(CLASSES[1].last)}`,
+  ];
   if ((await app.users.count()) > 0) return { seeded: false, usernames };
   const generated = options.password ? undefined : randomBytes(9).toString('base64url');
   const password = options.password ?? generated ?? '';
   const hashes = await Promise.all(DEMO_ROLES.map(() => hashPassword(password)));
   const ids = Object.fromEntries(DEMO_ROLES.map((r) => [r, randomUUID()])) as Record<Role, string>;
   const imagesDir = join(app.config.dataDir, 'images');
+  // The demo template boots the idle guest (sleeps in HLT; GRUB busy-polls under TCG), written over
+  // the GRUB disk prepareDemoImages made at ready time. Without qemu-img the GRUB disk stays.
+  if (app.config.prepareImages)
+    await writeIdleGuestDisk(join(imagesDir, 'demo-template.qcow2')).catch((err: unknown) => {
+      app.log.warn({ err }, 'demo template: idle guest disk not written, keeping the GRUB disk');
+    });
 
   await app.db.transaction(async (tx) => {
     await tx.insert(categories).values({
@@ -93,10 +106,11 @@ export async function seedIfEmpty(
         lang: 'en',
       })),
     );
+    await seedClasses(app, password, tx);
     await tx.insert(templates).values({
       id: DEMO_TEMPLATE_ID,
       name: 'Demo template',
-      description: 'GRUB rescue disk (boots in seconds)',
+      description: 'Idle guest: echoes what you type, sleeps in HLT (boots in a second)',
       userId: ids.admin,
       categoryId: 'default',
       groupId: groupOf.admin,

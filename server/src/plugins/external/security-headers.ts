@@ -5,6 +5,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../lib/plugin.ts';
+import { resourceOf } from '../../../../src/generated/resources.ts';
 
 export const CSP = [
   "default-src 'self'",
@@ -24,6 +25,15 @@ export const CSP = [
 
 const isApi = (url: string) => url.startsWith('/api/') || url.startsWith('/authentication/');
 
+/**
+ * The direct-viewer page `/vw/<token>`: its URL is a credential,
+ * so the page never leaks it through a Referer (no-referrer also covers its own assets and API
+ * calls) and no cache keeps it (no-store, over the SPA's no-cache).
+ */
+const DIRECT_VIEWER_PREFIX = (resourceOf('direct-viewer')?.show ?? '/vw/:jumperurl').split(':')[0];
+const isDirectViewerPage = (url: string) =>
+  !!DIRECT_VIEWER_PREFIX && url.startsWith(DIRECT_VIEWER_PREFIX);
+
 const plugin: FastifyPluginAsync = async (app) => {
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('content-security-policy', CSP);
@@ -36,6 +46,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     if (isApi(request.url) && !reply.hasHeader('cache-control'))
       reply.header('cache-control', 'no-store');
+    if (isDirectViewerPage(request.url)) {
+      reply.header('referrer-policy', 'no-referrer');
+      reply.header('cache-control', 'no-store');
+    }
     return payload;
   });
 };
