@@ -54,7 +54,7 @@ export default defineConfig({
       QEMU_ACCEL: 'tcg',
       MEDIA_ALLOWED_HOSTS: `127.0.0.1:${E2E_MEDIA_PORT}`,
     },
-    stdout: 'ignore',
+    stdout: process.env.E2E_SERVER_LOG ? 'pipe' : 'ignore',
     stderr: 'pipe',
   },
 });

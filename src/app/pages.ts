@@ -34,4 +34,21 @@ export const bespokePages: Readonly<Record<string, Readonly<Record<string, Page>
       import('@/features/viewers/vnc-viewer-page').then((m) => ({ default: m.VncViewerPage })),
     ),
   },
+  deployments: {
+    videowall: lazy(() =>
+      import('@/features/videowall/videowall-page').then((m) => ({ default: m.VideowallPage })),
+    ),
+  },
+  // The public direct-viewer page, with the VNC console of the viewers feature (loaded on Open).
+  'direct-viewer': {
+    show: lazy(() =>
+      import('@/features/direct-viewer/direct-viewer-page').then((m) => ({
+        default: m.directViewerPage(
+          lazy(() =>
+            import('@/features/viewers/vnc-console').then((v) => ({ default: v.VncConsole })),
+          ),
+        ),
+      })),
+    ),
+  },
 };

@@ -97,8 +97,11 @@ export interface RequestOptions {
   /** Overrides the operation's time-out. */
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** `blob` resolves with the raw body as a Blob (images, files) instead of JSON/text. */
-  responseType?: 'blob';
+  /**
+   * `blob` resolves with the raw body as a Blob (images) instead of JSON/text; `file` with
+   * `{ blob, filename }`, the name the server gave in Content-Disposition (downloads).
+   */
+  responseType?: 'blob' | 'file';
   /** Background polling (thumbnails): not counted as a pending request (no loading cursor). */
   background?: boolean;
 }
@@ -329,6 +332,11 @@ export async function requestOperation(
 
     if (response.status === 204) return null;
     if (options.responseType === 'blob') return await response.blob();
+    if (options.responseType === 'file')
+      return {
+        blob: await response.blob(),
+        filename: filenameOf(response.headers.get('Content-Disposition')),
+      } satisfies DownloadedFile;
     const type = response.headers.get('Content-Type') ?? '';
     const text = await response.text();
     if (!text) return null;
@@ -359,6 +367,26 @@ export function request<K extends OperationKey>(
 ): Promise<OperationResponse<K> | null> {
   // The operation's response schema is what OperationResponse<K> is generated from.
   return requestOperation(key, options as RequestOptions) as Promise<OperationResponse<K> | null>;
+}
+
+/** A downloaded file: its body and the name the server gave it (null when it gave none). */
+export interface DownloadedFile {
+  blob: Blob;
+  filename: string | null;
+}
+
+/** The file name of a Content-Disposition header (RFC 6266: `filename*` wins over `filename`). */
+export function filenameOf(header: string | null): string | null {
+  if (!header) return null;
+  const extended = /filename\*=UTF-8''([^;]+)/i.exec(header)?.[1];
+  if (extended) {
+    try {
+      return decodeURIComponent(extended.trim());
+    } catch {
+      // a malformed encoding falls back to the plain name
+    }
+  }
+  return /filename="?([^";]+)"?/i.exec(header)?.[1]?.trim() ?? null;
 }
 
 /** Calls operation K for a file or an image: resolves with the body as a Blob (null when empty). */

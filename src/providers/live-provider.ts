@@ -111,6 +111,30 @@ export function removeRecord(cache: unknown, payload: Identified, idField = 'id'
   return { ...cache, data, total: Math.max(0, (cache.total ?? cache.data.length) - 1) };
 }
 
+/**
+ * Applies a child record's event to its parent's cached show answer (`x-live.parent`): the list at
+ * `path` gets the record added or replaced by id, or removed. Other caches are left as they are.
+ */
+export function patchParent(
+  cache: unknown,
+  path: string,
+  record: Identified,
+  idField: string,
+  remove: boolean,
+): unknown {
+  if (!cache || typeof cache !== 'object') return cache;
+  const data = (cache as { data?: Record<string, unknown> }).data;
+  const list = data?.[path];
+  if (!data || !Array.isArray(list)) return cache;
+  const patched = (remove ? removeRecord : upsertRecord)(
+    { data: list as Identified[] },
+    record,
+    idField,
+  ) as ListCache;
+  if (patched.data === list) return cache;
+  return { ...cache, data: { ...data, [path]: patched.data } };
+}
+
 /** Applies a queue payload (`{ key: { desktop_id, position } }`) to the records' `queue`. */
 export function applyQueue(
   cache: unknown,
@@ -227,6 +251,16 @@ export function createLiveProvider(
     } | null;
     const removeWhen = live?.removeWhen;
     const removes = !!removeWhen && removeWhen.values.includes(record[removeWhen.field]);
+
+    const parent = (meta?.live as { parent?: { resource: string; field: string; path: string } })
+      ?.parent;
+    if (parent && (verb === 'created' || verb === 'updated' || verb === 'deleted')) {
+      const owner = record[parent.field];
+      if (owner !== undefined)
+        patchQueries([...resourceKeyPrefix(parent.resource), 'one', owner], (cache) =>
+          patchParent(cache, parent.path, record, idField, verb === 'deleted' || removes),
+        );
+    }
 
     if (patch) {
       const prefix = listKeyPrefix(resource);

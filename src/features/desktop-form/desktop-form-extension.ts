@@ -105,7 +105,8 @@ export const desktopFormExtension: FormExtension = {
   },
   useFormData: useDesktopFormData,
   defaultValues: () => structuredClone(NEW_DESKTOP_DEFAULTS),
-  toFormValues: (show) => (isDesktopInfo(show) ? valuesFromInfo(show) : {}),
+  // Other records (a deployment's show answer) take the page's default: their fields by name.
+  toFormValues: (show) => (isDesktopInfo(show) ? valuesFromInfo(show) : null),
   useFormEffects: useTemplatePrefill,
   // A server's hardware and viewers cannot be edited.
   editBlocker: (show) => (show.server === true ? 'common:desktopForm.serverNotEditable' : null),

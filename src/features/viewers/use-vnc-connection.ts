@@ -1,14 +1,15 @@
 /**
  * The browser VNC connection of one desktop (style 7.3 item 11: the viewer owns its lifecycle).
- * Each connection fetches a NEW single-use ticket from `desktops.viewer`, opens noVNC on the
- * same-origin websocket and reports its status. An unexpected close re-asks the server: a 409
+ * Each connection fetches a NEW single-use ticket (from `desktops.viewer`, or from the ticket
+ * fetcher it is given: the direct viewer's), opens noVNC on the same-origin websocket and reports
+ * its status. An unexpected close re-asks the server: a 409
  * (`viewer_not_started`) means the desktop stopped; otherwise it reconnects (a few attempts).
  * Only loaded in the viewer page's lazy chunk (noVNC uses top-level await).
  */
 import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
 import RFB from '@novnc/novnc';
 import { isApiError } from '@/providers/http-client';
-import { fetchViewer, isBrowserViewer, websocketUrl } from './viewer-api';
+import { fetchViewer, isBrowserViewer, websocketUrl, type ViewerAnswer } from './viewer-api';
 
 export type VncStatus =
   'connecting' | 'connected' | 'reconnecting' | 'disconnected' | 'stopped' | 'error';
@@ -27,6 +28,12 @@ export interface VncConnection {
   disconnect: () => void;
 }
 
+/** Asks for a new console ticket of a desktop (a browser viewer answer). */
+export type VncTicketFetcher = (id: string) => Promise<ViewerAnswer>;
+
+/** The logged-in user's ticket: the `desktops.viewer` call. */
+const desktopTicket: VncTicketFetcher = (id) => fetchViewer(id, 'browser-vnc');
+
 /** True when the viewer endpoint says the desktop is not running. */
 function isNotStarted(error: unknown): boolean {
   return (
@@ -39,6 +46,7 @@ export function useVncConnection(
   id: string | undefined,
   target: RefObject<HTMLDivElement | null>,
   scale: boolean,
+  fetchTicket: VncTicketFetcher = desktopTicket,
 ): VncConnection {
   const [status, setStatus] = useState<VncStatus>('connecting');
   const [name, setName] = useState('');
@@ -48,6 +56,8 @@ export function useVncConnection(
   const generation = useRef(0);
   const attempts = useRef(0);
   const scaleRef = useRef(scale);
+  // Read at connect time: a new fetcher identity does not reconnect.
+  const fetchTicketRef = useRef(fetchTicket);
   const reopenRef = useRef<((reconnecting: boolean) => Promise<void>) | null>(null);
 
   const teardown = useCallback(() => {
@@ -72,7 +82,7 @@ export function useVncConnection(
       setError(null);
       let answer;
       try {
-        answer = await fetchViewer(id, 'browser-vnc');
+        answer = await fetchTicketRef.current(id);
       } catch (failure) {
         if (run !== generation.current) return;
         if (isNotStarted(failure)) setStatus('stopped');
@@ -142,6 +152,10 @@ export function useVncConnection(
   useEffect(() => {
     reopenRef.current = open;
   }, [open]);
+
+  useEffect(() => {
+    fetchTicketRef.current = fetchTicket;
+  }, [fetchTicket]);
 
   useEffect(() => {
     scaleRef.current = scale;

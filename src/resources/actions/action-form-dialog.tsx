@@ -108,16 +108,23 @@ function LoadedActionForm({
     [list, fixed, role],
   );
   const [initial] = useState<FieldValues>(() => pickFormValues(list, record));
+  const known = useMemo(
+    () => new Set(list.map((meta) => meta.path.split('.')[0] ?? meta.path)),
+    [list],
+  );
   const handle = useSchemaForm<FieldValues>({
     type: type as FieldsType,
     validate,
     resource,
-    defaultValues: {
-      ...structuredClone(schemaDefaults(type)),
-      ...initial,
-      ...filledInputs(resource, def, record),
-      ...def.body,
-    },
+    // Only fields of the form's type: the validator refuses others (an id the path carries).
+    defaultValues: Object.fromEntries(
+      Object.entries({
+        ...structuredClone(schemaDefaults(type)),
+        ...initial,
+        ...filledInputs(resource, def, record),
+        ...def.body,
+      }).filter(([key]) => known.has(key)),
+    ),
   });
   const options = useOperationOptions(list, role);
   const [busy, setBusy] = useState(false);

@@ -32,6 +32,7 @@ import {
 } from './available-actions';
 import { operationInputs } from './operation-inputs';
 import { ActionPreview } from './action-preview';
+import { useConfirmHint } from './confirm-dialog';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
 
@@ -88,6 +89,7 @@ function ConfirmActionModal({
   const [permanent, setPermanent] = useState(false);
   const [busy, setBusy] = useState(false);
   const label = t(`resources:${resource}.stateActions.${action.name}`);
+  const hint = useConfirmHint(resource, action.name);
   const confirm = (): void => {
     const operation =
       permanent && action.def.permanent ? action.def.permanent : action.def.operation;
@@ -106,6 +108,11 @@ function ConfirmActionModal({
   return (
     <Modal opened onClose={onClose} title={label} centered>
       <Text size="sm">{t('common:confirm.question', { action: label, name })}</Text>
+      {hint && (
+        <Text size="sm" c="dimmed" mt="xs" data-testid="confirm-hint">
+          {hint}
+        </Text>
+      )}
       {action.def.preview && record && (
         <Box mt="sm">
           <ActionPreview resource={resource} record={record} def={action.def} />
@@ -244,6 +251,8 @@ export interface RecordActionsProps {
   compact?: boolean;
   /** Actions not drawn here (a card that shows one action in its own place). */
   exclude?: readonly string[];
+  /** Called once an action's operation (or its permanent variant) succeeded. */
+  onDone?: (operation: string) => void;
 }
 
 /** Primary actions as buttons, the others in a "more" menu. */
@@ -252,6 +261,7 @@ export const RecordActions = memo(function RecordActions({
   record,
   compact = false,
   exclude = [],
+  onDone,
 }: RecordActionsProps) {
   const { t } = useCellText();
   const role = useSessionState().user?.role_id ?? null;
@@ -287,7 +297,9 @@ export const RecordActions = memo(function RecordActions({
     }
     if (!action.def.operation) return;
     setBusy(action.name);
-    runOperation(resource, record, action.def.operation, action.def)
+    const operation = action.def.operation;
+    runOperation(resource, record, operation, action.def)
+      .then(() => onDone?.(operation))
       .catch((error: unknown) => showError(error))
       .finally(() => setBusy(null));
   };
@@ -374,7 +386,11 @@ export const RecordActions = memo(function RecordActions({
           name={recordTitle(resource, record)}
           action={confirming.action}
           record={record}
-          run={(operation) => runOperation(resource, record, operation, confirming.action.def)}
+          run={(operation) =>
+            runOperation(resource, record, operation, confirming.action.def).then(() =>
+              onDone?.(operation),
+            )
+          }
           onClose={() => setConfirming(null)}
         />
       )}

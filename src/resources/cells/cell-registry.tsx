@@ -4,9 +4,10 @@
  * its type (text, number, boolean, enum, array). Features register more by name; a name nobody
  * registered throws, naming the field, instead of showing raw JSON.
  */
+import '@mantine/core/styles/Avatar.css';
 import '@mantine/core/styles/Badge.css';
 import '@mantine/core/styles/Progress.css';
-import { Badge, Group, Progress, Text } from '@mantine/core';
+import { Avatar, Badge, Group, Progress, Text } from '@mantine/core';
 import { createElement, type ComponentType, type ReactNode } from 'react';
 import { createContext, useContext, useMemo } from 'react';
 import i18next, { type TFunction } from 'i18next';
@@ -294,6 +295,47 @@ function ImageCell({ value }: CellProps) {
   );
 }
 
+/** A user's photo; their initial when there is none (the name sits in the next column). */
+function AvatarCell({ value, record }: CellProps) {
+  const name = typeof record.user_name === 'string' ? record.user_name : '';
+  const src = typeof value === 'string' && value ? value : null;
+  return (
+    <Avatar src={src} size="sm" radius="xl" alt="" aria-hidden>
+      {name.slice(0, 1).toUpperCase()}
+    </Avatar>
+  );
+}
+
+/** A sharing list: off, everyone of the scope (an empty list), or how many are chosen. */
+function AllowedListCell({ value }: CellProps) {
+  const { t } = useCellText();
+  if (!Array.isArray(value)) return empty;
+  return (
+    <Text span size="sm">
+      {value.length === 0
+        ? t('common:allowed.everyone')
+        : t('common:allowed.chosen', { count: value.length })}
+    </Text>
+  );
+}
+
+/** A visibility flag (a deployment's): an eye and the word, so it is not told by colour alone. */
+function VisibilityCell({ value }: CellProps) {
+  const { t } = useCellText();
+  if (typeof value !== 'boolean') return empty;
+  return (
+    <Badge
+      variant="light"
+      color={value ? 'green' : 'gray'}
+      leftSection={<Icon name={value ? 'eye' : 'eye-off'} size={12} />}
+      data-testid="record-visibility"
+      data-value={String(value)}
+    >
+      {t(value ? 'common:visibility.visible' : 'common:visibility.invisible')}
+    </Badge>
+  );
+}
+
 const registry = new Map<string, CellComponent>([
   ['image', ImageCell],
   ['named', NamedCell],
@@ -317,6 +359,10 @@ const registry = new Map<string, CellComponent>([
   ['queue', QueueCell],
   ['scheduledShutdown', ScheduledShutdownCell],
   ['domainList', DomainListCell],
+  ['visibility', VisibilityCell],
+  ['allowedUsers', AllowedListCell],
+  ['allowedGroups', AllowedListCell],
+  ['avatar', AvatarCell],
 ]);
 
 /** Adds (or replaces) a named renderer. */

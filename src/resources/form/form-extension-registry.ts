@@ -29,8 +29,8 @@ export interface FormExtension {
   useFormData(mode: FormMode, enabled: boolean): FormData;
   /** Values of a new record. */
   defaultValues?(): FieldValues;
-  /** The edit form's values from the show answer. */
-  toFormValues?(show: Readonly<Record<string, unknown>>): FieldValues;
+  /** The edit form's values from the show answer; null leaves them to the page (fields by name). */
+  toFormValues?(show: Readonly<Record<string, unknown>>): FieldValues | null;
   /** Effects while editing (prefill from a chosen template...). */
   useFormEffects?(handle: SchemaFormHandle<FieldValues>, mode: FormMode): void;
   /** Why a record cannot be edited now (a translation key), beyond the state rule. */

@@ -9,6 +9,7 @@ import { MultiSelectWidget } from './multi-select-widget';
 import { NumberWidget } from './number-widget';
 import { PasswordWidget } from './password-widget';
 import { SelectWidget } from './select-widget';
+import { CheckboxWidget } from './checkbox-widget';
 import { SwitchWidget } from './switch-widget';
 import { TextWidget } from './text-widget';
 import { TextareaWidget } from './textarea-widget';
@@ -27,6 +28,7 @@ export const baseWidgets: Record<string, WidgetComponent> = {
   select: SelectWidget,
   multiSelect: MultiSelectWidget,
   switch: SwitchWidget,
+  checkbox: CheckboxWidget,
 };
 
 /** Adds (or replaces) a widget every form can use. */

@@ -60,6 +60,18 @@ function readView(resource: string, allowed: readonly View[], fallback: View): V
   }
 }
 
+/** How often a list with records in transition is read again. */
+const REFRESH_MS = 10_000;
+
+/** True when a record's field holds one of the transitional values. */
+export function inTransition(
+  records: readonly ListRecord[] | undefined,
+  rule: { field: string; values: readonly string[] } | undefined,
+): boolean {
+  if (!rule || !records) return false;
+  return records.some((record) => rule.values.includes(String(record[rule.field])));
+}
+
 const shown = (filter: RecordFilter, config: UserConfig | null) =>
   !filter.visibleIf || !!config?.[filter.visibleIf];
 
@@ -104,6 +116,16 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     pagination: { mode: 'off' },
     liveMode: 'manual',
     errorNotification: false,
+    // Records in a transitional state are read again now and then: a live event lost on the way
+    // (a reconnect, a refetch racing it) must not leave a desktop "creating" on screen forever.
+    ...(list.refreshWhile
+      ? {
+          queryOptions: {
+            refetchInterval: (q: { state: { data?: { data?: readonly ListRecord[] } } }) =>
+              inTransition(q.state.data?.data, list.refreshWhile) ? REFRESH_MS : false,
+          },
+        }
+      : {}),
   });
   const all = result.data;
   const searchable = useMemo(() => filterFields(resource), [resource]);

@@ -8,7 +8,7 @@ import '@mantine/core/styles/Table.css';
 import '@mantine/core/styles/Skeleton.css';
 import { Alert, Anchor, Group, Skeleton, Stack, Table, Text, Title } from '@mantine/core';
 import { useOne } from '@refinedev/core';
-import { Link, useParams, useSearchParams } from 'react-router';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { fields, type FieldMeta } from '@/generated/fields';
 import { resourceOf } from '@/generated/resources';
@@ -19,6 +19,9 @@ import { routeHref } from '../actions/available-actions';
 import { CellTextProvider, FieldValue, valueAt } from '../cells/cell-registry';
 
 type Row = Readonly<Record<string, unknown>>;
+
+/** Operations after which the record is gone. */
+const DELETE_OPERATIONS = new Set(['delete', 'deletePermanent']);
 
 const fieldsOfType = (type: string | null | undefined): readonly FieldMeta[] =>
   type ? ((fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? []) : [];
@@ -71,6 +74,7 @@ export function ResourceShowPage({ resource }: { resource: string }) {
   const def = resourceOf(resource);
   if (!def) throw new Error(`No resource ${resource}`);
   const params = useParams();
+  const navigate = useNavigate();
   const [search] = useSearchParams();
   const id = params.id ?? search.get('id') ?? '';
   const { result, query } = useOne<Row & { id: string }>({
@@ -123,6 +127,10 @@ export function ResourceShowPage({ resource }: { resource: string }) {
             resource={resource}
             record={record}
             exclude={[def.meta.list?.details ?? 'show']}
+            onDone={(operation) => {
+              // A deleted record has no details any more: back to its list.
+              if (DELETE_OPERATIONS.has(operation) && listHref) void navigate(listHref);
+            }}
           />
         </Group>
         <dl

@@ -1,0 +1,81 @@
+/**
+ * The `downloadFile` action handler: calls the operation named by the action's `param.operation`
+ * for the record (its id as `id`) and saves the answer as a file under the name the server gave
+ * (a deployment's direct-viewer CSV), after a confirmation when the action asks one.
+ */
+import { Button, Menu } from '@mantine/core';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Icon } from '@/components/icon';
+import { showError } from '@/lib/error-display';
+import { requestOperation, type DownloadedFile } from '@/providers/http-client';
+import type { ActionHandlerProps } from './action-registry';
+import { openActionDialog } from './action-dialogs';
+import { ConfirmDialog } from './confirm-dialog';
+import { operationInputs } from './operation-inputs';
+import { recordTitle } from './record-actions';
+
+/** Hands a Blob to the browser as a download. */
+export function saveFile(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
+export function DownloadAction({ resource, record, name, def, variant }: ActionHandlerProps) {
+  const { t } = useTranslation();
+  const [busy, setBusy] = useState(false);
+  const operation = def.param?.operation;
+  if (!operation) throw new Error(`${resource}.${name} needs param.operation`);
+  const label = t(`resources:${resource}.stateActions.${name}`);
+  const icon = <Icon name={def.icon ?? 'download'} size={16} />;
+  const download = async (): Promise<void> => {
+    const { params } = operationInputs(resource, operation, {}, record);
+    const answer = await requestOperation(`${resource}.${operation}`, {
+      params,
+      responseType: 'file',
+    });
+    const file = answer as DownloadedFile | null;
+    if (file) saveFile(file.blob, file.filename ?? `${String(record.id ?? resource)}.csv`);
+  };
+  const run = (): void => {
+    if (def.confirm) {
+      openActionDialog((close) => (
+        <ConfirmDialog
+          resource={resource}
+          action={name}
+          name={recordTitle(resource, record)}
+          color={def.color}
+          onConfirm={download}
+          onClose={close}
+        />
+      ));
+      return;
+    }
+    setBusy(true);
+    download()
+      .catch(showError)
+      .finally(() => setBusy(false));
+  };
+  return variant === 'menuItem' ? (
+    <Menu.Item leftSection={icon} onClick={run} disabled={busy} data-action={name}>
+      {label}
+    </Menu.Item>
+  ) : (
+    <Button
+      size="sm"
+      variant="default"
+      leftSection={icon}
+      onClick={run}
+      loading={busy}
+      data-action={name}
+    >
+      {label}
+    </Button>
+  );
+}
