@@ -85,7 +85,7 @@ describe('the direct-viewer page', () => {
     for (const url of ['/desktops', '/vw', '/vwx/abc', `/desktops/vw/${TOKEN}`]) {
       const res = await t.app.inject({ method: 'GET', url, headers: HTML });
       expect(res.statusCode, url).toBe(200);
-      expect(res.headers['referrer-policy'], url).toBe('same-origin');
+      expect(res.headers['referrer-policy'], url).toBe('strict-origin-when-cross-origin');
       expect(res.headers['cache-control'], url).toBe('no-cache');
     }
   });

@@ -1,7 +1,8 @@
 /**
  * Browser hardening headers: a CSP that forbids <base> and any connection to another origin
- * (websockets included), and HSTS only when the client reached the portal over https, which
- * behind a proxy is known only when TRUST_PROXY lets X-Forwarded-Proto count.
+ * (websockets included), no Referer from pages whose URL carries a token, and HSTS only when the
+ * client reached the portal over https, which behind a proxy is known only when TRUST_PROXY lets
+ * X-Forwarded-Proto count.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createTestDatabase, type TestApp } from './helper.ts';
@@ -36,6 +37,25 @@ describe('security headers', () => {
     expect(directives.get('object-src')).toBe("'none'");
     expect(directives.get('frame-ancestors')).toBe("'none'");
     expect(directives.get('script-src')).toBe("'self'");
+  });
+
+  it('sends no referrer and no cache on pages whose URL carries a token, origin-only elsewhere', async () => {
+    const page = (url: string) =>
+      direct.app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
+    for (const url of ['/reset-password?token=secret', '/verify-email?token=secret']) {
+      const res = await page(url);
+      expect([url, res.headers['referrer-policy']]).toEqual([url, 'no-referrer']);
+      expect([url, res.headers['cache-control']]).toEqual([url, 'no-store']);
+    }
+    for (const url of ['/desktops', '/reset-passwords', '/api/v3/health']) {
+      const res = await page(url);
+      expect([url, res.headers['referrer-policy']]).toEqual([
+        url,
+        'strict-origin-when-cross-origin',
+      ]);
+      expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
   });
 
   it('sends HSTS when a trusted proxy says the client used https, and only then', async () => {

@@ -1,6 +1,6 @@
 /**
- * Native-client viewer files (reference server-auth-viewers 12.1). Values are sanitised so that a
- * desktop name cannot inject lines or keys into the file (threat T58).
+ * Native-client viewer files (.vv, .rdp). Values are sanitised so that a desktop name cannot
+ * inject lines or keys into the file.
  */
 
 /** Removes line breaks, control characters and quotes a config value could use to inject keys. */

@@ -1,5 +1,5 @@
 /**
- * Browser VNC through our own authenticated websocket proxy (threats T37-T44):
+ * Browser VNC through our own authenticated websocket proxy:
  * - the upgrade carries a single-use ticket (≤ 60 s) bound to user + desktop + protocol + login session;
  * - `Origin` must be the portal's own origin or one listed in ALLOWED_ORIGINS (scheme, host and
  *   port compared); none, or `null`, is refused;

@@ -1,5 +1,5 @@
 /**
- * Persistent login throttling (reference 4.1, threats T12/T13), stored in login_attempts so it is
+ * Persistent login throttling against password guessing, stored in login_attempts so it is
  * shared by every node and survives restarts.
  * - per (username, category, provider): after 10 failures each further failure bans for
  *   (n - 10)^2 minutes, capped at 15 minutes; while banned even the right password gets 429;

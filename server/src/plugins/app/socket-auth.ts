@@ -1,5 +1,5 @@
 /**
- * socket.io authentication (threats T47-T52): the handshake's auth.jwt is verified like a REST
+ * socket.io authentication: the handshake's auth.jwt is verified like a REST
  * bearer (signature, exp, live session); rooms come from the token only (user:<id>, admins);
  * a client-named room is ignored. A revocation on this node (logout, session revoked, user
  * disabled) disconnects the session's sockets at once; a periodic sweep catches the rest (another
