@@ -105,7 +105,7 @@ describe('the real schema/', () => {
     expect(count).toBeGreaterThan(120);
   });
 
-  it('every resource with routes.list has x-roles.view, and view sets follow spec section 6', () => {
+  it('every resource with routes.list has x-roles.view, and view sets follow the role rules', () => {
     for (const { f, res } of resources) {
       if (!(res.routes as Json | undefined)?.list) continue;
       expect((f.json['x-roles'] as Json).view, f.file).toBeDefined();

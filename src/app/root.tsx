@@ -1,6 +1,6 @@
 /**
  * Root: Mantine, notifications and the router. Login and maintenance live outside the refine
- * application (spec section 2), so the login route does not load refine, socket.io or the
+ * application, so the login route does not load refine, socket.io or the
  * desktops screen; everything else is the lazily loaded `App`.
  */
 import { lazy, Suspense, useEffect } from 'react';

@@ -1,5 +1,5 @@
 /**
- * Session bootstrap run by the guard once per session (spec section 2, point 5): fetch the user,
+ * Session bootstrap run by the guard once per session: fetch the user,
  * open the live socket, fetch the config once (migrations_block -> /export-user) and the
  * recycle-bin maximum time when that operation exists.
  */

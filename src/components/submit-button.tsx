@@ -9,7 +9,7 @@ export interface SubmitButtonProps extends ButtonProps {
   onClick?: () => void;
 }
 
-/** Submit button disabled while any request is in flight (spec section 7). */
+/** Submit button disabled while any request is in flight. */
 export function SubmitButton({ children, disabled, ...props }: SubmitButtonProps) {
   const pending = useRequestPending();
   return (

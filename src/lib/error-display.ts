@@ -1,5 +1,5 @@
 /**
- * Error display (spec section 8): the `description_code` (or `error`) is looked up in the `errors`
+ * Error display: the `description_code` (or `error`) is looked up in the `errors`
  * namespace with `params`; unknown codes give the generic error. Codes containing `quota` open a
  * confirm popup (OK / Go to quota); others show a toast at top centre for 2000 ms. 401, 500 and
  * 503 are not displayed (the HTTP client already reacts to them); 429 is silent.
@@ -59,7 +59,10 @@ export function useQuotaPopup(): string | null {
   );
 }
 
-/** Shows an API error the way spec section 8 describes. Returns how it was shown. */
+/**
+ * Shows an API error: a quota refusal in the quota banner, any other as a toast, nothing for the
+ * statuses handled elsewhere. Returns how it was shown.
+ */
 export function showError(error: unknown): 'quota' | 'toast' | 'silent' {
   const err = (error ?? {}) as DisplayableError;
   if (err.statusCode !== undefined && SILENT_STATUSES.has(err.statusCode)) return 'silent';

@@ -1,5 +1,5 @@
 /**
- * Global request counter (spec section 7 "Handling of answers"): while any request runs the body
+ * Global request counter: while any request runs the body
  * carries `data-loading` (loading cursor via CSS) and submit buttons are disabled.
  */
 import { useSyncExternalStore } from 'react';

@@ -1,4 +1,4 @@
-/** State of the expired-session modal (kinds `renew` and `logout`, spec section 2 "Modals"). */
+/** State of the expired-session modal (kinds `renew` and `logout`). */
 import { useSyncExternalStore } from 'react';
 
 export type SessionModalKind = 'renew' | 'logout' | null;

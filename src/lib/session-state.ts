@@ -1,6 +1,6 @@
 /**
  * The logged-in user and the portal config, fetched once per session by the navigation guard
- * (spec section 2, point 5) and re-fetched after a renewal. Cleared on logout.
+ * and re-fetched after a renewal. Cleared on logout.
  */
 import { useSyncExternalStore } from 'react';
 import type { SessionUser, UserConfig } from '@/generated/types';

@@ -1,5 +1,5 @@
 /**
- * Session timer maths (spec sections 4 "Session" and 9): the renew prompt opens 5 minutes before
+ * Session timer maths: the renew prompt opens 5 minutes before
  * the end of the session, the expired modal at the end. When max_renew_time < max_time the end is
  * max_renew_time. The service-account session skips timers.
  */

@@ -1,13 +1,13 @@
 /**
  * The live socket: socket.io on `/api/v3/socket.io`, websocket transport only, the JWT sent in the
  * handshake `auth` (re-evaluated on every reconnect), unlimited reconnects 1-2 s with 0.5
- * randomisation and a 3 s time-out (spec section 7). Wire names come from `src/generated/events.ts`.
+ * randomisation and a 3 s time-out. Wire names come from `src/generated/events.ts`.
  */
 import { io, type Socket } from 'socket.io-client';
 import { events, type ServerToClientEvents } from '@/generated/events';
 
 export const SOCKET_PATH = '/api/v3/socket.io';
-/** Connection errors that end the session (spec section 8). */
+/** Connection errors that end the session. */
 export const FATAL_SOCKET_ERRORS = ['timeout', 'websocket error', 'Connection rejected by server'];
 
 export interface SocketHandlers {

@@ -4,7 +4,7 @@ import type { Role, SessionUserCategory, SessionUserTokenType } from '@/generate
 export const SESSION_COOKIE = 'vdiportal_session';
 /** Cookie an external provider flow may leave behind; adopted as the session when present. */
 export const AUTHORIZATION_COOKIE = 'authorization';
-/** Renew the token when it expires within this many milliseconds (spec section 9). */
+/** Renew the token when it expires within this many milliseconds. */
 export const RENEW_WITHIN_MS = 30_000;
 
 export interface TokenClaims {
@@ -92,7 +92,7 @@ export function clearToken(): void {
   document.cookie = `${AUTHORIZATION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
 }
 
-/** Adopts the provider's `authorization` cookie as the session when no session exists (reference 4.1). */
+/** Adopts the provider's `authorization` cookie as the session when no session exists. */
 export function adoptAuthorizationCookie(): string | null {
   const existing = getToken();
   if (existing) return existing;

@@ -19,7 +19,7 @@ import {
 import { ApiError, isApiError, request } from './http-client';
 import { HOME_PATH } from '@/lib/paths';
 
-/** Page each special token type forces (spec section 2, points 3 and 7). */
+/** Page each special token type forces. */
 export const TOKEN_TYPE_ROUTES: Partial<Record<string, string>> = {
   register: '/register',
   'category-select': '/login',
@@ -109,7 +109,7 @@ export async function logout(): Promise<{ success: true; redirectTo: string }> {
       redirect = answer?.redirect;
     }
   } catch {
-    // A failed logout still clears the session (spec section 7).
+    // A failed logout still clears the session.
   } finally {
     clearToken();
     resetSessionState();

@@ -2,7 +2,8 @@
  * The one HTTP client. Every call names a generated operation (`operations[key]`): base, method,
  * path, body kind and time-out come from there. Failures are converted ONCE here into refine's
  * HttpError shape (`message`, `statusCode`, `errors`) keeping `description_code` and `params`.
- * Status handling follows spec section 8.
+ * 401 logs out (except where a call expects it), 503 goes to maintenance, 500 to the error page,
+ * 429 resolves null except on login.
  */
 import type { HttpError } from '@refinedev/core';
 import { operations, type Operation } from '@/generated/api';
@@ -132,7 +133,7 @@ function buildQuery(query: RequestOptions['query']): string {
 
 function encodeBody(op: Operation, body: unknown): { body?: BodyInit; contentType?: string } {
   if (op.body === 'none' || body === undefined) {
-    // The authentication service requires `{}` on its POST endpoints (reference 4.3/4.4).
+    // The authentication service requires `{}` on its POST endpoints.
     if (op.base === 'auth' && op.method === 'POST' && op.body === 'none')
       return { body: '{}', contentType: 'application/json' };
     return {};

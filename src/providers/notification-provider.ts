@@ -1,4 +1,4 @@
-/** refine notification provider on Mantine notifications: top centre, 2000 ms (spec section 9). */
+/** refine notification provider on Mantine notifications: top centre, 2000 ms. */
 import type { NotificationProvider } from '@refinedev/core';
 import { notifications } from '@mantine/notifications';
 

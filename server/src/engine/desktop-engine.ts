@@ -1,5 +1,5 @@
 /**
- * The desktop engine: the state machine of spec section 4 on top of a hypervisor driver.
+ * The desktop engine: the desktops' state machine on top of a hypervisor driver.
  *
  * - Every transition is an atomic conditional update in the store (so two clicks or two server
  *   nodes never start one desktop twice) that bumps the version and pushes the socket event.

@@ -57,7 +57,7 @@ export interface ViewerCheckInput {
 }
 
 /**
- * check_viewers (reference 3.4 step 5): RDP-family viewers need the wireguard interface, GPU-only
+ * check_viewers: RDP-family viewers need the wireguard interface, GPU-only
  * video (`none`) works with RDP viewers only. (At least one viewer is a schema rule: minProperties.)
  */
 export function checkViewers({ viewers, interfaces, videos }: ViewerCheckInput): void {

@@ -1,5 +1,5 @@
 /**
- * Quotas (reference server-resources section 5): the applied quota is the user's, else the group's,
+ * Quotas: the applied quota is the user's, else the group's,
  * else the category's; `limits` inside a group or category quota cap the totals of that group or
  * category. Creating is allowed while used < quota; admins skip start quotas but not create quotas.
  */
@@ -162,7 +162,7 @@ export async function checkDesktopCreate(
   const limit = applied.quota ? applied.quota[kind] : undefined;
   if (typeof limit === 'number' && used[kind] + 1 > limit)
     throw exceeded('desktop_new_user_quota_exceeded', { limit });
-  if (kind === 'volatile') return; // limits have no volatile key (reference quirk 17): unlimited
+  if (kind === 'volatile') return; // limits have no volatile key: unlimited
   const g = applied.groupLimits?.desktops;
   if (typeof g === 'number' && (await usedBy(query, 'group_id', subject.groupId)).desktops + 1 > g)
     throw exceeded('desktop_new_group_limit_exceeded', { limit: g });

@@ -1,6 +1,6 @@
 /**
  * What the desktop engine needs from the rest of the server. The engine owns the desktop state
- * machine (spec section 4, reference server-resources 2.3-2.4) on top of a hypervisor driver; the
+ * machine on top of a hypervisor driver; the
  * store persists desktops (every write bumps `version` and publishes the socket event).
  */
 import type { DesktopHardware, DesktopState } from '../../../src/generated/types.ts';

@@ -1,7 +1,7 @@
 /**
  * The one error type of the server. Every failure leaves as
  * { error, msg, description, description_code, params } (+ errors for field errors),
- * see docs/contracts.md and the reference section 1.1.
+ * see docs/contracts.md.
  */
 import type { Error as ErrorBody } from '../../../src/generated/types.ts';
 

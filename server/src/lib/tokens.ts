@@ -1,5 +1,5 @@
 /**
- * JWTs (reference section 2): HS256 only, `kid` is a payload claim ("isardvdi"), the login token
+ * JWTs: HS256 only, `kid` is a payload claim ("isardvdi"), the login token
  * carries session_id/sub/data, special tokens carry `type`. The secret is generated once and kept
  * in DATA_DIR/keys/jwt.key (mode 0600).
  */

@@ -118,7 +118,7 @@ export async function seedIfEmpty(
       guestProperties: demoGuestProperties(),
       image: demoTemplateImage(),
       diskPath: join(imagesDir, 'demo-template.qcow2'),
-      // Shared with every role (reference 0.5: an empty list means everyone).
+      // Shared with every role.
       allowed: { roles: [], categories: false, groups: false, users: false },
     });
     await tx.insert(media).values({

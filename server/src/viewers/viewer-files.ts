@@ -28,7 +28,7 @@ export interface SpiceFileInput {
   fullscreen: boolean;
 }
 
-/** Default custom lines of the SPICE file (reference 12.1). */
+/** Default custom lines of the SPICE file. */
 export const SPICE_CUSTOM_LINES = [
   'enable-smartcard=0',
   'enable-usb-autoshare=1',

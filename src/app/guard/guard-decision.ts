@@ -1,5 +1,5 @@
 /**
- * Pure decisions of the navigation guard (spec section 2 "Navigation guard"), kept apart from
+ * Pure decisions of the navigation guard, kept apart from
  * React so they can be tested.
  */
 import type { Role } from '@/generated/types';

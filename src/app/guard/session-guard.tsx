@@ -14,7 +14,7 @@ export interface SessionGuardProps {
   children: ReactNode;
 }
 
-/** Runs the navigation guard on every protected navigation (spec section 2, points 2-5 and 7). */
+/** Runs the navigation guard on every protected navigation. */
 export function SessionGuard({ children }: SessionGuardProps) {
   const location = useLocation();
   const navigate = useNavigate();

@@ -1,4 +1,4 @@
-/** Login error texts of spec section 8 "Login page": a translation key and its values. */
+/** Login error texts of the login page: a translation key and its values. */
 import type { ApiError } from '@/providers/http-client';
 
 export interface LoginErrorText {

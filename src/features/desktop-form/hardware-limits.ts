@@ -1,5 +1,5 @@
 /**
- * What the user may pick (reference 4.1): limits from the applied quota (or the generated default
+ * What the user may pick: limits from the applied quota (or the generated default
  * quota when there is none), choices from the allowed hardware lists.
  */
 import { constants } from '@/generated/constants';

@@ -8,7 +8,7 @@ import type { WidgetProps } from '@/resources/form/types';
 
 const SEARCH_MIN = constants.allowed.searchMinLength.value;
 
-/** Matches only once the search has the minimum length (spec section 5: media searches). */
+/** Matches only once the search has the minimum length. */
 const minLengthFilter: OptionsFilter = ({ options, search }) => {
   const text = search.trim().toLowerCase();
   if (text.length < SEARCH_MIN) return [];

@@ -2,7 +2,7 @@ import '@mantine/core/styles/Combobox.css';
 import { Select } from '@mantine/core';
 import type { WidgetProps } from '@/resources/form/types';
 
-/** The "None" bookable profile: stored as `vgpus: null` (reference 3.4). */
+/** The "None" bookable profile: stored as `vgpus: null`. */
 export const NO_PROFILE = 'None';
 
 /** Bookable profile (`hardware.reservables`): one vGPU profile or None (the default). */

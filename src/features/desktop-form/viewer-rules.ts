@@ -1,5 +1,5 @@
 /**
- * Viewer rules of the desktop form (spec sections 3, 4 and 9): viewers in the generated default
+ * Viewer rules of the desktop form: viewers in the generated default
  * order; RDP-family viewers need the wireguard network, choosing one adds wireguard when the user
  * may use it, and removing wireguard removes them.
  */

@@ -1,5 +1,5 @@
 /**
- * Viewer order and the remembered choice (spec sections 3 and 9): viewers are listed in the
+ * Viewer order and the remembered choice: viewers are listed in the
  * generated default order (vnc 1, spice 2, rdp 3, rdpgw 4, rdpvpn 5); the last viewer a user
  * opened is kept in local storage per user and offered first next time.
  */

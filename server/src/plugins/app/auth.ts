@@ -1,5 +1,5 @@
 /**
- * Authentication of API requests (reference section 6, `has_token`): bearer JWT verified (HS256,
+ * Authentication of API requests: bearer JWT verified (HS256,
  * kid, exp with 60 s leeway), special token types refused with 403, the session row checked on
  * every request (cached briefly), the user's CURRENT role read from the database, maintenance 503
  * for non-admins. Cookies are never credentials.

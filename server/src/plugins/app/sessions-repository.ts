@@ -1,5 +1,5 @@
 /**
- * Sessions (reference section 3) in the database, checked on every authenticated request. A short
+ * Sessions in the database, checked on every authenticated request. A short
  * in-memory cache keeps the hot path off the database; revoking or renewing on this node clears the
  * entry at once, other nodes see it within sessionCacheMs (1 s by default).
  */

@@ -1,4 +1,4 @@
-/** GET /api/v3/user/config (reference 8.5): every field of schema/entities/config.schema.json. */
+/** GET /api/v3/user/config: every field of schema/entities/config.schema.json. */
 import type { FastifyInstance } from 'fastify';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';

@@ -22,7 +22,7 @@ export default async function sessionRoutes(app: FastifyInstance) {
     const auth = authOf(request);
     const u = await app.users.withNames(auth.userId);
     if (!u) throw new ApiError('unauthorized', 'Session expired', 'session_expired');
-    // Whitelist (reference 8.3 [Q]): the response schema drops anything else as well.
+    // Whitelist: the response schema drops anything else as well.
     const user: SessionUser = {
       id: u.id,
       uid: u.uid,

@@ -1,5 +1,5 @@
 /**
- * /authentication (reference sections 2-6): form login for local accounts with persistent
+ * /authentication: form login for local accounts with persistent
  * throttling, continuation tokens (disclaimer, password reset required), renew, logout, check,
  * providers, acknowledge-disclaimer.
  */
