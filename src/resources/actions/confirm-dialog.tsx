@@ -1,12 +1,12 @@
 /**
- * A plain confirmation for actions that run something other than their operation (a download that
- * makes new links): the question naming the record, the action's hint
- * (`resources:<resource>.confirmHints.<action>`) when there is one, and the action as the button.
+ * The confirmation of an action: the question naming the record, the action's hint
+ * (`resources:<resource>.confirmHints.<action>`) when there is one, what the caller adds (the
+ * permanent choice, what the action affects), and the action as the button.
  */
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
 import '@mantine/core/styles/Overlay.css';
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Button, Group, Modal, Text } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import { showError } from '@/lib/error-display';
@@ -20,6 +20,8 @@ export interface ConfirmDialogProps {
   color?: string | undefined;
   onConfirm: () => Promise<void>;
   onClose: () => void;
+  /** What the confirmation adds (what the action affects, the permanent choice). */
+  children?: ReactNode;
 }
 
 /** The hint of an action's confirmation, or '' when it has none. */
@@ -35,6 +37,7 @@ export function ConfirmDialog({
   color,
   onConfirm,
   onClose,
+  children,
 }: ConfirmDialogProps) {
   const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
@@ -57,6 +60,7 @@ export function ConfirmDialog({
           {hint}
         </Text>
       )}
+      {children}
       <Group justify="flex-end" mt="md">
         <Button variant="default" onClick={onClose} disabled={busy}>
           {t('common:actions.cancel')}

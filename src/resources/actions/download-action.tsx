@@ -3,14 +3,12 @@
  * for the record (its id as `id`) and saves the answer as a file under the name the server gave
  * (a deployment's direct-viewer CSV), after a confirmation when the action asks one.
  */
-import { Button, Menu } from '@mantine/core';
 import { useState } from 'react';
-import { useTranslation } from 'react-i18next';
-import { Icon } from '@/components/icon';
 import { showError } from '@/lib/error-display';
 import { requestOperation, type DownloadedFile } from '@/providers/http-client';
 import type { ActionHandlerProps } from './action-registry';
 import { openActionDialog } from './action-dialogs';
+import { ActionTrigger } from './action-trigger';
 import { ConfirmDialog } from './confirm-dialog';
 import { operationInputs } from './operation-inputs';
 import { recordTitle } from './record-actions';
@@ -27,13 +25,11 @@ export function saveFile(blob: Blob, filename: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
-export function DownloadAction({ resource, record, name, def, variant }: ActionHandlerProps) {
-  const { t } = useTranslation();
+export function DownloadAction(props: ActionHandlerProps) {
+  const { resource, record, name, def } = props;
   const [busy, setBusy] = useState(false);
   const operation = def.param?.operation;
   if (!operation) throw new Error(`${resource}.${name} needs param.operation`);
-  const label = t(`resources:${resource}.stateActions.${name}`);
-  const icon = <Icon name={def.icon ?? 'download'} size={16} />;
   const download = async (): Promise<void> => {
     const { params } = operationInputs(resource, operation, {}, record);
     const answer = await requestOperation(`${resource}.${operation}`, {
@@ -62,20 +58,5 @@ export function DownloadAction({ resource, record, name, def, variant }: ActionH
       .catch(showError)
       .finally(() => setBusy(false));
   };
-  return variant === 'menuItem' ? (
-    <Menu.Item leftSection={icon} onClick={run} disabled={busy} data-action={name}>
-      {label}
-    </Menu.Item>
-  ) : (
-    <Button
-      size="sm"
-      variant="default"
-      leftSection={icon}
-      onClick={run}
-      loading={busy}
-      data-action={name}
-    >
-      {label}
-    </Button>
-  );
+  return <ActionTrigger {...props} onClick={run} busy={busy} />;
 }

@@ -7,11 +7,8 @@
 import '@mantine/core/styles/Menu.css';
 import '@mantine/core/styles/Popover.css';
 import '@mantine/core/styles/Checkbox.css';
-import '@mantine/core/styles/Modal.css';
-import '@mantine/core/styles/ModalBase.css';
-import '@mantine/core/styles/Overlay.css';
 import { lazy, memo, Suspense, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { ActionIcon, Box, Button, Checkbox, Group, Menu, Modal, Text } from '@mantine/core';
+import { ActionIcon, Box, Button, Checkbox, Group, Menu } from '@mantine/core';
 import { useNotification } from '@refinedev/core';
 import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
@@ -32,7 +29,7 @@ import {
 } from './available-actions';
 import { operationInputs } from './operation-inputs';
 import { ActionPreview } from './action-preview';
-import { useConfirmHint } from './confirm-dialog';
+import { ConfirmDialog } from './confirm-dialog';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
 
@@ -87,32 +84,28 @@ function ConfirmActionModal({
   const { t } = useTranslation();
   const { open } = useNotification();
   const [permanent, setPermanent] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const label = t(`resources:${resource}.stateActions.${action.name}`);
-  const hint = useConfirmHint(resource, action.name);
-  const confirm = (): void => {
+  const confirm = async (): Promise<void> => {
     const operation =
       permanent && action.def.permanent ? action.def.permanent : action.def.operation;
     if (!operation) return;
-    setBusy(true);
-    run(operation)
-      .then(() => {
-        open?.({ type: 'success', message: t('common:actions.done', { action: label, name }) });
-        onClose();
-      })
-      .catch((error: unknown) => {
-        showError(error);
-        setBusy(false);
-      });
+    await run(operation);
+    open?.({
+      type: 'success',
+      message: t('common:actions.done', {
+        action: t(`resources:${resource}.stateActions.${action.name}`),
+        name,
+      }),
+    });
   };
   return (
-    <Modal opened onClose={onClose} title={label} centered>
-      <Text size="sm">{t('common:confirm.question', { action: label, name })}</Text>
-      {hint && (
-        <Text size="sm" c="dimmed" mt="xs" data-testid="confirm-hint">
-          {hint}
-        </Text>
-      )}
+    <ConfirmDialog
+      resource={resource}
+      action={action.name}
+      name={name}
+      color={action.def.color}
+      onConfirm={confirm}
+      onClose={onClose}
+    >
       {action.def.preview && record && (
         <Box mt="sm">
           <ActionPreview resource={resource} record={record} def={action.def} />
@@ -128,21 +121,7 @@ function ConfirmActionModal({
           data-testid="confirm-permanent"
         />
       )}
-      <Group justify="flex-end" mt="md">
-        <Button variant="default" onClick={onClose} disabled={busy}>
-          {t('common:actions.cancel')}
-        </Button>
-        <Button
-          color={action.def.color ?? 'blue'}
-          onClick={confirm}
-          loading={busy}
-          data-testid="confirm-action"
-          data-action={action.name}
-        >
-          {label}
-        </Button>
-      </Group>
-    </Modal>
+    </ConfirmDialog>
   );
 }
 

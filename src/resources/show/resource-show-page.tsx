@@ -16,12 +16,10 @@ import { Icon } from '@/components/icon';
 import { translateError } from '@/lib/error-display';
 import { RecordActions, recordTitle } from '../actions/record-actions';
 import { routeHref } from '../actions/available-actions';
+import { operationOf } from '../actions/operation-inputs';
 import { CellTextProvider, FieldValue, valueAt } from '../cells/cell-registry';
 
 type Row = Readonly<Record<string, unknown>>;
-
-/** Operations after which the record is gone. */
-const DELETE_OPERATIONS = new Set(['delete', 'deletePermanent']);
 
 const fieldsOfType = (type: string | null | undefined): readonly FieldMeta[] =>
   type ? ((fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? []) : [];
@@ -129,7 +127,8 @@ export function ResourceShowPage({ resource }: { resource: string }) {
             exclude={[def.meta.list?.details ?? 'show']}
             onDone={(operation) => {
               // A deleted record has no details any more: back to its list.
-              if (DELETE_OPERATIONS.has(operation) && listHref) void navigate(listHref);
+              if (operationOf(resource, operation).method === 'DELETE' && listHref)
+                void navigate(listHref);
             }}
           />
         </Group>
