@@ -206,15 +206,19 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         routeNames?: Record<string, string>;
         menu?: { visibleIf?: string };
       };
-      const forms = (res as { forms?: Record<string, { operation: string; then?: string }> }).forms;
+      const forms = (
+        res as {
+          forms?: Record<string, { operation: string; then?: string; preview?: string }>;
+        }
+      ).forms;
       for (const [kind, form] of Object.entries(forms ?? {})) {
         if (!r.extraRoutes?.[kind])
           problems.push(`${f.file}: form ${kind} is not an extra route of ${res.name}`);
-        const op = res.operations?.[form.operation];
-        if (!op?.request)
-          problems.push(
-            `${f.file}: form ${kind} names operation ${form.operation}, which has no request body`,
-          );
+        // A form of an operation without a body is a confirmation page (one button).
+        if (!res.operations?.[form.operation])
+          problems.push(`${f.file}: form ${kind} names unknown operation ${form.operation}`);
+        if (form.preview && res.operations?.[form.preview]?.method !== 'GET')
+          problems.push(`${f.file}: form ${kind} preview ${form.preview} is not a read operation`);
         if (form.then) {
           const [target, then] = form.then.includes(':')
             ? form.then.split(':')

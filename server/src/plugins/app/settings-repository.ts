@@ -31,6 +31,78 @@ export interface Settings {
    */
   recycle_bin_cutoff_time?: number | null;
   recycle_bin_default_delete?: boolean;
+  /**
+   * Account policies by (category, role, provider): the most specific match wins (exact category
+   * and role, then category with role "all", then "all" with the role, then "all" and "all").
+   */
+  account_policies: AccountPolicy[];
+  /** The disclaimer a policy with `disclaimer: true` asks users to accept, per language. */
+  disclaimer_text: LocalizedTexts;
+  /** Notifications shown to users on a trigger (login, start_desktop) in a display (modal, fullpage). */
+  notifications: NotificationSetting[];
+  /** User migration between accounts of the same category. */
+  migration: {
+    export: boolean;
+    import: boolean;
+    /** Forces every non-excepted user to the export page (the config's migrations_block). */
+    force: boolean;
+    /** Roles exempt from force. */
+    force_exceptions: string[];
+    check_quotas: boolean;
+    /** What happens to the origin account after its items moved. */
+    action_after_migrate: 'none' | 'disable' | 'delete';
+  };
+  /** WireGuard VPN of the users: the endpoint clients dial and the networks. */
+  vpn: {
+    /** Host name in the client's Endpoint; null = the host of PUBLIC_URL. */
+    endpoint_host: string | null;
+    port: number;
+    users_net: string;
+    guests_nets: string;
+    mtu: number;
+  };
+}
+
+export interface PasswordPolicy {
+  length: number;
+  uppercase: number;
+  lowercase: number;
+  digits: number;
+  special_characters: number;
+  /** The last N passwords may not be reused (0 = no check). */
+  old_passwords: number;
+  not_username: boolean;
+  /** Days before a local password must be changed at login (0 = never). */
+  expiration: number;
+}
+
+export interface AccountPolicy {
+  category: string | 'all';
+  role: string | 'all';
+  provider: string | 'all';
+  password: PasswordPolicy;
+  email_verification: boolean;
+  disclaimer: boolean;
+}
+
+export interface LocalizedTexts {
+  default: string;
+  lang: Record<string, { title: string; body: string; footer: string }>;
+}
+
+export interface NotificationSetting {
+  id: string;
+  enabled: boolean;
+  trigger: 'login' | 'start_desktop';
+  display: ('modal' | 'fullpage')[];
+  /** Shown once per user, then recorded as seen. */
+  once: boolean;
+  force_accept: boolean;
+  /** Epoch seconds after which it is no longer shown (null = always). */
+  ignore_after: number | null;
+  /** Roles it is for (empty = every role). */
+  roles: string[];
+  text: LocalizedTexts;
 }
 
 /** Settings without a code default: read when stored, absent otherwise. */
@@ -55,6 +127,51 @@ export const defaultSettings: Settings = {
   disclaimer_required: false,
   login_config: {},
   status_bar: null,
+  account_policies: [
+    {
+      category: 'all',
+      role: 'all',
+      provider: 'all',
+      password: {
+        length: 8,
+        uppercase: 0,
+        lowercase: 0,
+        digits: 0,
+        special_characters: 0,
+        old_passwords: 0,
+        not_username: true,
+        expiration: 0,
+      },
+      email_verification: false,
+      disclaimer: false,
+    },
+  ],
+  disclaimer_text: {
+    default: 'en',
+    lang: {
+      en: {
+        title: 'Terms of use',
+        body: '<p>This portal is for work and study. Your activity may be logged.</p>',
+        footer: '<p>Accept to continue, or decline to log out.</p>',
+      },
+    },
+  },
+  notifications: [],
+  migration: {
+    export: true,
+    import: true,
+    force: false,
+    force_exceptions: ['admin'],
+    check_quotas: true,
+    action_after_migrate: 'disable',
+  },
+  vpn: {
+    endpoint_host: null,
+    port: 443,
+    users_net: '10.0.0.0/16',
+    guests_nets: '10.2.0.0/16',
+    mtu: 1420,
+  },
 };
 
 export interface SettingsRepository {

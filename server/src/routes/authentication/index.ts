@@ -183,7 +183,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   route(app, 'session.providers', async () => ({ providers: ['form' as const] }));
 
   // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
-  route(app, 'notifications.acknowledgeDisclaimer', async (request) => {
+  route(app, 'session.acknowledgeDisclaimer', async (request) => {
     const claims = request.specialToken;
     if (!claims)
       throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
