@@ -71,6 +71,13 @@ export interface AppConfig {
   /** media downloads running at once, per user and in all */
   mediaDownloadsPerUser: number;
   mediaDownloadsTotal: number;
+  /**
+   * Outgoing mail (SMTP_URL, e.g. `smtps://user:pass@mail.example.org:465`); unset, mails are
+   * written to the log instead, links included, so a self-hosted portal works without a server.
+   */
+  smtpUrl: string | undefined;
+  /** the From of account mails (MAIL_FROM) */
+  mailFrom: string;
 }
 
 const envSchema = {
@@ -94,6 +101,8 @@ const envSchema = {
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+$' },
     MEDIA_ALLOWED_HOSTS: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     MEDIA_MAX_SIZE: { type: 'string', pattern: '^\\d+[KMGT]?$' },
+    SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
+    MAIL_FROM: { type: 'string', minLength: 3, maxLength: 254 },
   },
 } as const;
 
@@ -203,6 +212,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     prepareImages: true,
     mediaAllowedHosts: parseMediaAllowedHosts(env.MEDIA_ALLOWED_HOSTS),
     mediaMaxBytes: parseByteSize(env.MEDIA_MAX_SIZE, 16 * 1024 ** 3),
+    smtpUrl: env.SMTP_URL,
+    mailFrom: env.MAIL_FROM ?? 'VDI portal <no-reply@localhost>',
     mediaConnectTimeoutMs: 30_000,
     mediaStallTimeoutMs: 60_000,
     mediaDownloadsPerUser: 3,
