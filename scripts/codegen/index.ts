@@ -75,6 +75,14 @@ export interface FormRoute {
   type: string | null;
   /** route opened after success: a route kind of the resource or <resource>:<kind> */
   then: string;
+  /** read operation whose answer the page shows above the form */
+  preview?: string;
+  /** query: the call's bearer is the page's ?token= when present */
+  token?: 'query';
+  /** after success instead of the then-route: a done text, logging in with the same token, or a countdown to the login */
+  after?: 'message' | 'continueLogin' | 'loginCountdown';
+  /** logout: the page offers a cancel that ends the session */
+  cancel?: 'logout';
 }
 export interface ListDefinition {
   view?: 'cards' | 'table';
@@ -123,6 +131,8 @@ export interface ResourceDefinition {
     extraRoutes: Readonly<Record<string, string>>;
     /** extra routes that are an operation's generated form: its operation, request type, next route */
     forms: Readonly<Record<string, FormRoute>>;
+    /** one record per user: the show route has no id and the show operation none */
+    singleton: boolean;
     visibleIf: keyof UserConfig | null;
     list: ListDefinition | null;
     /** generated type names of the list item, create and update bodies and show answer */
@@ -168,16 +178,18 @@ function resourcesOf(files: SchemaFile[]) {
           extraRoutes: (res.extraRoutes as Record<string, string> | undefined) ?? {},
           forms: Object.fromEntries(
             Object.entries(
-              (res.forms as Record<string, { operation: string; then?: string }> | undefined) ?? {},
-            ).map(([kind, form]) => [
+              (res.forms as Record<string, Json & { operation: string }> | undefined) ?? {},
+            ).map(([kind, { operation, then, ...rest }]) => [
               kind,
               {
-                operation: form.operation,
-                type: typeOf(form.operation, 'request'),
-                then: form.then ?? 'list',
+                operation,
+                type: typeOf(operation, 'request'),
+                then: (then as string | undefined) ?? 'list',
+                ...rest,
               },
             ]),
           ),
+          singleton: res.singleton === true,
           visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,
           list: ((f.json['x-ui'] as Json | undefined)?.list as Json | undefined) ?? null,
           types: {
@@ -197,7 +209,11 @@ function menuOf(files: SchemaFile[]) {
   for (const f of files) {
     const res = f.json['x-resource'] as
       { name: string; routes?: { list?: string }; menu?: Json; operations?: Json } | undefined;
-    if (res?.routes?.list && res.menu?.hide !== true) {
+    // A singleton's entry opens its show route (the profile).
+    const single = (res as { singleton?: boolean } | undefined)?.singleton === true;
+    const path =
+      res?.routes?.list ?? (single ? (res?.routes as Json | undefined)?.show : undefined);
+    if (res && typeof path === 'string' && res.menu?.hide !== true) {
       const roles = (f.json['x-roles'] ?? {}) as Record<string, string[]>;
       entries.push({
         key: res.name,
@@ -205,11 +221,14 @@ function menuOf(files: SchemaFile[]) {
         order: (res.menu?.order as number | undefined) ?? 100,
         icon: (res.menu?.icon as string | undefined) ?? null,
         parent: (res.menu?.parent as string | undefined) ?? null,
-        path: res.routes.list,
+        path,
         href: null,
         hrefFrom: null,
         external: false,
-        operation: res.operations && 'list' in res.operations ? `${res.name}.list` : null,
+        operation:
+          res.operations && (single ? 'show' : 'list') in res.operations
+            ? `${res.name}.${single ? 'show' : 'list'}`
+            : null,
         roles: roles.view ?? null,
         visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,
         planned: false,
