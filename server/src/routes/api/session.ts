@@ -1,4 +1,8 @@
-/** /api/v3 session-area routes: the user, categories, maintenance, status bar, checks, health. */
+/**
+ * /api/v3 session-area routes: the user, categories, maintenance, status bar, checks, health and
+ * the applied quota; the account's API key, VPN, migration and notification routes are
+ * registered from here too.
+ */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../lib/api-error.ts';
 import { route } from '../../lib/route.ts';
@@ -6,6 +10,11 @@ import { roleNames } from '../../lib/tokens.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import type { SessionUser, SessionUserCategory } from '../../../../src/generated/types.ts';
 import type { CategoryRow } from '../../plugins/app/users-repository.ts';
+import { appliedQuota } from '../../engine/quotas.ts';
+import apiKeyRoutes from './api-key.ts';
+import migrationRoutes from './migration.ts';
+import notificationRoutes from './notifications.ts';
+import vpnRoutes from './vpn.ts';
 
 const epoch = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : 0);
 
@@ -43,6 +52,17 @@ export default async function sessionRoutes(app: FastifyInstance) {
       accessed: epoch(u.accessed),
     };
     return user;
+  });
+
+  route(app, 'profile.appliedQuota', async (request) => {
+    const auth = authOf(request);
+    const applied = await appliedQuota(app.database.query, {
+      userId: auth.userId,
+      groupId: auth.groupId,
+      categoryId: auth.categoryId,
+      role: auth.role,
+    });
+    return { quota: applied.quota, restriction_applied: applied.restriction_applied };
   });
 
   route(app, 'session.categories', async () => (await app.users.categories()).map(categoryWire));
@@ -93,4 +113,9 @@ export default async function sessionRoutes(app: FastifyInstance) {
     },
     { response: false },
   );
+
+  await app.register(apiKeyRoutes);
+  await app.register(vpnRoutes);
+  await app.register(migrationRoutes);
+  await app.register(notificationRoutes);
 }
