@@ -208,7 +208,10 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
       };
       const forms = (
         res as {
-          forms?: Record<string, { operation: string; then?: string; preview?: string }>;
+          forms?: Record<
+            string,
+            { operation: string; then?: string; preview?: string; token?: string; after?: string }
+          >;
         }
       ).forms;
       for (const [kind, form] of Object.entries(forms ?? {})) {
@@ -219,6 +222,21 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(`${f.file}: form ${kind} names unknown operation ${form.operation}`);
         if (form.preview && res.operations?.[form.preview]?.method !== 'GET')
           problems.push(`${f.file}: form ${kind} preview ${form.preview} is not a read operation`);
+        const formOp = res.operations?.[form.operation] as
+          { tokenTypes?: string[]; response?: string } | undefined;
+        // A bearer from the page's query is only meaningful for a call that names its token types.
+        if (form.token === 'query' && !formOp?.tokenTypes?.length)
+          problems.push(
+            `${f.file}: form ${kind} takes its token from the query but ${form.operation} names no tokenTypes`,
+          );
+        if (form.after === 'answer' && !formOp?.response)
+          problems.push(
+            `${f.file}: form ${kind} shows the answer of ${form.operation}, which has none`,
+          );
+        if (form.after && form.then)
+          problems.push(
+            `${f.file}: form ${kind} has both after and then (after replaces the then-route)`,
+          );
         if (form.then) {
           const [target, then] = form.then.includes(':')
             ? form.then.split(':')

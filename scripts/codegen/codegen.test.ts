@@ -347,6 +347,34 @@ describe('the schema check fails with a clear message on', () => {
     );
   });
 
+  it('a form route taking its token from the query for a call that names no token types', () => {
+    const dir = mutate(
+      'entities/session.schema.json',
+      (j) => (j['x-resource'].forms.signup.token = 'query'),
+    );
+    expect(failure(dir)).toMatch(
+      /session\.schema\.json: form signup takes its token from the query but signup names no tokenTypes/,
+    );
+  });
+
+  it('a form route showing the answer of a call that answers nothing', () => {
+    const dir = mutate('entities/session.schema.json', (j) => {
+      j['x-resource'].forms.verifyEmail.after = 'answer';
+      delete j['x-resource'].operations.verifyEmail.response;
+    });
+    expect(failure(dir)).toMatch(
+      /session\.schema\.json: form verifyEmail shows the answer of verifyEmail, which has none/,
+    );
+  });
+
+  it('a form route with both after and then', () => {
+    const dir = mutate(
+      'entities/session.schema.json',
+      (j) => (j['x-resource'].forms.signup.then = 'register'),
+    );
+    expect(failure(dir)).toMatch(/session\.schema\.json: form signup has both after and then/);
+  });
+
   it('a resource with a list route but no view role set', () => {
     const dir = mutate('entities/storage.schema.json', (j) => delete j['x-roles'].view);
     expect(failure(dir)).toMatch(

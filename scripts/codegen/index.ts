@@ -77,10 +77,12 @@ export interface FormRoute {
   then: string;
   /** read operation whose answer the page shows above the form */
   preview?: string;
+  /** the preview renderer the preview's answer definition names (x-ui.widget); absent = item lists */
+  previewWidget?: string;
   /** query: the call's bearer is the page's ?token= when present */
   token?: 'query';
-  /** after success instead of the then-route: a done text, logging in with the same token, or a countdown to the login */
-  after?: 'message' | 'continueLogin' | 'loginCountdown';
+  /** after success instead of the then-route: a done text, logging in with the same token, a countdown to the login, or the operation's answer */
+  after?: 'message' | 'continueLogin' | 'loginCountdown' | 'answer';
   /** logout: the page offers a cancel that ends the session */
   cancel?: 'logout';
 }
@@ -158,6 +160,18 @@ function resourcesOf(files: SchemaFile[]) {
         const ref = (res.operations?.[op] as Json | undefined)?.[part];
         return typeof ref === 'string' ? (table.get(resolveRef(f.$id, ref)) ?? null) : null;
       };
+      // The renderer an operation's answer definition names (`x-ui.widget` on the definition).
+      const answerWidget = (op: string | undefined): string | null => {
+        const ref = op ? (res.operations?.[op] as Json | undefined)?.response : undefined;
+        if (typeof ref !== 'string') return null;
+        const [base, pointer = ''] = resolveRef(f.$id, ref).split('#');
+        const file = files.find((other) => other.$id === base);
+        const node = pointer.startsWith('/$defs/')
+          ? ((file?.json.$defs ?? {}) as Record<string, Json>)[pointer.slice('/$defs/'.length)]
+          : file?.json;
+        const widget = ((node?.['x-ui'] ?? {}) as Json).widget;
+        return typeof widget === 'string' ? widget : null;
+      };
       return {
         name: res.name,
         ...(res.identifier ? { identifier: res.identifier } : {}),
@@ -179,15 +193,19 @@ function resourcesOf(files: SchemaFile[]) {
           forms: Object.fromEntries(
             Object.entries(
               (res.forms as Record<string, Json & { operation: string }> | undefined) ?? {},
-            ).map(([kind, { operation, then, ...rest }]) => [
-              kind,
-              {
-                operation,
-                type: typeOf(operation, 'request'),
-                then: (then as string | undefined) ?? 'list',
-                ...rest,
-              },
-            ]),
+            ).map(([kind, { operation, then, ...rest }]) => {
+              const previewWidget = answerWidget(rest.preview as string | undefined);
+              return [
+                kind,
+                {
+                  operation,
+                  type: typeOf(operation, 'request'),
+                  then: (then as string | undefined) ?? 'list',
+                  ...rest,
+                  ...(previewWidget ? { previewWidget } : {}),
+                },
+              ];
+            }),
           ),
           singleton: res.singleton === true,
           visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,

@@ -7,6 +7,7 @@
 import { Suspense, type ReactElement } from 'react';
 import { Route } from 'react-router';
 import type { TFunction } from 'i18next';
+import { operations, type Operation } from '@/generated/api';
 import { resourceList, resourceOf } from '@/generated/resources';
 import type { Role } from '@/generated/types';
 import { routeBuilt } from '@/resources/actions/available-actions';
@@ -42,7 +43,14 @@ export function deriveRoutes(): DerivedRoute[] {
       if (!path) continue;
       const bespoke = bespokePages[resource.name]?.[kind];
       const engine = kind in resource.meta.forms ? 'form' : kind;
-      const built = (!!bespoke || engine in enginePages) && routeBuilt(resource.name, kind);
+      // A form route's preview is part of its screen: it is built when that read is too.
+      const preview = resource.meta.forms[kind]?.preview;
+      const built =
+        (!!bespoke || engine in enginePages) &&
+        routeBuilt(resource.name, kind) &&
+        (!preview ||
+          (operations as Readonly<Record<string, Operation>>)[`${resource.name}.${preview}`]
+            ?.planned === false);
       routes.push({
         built,
         resource: resource.name,

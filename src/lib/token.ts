@@ -54,6 +54,16 @@ export function tokenType(claims: TokenClaims | null): SessionUserTokenType {
   return claims?.type ?? 'login';
 }
 
+/** The category a token names: a special token's own claim, else the login data's. */
+export function tokenCategory(claims: TokenClaims | null): string | null {
+  return claims?.category_id ?? claims?.data?.category_id ?? null;
+}
+
+/** True when the token has an exp and it has passed. */
+export function isExpired(claims: TokenClaims | null, nowMs: number): boolean {
+  return !!claims?.exp && claims.exp * 1000 <= nowMs;
+}
+
 /** True when the token expires within `withinMs` of `nowMs` (or has no exp at all). */
 export function expiresWithin(
   claims: TokenClaims | null,
@@ -101,4 +111,20 @@ export function adoptAuthorizationCookie(): string | null {
   setToken(adopted);
   document.cookie = `${AUTHORIZATION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
   return adopted;
+}
+
+/** Where the category chosen at login is kept for the login steps that follow (tab-scoped). */
+const LOGIN_CATEGORY_KEY = 'vdiportal_login_category';
+
+/** Remembers the category the user logs in to (the account steps continue the login in it). */
+export function rememberLoginCategory(categoryId: string): void {
+  if (typeof sessionStorage === 'undefined') return;
+  if (categoryId) sessionStorage.setItem(LOGIN_CATEGORY_KEY, categoryId);
+  else sessionStorage.removeItem(LOGIN_CATEGORY_KEY);
+}
+
+/** The category remembered at login, or null. */
+export function rememberedLoginCategory(): string | null {
+  if (typeof sessionStorage === 'undefined') return null;
+  return sessionStorage.getItem(LOGIN_CATEGORY_KEY);
 }

@@ -4,7 +4,8 @@
  * Logout always clears the session and goes to /login, even when the call fails.
  */
 import type { AuthProvider } from '@refinedev/core';
-import type { SessionUserCategory } from '@/generated/types';
+import { resourceOf } from '@/generated/resources';
+import type { SessionUserCategory, SessionUserTokenType } from '@/generated/types';
 import { navigateTo } from '@/lib/navigation';
 import { resetSessionState } from '@/lib/session-state';
 import { setSessionModal } from '@/lib/session-modal-store';
@@ -12,23 +13,52 @@ import {
   clearToken,
   decodeToken,
   getToken,
+  rememberedLoginCategory,
   setToken,
+  tokenCategory,
   tokenType,
   type TokenClaims,
 } from '@/lib/token';
 import { ApiError, isApiError, request } from './http-client';
 import { HOME_PATH } from '@/lib/paths';
 
+/** The login page (outside the generated routes). */
+export const LOGIN_PATH = '/login';
+
+/** The path of an account page (an extra route of the `session` resource). */
+function accountPage(kind: string): string {
+  const path = resourceOf('session')?.meta.extraRoutes[kind];
+  if (!path) throw new Error(`The session resource has no ${kind} route`);
+  return path;
+}
+
 /** Page each special token type forces. */
 export const TOKEN_TYPE_ROUTES: Partial<Record<string, string>> = {
-  register: '/register',
-  'category-select': '/login',
-  'disclaimer-acknowledgement-required': '/disclaimer',
-  'email-verification-required': '/verify-email',
-  'email-verification': '/verify-email',
-  'password-reset-required': '/reset-password',
-  'password-reset': '/reset-password',
+  register: accountPage('register'),
+  'category-select': LOGIN_PATH,
+  'disclaimer-acknowledgement-required': accountPage('disclaimer'),
+  'email-verification-required': accountPage('requestVerification'),
+  'email-verification': accountPage('verifyEmail'),
+  'password-reset-required': accountPage('resetPassword'),
+  'password-reset': accountPage('resetPassword'),
 };
+
+/**
+ * Token types the login call takes as its bearer to carry on a login that stopped at a step
+ * (registration, category choice, disclaimer, expired password). The links mailed for a password
+ * reset or an address check are not login steps: after them the user logs in again.
+ */
+const LOGIN_STEP_TYPES: ReadonlySet<SessionUserTokenType> = new Set<SessionUserTokenType>([
+  'register',
+  'category-select',
+  'disclaimer-acknowledgement-required',
+  'password-reset-required',
+]);
+
+/** True when the login call can carry on with a token of this type as its bearer. */
+export function continuesLogin(type: SessionUserTokenType): boolean {
+  return LOGIN_STEP_TYPES.has(type);
+}
 
 export interface LoginParams {
   username?: string;
@@ -60,7 +90,7 @@ export function onLogout(fn: () => void): () => void {
 export async function login(params: LoginParams): Promise<LoginResult> {
   try {
     const body = await request('session.login', {
-      query: { provider: params.provider ?? 'form', category_id: params.categoryId },
+      query: { provider: params.provider ?? 'form', category_id: params.categoryId || undefined },
       body: { username: params.username, password: params.password },
       token: params.token ?? null,
     });
@@ -92,11 +122,26 @@ export async function login(params: LoginParams): Promise<LoginResult> {
   }
 }
 
+/**
+ * Carries on a login with the token of the step just passed (registration, disclaimer, expired
+ * password) as the bearer, in the token's category (else the one chosen at login). The answer is
+ * stored like a login's: a login token leads to the desktops, another step's token to its page.
+ * A login token is already a session: it leads to the desktops without a call.
+ */
+export async function continueLogin(bearer: string): Promise<LoginResult> {
+  const claims = decodeToken(bearer);
+  if (tokenType(claims) === 'login') return { success: true, redirectTo: HOME_PATH, claims };
+  return login({
+    categoryId: tokenCategory(claims) ?? rememberedLoginCategory() ?? '',
+    token: bearer,
+  });
+}
+
 let loggingOut = false;
 
 /** Ends the session: POST logout (best effort), clear the cookie and state, go to /login. */
 export async function logout(): Promise<{ success: true; redirectTo: string }> {
-  if (loggingOut) return { success: true, redirectTo: '/login' };
+  if (loggingOut) return { success: true, redirectTo: LOGIN_PATH };
   loggingOut = true;
   const token = getToken();
   let redirect: string | undefined;
@@ -120,9 +165,9 @@ export async function logout(): Promise<{ success: true; redirectTo: string }> {
   if (redirect && /^https?:\/\//.test(redirect)) {
     window.location.assign(redirect);
   } else {
-    navigateTo('/login', { replace: true });
+    navigateTo(LOGIN_PATH, { replace: true });
   }
-  return { success: true, redirectTo: '/login' };
+  return { success: true, redirectTo: LOGIN_PATH };
 }
 
 /** The refine auth provider object. */
@@ -137,14 +182,14 @@ export const authProvider: AuthProvider = {
   },
   check: async () => {
     const token = getToken();
-    if (!token) return { authenticated: false, redirectTo: '/login', logout: true };
+    if (!token) return { authenticated: false, redirectTo: LOGIN_PATH, logout: true };
     const forced = TOKEN_TYPE_ROUTES[tokenType(decodeToken(token))];
     if (forced) return { authenticated: false, redirectTo: forced };
     return { authenticated: true };
   },
   onError: async (error: unknown) => {
     const status = (error as { statusCode?: number } | null)?.statusCode;
-    if (status === 401) return { logout: true, redirectTo: '/login', error: error as ApiError };
+    if (status === 401) return { logout: true, redirectTo: LOGIN_PATH, error: error as ApiError };
     return {};
   },
   getIdentity: async () => request('session.user'),

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decideRole, decideToken, HOME_PATH, shouldLogoutOnMissingCookie } from './guard-decision';
+import {
+  COOKIE_WATCH_EXEMPT,
+  decideMigrationBlock,
+  decideRole,
+  decideToken,
+  EXPORT_USER_PATH,
+  HOME_PATH,
+  shouldLogoutOnMissingCookie,
+} from './guard-decision';
 
 const now = 1_700_000_000_000;
 const exp = (seconds: number): number => now / 1000 + seconds;
@@ -16,23 +24,26 @@ describe('navigation guard decisions', () => {
     expect(decideToken(null, false, '/desktops', now)).toEqual({ kind: 'login' });
   });
 
-  it('forces the pages of special token types', () => {
-    expect(decideToken({ type: 'register' }, true, '/desktops', now)).toEqual({
+  it.each([
+    ['register', '/register'],
+    ['category-select', '/login'],
+    ['disclaimer-acknowledgement-required', '/disclaimer'],
+    ['email-verification-required', '/verify-email/request'],
+    ['email-verification', '/verify-email'],
+    ['password-reset-required', '/reset-password'],
+    ['password-reset', '/reset-password'],
+  ] as const)('sends a %s token from a protected page to %s', (type, page) => {
+    expect(decideToken({ type, exp: exp(600) }, true, '/desktops', now)).toEqual({
       kind: 'redirect',
-      to: '/register',
+      to: page,
     });
-    expect(decideToken({ type: 'category-select' }, true, '/desktops', now)).toEqual({
-      kind: 'redirect',
-      to: '/login',
-    });
-    expect(
-      decideToken({ type: 'disclaimer-acknowledgement-required' }, true, '/desktops', now),
-    ).toEqual({ kind: 'redirect', to: '/disclaimer' });
-    expect(decideToken({ type: 'email-verification-required' }, true, '/desktops', now)).toEqual({
-      kind: 'redirect',
-      to: '/verify-email',
-    });
-    expect(decideToken({ type: 'password-reset' }, true, '/reset-password', now)).toEqual({
+    // On its own page the token is at home.
+    expect(decideToken({ type, exp: exp(600) }, true, page, now)).toEqual({ kind: 'ok' });
+  });
+
+  it('keeps a login token (with or without its type claim) where it is', () => {
+    expect(decideToken({ exp: exp(120) }, true, '/desktops', now)).toEqual({ kind: 'ok' });
+    expect(decideToken({ type: 'login', exp: exp(120) }, true, '/templates', now)).toEqual({
       kind: 'ok',
     });
   });
@@ -42,9 +53,32 @@ describe('navigation guard decisions', () => {
     expect(decideToken({ exp: exp(120) }, true, '/desktops', now)).toEqual({ kind: 'ok' });
   });
 
-  it('logs out on a missing cookie except on the exempt pages', () => {
+  it('logs out on a missing cookie except on the login and account pages', () => {
     expect(shouldLogoutOnMissingCookie(false, '/desktops')).toBe(true);
-    expect(shouldLogoutOnMissingCookie(false, '/reset-password')).toBe(false);
+    expect(shouldLogoutOnMissingCookie(false, '/export-user')).toBe(true);
+    for (const page of [
+      '/login',
+      '/signup',
+      '/register',
+      '/forgot-password',
+      '/reset-password',
+      '/verify-email',
+      '/verify-email/request',
+      '/disclaimer',
+    ]) {
+      expect(COOKIE_WATCH_EXEMPT).toContain(page);
+      expect(shouldLogoutOnMissingCookie(false, page), page).toBe(false);
+    }
     expect(shouldLogoutOnMissingCookie(true, '/desktops')).toBe(false);
+  });
+
+  it('keeps an account blocked for a migration on the export page', () => {
+    expect(EXPORT_USER_PATH).toBe('/export-user');
+    const blocked = { migrations_block: true };
+    expect(decideMigrationBlock(blocked, '/desktops')).toBe('/export-user');
+    expect(decideMigrationBlock(blocked, '/profile')).toBe('/export-user');
+    expect(decideMigrationBlock(blocked, '/export-user')).toBeNull();
+    expect(decideMigrationBlock({ migrations_block: false }, '/desktops')).toBeNull();
+    expect(decideMigrationBlock(null, '/desktops')).toBeNull();
   });
 });

@@ -7,19 +7,29 @@ import { adoptAuthorizationCookie, decodeToken } from '@/lib/token';
 import { logout } from '@/providers/auth-provider';
 import { renewToken } from '@/providers/http-client';
 import { bootstrapSession } from '../session-bootstrap';
-import { decideToken } from './guard-decision';
+import { decideMigrationBlock, decideToken } from './guard-decision';
 
 export interface SessionGuardProps {
   /** Content shown once the session is ready. */
   children: ReactNode;
 }
 
-/** Runs the navigation guard on every protected navigation. */
+/**
+ * Runs the navigation guard on every protected navigation: special tokens go to their page, a
+ * login token near its end is renewed, the session is bootstrapped, and an account blocked for a
+ * migration stays on the export page.
+ */
 export function SessionGuard({ children }: SessionGuardProps) {
   const location = useLocation();
   const navigate = useNavigate();
-  const { user } = useSessionState();
+  const { user, config } = useSessionState();
   const { t } = useTranslation();
+  const blockedTo = decideMigrationBlock(config, location.pathname);
+
+  // A user whose account is being migrated stays on the export page.
+  useEffect(() => {
+    if (blockedTo) navigate(blockedTo, { replace: true });
+  }, [blockedTo, navigate]);
 
   useEffect(() => {
     let cancelled = false;
@@ -50,7 +60,7 @@ export function SessionGuard({ children }: SessionGuardProps) {
     };
   }, [location.pathname, navigate]);
 
-  if (!user) {
+  if (!user || blockedTo) {
     return (
       <Center h="100vh" aria-busy="true">
         <Loader aria-label={t('common:loading')} />

@@ -17,11 +17,12 @@ import { Link, useNavigate } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import type { SessionUserCategory, SessionUserProviders } from '@/generated/types';
 import { operations } from '@/generated/api';
+import { resourceOf } from '@/generated/resources';
 import { ColorSchemeSwitch } from '@/components/color-scheme-switch';
 import { LanguageSwitcher } from '@/components/language-switcher';
 import { SubmitButton } from '@/components/submit-button';
 import { usePageTitle } from '@/hooks/use-page-title';
-import { getToken } from '@/lib/token';
+import { decodeToken, getToken, rememberLoginCategory, tokenType } from '@/lib/token';
 import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
 import { loginErrorText, type LoginErrorText } from './login-errors';
@@ -31,10 +32,31 @@ export interface LoginPageProps {
   preload?: () => void;
 }
 
-/** The forgot-password flow, while its call is built: the link shows only then. */
-const FORGOT_PASSWORD = !operations['session.forgotPassword'].planned;
+const accountPages = resourceOf('session')?.meta.extraRoutes ?? {};
+/** The account pages the login page links to, while their calls are built (null: no link). */
+const FORGOT_PASSWORD = operations['session.forgotPassword'].planned
+  ? null
+  : (accountPages.forgotPassword ?? null);
+const SIGN_UP = operations['session.signup'].planned ? null : (accountPages.signup ?? null);
 
-/** Login page: category, username, password, forgot-password link, other providers. */
+interface CategoryChoice {
+  categories: SessionUserCategory[];
+  token: string | null;
+}
+
+/** A stored category-select token (the guard sends it here): its categories to choose from. */
+function storedChoice(): CategoryChoice | null {
+  const token = getToken();
+  const claims = decodeToken(token);
+  if (tokenType(claims) !== 'category-select') return null;
+  return { categories: claims?.categories ?? [], token };
+}
+
+/**
+ * Login page: category, username, password, forgot-password and sign-up links, other providers.
+ * A category-select answer (or such a token already stored) turns it into the category choice,
+ * which logs in again with that token as the bearer and the chosen category.
+ */
 export function LoginPage({ preload }: LoginPageProps) {
   const { t } = useTranslation();
   const navigate = useNavigate();
@@ -45,10 +67,7 @@ export function LoginPage({ preload }: LoginPageProps) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<LoginErrorText | null>(null);
-  const [choice, setChoice] = useState<{
-    categories: SessionUserCategory[];
-    token: string | null;
-  } | null>(null);
+  const [choice, setChoice] = useState<CategoryChoice | null>(storedChoice);
 
   useEffect(() => {
     request('session.categories')
@@ -69,6 +88,8 @@ export function LoginPage({ preload }: LoginPageProps) {
 
   const finish = async (params: { categoryId: string; token?: string | null }): Promise<void> => {
     setError(null);
+    // The account steps that may follow (disclaimer, expired password) continue in this category.
+    rememberLoginCategory(params.categoryId);
     const result = await login({ username, password, ...params });
     if (result.categories) {
       setChoice({ categories: result.categories, token: getToken() });
@@ -180,10 +201,19 @@ export function LoginPage({ preload }: LoginPageProps) {
             <SubmitButton fullWidth data-testid="login-submit">
               {t('common:login.submit')}
             </SubmitButton>
-            {FORGOT_PASSWORD && (
-              <Anchor component={Link} to="/forgot-password" size="sm">
-                {t('common:login.forgotPassword')}
-              </Anchor>
+            {(FORGOT_PASSWORD || SIGN_UP) && (
+              <Group justify="space-between">
+                {FORGOT_PASSWORD && (
+                  <Anchor component={Link} to={FORGOT_PASSWORD} size="sm">
+                    {t('common:login.forgotPassword')}
+                  </Anchor>
+                )}
+                {SIGN_UP && (
+                  <Anchor component={Link} to={SIGN_UP} size="sm" data-testid="login-signup">
+                    {t('common:login.signUp')}
+                  </Anchor>
+                )}
+              </Group>
             )}
           </Stack>
         </form>

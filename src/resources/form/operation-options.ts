@@ -1,11 +1,12 @@
 /**
  * Choices a field names by operation (`x-ui.options: "desktops.list"`): the operation's list
  * answer as options (`id` as the value, `name` as the label). Only built GET operations without
- * path parameters the role may call are asked; a form extension's options for the same field win
- * over these.
+ * path parameters the role may call are asked (a public one without a session too: the categories
+ * of the sign-up page); a form extension's options for the same field win over these.
  */
 import { useQueries } from '@tanstack/react-query';
 import { useMemo } from 'react';
+import { operations, type Operation } from '@/generated/api';
 import type { FieldMeta } from '@/generated/fields';
 import type { Role } from '@/generated/types';
 import { requestOperation } from '@/providers/http-client';
@@ -43,7 +44,11 @@ function optionsOperation(meta: FieldMeta, role: Role | null): string | null {
   const key = meta.options;
   if (!key?.includes('.')) return null;
   const [resource = '', name = ''] = key.split('.');
-  const op = usableOperation(resource, name, role);
+  const declared = (operations as Readonly<Record<string, Operation>>)[key];
+  const op =
+    declared && !declared.planned && declared.access === 'public'
+      ? declared
+      : usableOperation(resource, name, role);
   // Only a plain list read: a search (allowed.term) belongs to its widget.
   return op && op.method === 'GET' && !op.path.includes('{') ? key : null;
 }

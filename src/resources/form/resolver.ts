@@ -3,18 +3,44 @@
  * (src/generated/validators.js). Empty values ('' / undefined) are pruned first; every ajv error becomes
  * `{ type: keyword, message }` on the nearest form field, with the message from
  * `errors:validation.<code>` where the code is `errorCodeOf(error)` (x-error code or ajv keyword).
+ * The cross-field rules of the form's type the form can check alone (`x-constraints` of kind
+ * `sameAs`: a confirmation equals its field) land on their first field the same way, before any call.
  * Server field errors (HttpError.errors, JSON pointers -> codes) go through the same translation.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FieldError, FieldErrors, FieldValues, Resolver } from 'react-hook-form';
 import type { TFunction } from 'i18next';
+import { constraints } from '@/generated/constants';
 import { errorCodeOf } from '@/generated/error-codes';
 import type { FieldMeta } from '@/generated/fields';
 import { fieldLabelKey, getIn, nearestField, pointerToPath, setIn } from './field-meta';
 
+/** A cross-field rule of the generated `constraints` table (`x-constraints`). */
+export interface CrossFieldRule {
+  kind: string;
+  /** The fields it relates; the first is where a failure shows. */
+  fields: readonly string[];
+  code: string;
+  /** The generated type of the body it applies to. */
+  schemaType?: string;
+}
+
+const RULES: Readonly<Record<string, Readonly<Record<string, CrossFieldRule>>>> = constraints;
+/** Rule kinds a form checks by itself (the others need the server's data). */
+const FORM_RULE_KINDS: ReadonlySet<string> = new Set(['sameAs']);
+
+/** The cross-field rules of a form type the form checks before sending (sameAs). */
+export function formRules(type: string): CrossFieldRule[] {
+  return Object.values(RULES)
+    .flatMap((group) => Object.values(group))
+    .filter((rule) => rule.schemaType === type && FORM_RULE_KINDS.has(rule.kind));
+}
+
 export interface SchemaResolverOptions {
   /** Precompiled validator, imported by name from `@/generated/validators` (e.g. `DesktopCreate`). */
   validate: ValidateFunction;
+  /** Cross-field rules of the type (`formRules`); none when absent. */
+  rules?: readonly CrossFieldRule[];
   /** Field metadata of the same type (after overrides): error paths snap to these fields. */
   fields: readonly FieldMeta[];
   /** Resource whose field labels name the property in messages. */
@@ -126,6 +152,41 @@ export function boundErrors(
   return out;
 }
 
+/**
+ * Failures of the cross-field rules: a `sameAs` pair that differs puts the rule's code on its first
+ * field (the confirmation). A pair left empty is the schema's business (required fields).
+ */
+export function ruleErrors(
+  values: unknown,
+  options: Omit<SchemaResolverOptions, 'validate'>,
+): FlatErrors {
+  const out: FlatErrors = {};
+  for (const rule of options.rules ?? []) {
+    const [field, other] = rule.fields;
+    if (rule.kind !== 'sameAs' || !field || !other || out[field]) continue;
+    const value = getIn(values, field);
+    const expected = getIn(values, other);
+    if ((value === undefined && expected === undefined) || value === expected) continue;
+    const meta = options.fields.find((candidate) => candidate.path === field);
+    out[field] = {
+      type: rule.kind,
+      message: validationMessage(
+        options.t,
+        rule.code,
+        messageParams(
+          meta,
+          value,
+          { other: options.t(fieldLabelKey(options.resource, other)) },
+          options.t,
+          options.resource,
+          field,
+        ),
+      ),
+    };
+  }
+  return out;
+}
+
 /** Flat errors -> the nested shape react-hook-form expects. */
 export function nestErrors<T extends FieldValues>(flat: FlatErrors): FieldErrors<T> {
   const nested: Record<string, unknown> = {};
@@ -140,8 +201,10 @@ export function validateValues(
 ): { values: unknown; errors: FlatErrors } {
   const pruned = pruneEmpty(values);
   const ok = options.validate(pruned);
+  // The schema's own message wins on a field that fails both.
   const errors = {
     ...boundErrors(pruned, options),
+    ...ruleErrors(pruned, options),
     ...(ok ? {} : ajvFieldErrors(options.validate.errors ?? [], pruned, options)),
   };
   return { values: pruned, errors };

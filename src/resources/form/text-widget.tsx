@@ -1,9 +1,13 @@
 import { TextInput } from '@mantine/core';
 import type { WidgetProps } from './types';
 
+/** The input type of the text-like widgets. */
+const INPUT_TYPES: Readonly<Record<string, 'url' | 'email'>> = { url: 'url', email: 'email' };
+
 /**
  * Single-line text; empty text is handed back as undefined (pruned before validation). The `url`
- * widget is the same field typed as a URL (the schema's pattern still decides what is valid).
+ * and `email` widgets are the same field typed as a URL or an address (the schema's pattern or
+ * format still decides what is valid).
  */
 export function TextWidget({
   id,
@@ -31,9 +35,9 @@ export function TextWidget({
       required={required}
       disabled={disabled}
       maxLength={meta.maxLength}
-      autoComplete="off"
-      type={meta.widget === 'url' ? 'url' : 'text'}
-      inputMode={meta.widget === 'url' ? 'url' : undefined}
+      autoComplete={meta.widget === 'email' ? 'email' : 'off'}
+      type={INPUT_TYPES[meta.widget] ?? 'text'}
+      inputMode={INPUT_TYPES[meta.widget]}
     />
   );
 }

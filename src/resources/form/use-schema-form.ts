@@ -1,6 +1,7 @@
 /**
- * react-hook-form wired to a generated type: the schema resolver (precompiled validator + field
- * metadata with the page's overrides) and the placement of server field errors.
+ * react-hook-form wired to a generated type: the schema resolver (precompiled validator, the type's
+ * cross-field rules, field metadata with the page's overrides) and the placement of server field
+ * errors.
  */
 import { useCallback, useLayoutEffect, useMemo, useRef } from 'react';
 import {
@@ -15,7 +16,12 @@ import type { ValidateFunction } from 'ajv';
 import { useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import { errorPaths, fieldDomId, fieldsOf, type FieldsType } from './field-meta';
-import { schemaResolver, serverFieldErrors, type SchemaResolverOptions } from './resolver';
+import {
+  formRules,
+  schemaResolver,
+  serverFieldErrors,
+  type SchemaResolverOptions,
+} from './resolver';
 import type { FieldOverrides } from './types';
 
 export interface UseSchemaFormOptions<T extends FieldValues> {
@@ -48,11 +54,12 @@ export function useSchemaForm<T extends FieldValues>({
 }: UseSchemaFormOptions<T>): SchemaFormHandle<T> {
   const { t } = useTranslation();
   const fields = useMemo(() => fieldsOf(type, overrides), [type, overrides]);
+  const rules = useMemo(() => formRules(type), [type]);
   // The resolver reads the latest options (fields change when the quota limits arrive).
-  const optionsRef = useRef<SchemaResolverOptions>({ validate, fields, resource, t });
+  const optionsRef = useRef<SchemaResolverOptions>({ validate, rules, fields, resource, t });
   useLayoutEffect(() => {
-    optionsRef.current = { validate, fields, resource, t };
-  }, [validate, fields, resource, t]);
+    optionsRef.current = { validate, rules, fields, resource, t };
+  }, [validate, rules, fields, resource, t]);
   const resolver = useCallback<Resolver<T>>(
     (values, context, opts) => schemaResolver<T>(() => optionsRef.current)(values, context, opts),
     [],

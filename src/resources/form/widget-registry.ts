@@ -21,6 +21,7 @@ import type { WidgetComponent, WidgetRegistry } from './types';
 export const baseWidgets: Record<string, WidgetComponent> = {
   text: TextWidget,
   url: TextWidget,
+  email: TextWidget,
   textarea: TextareaWidget,
   password: PasswordWidget,
   number: NumberWidget,

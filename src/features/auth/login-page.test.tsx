@@ -1,0 +1,153 @@
+/**
+ * The login page's account links and login steps, against a fake server at the HTTP boundary:
+ * the category choice of a category-select token (answered or already stored) and the register
+ * token's page. The sign-up and forgot-password calls are taken as built here, as they will be.
+ */
+import { MantineProvider } from '@mantine/core';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { I18nextProvider } from 'react-i18next';
+import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
+import { clearToken, getToken, setToken } from '@/lib/token';
+import { testI18n } from '@/resources/form/test-utils';
+import { LoginPage } from './login-page';
+
+vi.mock('@/generated/api', async (importOriginal) => {
+  const generated = await importOriginal<typeof import('@/generated/api')>();
+  const built = (key: 'session.signup' | 'session.forgotPassword') => ({
+    ...generated.operations[key],
+    planned: false,
+  });
+  return {
+    ...generated,
+    operations: {
+      ...generated.operations,
+      'session.signup': built('session.signup'),
+      'session.forgotPassword': built('session.forgotPassword'),
+    },
+  };
+});
+
+function jwt(claims: Record<string, unknown>): string {
+  const enc = (value: unknown): string =>
+    btoa(JSON.stringify(value)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  return `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc(claims)}.sig`;
+}
+const exp = Math.floor(Date.now() / 1000) + 600;
+const loginJwt = jwt({ kid: 'isardvdi', exp, data: { role_id: 'user', category_id: 'c2' } });
+const choiceJwt = jwt({
+  kid: 'isardvdi',
+  type: 'category-select',
+  exp,
+  categories: [
+    { id: 'c1', name: 'Alpha' },
+    { id: 'c2', name: 'Beta' },
+  ],
+});
+
+interface Call {
+  path: string;
+  query: URLSearchParams;
+  bearer: string | null;
+}
+
+function fakeServer(login: () => string): Call[] {
+  const calls: Call[] = [];
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = new URL(String(input), 'http://portal.test');
+      const bearer = new Headers(init?.headers).get('Authorization')?.replace(/^Bearer /, '');
+      calls.push({ path: url.pathname, query: url.searchParams, bearer: bearer ?? null });
+      const json = (body: unknown) =>
+        new Response(JSON.stringify(body), { headers: { 'Content-Type': 'application/json' } });
+      if (url.pathname === '/api/v3/categories') return json([{ id: 'default', name: 'Default' }]);
+      if (url.pathname === '/authentication/providers') return json({ providers: ['form'] });
+      if (url.pathname === '/authentication/login')
+        return new Response(login(), { headers: { 'Content-Type': 'text/plain' } });
+      return json({});
+    }),
+  );
+  return calls;
+}
+
+function Where() {
+  return <p data-testid="where">{useLocation().pathname}</p>;
+}
+
+function renderLogin() {
+  return render(
+    <I18nextProvider i18n={testI18n}>
+      <MantineProvider>
+        <MemoryRouter initialEntries={['/login']}>
+          <Routes>
+            <Route path="/login" element={<LoginPage />} />
+            <Route path="*" element={<Where />} />
+          </Routes>
+        </MemoryRouter>
+      </MantineProvider>
+    </I18nextProvider>,
+  );
+}
+
+/** Types a login and submits it once the page's first calls are done (the button waits for them). */
+const logIn = async (): Promise<void> => {
+  await waitFor(() => expect(screen.getByTestId('login-submit')).toBeEnabled());
+  fireEvent.change(screen.getByLabelText(/Username/), { target: { value: 'ann' } });
+  fireEvent.change(screen.getByLabelText(/^Password/), { target: { value: 'secret' } });
+  fireEvent.click(screen.getByTestId('login-submit'));
+};
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+  clearToken();
+  sessionStorage.clear();
+});
+
+describe('login page', () => {
+  it('links to the sign-up and forgot-password pages', async () => {
+    fakeServer(() => loginJwt);
+    renderLogin();
+    expect(await screen.findByRole('link', { name: 'Create an account' })).toHaveAttribute(
+      'href',
+      '/signup',
+    );
+    expect(screen.getByRole('link', { name: 'Forgot your password?' })).toHaveAttribute(
+      'href',
+      '/forgot-password',
+    );
+  });
+
+  it('offers the categories of a category-select answer and logs in with that token', async () => {
+    let answer = choiceJwt;
+    const calls = fakeServer(() => answer);
+    renderLogin();
+    await logIn();
+    const beta = await screen.findByRole('button', { name: 'Beta' });
+    answer = loginJwt;
+    await waitFor(() => expect(beta).toBeEnabled());
+    fireEvent.click(beta);
+    await waitFor(() => expect(screen.getByTestId('where')).toHaveTextContent('/desktops'));
+    const logins = calls.filter((call) => call.path === '/authentication/login');
+    expect(logins).toHaveLength(2);
+    expect(logins[1]?.bearer).toBe(choiceJwt);
+    expect(logins[1]?.query.get('category_id')).toBe('c2');
+    expect(getToken()).toBe(loginJwt);
+  });
+
+  it('shows the choice of a category-select token the guard sent here', async () => {
+    setToken(choiceJwt);
+    fakeServer(() => loginJwt);
+    renderLogin();
+    expect(await screen.findByRole('heading', { name: 'Select a category' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Alpha' })).toBeInTheDocument();
+  });
+
+  it('goes to the register page with a register token', async () => {
+    fakeServer(() => jwt({ kid: 'isardvdi', type: 'register', category_id: 'default', exp }));
+    renderLogin();
+    await logIn();
+    await waitFor(() => expect(screen.getByTestId('where')).toHaveTextContent('/register'));
+  });
+});
