@@ -70,7 +70,6 @@ describe('the real schema/', () => {
     const names = resources.map((r) => r.res.name as string).sort();
     for (const n of [
       'allowed',
-      'api-key',
       'bastion',
       'bookings',
       'config',
@@ -79,7 +78,6 @@ describe('the real schema/', () => {
       'desktops',
       'direct-viewer',
       'media',
-      'migration',
       'notifications',
       'planning',
       'profile',
