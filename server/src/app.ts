@@ -41,9 +41,11 @@ import mediaUsageRepository from './plugins/app/media-usage-repository.ts';
 import directoryRepository from './plugins/app/directory-repository.ts';
 import deploymentsRepository from './plugins/app/deployments-repository.ts';
 import socketAuth from './plugins/app/socket-auth.ts';
+import mailer from './account/mailer.ts';
 import authenticationRoutes from './routes/authentication/index.ts';
 import sessionRoutes from './routes/api/session.ts';
 import configRoutes from './routes/api/config.ts';
+import accountRoutes from './routes/api/account.ts';
 import openapiRoutes from './routes/api/openapi.ts';
 import storage from './engine/storage-plugin.ts';
 import engine from './engine/plugin.ts';
@@ -204,6 +206,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(directoryRepository);
   await app.register(deploymentsRepository);
   await app.register(socketAuth);
+  await app.register(mailer, { logSink: options.logSink });
   // before the engine: its boot disk check runs before the engine reconciles
   await app.register(storage);
   await app.register(engine);
@@ -212,6 +215,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);
   await app.register(configRoutes);
+  await app.register(accountRoutes);
   await app.register(desktopLifecycleRoutes);
   await app.register(recycleBinRoutes);
   await app.register(storageRoutes);

@@ -44,7 +44,21 @@ if (seed.seeded || config.demoPassword) {
       `demo password (printed once, set DEMO_PASSWORD to choose it): ${seed.generatedPassword}`,
     );
   else if (config.demoPassword) lines.push('demo password: the value of DEMO_PASSWORD');
+  lines.push(
+    `registration codes (sign up at /signup): ${seed.registrationCodes
+      .map((c) => `${c.code} (${c.role}, ${c.groupId})`)
+      .join(', ')}`,
+  );
 }
+lines.push(
+  app.mailer.delivery === 'smtp'
+    ? 'account mail: sent through SMTP_URL'
+    : 'account mail: no SMTP_URL, mails are written to this log (open their links from here)',
+);
+if (config.smtpUrl && !config.publicUrl)
+  lines.push(
+    'SMTP_URL without PUBLIC_URL: mail links point at the portal address above; set PUBLIC_URL to the address users reach',
+  );
 if (wildcard && !config.publicUrl)
   lines.push(
     `from other machines: set PUBLIC_URL (e.g. PUBLIC_URL=http://<this host>:${config.port}); consoles and live updates accept only that origin`,

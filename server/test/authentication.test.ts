@@ -146,45 +146,50 @@ describe('POST /authentication/login', () => {
   });
 
   it('continues a disclaimer flow: disclaimer token, acknowledge, then a login token', async () => {
-    await t.app.settings.set('disclaimer_required', true);
-    try {
-      const first = await loginRequest(t.app, 'user');
-      expect(first.statusCode).toBe(200);
-      const special = first.body;
-      expect(decodePayload(special)).toMatchObject({
-        type: 'disclaimer-acknowledgement-required',
-        kid: 'isardvdi',
-      });
-      // a special token is not a login token
-      const user = await injectWithToken(t.app, special, { method: 'GET', url: '/api/v3/user' });
-      expect(user.statusCode).toBe(403);
-      expectErrorShape(user.json(), 'forbidden');
-      expect(user.json().description).toBe('Token not valid for this operation.');
-      const ack = await injectWithToken(t.app, special, {
-        method: 'POST',
-        url: '/authentication/acknowledge-disclaimer',
-      });
-      expect(ack.statusCode).toBe(200);
-      const next = await injectWithToken(t.app, special, {
-        method: 'POST',
-        url: '/authentication/login?provider=form&category_id=default',
-      });
-      expect(next.statusCode).toBe(200);
-      expect(decodePayload(next.body).type).toBeUndefined();
-      expect(decodePayload(next.body).session_id).toBeDefined();
-    } finally {
-      await t.app.settings.set('disclaimer_required', false);
-    }
+    // The demo policy of the default category asks for the disclaimer; `user` has not accepted it.
+    const row = await t.app.users.findLocal('user', 'default');
+    await t.app.users.update(row?.id ?? '', { disclaimerAcknowledged: false });
+    const first = await loginRequest(t.app, 'user');
+    expect(first.statusCode).toBe(200);
+    const special = first.body;
+    expect(decodePayload(special)).toMatchObject({
+      type: 'disclaimer-acknowledgement-required',
+      kid: 'isardvdi',
+    });
+    // a special token is not a login token
+    const user = await injectWithToken(t.app, special, { method: 'GET', url: '/api/v3/user' });
+    expect(user.statusCode).toBe(403);
+    expectErrorShape(user.json(), 'forbidden');
+    expect(user.json().description).toBe('Token not valid for this operation.');
+    const ack = await injectWithToken(t.app, special, {
+      method: 'POST',
+      url: '/authentication/acknowledge-disclaimer',
+    });
+    expect(ack.statusCode).toBe(200);
+    const next = await injectWithToken(t.app, special, {
+      method: 'POST',
+      url: '/authentication/login?provider=form&category_id=default',
+    });
+    expect(next.statusCode).toBe(200);
+    expect(decodePayload(next.body).type).toBeUndefined();
+    expect(decodePayload(next.body).session_id).toBeDefined();
   });
 
-  it('answers register and category-select continuation tokens with a clear 400', async () => {
-    const register = await t.app.tokens.signSpecial('register', 'someone', 600);
+  it('answers 401 invalid_token for a register token whose account does not exist yet', async () => {
+    const register = await t.app.tokens.signSpecial('register', 'someone', 600, {
+      jti: 'a-link-id',
+      category_id: 'default',
+      username: 'someone',
+      name: 'Someone',
+      email: 'someone@example.org',
+      provider: 'local',
+    });
     const res = await injectWithToken(t.app, register, {
       method: 'POST',
       url: '/authentication/login?provider=form&category_id=default',
     });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().description_code).toBe('unsupported_token_type');
+    expect(res.statusCode).toBe(401);
+    expect(res.json().description_code).toBe('invalid_token');
   });
 });
 

@@ -58,6 +58,8 @@ export async function addUser(
       groupId: values.groupId,
       role: values.role,
       passwordHash: seeded?.passwordHash ?? null,
+      // an ordinary account: the disclaimer of the demo policy is accepted
+      disclaimerAcknowledged: true,
     })
     .returning();
   if (!row) throw new Error(`user ${values.username} not inserted`);

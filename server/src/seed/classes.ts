@@ -1,14 +1,15 @@
 /**
  * Demo classes, so deployments can be tried at once: a teacher (role advanced, `teacher`) and two
  * groups of students in the default category, "Class A" (student01 to student30) and "Class B"
- * (student31 to student42), all with the demo password. The password is hashed once for all of
- * them (each hash is slow on purpose, and they share the password anyway).
+ * (student31 to student42), all with the demo password (hashed once by the caller: each hash is
+ * slow on purpose, and they share the password anyway). Class A takes the registration code
+ * CLASS-A-2026 (./accounts.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { hashPassword } from '../lib/passwords.ts';
 import { groups, users, type UserInsert } from '../db/schema.ts';
 import type { Executor } from '../plugins/app/entity-repository.ts';
+import { ENROLLMENT_CODES, demoAccount } from './accounts.ts';
 
 export const TEACHER_USERNAME = 'teacher';
 export const CLASSES = [
@@ -22,32 +23,20 @@ export const studentName = (n: number) => `student${String(n).padStart(2, '0')}`
 /** Adds the classes and the teacher to the default category (run inside the seed's transaction). */
 export async function seedClasses(
   app: FastifyInstance,
-  password: string,
+  passwordHash: string,
   on: Executor = app.db,
 ): Promise<string[]> {
-  const passwordHash = await hashPassword(password);
   await on.insert(groups).values(
     CLASSES.map((c) => ({
       id: c.id,
       categoryId: 'default',
       name: c.name,
       description: `Students of ${c.name}`,
+      enrollment: ENROLLMENT_CODES.find((code) => code.groupId === c.id)?.enrollment ?? null,
     })),
   );
-  const account = (username: string, name: string, groupId: string, role: UserInsert['role']) => ({
-    id: randomUUID(),
-    uid: username,
-    username,
-    name,
-    provider: 'local',
-    categoryId: 'default',
-    groupId,
-    role,
-    passwordHash,
-    passwordLastUpdated: new Date(),
-    email: `${username}@example.org`,
-    lang: 'en',
-  });
+  const account = (username: string, name: string, groupId: string, role: UserInsert['role']) =>
+    demoAccount({ id: randomUUID(), username, name, groupId, role, passwordHash });
   const rows: UserInsert[] = [
     account(TEACHER_USERNAME, 'Demo Teacher', 'default-advanced', 'advanced'),
   ];

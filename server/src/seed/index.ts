@@ -3,6 +3,11 @@
  * `default`, one group and one account per role (password DEMO_PASSWORD or random), a demo template
  * (its disk: the idle guest, ./idle-guest.ts) and demo media (made by the hypervisor's image
  * script), three stopped desktops for `user`. Also seedDesktops() for benchmarks.
+ *
+ * The accounts side (./accounts.ts): every seeded account has a verified `<username>@example.org`
+ * address and has accepted the disclaimer; registration codes on three groups; `newcomer`, who
+ * must accept the disclaimer and change the password at the first login; and the category's
+ * account policy that asks for the disclaimer.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -13,6 +18,13 @@ import { categories, desktops, groups, media, templates, users } from '../db/sch
 import { NEW_DESKTOP_HARDWARE } from '../engine/desktop-service.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
+import {
+  DEMO_ACCOUNT_POLICIES,
+  ENROLLMENT_CODES,
+  NEWCOMER_USERNAME,
+  demoAccount,
+  type EnrollmentCode,
+} from './accounts.ts';
 import type {
   DesktopGuestProperties,
   DesktopHardware,
@@ -50,6 +62,8 @@ export interface SeedResult {
   /** the accounts' password when it was generated here (print it once) */
   generatedPassword?: string;
   usernames: string[];
+  /** the registration codes of the demo groups */
+  registrationCodes: readonly EnrollmentCode[];
 }
 
 export async function seedIfEmpty(
@@ -61,11 +75,13 @@ export async function seedIfEmpty(
     ...DEMO_ROLES,
     TEACHER_USERNAME,
     `${studentName(CLASSES[0].first)}…${studentName(CLASSES[1].last)}`,
+    `${NEWCOMER_USERNAME} (accepts the disclaimer and changes the password at the first login)`,
   ];
-  if ((await app.users.count()) > 0) return { seeded: false, usernames };
+  const registrationCodes = ENROLLMENT_CODES;
+  if ((await app.users.count()) > 0) return { seeded: false, usernames, registrationCodes };
   const generated = options.password ? undefined : randomBytes(9).toString('base64url');
   const password = options.password ?? generated ?? '';
-  const hashes = await Promise.all(DEMO_ROLES.map(() => hashPassword(password)));
+  const passwordHash = await hashPassword(password);
   const ids = Object.fromEntries(DEMO_ROLES.map((r) => [r, randomUUID()])) as Record<Role, string>;
   const imagesDir = join(app.config.dataDir, 'images');
   // The demo template boots the idle guest (sleeps in HLT; GRUB busy-polls under TCG), written over
@@ -88,25 +104,35 @@ export async function seedIfEmpty(
         categoryId: 'default',
         name: groupOf[r],
         description: `Default ${r} group`,
+        enrollment: ENROLLMENT_CODES.find((c) => c.groupId === groupOf[r])?.enrollment ?? null,
       })),
     );
-    await tx.insert(users).values(
-      DEMO_ROLES.map((r, i) => ({
-        id: ids[r],
-        uid: r,
-        username: r,
-        name: r === 'user' ? 'Demo User' : `Demo ${r.charAt(0).toUpperCase()}${r.slice(1)}`,
-        provider: 'local',
-        categoryId: 'default',
-        groupId: groupOf[r],
-        role: r,
-        passwordHash: hashes[i] ?? null,
-        passwordLastUpdated: new Date(),
-        email: `${r}@example.org`,
-        lang: 'en',
-      })),
-    );
-    await seedClasses(app, password, tx);
+    await tx.insert(users).values([
+      ...DEMO_ROLES.map((r) =>
+        demoAccount({
+          id: ids[r],
+          username: r,
+          name: r === 'user' ? 'Demo User' : `Demo ${r.charAt(0).toUpperCase()}${r.slice(1)}`,
+          groupId: groupOf[r],
+          role: r,
+          passwordHash,
+        }),
+      ),
+      {
+        ...demoAccount({
+          id: randomUUID(),
+          username: NEWCOMER_USERNAME,
+          name: 'Demo Newcomer',
+          groupId: groupOf.user,
+          role: 'user',
+          passwordHash,
+        }),
+        passwordResetRequired: true,
+        disclaimerAcknowledged: false,
+      },
+    ]);
+    await seedClasses(app, passwordHash, tx);
+
     await tx.insert(templates).values({
       id: DEMO_TEMPLATE_ID,
       name: 'Demo template',
@@ -148,9 +174,11 @@ export async function seedIfEmpty(
       })),
     );
   });
+  // Through the settings repository, so its cache sees the policy at once.
+  await app.settings.set('account_policies', DEMO_ACCOUNT_POLICIES);
   return generated
-    ? { seeded: true, generatedPassword: generated, usernames }
-    : { seeded: true, usernames };
+    ? { seeded: true, generatedPassword: generated, usernames, registrationCodes }
+    : { seeded: true, usernames, registrationCodes };
 }
 
 /** Adds n stopped desktops for a user (benchmarks, load tests). Returns their ids. */

@@ -57,6 +57,8 @@ export async function addAccount(
     role,
     passwordHash: demo.passwordHash,
     email: `${username}@example.org`,
+    emailVerified: true,
+    disclaimerAcknowledged: true,
     lang: 'en',
   });
   return { id, username, role, categoryId: demo.categoryId, groupId: demo.groupId };

@@ -73,6 +73,8 @@ export interface SessionsRepository {
   renew(id: string, times: SessionTimes): Promise<SessionState | undefined>;
   revoke(id: string): Promise<void>;
   revokeUser(userId: string): Promise<void>;
+  /** Revokes every session of the user except `keepSessionId` (the caller's own). */
+  revokeUserExcept(userId: string, keepSessionId: string): Promise<void>;
   /** Of the given ids, those whose socket may stay connected (alive and renew window open). */
   connectable(ids: string[]): Promise<Set<string>>;
   /** Listeners called with the session id after a revocation on this node. */
@@ -96,6 +98,13 @@ const plugin: FastifyPluginAsync = async (app) => {
     if (!UUID_RE.test(id)) return undefined;
     const rows = await query<Row>(`${SELECT} WHERE s.id = $1`, [id]);
     return rows[0] ? toState(rows[0]) : undefined;
+  };
+
+  const revoked = (rows: { id: string }[]) => {
+    for (const r of rows) {
+      cache.delete(r.id);
+      for (const l of listeners) l(r.id);
+    }
   };
 
   const repo: SessionsRepository = {
@@ -160,10 +169,14 @@ const plugin: FastifyPluginAsync = async (app) => {
         'UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING id',
         [userId],
       );
-      for (const r of rows) {
-        cache.delete(r.id);
-        for (const l of listeners) l(r.id);
-      }
+      revoked(rows);
+    },
+    async revokeUserExcept(userId, keepSessionId) {
+      const rows = await query<{ id: string }>(
+        'UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND id::text <> $2 AND revoked_at IS NULL RETURNING id',
+        [userId, keepSessionId],
+      );
+      revoked(rows);
     },
     async connectable(ids) {
       const valid = ids.filter((id) => UUID_RE.test(id));

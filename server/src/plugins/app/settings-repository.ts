@@ -1,6 +1,7 @@
 /**
  * Portal settings (key -> jsonb) merged over code defaults, cached for two seconds: maintenance,
- * its text, the /user/config flags, disclaimer policy.
+ * its text, the /user/config flags, the account policies (password rules, address verification,
+ * disclaimer) and the disclaimer's text, notifications, user migration, VPN.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../lib/plugin.ts';
@@ -12,7 +13,6 @@ export interface Settings {
   documentation_url: string;
   viewers_documentation_url: string;
   show_temporal_tab: boolean;
-  smtp_enabled: boolean;
   http_port: string;
   https_port: string;
   bastion: {
@@ -21,8 +21,6 @@ export interface Settings {
     ssh_port: string | null;
     individual_domains: boolean;
   };
-  migrations_block: boolean;
-  disclaimer_required: boolean;
   login_config: Record<string, unknown>;
   status_bar: Record<string, unknown> | null;
   /**
@@ -119,12 +117,9 @@ export const defaultSettings: Settings = {
   documentation_url: 'https://isard.gitlab.io/isardvdi-docs/',
   viewers_documentation_url: 'https://isard.gitlab.io/isardvdi-docs/user/viewers/viewers/',
   show_temporal_tab: true,
-  smtp_enabled: false,
   http_port: '80',
   https_port: '443',
   bastion: { enabled: false, domain: null, ssh_port: null, individual_domains: false },
-  migrations_block: false,
-  disclaimer_required: false,
   login_config: {},
   status_bar: null,
   account_policies: [

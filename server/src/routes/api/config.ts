@@ -16,14 +16,15 @@ export default async function configRoutes(app: FastifyInstance) {
       documentation_url: s.documentation_url,
       viewers_documentation_url: s.viewers_documentation_url,
       show_temporal_tab: s.show_temporal_tab,
-      show_change_email_button: s.smtp_enabled && auth.provider === 'local',
+      // Only local accounts own their address (other providers bring theirs).
+      show_change_email_button: auth.provider === 'local',
       http_port: String(s.http_port),
       https_port: String(s.https_port),
       bastion_domain: bastion ? s.bastion.domain : null,
       bastion_ssh_port: bastion ? String(s.bastion.ssh_port ?? s.https_port) : null,
       can_use_bastion: bastion,
       can_use_bastion_individual_domains: bastion && s.bastion.individual_domains,
-      migrations_block: s.migrations_block,
+      migrations_block: s.migration.force && !s.migration.force_exceptions.includes(auth.role),
       session: {
         id: auth.sessionId,
         max_renew_time: epoch(auth.session.maxRenewAt),

@@ -1,19 +1,42 @@
 /**
- * /authentication: form login for local accounts with persistent
- * throttling, continuation tokens (disclaimer, password reset required), renew, logout, check,
- * providers, acknowledge-disclaimer.
+ * /authentication: form login for local accounts with persistent throttling, its continuation
+ * tokens (register, category-select, disclaimer, email address, password reset), renew, logout,
+ * check, providers, acknowledge-disclaimer; the mail flows live in ./account-mail.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/api-error.ts';
 import { verifyPassword } from '../../lib/passwords.ts';
 import { route } from '../../lib/route.ts';
-import { bearerOf, isLoginClaims, TokenService } from '../../lib/tokens.ts';
+import { bearerOf, isLoginClaims, TokenService, type SpecialTokenType } from '../../lib/tokens.ts';
 import { accountKey } from '../../plugins/app/login-throttle.ts';
 import type { UserRow } from '../../db/schema.ts';
 import type { SessionState } from '../../plugins/app/sessions-repository.ts';
 import type { SessionUserTokenData } from '../../../../src/generated/types.ts';
+import { passwordExpired, policyFor } from '../../account/password-policy.ts';
+import {
+  asCategorySelect,
+  asRegister,
+  CATEGORY_SELECT_SECONDS,
+  LOGIN_STEP_SECONDS,
+  specialTokenOf,
+} from '../../account/account-tokens.ts';
+import accountMailRoutes from './account-mail.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** Continuation tokens a login step answers; the same token continues the login once it is done. */
+const STEP_TYPES: readonly SpecialTokenType[] = [
+  'disclaimer-acknowledgement-required',
+  'email-verification-required',
+  'password-reset-required',
+];
+
+/** How long a step's token lasts (seconds): the address and password steps may need a mail. */
+const STEP_SECONDS: Partial<Record<SpecialTokenType, number>> = {
+  'disclaimer-acknowledgement-required': LOGIN_STEP_SECONDS,
+  'email-verification-required': 3600,
+  'password-reset-required': 3600,
+};
 
 function tooManyRequests(until: Date): ApiError {
   const httpDate = until.toUTCString();
@@ -27,6 +50,12 @@ function tooManyRequests(until: Date): ApiError {
     },
   );
 }
+
+const invalidToken = () =>
+  new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
+
+const invalidCredentials = () =>
+  new ApiError('invalid_credentials', 'Invalid credentials', 'invalid_credentials');
 
 export default async function authenticationRoutes(app: FastifyInstance) {
   const times = {
@@ -59,26 +88,39 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       .send(jwt);
   };
 
-  /** finishLogin of the reference (4.1 step 5): account checks, then a session and a login token. */
+  const sendStep = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    type: SpecialTokenType,
+    userId: string,
+  ) => {
+    const seconds = STEP_SECONDS[type] ?? LOGIN_STEP_SECONDS;
+    return sendToken(request, reply, await app.tokens.signSpecial(type, userId, seconds), seconds);
+  };
+
+  /**
+   * The account checks of a login, in order: a disabled account is refused; then, per the user's
+   * account policy, a disclaimer not yet accepted, an address not yet verified, and a password
+   * that must change (flagged, or older than the policy's expiration for local accounts) each
+   * answer their step's token; otherwise a session and its login token.
+   */
   const finishLogin = async (user: UserRow, request: FastifyRequest, reply: FastifyReply) => {
     if (!user.active) throw new ApiError('user_disabled', 'Disabled user', 'user_disabled');
     const settings = await app.settings.all();
-    if (settings.disclaimer_required && !user.disclaimerAcknowledged) {
-      return sendToken(
-        request,
-        reply,
-        await app.tokens.signSpecial('disclaimer-acknowledgement-required', user.id, 600),
-        600,
-      );
-    }
-    if (user.passwordResetRequired) {
-      return sendToken(
-        request,
-        reply,
-        await app.tokens.signSpecial('password-reset-required', user.id, 3600),
-        3600,
-      );
-    }
+    const policy = policyFor(settings.account_policies, {
+      categoryId: user.categoryId,
+      role: user.role,
+      provider: user.provider,
+    });
+    if (policy?.disclaimer && !user.disclaimerAcknowledged)
+      return sendStep(request, reply, 'disclaimer-acknowledgement-required', user.id);
+    if (policy?.email_verification && !user.emailVerified)
+      return sendStep(request, reply, 'email-verification-required', user.id);
+    if (
+      user.passwordResetRequired ||
+      (user.provider === 'local' && passwordExpired(policy?.password, user.passwordLastUpdated))
+    )
+      return sendStep(request, reply, 'password-reset-required', user.id);
     await app.users.touchAccessed(user.id);
     const session = await app.sessions.create(user.id, request.ip, times);
     const jwt = await app.tokens.signLogin({
@@ -90,29 +132,104 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     return sendToken(request, reply, jwt, times.expiration);
   };
 
+  /** A step token continues the login of its user (the remaining checks still apply). */
+  const continueStep = async (
+    type: SpecialTokenType,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const claims = await specialTokenOf(app, request, [type]);
+    const user = await app.users.byId(claims.user_id);
+    if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    return finishLogin(user, request, reply);
+  };
+
+  /**
+   * The register link logs in the account the registration made with it, once: the account keeps
+   * the link's jti until this login uses it.
+   */
+  const continueRegister = async (request: FastifyRequest, reply: FastifyReply) => {
+    const claims = asRegister(await specialTokenOf(app, request, ['register']));
+    const user = await app.users.findLocal(claims.username, claims.category_id);
+    if (!user)
+      throw new ApiError('unauthorized', 'The account is not registered yet', 'invalid_token');
+    if (!(await app.users.useEmailVerification(user.id, claims.jti))) throw invalidToken();
+    return finishLogin({ ...user, emailVerificationJti: null }, request, reply);
+  };
+
+  /** The category chosen from a category-select token (one of its categories). */
+  const continueCategorySelect = async (
+    categoryId: string | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const claims = asCategorySelect(await specialTokenOf(app, request, ['category-select']));
+    if (!categoryId || !claims.categories.some((c) => c.id === categoryId)) throw invalidToken();
+    const user = await app.users.findLocal(claims.username, categoryId);
+    if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    return finishLogin(user, request, reply);
+  };
+
+  /**
+   * A form login without a category: the username is looked up in every category. One account
+   * whose password matches logs in; several answer a category-select token listing their
+   * categories. Failures count against every account of that name (or the name alone when none).
+   */
+  const loginAnyCategory = async (
+    username: string,
+    password: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const accounts = await app.users.findLocalEverywhere(username);
+    const keys = accounts.length
+      ? [...new Set(accounts.map((a) => accountKey(username, a.categoryId, 'form')))]
+      : [accountKey(username, '*', 'form')];
+    for (const key of keys) {
+      const banned = await app.loginThrottle.bannedUntil(key, request.ip);
+      if (banned) throw tooManyRequests(banned);
+    }
+    const matches: typeof accounts = [];
+    if (accounts.length === 0) await verifyPassword(undefined, password);
+    for (const account of accounts)
+      if (await verifyPassword(account.passwordHash, password)) matches.push(account);
+    if (matches.length === 0) {
+      let until: Date | undefined;
+      for (const key of keys) {
+        const ban = await app.loginThrottle.fail(key, request.ip);
+        if (ban && (!until || ban > until)) until = ban;
+      }
+      if (until) throw tooManyRequests(until);
+      throw invalidCredentials();
+    }
+    for (const account of matches)
+      await app.loginThrottle.succeed(accountKey(username, account.categoryId, 'form'));
+    const [only] = matches;
+    if (only && matches.length === 1) return finishLogin(only, request, reply);
+    const token = await app.tokens.signSpecial(
+      'category-select',
+      username,
+      CATEGORY_SELECT_SECONDS,
+      {
+        username,
+        categories: matches.map((a) => ({ id: a.categoryId, name: a.categoryName })),
+      },
+    );
+    return sendToken(request, reply, token, CATEGORY_SELECT_SECONDS);
+  };
+
   route(app, 'session.login', async (request, reply) => {
     const query = request.query;
     // An absent form body is an empty form (route() turns it into {}; the schema checks the fields).
     const body = request.body;
+    const categoryId = query.category_id || body.category_id || undefined;
     const bearer = bearerOf(request.headers.authorization);
     if (bearer) {
       const type = TokenService.peekType(bearer);
-      if (type === 'disclaimer-acknowledgement-required' || type === 'password-reset-required') {
-        const claims = await app.tokens.verify(bearer);
-        if (isLoginClaims(claims) || claims.type !== type)
-          throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
-        const user = await app.users.byId(claims.user_id);
-        if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
-        return finishLogin(user, request, reply);
-      }
-      if (type === 'register' || type === 'category-select') {
-        throw new ApiError(
-          'bad_request',
-          `The ${type} step is not available for local accounts`,
-          'unsupported_token_type',
-          { type },
-        );
-      }
+      const step = STEP_TYPES.find((t) => t === type);
+      if (step) return continueStep(step, request, reply);
+      if (type === 'register') return continueRegister(request, reply);
+      if (type === 'category-select') return continueCategorySelect(categoryId, request, reply);
       // login tokens and unknown types fall through to a normal provider login
     }
     if (query.provider !== 'form') {
@@ -131,7 +248,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
         'username and password are required',
         'missing_required_data',
       );
-    const categoryId = query.category_id || body.category_id || 'default';
+    if (!categoryId) return loginAnyCategory(username, password, request, reply);
     const key = accountKey(username, categoryId, 'form');
     const banned = await app.loginThrottle.bannedUntil(key, request.ip);
     if (banned) throw tooManyRequests(banned);
@@ -140,7 +257,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     if (!ok || !user) {
       const until = await app.loginThrottle.fail(key, request.ip);
       if (until) throw tooManyRequests(until);
-      throw new ApiError('invalid_credentials', 'Invalid credentials', 'invalid_credentials');
+      throw invalidCredentials();
     }
     await app.loginThrottle.succeed(key);
     return finishLogin(user, request, reply);
@@ -185,9 +302,10 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
   route(app, 'session.acknowledgeDisclaimer', async (request) => {
     const claims = request.specialToken;
-    if (!claims)
-      throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
+    if (!claims) throw invalidToken();
     await app.users.update(claims.user_id, { disclaimerAcknowledged: true });
     return {};
   });
+
+  await app.register(accountMailRoutes);
 }
