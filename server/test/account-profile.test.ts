@@ -160,7 +160,10 @@ describe('PUT /api/v3/user: password', () => {
 describe('PUT /api/v3/user: email', () => {
   it('stores the new address unverified and mails a link to it that verifies it once', async () => {
     const token = await login(t.app, 'student06');
-    const res = await updateUser(token, { email: 'student06.new@example.org' });
+    const res = await updateUser(token, {
+      email: 'student06.new@example.org',
+      current_password: TEST_PASSWORD,
+    });
     expect(res.statusCode).toBe(200);
     let row = await t.app.users.findLocal('student06', 'default');
     expect(row).toMatchObject({ email: 'student06.new@example.org', emailVerified: false });
@@ -188,12 +191,33 @@ describe('PUT /api/v3/user: email', () => {
     expect(again.json().description_code).toBe('invalid_token');
   });
 
+  it('needs the current password to change the address', async () => {
+    const token = await login(t.app, 'student07');
+    const missing = await updateUser(token, { email: 'student07.x@example.org' });
+    expect(missing.statusCode).toBe(400);
+    const wrong = await updateUser(token, {
+      email: 'student07.x@example.org',
+      current_password: 'not-the-password',
+    });
+    expect(wrong.statusCode).toBe(403);
+    expect(wrong.json().description_code).toBe('wrong_password_entered');
+    expect((await t.app.users.findLocal('student07', 'default'))?.email).toBe(
+      'student07@example.org',
+    );
+  });
+
   it('refuses an address another account of the category has verified, and the same address', async () => {
     const token = await login(t.app, 'student07');
-    const taken = await updateUser(token, { email: 'student08@example.org' });
+    const taken = await updateUser(token, {
+      email: 'student08@example.org',
+      current_password: TEST_PASSWORD,
+    });
     expect(taken.statusCode).toBe(409);
     expect(taken.json().description_code).toBe('email_already_in_use');
-    const same = await updateUser(token, { email: 'STUDENT07@example.org' });
+    const same = await updateUser(token, {
+      email: 'STUDENT07@example.org',
+      current_password: TEST_PASSWORD,
+    });
     expect(same.statusCode).toBe(400);
     expect(same.json().description_code).toBe('email_unchanged');
   });
@@ -217,7 +241,7 @@ describe('PUT /api/v3/user: email', () => {
         })
       ).statusCode,
     ).toBe(200);
-    await updateUser(token, { email: 'student09.b@example.org' });
+    await updateUser(token, { email: 'student09.b@example.org', current_password: TEST_PASSWORD });
     const first = await sink.waitFor((m) => m.to.includes('student09.b@example.org'));
     expect(first.subject).toBe('Confirma tu dirección de correo');
     const resend = await injectWithToken(t.app, token, {

@@ -50,7 +50,8 @@ const addressList = (value: unknown): string[] =>
       })
     : [];
 
-export async function start(): Promise<MailSink> {
+/** Starts the sink on `port` (default: a free port the system picks). */
+export async function start(options: { port?: number } = {}): Promise<MailSink> {
   const messages: SinkMessage[] = [];
   const waiters = new Set<{
     test: (m: SinkMessage) => boolean;
@@ -95,7 +96,7 @@ export async function start(): Promise<MailSink> {
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

@@ -138,16 +138,21 @@ export default async function accountRoutes(app: FastifyInstance) {
       if (await app.users.emailInUse(email, user.categoryId, user.id))
         throw new ApiError('conflict', 'That email is already in use', 'email_already_in_use');
     }
+    // A new address or password needs the current password: a stolen session alone could
+    // otherwise move the account's mail elsewhere and reset the password from there.
+    if (
+      (body.password !== undefined || email !== undefined) &&
+      !(await verifyPassword(user.passwordHash, body.current_password ?? ''))
+    )
+      throw new ApiError(
+        'forbidden',
+        'The current password is wrong',
+        'wrong_password_entered',
+        null,
+        { errors: { '/current_password': 'wrong_password_entered' } },
+      );
     let passwordHash: string | undefined;
     if (body.password !== undefined) {
-      if (!(await verifyPassword(user.passwordHash, body.current_password ?? '')))
-        throw new ApiError(
-          'forbidden',
-          'The current password is wrong',
-          'wrong_password_entered',
-          null,
-          { errors: { '/current_password': 'wrong_password_entered' } },
-        );
       checkSameAs(constraints.profile.passwordConfirmation, body);
       await checkPassword(policy?.password, body.password, {
         username: user.username,
