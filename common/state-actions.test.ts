@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { stateActions } from '../src/generated/actions.ts';
-import { actionOf, offeredActions, ruleAllows, ruleStates, stateOf } from './state-actions.ts';
+import {
+  actionOf,
+  callIsAction,
+  matchesWhen,
+  offeredActions,
+  ruleAllows,
+  ruleStates,
+  stateOf,
+} from './state-actions.ts';
 
 const machine = stateActions.desktops;
 /** Actions the desktops' schema offers outside the state table (rule- or always-offered). */
@@ -54,5 +62,64 @@ describe('value maps', () => {
   it('maps raw values through valueMap (a template enabled=true is in state enabled)', () => {
     expect(stateOf('templates', { enabled: true })).toBe('enabled');
     expect(stateOf('templates', { enabled: false })).toBe('disabled');
+  });
+});
+
+describe('offers that read the record', () => {
+  it('match dotted paths, any value of a list, and a missing field as null', () => {
+    const record = { api_key: { exists: true }, email_verified: null, email: 'a@b.c' };
+    expect(matchesWhen(record, { 'api_key.exists': true })).toBe(true);
+    expect(matchesWhen(record, { 'api_key.exists': false })).toBe(false);
+    expect(matchesWhen(record, { 'migration.export': true })).toBe(false);
+    expect(matchesWhen(record, { email_verified: [false, null, 0] })).toBe(true);
+    expect(matchesWhen({}, { email_verified: [false, null, 0] })).toBe(true);
+    expect(matchesWhen(record, { email: [null, ''] })).toBe(false);
+    expect(matchesWhen({ email: '' }, { email: [null, ''] })).toBe(true);
+  });
+
+  it('offers the profile actions its record allows (one state, conditions in offer)', () => {
+    const base = {
+      id: 'u1',
+      email: 'ada@example.org',
+      email_verified: 1_700_000_000,
+      api_key: { exists: false, expires: 0 },
+      migration: { export: false, import: false },
+      show_change_email_button: false,
+    };
+    const offered = offeredActions('profile', base);
+    expect(offered.slice(0, stateActions.profile.table.profile.length)).toEqual(
+      stateActions.profile.table.profile,
+    );
+    for (const name of ['changeEmail', 'sendVerification', 'revokeApiKey', 'exportMigration'])
+      expect(offered, name).not.toContain(name);
+    const more = offeredActions('profile', {
+      ...base,
+      email_verified: false,
+      api_key: { exists: true, expires: 1 },
+      migration: { export: true, import: true },
+      show_change_email_button: true,
+    });
+    for (const name of [
+      'changeEmail',
+      'sendVerification',
+      'revokeApiKey',
+      'exportMigration',
+      'importMigration',
+    ])
+      expect(more, name).toContain(name);
+    // Nothing to verify without an address.
+    expect(
+      offeredActions('profile', { ...base, email: null, email_verified: false }),
+    ).not.toContain('sendVerification');
+  });
+
+  it('tells a call that is an action from other calls of its operation', () => {
+    expect(
+      callIsAction('desktops', 'start', 'desktops.action', { id: 'd1', action: 'start' }),
+    ).toBe(true);
+    expect(callIsAction('desktops', 'start', 'desktops.action', { id: 'd1', action: 'stop' })).toBe(
+      false,
+    );
+    expect(callIsAction('desktops', 'start', 'desktops.update', { id: 'd1' })).toBe(false);
   });
 });

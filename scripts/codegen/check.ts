@@ -46,6 +46,11 @@ interface Actions {
       body?: Record<string, unknown>;
       form?: boolean;
       preview?: string;
+      fields?: string[];
+      prefill?: Record<string, string>;
+      result?: boolean;
+      then?: string;
+      section?: string;
     }
   >;
   table: Record<string, string[]>;
@@ -116,6 +121,16 @@ function uiNodes(node: unknown, path = ''): { path: string; ui: Json }[] {
   for (const [k, v] of Object.entries(node as Json)) {
     if (k === 'x-ui' && v && typeof v === 'object') out.push({ path, ui: v as Json });
     else out.push(...uiNodes(v, `${path}/${k}`));
+  }
+  return out;
+}
+
+/** The x-ui sections the top-level properties of an entity use. */
+function sectionsOf(properties: unknown): Set<string> {
+  const out = new Set<string>();
+  for (const prop of Object.values((properties ?? {}) as Record<string, Json>)) {
+    const section = (prop['x-ui'] as { section?: unknown } | undefined)?.section;
+    if (typeof section === 'string') out.add(section);
   }
   return out;
 }
@@ -317,6 +332,29 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(`${f.file}: action ${a} needs exactly one of operation, route and handler`);
         if (def.offer?.rule && !(def.offer.rule in (actions.rules ?? {})))
           problems.push(`${f.file}: action ${a} is offered by unknown rule ${def.offer.rule}`);
+        // What the dialog asks: top-level fields of the request body (or path parameters).
+        const input = operation?.request ?? operation?.params;
+        const asks = (key: string) => !!input && hasPath(ajv, f.$id, input, key);
+        if ((def.fields || def.prefill) && !def.form)
+          problems.push(`${f.file}: action ${a} names fields or prefill but asks no form`);
+        for (const key of [...(def.fields ?? []), ...Object.keys(def.prefill ?? {})])
+          if (key.includes('.') || !asks(key))
+            problems.push(
+              `${f.file}: action ${a} asks ${key}, which is not a top-level input of ${def.operation}`,
+            );
+        if (def.result && !operation?.response)
+          problems.push(`${f.file}: action ${a} shows a result, but ${def.operation} answers none`);
+        if (def.then) {
+          const [target, kind] = def.then.includes(':')
+            ? def.then.split(':')
+            : [undefined, def.then];
+          if (!(target ? routeKindsOf.get(target) : routeKinds)?.has(kind ?? ''))
+            problems.push(`${f.file}: action ${a} then-route ${def.then} does not exist`);
+        }
+        if (def.section && !sectionsOf(f.json.properties).has(def.section))
+          problems.push(
+            `${f.file}: action ${a} is drawn in section ${def.section}, which no property has`,
+          );
       }
     }
     const live = f.json['x-live'] as

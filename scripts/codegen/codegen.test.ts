@@ -379,4 +379,32 @@ describe('the schema check fails with a clear message on', () => {
       /storage\.schema\.json: resource storage has routes\.list but no x-roles\.view set/,
     );
   });
+
+  it('an action asking a field its operation does not take', () => {
+    const dir = mutate('entities/profile.schema.json', (j) =>
+      j['x-actions'].actions.editName.fields.push('nickname'),
+    );
+    expect(failure(dir)).toMatch(
+      /profile\.schema\.json: action editName asks nickname, which is not a top-level input of update/,
+    );
+  });
+
+  it('an action whose then-route or section does not exist', () => {
+    const dir = mutate('entities/profile.schema.json', (j) => {
+      j['x-actions'].actions.importMigration.then = 'nowhere';
+      j['x-actions'].actions.resetVpn.section = 'attic';
+    });
+    const msg = failure(dir);
+    expect(msg).toMatch(/action importMigration then-route nowhere does not exist/);
+    expect(msg).toMatch(/action resetVpn is drawn in section attic, which no property has/);
+  });
+
+  it('an action showing a result its operation does not answer', () => {
+    const dir = mutate('entities/profile.schema.json', (j) => {
+      delete j['x-resource'].operations.createApiKey.response;
+    });
+    expect(failure(dir)).toMatch(
+      /action createApiKey shows a result, but createApiKey answers none/,
+    );
+  });
 });

@@ -21,6 +21,10 @@ export const enginePages: Readonly<Record<string, Page>> = {
   show: lazy(() =>
     import('@/resources/show/resource-show-page').then((m) => ({ default: m.ResourceShowPage })),
   ),
+  /** The details page with the dialog of the action named by `:action` open (a deep link). */
+  action: lazy(() =>
+    import('@/resources/show/resource-show-page').then((m) => ({ default: m.ResourceShowPage })),
+  ),
   create: lazy(() => import('./form-pages').then((m) => ({ default: m.CreatePage }))),
   edit: lazy(() => import('./form-pages').then((m) => ({ default: m.EditPage }))),
   /** Extra routes that are an operation's form (`x-resource.forms`). */

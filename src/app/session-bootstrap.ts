@@ -1,17 +1,34 @@
 /**
  * Session bootstrap run by the guard once per session: fetch the user,
  * open the live socket, fetch the config once (migrations_block -> /export-user) and the
- * recycle-bin maximum time when that operation exists.
+ * recycle-bin maximum time when that operation exists, then the status bar and, once per login
+ * session, the notifications of the login trigger. A desktop start (the desktops' `start`
+ * action, from any screen) shows the notifications of the start trigger, and `msg` events show
+ * as toasts.
  */
 import { operations } from '@/generated/api';
+import type { SocketEventsMessage } from '@/generated/types';
+import type { wireByName } from '@/generated/events';
+import { callIsAction } from '@common/state-actions';
+import { showMessageToast } from '@/features/notifications/message-toast';
+import {
+  clearUserNotifications,
+  loadStatusBar,
+  showTriggeredNotifications,
+} from '@/features/notifications/user-notifications';
 import { navigateTo } from '@/lib/navigation';
 import { getSessionState, updateSessionState } from '@/lib/session-state';
 import { closeSocket, openSocket } from '@/lib/socket';
-import { getToken } from '@/lib/token';
-import { request } from '@/providers/http-client';
+import { decodeToken, getToken } from '@/lib/token';
+import { onOperationSuccess, request } from '@/providers/http-client';
 import { logout, onLogout } from '@/providers/auth-provider';
 import type { PortalLiveProvider } from '@/providers/live-provider';
 import { queryClient } from './query-client';
+
+/** The internal name of the `msg` event (messages pushed to the user). */
+const MESSAGE_EVENT: keyof typeof wireByName = 'messages.received';
+/** Where the login notifications of a login session are remembered as shown (per tab). */
+const LOGIN_NOTIFIED_KEY = 'notifications:login';
 
 let running: Promise<void> | null = null;
 let liveProvider: PortalLiveProvider | null = null;
@@ -20,11 +37,35 @@ onLogout(() => {
   running = null;
   closeSocket();
   queryClient.clear();
+  clearUserNotifications();
 });
 
-/** Registers the live provider the socket feeds. */
+// After every successful desktop start, wherever it came from (the Open button, the start action).
+onOperationSuccess((key, params) => {
+  if (callIsAction('desktops', 'start', key, params))
+    void showTriggeredNotifications('start_desktop', ['modal']);
+});
+
+/** Registers the live provider the socket feeds; its `msg` events become toasts. */
 export function setBootstrapLiveProvider(provider: PortalLiveProvider): void {
   liveProvider = provider;
+  provider.subscribe({
+    channel: MESSAGE_EVENT,
+    types: ['*'],
+    callback: (event) => showMessageToast(event.payload as unknown as SocketEventsMessage),
+  });
+}
+
+/** The login notifications, once per login session (a reload does not show them again). */
+function showLoginNotifications(): void {
+  const session = decodeToken(getToken())?.session_id ?? '';
+  try {
+    if (sessionStorage.getItem(LOGIN_NOTIFIED_KEY) === session) return;
+    sessionStorage.setItem(LOGIN_NOTIFIED_KEY, session);
+  } catch {
+    // storage unavailable: shown on each start of the application
+  }
+  void showTriggeredNotifications('login', ['modal', 'fullpage']);
 }
 
 /** Re-fetches the user and config (after a renewal). */
@@ -55,6 +96,8 @@ async function run(): Promise<void> {
       .then((value) => updateSessionState({ recycleBinCutoff: value }))
       .catch((error: unknown) => console.warn('recycle-bin cutoff', error));
   }
+  void loadStatusBar();
+  showLoginNotifications();
 }
 
 /** Runs the bootstrap once per session; concurrent callers share it. */

@@ -8,6 +8,7 @@ import { useSessionState } from '@/lib/session-state';
 import { computeSessionTimers } from '@/lib/session-timers';
 import { logout } from '@/providers/auth-provider';
 import { renewToken } from '@/providers/http-client';
+import { NotificationModals } from '@/features/notifications/notification-modals';
 import { refreshSession } from './session-bootstrap';
 import { PROFILE_PATH } from '@/lib/paths';
 
@@ -29,7 +30,7 @@ function useSessionTimers(): void {
   }, [session]);
 }
 
-/** Expired-session modal (kinds renew and logout) and the quota popup. */
+/** Expired-session modal (kinds renew and logout), the quota popup and the server's notifications. */
 export function SessionModals() {
   const { t } = useTranslation();
   const kind = useSessionModal();
@@ -91,6 +92,7 @@ export function SessionModals() {
           <Button onClick={closeQuotaPopup}>{t('common:actions.ok')}</Button>
         </Group>
       </Modal>
+      <NotificationModals />
     </>
   );
 }

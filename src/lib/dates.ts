@@ -46,3 +46,9 @@ export function formatRelative(value: DateInput, language: string, now = Date.no
       return formatter.format(Math.round(seconds / size), unit);
   return '';
 }
+
+/** True when epoch seconds or a wire date lie before `now`; false for missing values. */
+export function isPast(value: DateInput, now = Date.now()): boolean {
+  const date = toDayjs(value);
+  return date !== null && date.valueOf() < now;
+}

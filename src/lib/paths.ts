@@ -5,7 +5,7 @@ import { operations } from '@/generated/api';
 /** Home: the desktops list. */
 export const HOME_PATH = resourceOf('desktops')?.list ?? '/';
 
-/** The profile (quotas) screen, while it is built; null otherwise. */
-export const PROFILE_PATH = operations['profile.appliedQuota'].planned
+/** The profile screen (quotas included), once its show operation is built; null before. */
+export const PROFILE_PATH = operations['profile.show'].planned
   ? null
-  : (resourceOf('profile')?.list ?? null);
+  : (resourceOf('profile')?.show ?? null);

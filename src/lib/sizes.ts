@@ -10,3 +10,12 @@ export function formatGigabytes(bytes: number | null | undefined, language: stri
   }).format(bytes / GB);
   return `${value} GB`;
 }
+
+/** "1.5 GB" for a size already in GB (empty for missing values). */
+export function formatGigabyteValue(
+  gigabytes: number | null | undefined,
+  language: string,
+): string {
+  if (typeof gigabytes !== 'number' || !Number.isFinite(gigabytes)) return '';
+  return formatGigabytes(gigabytes * GB, language);
+}

@@ -1,6 +1,6 @@
 /**
  * refine data provider over the generated operations: getList -> `<resource>.list`,
- * getOne -> `<resource>.show`, create/update/deleteOne -> `.create`/`.update`/`.delete`, custom ->
+ * getOne -> `<resource>.show` (without an id for a singleton), create/update/deleteOne -> `.create`/`.update`/`.delete`, custom ->
  * `meta.operation` (any operation key). Path parameters come from the id and `meta.params`.
  * List endpoints answer arrays (or an object holding the array under the resource's `listKey`);
  * filters, sorters and pagination are applied client-side.
@@ -67,10 +67,12 @@ export function createDataProvider(request: RequestFn = requestOperation): DataP
     },
 
     getOne: async ({ resource, id, meta }) => {
+      // A singleton (the profile) is read without an id: the id only keys its cache.
+      const singleton = resources.find((r) => r.name === resource)?.meta.singleton === true;
       const data = await request(
         opKey(resource, (meta?.operation as string | undefined) ?? 'show'),
         {
-          params: paramsFrom(meta, id),
+          params: paramsFrom(meta, singleton ? undefined : id),
         },
       );
       return { data: data as never };

@@ -3,6 +3,7 @@ import {
   ApiError,
   configureHttpClient,
   ensureFreshToken,
+  onOperationSuccess,
   request,
   SESSION_NOT_RENEWABLE,
   type HttpHooks,
@@ -122,6 +123,21 @@ describe('http-client', () => {
     const [url, init] = fetchMock.mock.calls[0] ?? [];
     expect(url).toBe('/api/v3/desktop/start/d1');
     expect((init?.headers as Record<string, string>).Authorization).toBe(`Bearer ${getToken()}`);
+  });
+
+  it('tells its listeners which calls succeeded, with their path parameters', async () => {
+    const seen: [string, unknown][] = [];
+    const stop = onOperationSuccess((key, params) => seen.push([key, params]));
+    fetchMock.mockResolvedValueOnce(json(200, {}));
+    await request('desktops.action', { params: { id: 'd1', action: 'start' } });
+    fetchMock.mockResolvedValueOnce(json(409, { error: 'conflict' }));
+    await expect(
+      request('desktops.action', { params: { id: 'd2', action: 'start' } }),
+    ).rejects.toThrow();
+    stop();
+    fetchMock.mockResolvedValueOnce(json(200, {}));
+    await request('desktops.action', { params: { id: 'd3', action: 'start' } });
+    expect(seen).toEqual([['desktops.action', { id: 'd1', action: 'start' }]]);
   });
 
   it('renews a token within 30 s of exp before the request', async () => {

@@ -270,6 +270,33 @@ export async function ensureFreshToken(now = Date.now()): Promise<string | null>
   }
 }
 
+/** Called after a call succeeded, with its operation key and path parameters. */
+export type OperationSuccessListener = (
+  key: string,
+  params: Readonly<Record<string, string | number>>,
+) => void;
+
+const successListeners = new Set<OperationSuccessListener>();
+
+/**
+ * Follows successful calls (a desktop started, whichever screen started it); returns the
+ * function that stops following. A listener that throws does not fail the call.
+ */
+export function onOperationSuccess(listener: OperationSuccessListener): () => void {
+  successListeners.add(listener);
+  return () => successListeners.delete(listener);
+}
+
+function notifySuccess(key: string, params: Readonly<Record<string, string | number>>): void {
+  for (const listener of successListeners) {
+    try {
+      listener(key, params);
+    } catch (error) {
+      console.warn('operation listener', error);
+    }
+  }
+}
+
 const LOGIN_OPERATION = 'session.login';
 const NO_LOGOUT_ON_401 = new Set<string>([LOGIN_OPERATION, 'session.logout', 'session.renew']);
 
@@ -331,6 +358,7 @@ export async function requestOperation(
       throw error;
     }
 
+    notifySuccess(key, options.params ?? {});
     if (response.status === 204) return null;
     if (options.responseType === 'blob') return await response.blob();
     if (options.responseType === 'file')

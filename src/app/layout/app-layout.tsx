@@ -18,6 +18,9 @@ import { useTranslation } from 'react-i18next';
 import { ColorSchemeSwitch } from '@/components/color-scheme-switch';
 import { Icon } from '@/components/icon';
 import { LanguageSwitcher } from '@/components/language-switcher';
+import { saveLanguage } from '@/features/profile/language';
+import { StatusBar } from '@/features/notifications/status-bar';
+import { PROFILE_PATH } from '@/lib/paths';
 import { showError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { logout } from '@/providers/auth-provider';
@@ -114,7 +117,7 @@ function NavItem({ entry, active, onNavigate }: NavItemProps) {
   }
 }
 
-/** Header menu of the logged-in user: the name and Log out. */
+/** Header menu of the logged-in user: the name, the profile (once it is built) and Log out. */
 function UserMenu({ name }: { name: string }) {
   const { t } = useTranslation();
   return (
@@ -138,6 +141,16 @@ function UserMenu({ name }: { name: string }) {
       </Menu.Target>
       <Menu.Dropdown>
         <Menu.Label>{name}</Menu.Label>
+        {PROFILE_PATH && (
+          <Menu.Item
+            component={Link}
+            to={PROFILE_PATH}
+            leftSection={<Icon name="user" size={16} />}
+            data-testid="user-menu-profile"
+          >
+            {t('common:nav.profile')}
+          </Menu.Item>
+        )}
         <Menu.Item
           leftSection={<Icon name="logout" size={16} />}
           onClick={() => void logout()}
@@ -200,7 +213,7 @@ export function AppLayout({ children }: AppLayoutProps) {
             </UnstyledButton>
           </Group>
           <Group gap="xs" wrap="nowrap">
-            <LanguageSwitcher />
+            <LanguageSwitcher onChoose={(language) => void saveLanguage(language)} />
             <ColorSchemeSwitch />
             {user && <UserMenu name={userName} />}
           </Group>
@@ -218,7 +231,10 @@ export function AppLayout({ children }: AppLayoutProps) {
           ))}
         </AppShell.Section>
       </AppShell.Navbar>
-      <AppShell.Main>{children ?? <Outlet />}</AppShell.Main>
+      <AppShell.Main>
+        <StatusBar />
+        {children ?? <Outlet />}
+      </AppShell.Main>
       <ActionDialogHost />
     </AppShell>
   );

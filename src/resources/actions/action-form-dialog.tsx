@@ -1,19 +1,23 @@
 /**
  * The dialog of an action that asks a form (`x-actions.actions.<name>.form`): the generated form
  * of its operation's request body, without the fields the action fills from the record or fixes,
- * prefilled with the record's values of the same fields, validated by the same precompiled
- * validator the server uses. Server field errors land on their fields; others show as an alert.
+ * prefilled with the record's values of the same fields (or those `prefill` names), validated by
+ * the same precompiled validator the server uses. `fields` narrows it to the fields the action is
+ * about (a profile's name, not its password): only those are asked and sent. Server field errors
+ * land on their fields; others show as an alert. After success it closes, or shows the answer
+ * (`result`) until the user closes it; then the action's `then` route opens.
  */
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
 import '@mantine/core/styles/Overlay.css';
-import { useMemo, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { Box, Button, Group, Loader, Modal } from '@mantine/core';
 import { useNotification } from '@refinedev/core';
 import { useQuery } from '@tanstack/react-query';
 import type { ValidateFunction } from 'ajv';
 import type { FieldValues } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
+import { useNavigate } from 'react-router';
 import { fields, type FieldMeta } from '@/generated/fields';
 import { formValidators } from '@/generated/form-validators';
 import type { ActionDefinition } from '@common/state-actions';
@@ -28,6 +32,8 @@ import { useOperationOptions } from '../form/operation-options';
 import { SchemaForm } from '../form/schema-form';
 import { useSchemaForm } from '../form/use-schema-form';
 import { ActionPreview } from './action-preview';
+import { ActionResult } from './action-result';
+import { thenHref, useActionSuccess } from './action-success';
 import { filledInputs, operationInputs, operationOf } from './operation-inputs';
 
 type Values = Readonly<Record<string, unknown>>;
@@ -40,7 +46,32 @@ export interface ActionFormDialogProps {
   def: ActionDefinition;
   /** What the action is about (the record's title). */
   title: string;
+  /** Called once the operation succeeded. */
+  onDone?: ((operation: string) => void) | undefined;
   onClose: () => void;
+}
+
+/** The top-level name of a field path (`hardware.memory` -> `hardware`). */
+const topOf = (path: string): string => path.split('.')[0] ?? path;
+
+/** The values the form starts from: the record's (or `prefill`'s), limited to the asked fields. */
+export function initialActionValues(
+  def: Pick<ActionDefinition, 'fields' | 'prefill'>,
+  list: readonly FieldMeta[],
+  record: Values,
+): FieldValues {
+  const renamed = Object.fromEntries(
+    Object.entries(def.prefill ?? {}).flatMap(([field, from]) =>
+      record[from] === undefined || record[from] === null ? [] : [[field, record[from]]],
+    ),
+  );
+  const values = { ...pickFormValues(list, record), ...renamed };
+  return def.fields ? keepFields(values, def.fields) : values;
+}
+
+/** Only the entries whose top-level name is one of `names`. */
+function keepFields(values: Readonly<Record<string, unknown>>, names: readonly string[]) {
+  return Object.fromEntries(Object.entries(values).filter(([key]) => names.includes(topOf(key))));
 }
 
 export function ActionFormDialog(props: ActionFormDialogProps) {
@@ -56,10 +87,46 @@ export function ActionFormDialog(props: ActionFormDialogProps) {
     staleTime: Infinity,
   });
   const label = t(`resources:${props.resource}.stateActions.${props.name}`);
+  const navigate = useNavigate();
+  const [answer, setAnswer] = useState<{ value: unknown } | null>(null);
+  const succeeded = useRef(false);
+  const close = (): void => {
+    props.onClose();
+    const href = succeeded.current ? thenHref(props.resource, props.def, props.record) : null;
+    if (href) void navigate(href);
+  };
+  const done = (value: unknown): void => {
+    succeeded.current = true;
+    if (props.def.result) setAnswer({ value });
+    else close();
+  };
   return (
-    <Modal opened onClose={props.onClose} title={`${label} · ${props.title}`} centered size="lg">
-      {validator.data ? (
-        <LoadedActionForm {...props} type={type} validate={validator.data} label={label} />
+    <Modal
+      opened
+      onClose={close}
+      title={`${label} · ${props.title}`}
+      centered
+      size="lg"
+      // An answer shown once is not lost to a stray click outside.
+      closeOnClickOutside={!answer}
+    >
+      {answer ? (
+        <ActionResult
+          resource={props.resource}
+          name={props.name}
+          operation={props.def.operation ?? ''}
+          answer={answer.value}
+          onClose={close}
+        />
+      ) : validator.data ? (
+        <LoadedActionForm
+          {...props}
+          onClose={close}
+          onSuccess={done}
+          type={type}
+          validate={validator.data}
+          label={label}
+        />
       ) : (
         <Group justify="center" p="lg">
           <Loader size="sm" aria-label={t('common:loading')} />
@@ -75,19 +142,29 @@ function LoadedActionForm({
   name,
   def,
   title,
+  onDone,
   onClose,
+  onSuccess,
   type,
   validate,
   label,
-}: ActionFormDialogProps & { type: string; validate: ValidateFunction; label: string }) {
+}: ActionFormDialogProps & {
+  type: string;
+  validate: ValidateFunction;
+  label: string;
+  /** Called with the answer once the operation succeeded and its effect ran. */
+  onSuccess: (answer: unknown) => void;
+}) {
   const { t } = useTranslation();
   const { open } = useNotification();
+  const success = useActionSuccess();
   const role = useSessionState().user?.role_id ?? null;
   const list = useMemo(
     () => (fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? [],
     [type],
   );
-  // What the action sets itself is not asked; nor what the role may not write.
+  // What the action sets itself is not asked; nor what the role may not write, nor the fields
+  // outside the action's `fields`.
   const fixed = useMemo(
     () =>
       new Set([
@@ -101,22 +178,29 @@ function LoadedActionForm({
       list
         .filter(
           (meta) =>
-            fixed.has(meta.path.split('.')[0] ?? meta.path) ||
+            fixed.has(topOf(meta.path)) ||
+            (def.fields && !def.fields.includes(topOf(meta.path))) ||
             (meta.roles?.write && (!role || !meta.roles.write.includes(role))),
         )
         .map((meta) => meta.path),
-    [list, fixed, role],
+    [list, fixed, role, def.fields],
   );
-  const [initial] = useState<FieldValues>(() => pickFormValues(list, record));
+  const [initial] = useState<FieldValues>(() => initialActionValues(def, list, record));
+  // Only fields of the form's type (the validator refuses others, an id the path carries) and,
+  // with `fields`, only those: a name change does not send the record's email back.
   const known = useMemo(
-    () => new Set(list.map((meta) => meta.path.split('.')[0] ?? meta.path)),
-    [list],
+    () =>
+      new Set(
+        list
+          .map((meta) => topOf(meta.path))
+          .filter((name) => !def.fields || def.fields.includes(name)),
+      ),
+    [list, def.fields],
   );
   const handle = useSchemaForm<FieldValues>({
     type: type as FieldsType,
     validate,
     resource,
-    // Only fields of the form's type: the validator refuses others (an id the path carries).
     defaultValues: Object.fromEntries(
       Object.entries({
         ...structuredClone(schemaDefaults(type)),
@@ -138,8 +222,10 @@ function LoadedActionForm({
   const submit = handle.form.handleSubmit(async (values) => {
     setBusy(true);
     try {
-      const inputs = operationInputs(resource, def.operation ?? '', def, record, values);
-      await requestOperation(`${resource}.${def.operation ?? ''}`, {
+      const operation = def.operation ?? '';
+      const sent = def.fields ? keepFields(values, def.fields) : values;
+      const inputs = operationInputs(resource, operation, def, record, sent);
+      const answer = await requestOperation(`${resource}.${operation}`, {
         params: inputs.params,
         ...(inputs.body ? { body: inputs.body } : {}),
       });
@@ -147,7 +233,9 @@ function LoadedActionForm({
         type: 'success',
         message: t('common:actions.done', { action: label, name: title }),
       });
-      onClose();
+      onDone?.(operation);
+      await success({ resource, name, def, record, values: sent, answer });
+      onSuccess(answer);
     } catch (error) {
       if (!handle.applyServerErrors(error, codes)) showError(error);
       setBusy(false);

@@ -46,10 +46,14 @@ export function routePath(resource: string, kind: string): string | null {
   return routes[kind] ?? null;
 }
 
-/** The operation a route kind's screen needs (its data): show and edit read `show`, edit writes `update`. */
+/**
+ * The operation a route kind's screen needs (its data): show and edit read `show`, edit writes
+ * `update`; `action` is the details page with an action's dialog open (`/profile/:action`).
+ */
 const ROUTE_OPERATIONS: Readonly<Record<string, readonly string[]>> = {
   list: ['list'],
   show: ['show'],
+  action: ['show'],
   edit: ['show', 'update'],
   create: ['create'],
 };

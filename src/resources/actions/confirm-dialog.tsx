@@ -20,6 +20,8 @@ export interface ConfirmDialogProps {
   color?: string | undefined;
   onConfirm: () => Promise<void>;
   onClose: () => void;
+  /** Close once the action succeeded (default); false when the caller shows what it answered. */
+  closeOnSuccess?: boolean;
   /** What the confirmation adds (what the action affects, the permanent choice). */
   children?: ReactNode;
 }
@@ -37,6 +39,7 @@ export function ConfirmDialog({
   color,
   onConfirm,
   onClose,
+  closeOnSuccess = true,
   children,
 }: ConfirmDialogProps) {
   const { t } = useTranslation();
@@ -46,7 +49,9 @@ export function ConfirmDialog({
   const confirm = (): void => {
     setBusy(true);
     onConfirm()
-      .then(onClose)
+      .then(() => {
+        if (closeOnSuccess) onClose();
+      })
       .catch((error: unknown) => {
         showError(error);
         setBusy(false);

@@ -1,9 +1,11 @@
 /**
  * The `downloadFile` action handler: calls the operation named by the action's `param.operation`
  * for the record (its id as `id`) and saves the answer as a file under the name the server gave
- * (a deployment's direct-viewer CSV), after a confirmation when the action asks one.
+ * (a deployment's direct-viewer CSV), or the file a JSON answer describes (`{content, mime, name,
+ * ext}`: the VPN configuration), after a confirmation when the action asks one.
  */
 import { useState } from 'react';
+import { isFileDownload, saveFile as saveDescribedFile } from '@/lib/download';
 import { showError } from '@/lib/error-display';
 import { requestOperation, type DownloadedFile } from '@/providers/http-client';
 import type { ActionHandlerProps } from './action-registry';
@@ -37,7 +39,15 @@ export function DownloadAction(props: ActionHandlerProps) {
       responseType: 'file',
     });
     const file = answer as DownloadedFile | null;
-    if (file) saveFile(file.blob, file.filename ?? `${String(record.id ?? resource)}.csv`);
+    if (!file) return;
+    if (file.blob.type.includes('json')) {
+      const described: unknown = JSON.parse(await file.blob.text());
+      if (isFileDownload(described)) {
+        saveDescribedFile(described);
+        return;
+      }
+    }
+    saveFile(file.blob, file.filename ?? `${String(record.id ?? resource)}.csv`);
   };
   const run = (): void => {
     if (def.confirm) {

@@ -2,7 +2,10 @@
  * The actions of one record, wherever it is shown (card, table row, details page): the primary
  * ones as buttons, the rest in a "more" menu. An action calls its operation (with a confirmation
  * naming the record when the schema asks, and the recycle-bin choice when the action has a
- * permanent variant), opens its route, or hands over to a registered handler.
+ * permanent variant), opens its route, or hands over to a registered handler. Its dialogs (form,
+ * confirmation, answer) mount in the action dialog host, so a details page can also open one from
+ * its URL (`openRecordActionDialog`). After success the record is read again, the action's effect
+ * runs and its `then` route opens.
  */
 import '@mantine/core/styles/Menu.css';
 import '@mantine/core/styles/Popover.css';
@@ -10,11 +13,13 @@ import '@mantine/core/styles/Checkbox.css';
 import { lazy, memo, Suspense, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { ActionIcon, Box, Button, Checkbox, Group, Menu } from '@mantine/core';
 import { useNotification } from '@refinedev/core';
-import { Link } from 'react-router';
+import { useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { resourceOf } from '@/generated/resources';
 import { Icon } from '@/components/icon';
 import { showError } from '@/lib/error-display';
+import { navigateTo } from '@/lib/navigation';
 import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
 import { useCellText } from '../cells/cell-registry';
@@ -29,6 +34,8 @@ import {
 } from './available-actions';
 import { operationInputs } from './operation-inputs';
 import { ActionPreview } from './action-preview';
+import { ActionResultModal } from './action-result';
+import { afterActionSuccess, thenHref, useActionSuccess } from './action-success';
 import { ConfirmDialog } from './confirm-dialog';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
@@ -38,29 +45,28 @@ const ActionFormDialog = lazy(() =>
   import('./action-form-dialog').then((m) => ({ default: m.ActionFormDialog })),
 );
 
-/** The field that names a record (x-ui.list.title, else `name`). */
+/** The field that names a record (x-ui.list.title, else `name`, else `username`), or its id. */
 export function recordTitle(resource: string, record: Record): string {
   const field = resourceOf(resource)?.meta.list?.title ?? 'name';
-  const value = record[field];
-  return typeof value === 'string' ? value : String(record.id ?? '');
+  for (const key of [field, 'name', 'username']) {
+    const value = record[key];
+    if (typeof value === 'string' && value) return value;
+  }
+  return String(record.id ?? '');
 }
 
 /**
  * Calls an action's operation (or its permanent variant) for a record: the path parameters and
- * body from the record (`fill`), the action's fixed `param` and `body`.
+ * body from the record (`fill`), the action's fixed `param` and `body`. Resolves with the answer.
  */
 export async function runOperation(
   resource: string,
   record: Record,
   operation: string,
   def: ActionDefinition = {},
-): Promise<void> {
+): Promise<unknown> {
   const { params, body } = operationInputs(resource, operation, def, record);
-  await requestOperation(`${resource}.${operation}`, { params, ...(body ? { body } : {}) });
-}
-
-interface ConfirmState {
-  action: AvailableAction;
+  return requestOperation(`${resource}.${operation}`, { params, ...(body ? { body } : {}) });
 }
 
 function ConfirmActionModal({
@@ -69,6 +75,7 @@ function ConfirmActionModal({
   action,
   record,
   run,
+  onDone,
   onClose,
 }: {
   resource: string;
@@ -77,26 +84,54 @@ function ConfirmActionModal({
   /** What the action is about (a record's title, or the list's). */
   name: string;
   action: AvailableAction;
-  /** Calls the action (the permanent variant when asked). */
-  run: (operation: string) => Promise<void>;
+  /** Calls the action (the permanent variant when asked); resolves with the answer. */
+  run: (operation: string) => Promise<unknown>;
+  /** Called once the operation succeeded. */
+  onDone?: ((operation: string) => void) | undefined;
   onClose: () => void;
 }) {
   const { t } = useTranslation();
   const { open } = useNotification();
+  const navigate = useNavigate();
+  const success = useActionSuccess();
   const [permanent, setPermanent] = useState(false);
+  const [answer, setAnswer] = useState<{ operation: string; value: unknown } | null>(null);
+  const succeeded = useRef(false);
+  const label = t(`resources:${resource}.stateActions.${action.name}`);
   const confirm = async (): Promise<void> => {
     const operation =
       permanent && action.def.permanent ? action.def.permanent : action.def.operation;
     if (!operation) return;
-    await run(operation);
-    open?.({
-      type: 'success',
-      message: t('common:actions.done', {
-        action: t(`resources:${resource}.stateActions.${action.name}`),
-        name,
-      }),
+    const value = await run(operation);
+    succeeded.current = true;
+    open?.({ type: 'success', message: t('common:actions.done', { action: label, name }) });
+    onDone?.(operation);
+    await success({
+      resource,
+      name: action.name,
+      def: action.def,
+      record: record ?? {},
+      values: {},
+      answer: value,
     });
+    if (action.def.result) setAnswer({ operation, value });
   };
+  const close = (): void => {
+    onClose();
+    const href = succeeded.current ? thenHref(resource, action.def, record ?? {}) : null;
+    if (href) void navigate(href);
+  };
+  if (answer)
+    return (
+      <ActionResultModal
+        resource={resource}
+        name={action.name}
+        operation={answer.operation}
+        answer={answer.value}
+        title={`${label} · ${name}`}
+        onClose={close}
+      />
+    );
   return (
     <ConfirmDialog
       resource={resource}
@@ -104,7 +139,8 @@ function ConfirmActionModal({
       name={name}
       color={action.def.color}
       onConfirm={confirm}
-      onClose={onClose}
+      onClose={close}
+      closeOnSuccess={!action.def.result}
     >
       {action.def.preview && record && (
         <Box mt="sm">
@@ -125,6 +161,69 @@ function ConfirmActionModal({
   );
 }
 
+export interface ActionDialogRequest {
+  resource: string;
+  record: Record;
+  action: AvailableAction;
+  /** Called once the action's operation succeeded. */
+  onDone?: ((operation: string) => void) | undefined;
+  /** Called when the dialog closes (after success or not). */
+  onClosed?: (() => void) | undefined;
+}
+
+/**
+ * Opens the dialog of a record's action: its form, or its confirmation (the recycle-bin choice,
+ * the answer of a `result` action). Returns false when the action has no dialog (it runs at once,
+ * opens a route or is a handler's).
+ */
+export function openRecordActionDialog({
+  resource,
+  record,
+  action,
+  onDone,
+  onClosed,
+}: ActionDialogRequest): boolean {
+  const { def } = action;
+  if (def.handler || def.route || !def.operation) return false;
+  if (def.form) {
+    openActionDialog((close) => (
+      <Suspense fallback={null}>
+        <ActionFormDialog
+          resource={resource}
+          record={record}
+          name={action.name}
+          def={def}
+          title={recordTitle(resource, record)}
+          onDone={onDone}
+          onClose={() => {
+            close();
+            onClosed?.();
+          }}
+        />
+      </Suspense>
+    ));
+    return true;
+  }
+  if (def.confirm || def.permanent) {
+    openActionDialog((close) => (
+      <ConfirmActionModal
+        resource={resource}
+        name={recordTitle(resource, record)}
+        action={action}
+        record={record}
+        run={(operation) => runOperation(resource, record, operation, def)}
+        onDone={onDone}
+        onClose={() => {
+          close();
+          onClosed?.();
+        }}
+      />
+    ));
+    return true;
+  }
+  return false;
+}
+
 export interface ListActionsProps {
   resource: string;
   /** x-ui.list.actions: actions on the whole list. */
@@ -138,8 +237,7 @@ export function ListActions({ resource, names }: ListActionsProps) {
   const [confirming, setConfirming] = useState<AvailableAction | null>(null);
   const actions = listActions(resource, names, role);
   if (actions.length === 0) return null;
-  const run = (operation: string) =>
-    requestOperation(`${resource}.${operation}`).then(() => undefined);
+  const run = (operation: string) => requestOperation(`${resource}.${operation}`);
   return (
     <Group gap={6}>
       {actions.map((action) => (
@@ -230,6 +328,8 @@ export interface RecordActionsProps {
   compact?: boolean;
   /** Actions not drawn here (a card that shows one action in its own place). */
   exclude?: readonly string[];
+  /** Only these actions are drawn here (a details page's section draws its own). */
+  include?: readonly string[] | undefined;
   /** Called once an action's operation (or its permanent variant) succeeded. */
   onDone?: (operation: string) => void;
 }
@@ -240,45 +340,51 @@ export const RecordActions = memo(function RecordActions({
   record,
   compact = false,
   exclude = [],
+  include,
   onDone,
 }: RecordActionsProps) {
   const { t } = useCellText();
   const role = useSessionState().user?.role_id ?? null;
-  const [confirming, setConfirming] = useState<ConfirmState | null>(null);
+  const queryClient = useQueryClient();
   const [busy, setBusy] = useState<string | null>(null);
   const actions = useMemo(
-    () => availableActions(resource, record, role).filter((a) => !exclude.includes(a.name)),
-    [resource, record, role, exclude],
+    () =>
+      availableActions(resource, record, role).filter(
+        (a) => !exclude.includes(a.name) && (!include || include.includes(a.name)),
+      ),
+    [resource, record, role, exclude, include],
   );
   if (actions.length === 0) return null;
   const size = compact ? 'compact-sm' : 'sm';
   const label = (name: string) => t(`resources:${resource}.stateActions.${name}`);
 
   const start = (action: AvailableAction): void => {
-    if (action.def.form) {
-      openActionDialog((close) => (
-        <Suspense fallback={null}>
-          <ActionFormDialog
-            resource={resource}
-            record={record}
-            name={action.name}
-            def={action.def}
-            title={recordTitle(resource, record)}
-            onClose={close}
-          />
-        </Suspense>
-      ));
-      return;
-    }
-    if (action.def.confirm || action.def.permanent) {
-      setConfirming({ action });
-      return;
-    }
-    if (!action.def.operation) return;
-    setBusy(action.name);
-    const operation = action.def.operation;
-    runOperation(resource, record, operation, action.def)
-      .then(() => onDone?.(operation))
+    if (openRecordActionDialog({ resource, record, action, onDone })) return;
+    const { name, def } = action;
+    if (!def.operation) return;
+    setBusy(name);
+    const operation = def.operation;
+    runOperation(resource, record, operation, def)
+      .then(async (answer) => {
+        onDone?.(operation);
+        await afterActionSuccess(queryClient, { resource, name, def, record, values: {}, answer });
+        const href = thenHref(resource, def, record);
+        if (def.result)
+          openActionDialog((close) => (
+            <ActionResultModal
+              resource={resource}
+              name={name}
+              operation={operation}
+              answer={answer}
+              title={`${label(name)} · ${recordTitle(resource, record)}`}
+              onClose={() => {
+                close();
+                if (href) navigateTo(href);
+              }}
+            />
+          ));
+        else if (href) navigateTo(href);
+      })
       .catch((error: unknown) => showError(error))
       .finally(() => setBusy(null));
   };
@@ -357,21 +463,6 @@ export const RecordActions = memo(function RecordActions({
         >
           {more.map((a) => drawn(a, 'menuItem'))}
         </MoreMenu>
-      )}
-      {/* Mounted only while confirming: thousands of cards must not each hold a closed modal. */}
-      {confirming && (
-        <ConfirmActionModal
-          resource={resource}
-          name={recordTitle(resource, record)}
-          action={confirming.action}
-          record={record}
-          run={(operation) =>
-            runOperation(resource, record, operation, confirming.action.def).then(() =>
-              onDone?.(operation),
-            )
-          }
-          onClose={() => setConfirming(null)}
-        />
       )}
     </Group>
   );

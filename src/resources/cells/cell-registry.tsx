@@ -7,7 +7,20 @@
 import '@mantine/core/styles/Avatar.css';
 import '@mantine/core/styles/Badge.css';
 import '@mantine/core/styles/Progress.css';
-import { Avatar, Badge, Group, Progress, Text } from '@mantine/core';
+import '@mantine/core/styles/Code.css';
+import '@mantine/core/styles/Tooltip.css';
+import '@mantine/core/styles/ActionIcon.css';
+import {
+  ActionIcon,
+  Avatar,
+  Badge,
+  Code,
+  CopyButton,
+  Group,
+  Progress,
+  Text,
+  Tooltip,
+} from '@mantine/core';
 import { createElement, type ComponentType, type ReactNode } from 'react';
 import { createContext, useContext, useMemo } from 'react';
 import i18next, { type TFunction } from 'i18next';
@@ -295,9 +308,10 @@ function ImageCell({ value }: CellProps) {
   );
 }
 
-/** A user's photo; their initial when there is none (the name sits in the next column). */
+/** A user's photo; their initial when there is none (the name sits next to it). */
 function AvatarCell({ value, record }: CellProps) {
-  const name = typeof record.user_name === 'string' ? record.user_name : '';
+  const owner = record.user_name ?? record.name;
+  const name = typeof owner === 'string' ? owner : '';
   const src = typeof value === 'string' && value ? value : null;
   return (
     <Avatar src={src} size="sm" radius="xl" alt="" aria-hidden>
@@ -336,6 +350,39 @@ function VisibilityCell({ value }: CellProps) {
   );
 }
 
+/** A value to copy (a secret shown once, a code): in full, monospaced, with a copy button. */
+function CopyCell({ value }: CellProps) {
+  const { t } = useCellText();
+  if (typeof value !== 'string' || !value) return empty;
+  return (
+    <Group gap="xs" wrap="nowrap" align="flex-start">
+      <Code
+        block
+        style={{ flex: 1, minWidth: 0, wordBreak: 'break-all', whiteSpace: 'pre-wrap' }}
+        data-testid="copy-value"
+      >
+        {value}
+      </Code>
+      <CopyButton value={value}>
+        {({ copied, copy }) => (
+          <Tooltip label={t(copied ? 'common:copy.copied' : 'common:copy.copy')} withArrow>
+            <ActionIcon
+              variant={copied ? 'filled' : 'default'}
+              color={copied ? 'teal' : undefined}
+              size="lg"
+              onClick={copy}
+              aria-label={t(copied ? 'common:copy.copied' : 'common:copy.copy')}
+              data-testid="copy-button"
+            >
+              <Icon name={copied ? 'check' : 'copy'} size={16} />
+            </ActionIcon>
+          </Tooltip>
+        )}
+      </CopyButton>
+    </Group>
+  );
+}
+
 const registry = new Map<string, CellComponent>([
   ['image', ImageCell],
   ['named', NamedCell],
@@ -363,6 +410,7 @@ const registry = new Map<string, CellComponent>([
   ['allowedUsers', AllowedListCell],
   ['allowedGroups', AllowedListCell],
   ['avatar', AvatarCell],
+  ['copy', CopyCell],
 ]);
 
 /** Adds (or replaces) a named renderer. */
