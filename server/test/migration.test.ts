@@ -444,7 +444,8 @@ describe('items and migrate', () => {
     const byId = new Map(mine.map((d) => [d.id, d.name]));
     expect(byId.get(second)).toBe('Lab');
     expect(byId.get(running)).toBe('Work (2)');
-    expect(added.sort()).toEqual([running, second].sort());
+    // Socket events arrive after the answer: wait for both.
+    await expect.poll(() => [...added].sort()).toEqual([running, second].sort());
     const moved = await t.app.desktops.table.get(running);
     expect(moved).toMatchObject({ userId: target.row.id, groupId: target.row.groupId });
     expect((await t.app.desktops.table.get(student))?.userId).toBe(origin.row.id);

@@ -107,7 +107,7 @@ describe('GET /notification/user/{trigger}/{display}', () => {
     expect(welcome?.template?.title).toBe('Welcome & hello');
     expect(welcome?.template?.body).toBe('<p>Hi there <strong>now</strong></p>');
     expect(welcome?.template?.footer).toBe(
-      '<a>bad</a> <a href="https://example.com/?a=1&amp;b=2" rel="noopener noreferrer">ok</a>',
+      '<a rel="noopener noreferrer">bad</a> <a href="https://example.com/?a=1&amp;b=2" rel="noopener noreferrer">ok</a>',
     );
     expect(welcome?.notifications).toEqual([{ id: 'welcome', ...welcome?.template }]);
     // No text in the user's language nor the default one: left out.

@@ -437,7 +437,7 @@ describe('the pages of a session (profile)', () => {
     });
     renderForm('profile', 'exportUser', '/export-user', '/export-user');
     fireEvent.click(await screen.findByRole('button', { name: 'Get a migration code' }));
-    expect(await screen.findByTestId('copy-token')).toHaveTextContent('MIGRATION-CODE-1');
+    expect(await screen.findByTestId('copy-value')).toHaveTextContent('MIGRATION-CODE-1');
     expect(screen.getByRole('button', { name: 'Copy' })).toBeInTheDocument();
     expect(screen.getByTestId('form-done')).toHaveTextContent('Your migration code');
     expect(calls[0]?.bearer).toBe(loginJwt);

@@ -1,7 +1,6 @@
 /**
  * The engine's create and edit pages and the form routes, with what features register for them
- * (form extensions, preview renderers, the renderer of values to copy), loaded with the first form
- * opened, not with the lists. The form routes of a resource without roles (the account pages) are
+ * (form extensions, preview renderers), loaded with the first form opened, not with the lists. The form routes of a resource without roles (the account pages) are
  * pages without login: they stand alone in a centred card, like the login page.
  */
 import '@mantine/core/styles/Paper.css';
@@ -11,8 +10,6 @@ import { useTranslation } from 'react-i18next';
 import { resourceOf } from '@/generated/resources';
 import { ColorSchemeSwitch } from '@/components/color-scheme-switch';
 import { LanguageSwitcher } from '@/components/language-switcher';
-import { hasCell, registerCell } from '@/resources/cells/cell-registry';
-import { CopyValueCell } from '@/resources/form/copy-value-cell';
 import { DocumentPreview } from '@/resources/form/document-preview';
 import { registerFormExtension } from '@/resources/form/form-extension-registry';
 import { OperationFormPage as OperationForm } from '@/resources/form/operation-form-page';
@@ -23,8 +20,6 @@ import type { PageProps } from './pages';
 
 registerFormExtension('desktopForm', desktopFormExtension);
 registerPreview('document', DocumentPreview);
-// Values shown once to be copied (a migration code); the cell registry may already have one.
-if (!hasCell('copy')) registerCell('copy', CopyValueCell);
 
 export function CreatePage({ resource }: PageProps) {
   return <ResourceFormPage resource={resource} mode="create" />;

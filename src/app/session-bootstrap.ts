@@ -16,6 +16,8 @@ import {
   loadStatusBar,
   showTriggeredNotifications,
 } from '@/features/notifications/user-notifications';
+import { changeLanguage, i18next } from '@/i18n/i18n';
+import { matchLanguage } from '@/i18n/languages';
 import { navigateTo } from '@/lib/navigation';
 import { getSessionState, updateSessionState } from '@/lib/session-state';
 import { closeSocket, openSocket } from '@/lib/socket';
@@ -79,6 +81,9 @@ async function run(): Promise<void> {
     const user = await request('session.user');
     updateSessionState({ user });
   }
+  // The language saved on the server follows the user to any browser.
+  const saved = matchLanguage(getSessionState().user?.lang ?? null);
+  if (saved && saved !== i18next.language) await changeLanguage(saved);
   openSocket({
     getToken,
     onEvent: (wire, payload) => liveProvider?.dispatch(wire, payload),

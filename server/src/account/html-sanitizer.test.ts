@@ -90,3 +90,27 @@ describe('safeHref', () => {
     expect(safeHref('#top')).toBe('#top');
   });
 });
+
+describe('sanitizeHtml against obfuscated links and markup', () => {
+  it('drops every link that would run code', () => {
+    for (const href of [
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      'java&#115;cript:alert(1)',
+      'java&#x09;script:alert(1)',
+      ' javascript:alert(1)',
+      'jav\tascript:alert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'vbscript:x',
+    ])
+      expect(sanitizeHtml(`<a href="${href}">x</a>`), href).not.toMatch(/href/);
+  });
+
+  it('removes scripts, event handlers and foreign elements with their payloads', () => {
+    expect(sanitizeHtml('<SCRIPT SRC=//evil></SCRIPT>ok')).toBe('ok');
+    expect(sanitizeHtml('<svg><script>alert(1)</script></svg>ok')).toBe('ok');
+    expect(sanitizeHtml('<img src=x onerror=alert(1)>text')).toBe('text');
+    expect(sanitizeHtml('<iframe src="https://evil"></iframe>')).toBe('');
+    expect(sanitizeHtml('a<!-- <script>alert(1)</script> -->b')).toBe('ab');
+  });
+});

@@ -51,8 +51,11 @@ describe('the bearer of a form route', () => {
     expect(state).toMatchObject({ kind: 'ok', bearer: stored });
   });
 
-  it('accepts a login token where the call does (changing the password while logged in)', () => {
-    expect(formTokenState(input({ storedToken: token(null) }))).toMatchObject({ kind: 'ok' });
+  it('sends a login token home where the call refuses it (a password changes in the profile)', () => {
+    expect(formTokenState(input({ storedToken: token(null) }))).toMatchObject({
+      kind: 'redirect',
+      to: '/desktops',
+    });
   });
 
   it('sends a token of another step to its page, a login token home', () => {

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../lib/api-error.ts';
-import { sanitizeNotificationHtml } from '../../lib/notification-html.ts';
+import { sanitizeHtml } from '../../account/html-sanitizer.ts';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import type { LocalizedTexts, NotificationSetting } from '../../plugins/app/settings-repository.ts';
@@ -27,8 +27,8 @@ function localized(texts: LocalizedTexts, lang: string | null): NotificationTemp
   if (!text) return null;
   return {
     title: text.title,
-    body: sanitizeNotificationHtml(text.body),
-    footer: sanitizeNotificationHtml(text.footer),
+    body: text.body ? sanitizeHtml(text.body) : '',
+    footer: text.footer ? sanitizeHtml(text.footer) : '',
   };
 }
 
