@@ -86,7 +86,12 @@ export function renderResourceRoutes(t: TFunction, scope: 'protected' | 'public'
             {route.built && Page ? (
               <ScreenErrorBoundary>
                 <Suspense fallback={<PageLoader />}>
-                  <Page resource={route.resource} kind={route.kind} />
+                  {/* Keyed by route: two form routes in a row never share a page's state. */}
+                  <Page
+                    key={`${route.resource}.${route.kind}`}
+                    resource={route.resource}
+                    kind={route.kind}
+                  />
                 </Suspense>
               </ScreenErrorBoundary>
             ) : (

@@ -56,8 +56,8 @@ test('the language chosen in the profile is the UI language at the next login on
   await loginUi(page, 'student10');
   await openProfileAction(page, 'language');
   const dialog = page.getByRole('dialog');
-  await dialog.getByLabel('Language', { exact: true }).click();
-  await page.getByRole('option', { name: 'Español' }).click();
+  await dialog.getByLabel('Language').click();
+  await page.getByRole('listbox').getByRole('option', { name: 'Español' }).click();
   await dialog.locator('button[type=submit]').click();
   await expect(page.getByRole('link', { name: 'Escritorios' }).first()).toBeVisible();
 
@@ -81,7 +81,9 @@ test('a password change keeps this session, ends the others, and the old passwor
   await openProfileAction(page, 'changePassword');
   const dialog = page.getByRole('dialog');
   await dialog.getByLabel('Current password').fill(DEMO_PASSWORD);
-  await dialog.getByLabel('New password', { exact: true }).fill('Changed-pass-2026');
+  await dialog
+    .getByRole('textbox', { name: 'New password', exact: true })
+    .fill('Changed-pass-2026');
   await dialog.getByLabel('Confirm the new password').fill('Changed-pass-2026');
   await dialog.locator('button[type=submit]').click();
   await expect(dialog).toBeHidden();
@@ -110,7 +112,7 @@ test('forgot password: the mail arrives and its link sets a new password', async
   const link = mail.links.find((l) => l.includes('/reset-password?token='));
   expect(link).toBeTruthy();
   await page.goto(link ?? '');
-  await page.getByLabel('Password', { exact: true }).fill('Forgot-pass-2026');
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill('Forgot-pass-2026');
   await page.getByLabel('Confirm the password').fill('Forgot-pass-2026');
   await page.locator('button[type=submit]').click();
   await expect(page.getByTestId('form-done')).toBeVisible();
@@ -119,7 +121,7 @@ test('forgot password: the mail arrives and its link sets a new password', async
   await loginUi(page, 'student12', 'Forgot-pass-2026');
   // The link works once.
   await page.goto(link ?? '');
-  await page.getByLabel('Password', { exact: true }).fill('Forgot-pass-2027');
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill('Forgot-pass-2027');
   await page.getByLabel('Confirm the password').fill('Forgot-pass-2027');
   await page.locator('button[type=submit]').click();
   await expect(page.getByRole('alert')).toBeVisible();
@@ -137,8 +139,8 @@ test('a first login passes the disclaimer and the password reset, then lands on 
   await expect(page.getByText('Terms of use')).toBeVisible();
   await page.getByRole('button', { name: 'Accept' }).click();
   await expect(page).toHaveURL(/\/reset-password$/);
-  await page.getByLabel('Password', { exact: true }).fill('Newcomer-pass-2026');
-  await page.getByLabel('Confirm the password').fill('Newcomer-pass-2026');
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill('First-login-2026');
+  await page.getByLabel('Confirm the password').fill('First-login-2026');
   await page.locator('button[type=submit]').click();
   await expect(page).toHaveURL(/\/desktops$/, { timeout: 15_000 });
 });
@@ -153,8 +155,8 @@ test('sign-up: the mailed link and a registration code make the account, which l
   await page.goto('/login');
   await page.getByRole('link', { name: /create an account/i }).click();
   await expect(page).toHaveURL(/\/signup$/);
-  await page.getByLabel('Username', { exact: true }).fill(username);
-  await page.getByLabel('Name', { exact: true }).fill('Signed Up');
+  await page.getByRole('textbox', { name: 'Username', exact: true }).fill(username);
+  await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Signed Up');
   await page.getByLabel('Email').fill(email);
   await page.locator('button[type=submit]').click();
   await expect(page.getByTestId('form-done')).toBeVisible();
@@ -164,7 +166,7 @@ test('sign-up: the mailed link and a registration code make the account, which l
   expect(link).toBeTruthy();
   await page.goto(link ?? '');
   await page.getByLabel('Registration code').fill('NOT-A-CODE');
-  await page.getByLabel('Password', { exact: true }).fill('Signup-pass-2026');
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill('Signup-pass-2026');
   await page.getByLabel('Confirm the password').fill('Signup-pass-2026');
   await page.locator('button[type=submit]').click();
   await expect(
