@@ -34,6 +34,13 @@ describe('redactSecrets', () => {
     expect(out).toContain('http://[redacted]@portal:8080');
   });
 
+  it('removes API keys wherever they stand', () => {
+    const key = 'vdik_Q2hhbmdlLW1lLXRoaXMtaXMtYS10ZXN0LWtleS0xMjM0';
+    const out = redactSecrets(`{"msg":"key ${key} refused","req":{"url":"/x?k=${key}"}}`);
+    expect(out).not.toContain('Q2hhbmdl');
+    expect(out).toContain('[redacted]');
+  });
+
   it('leaves lines without secrets as they are', () => {
     const line =
       '{"level":30,"msg":"request completed","req":{"url":"/api/v3/user/desktops"},"res":{"statusCode":200}}';

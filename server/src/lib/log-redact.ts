@@ -1,6 +1,6 @@
 /**
  * Secrets are removed from every log line by their shape, whatever field or message carries them:
- * JWTs (a token pasted into a path segment or a query string is still a JWT), values of
+ * JWTs and API keys (a token pasted into a path segment or a query string is still a JWT), values of
  * secret-named keys in JSON (`"password":"…"`, `"spice_password":"…"`, `"ticket":"…"`) and in
  * query strings or `key=value` text (`?ticket=…`, `password=…`), and HTTP credentials
  * (`Bearer …`, `Basic …`, `user:pass@` in a URL). Applied to the finished line, so it covers
@@ -26,12 +26,16 @@ const PAIR_SECRET = new RegExp(`(\\b${SECRET_NAME}=)[^&\\s"'\\\\]+`, 'gi');
 const HTTP_CREDENTIAL = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@"]+@/gi;
 
+/** API keys (`vdik_` and their random part), wherever they stand. */
+const API_KEY = /\bvdik_[A-Za-z0-9_-]{16,}/g;
+
 /** Direct-viewer links in paths: `/direct/<token>` (the API) and `/vw/<token>` (the SPA page). */
 const DIRECT_LINK = /(\/(?:direct|vw)\/)[A-Za-z0-9_-]{20,}/g;
 
 export function redactSecrets(line: string): string {
   return line
     .replace(JWT, CENSOR)
+    .replace(API_KEY, CENSOR)
     .replace(JSON_SECRET, `$1"${CENSOR}"`)
     .replace(PAIR_SECRET, `$1${CENSOR}`)
     .replace(HTTP_CREDENTIAL, `$1 ${CENSOR}`)
