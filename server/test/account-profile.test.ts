@@ -323,6 +323,11 @@ describe('language, password policy and profile', () => {
       password_policy: base.password,
     });
     expect(body.used.desktops).toBe(3);
+    expect(body.used).toMatchObject({
+      deployments_total: 0,
+      deployment_desktops: 0,
+      started_deployment_desktops: 0,
+    });
     const text = res.body;
     for (const secret of [
       'argon2',

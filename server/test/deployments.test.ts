@@ -178,6 +178,9 @@ describe('deployments', () => {
     expect(listed?.totalDesktops).toBe(31);
     await settled(id);
     const elapsed = Date.now() - started;
+    // The owner's profile counts the deployment and its desktops.
+    const used = (await api('teacher', 'GET', '/user/profile')).json<{ used: object }>().used;
+    expect(used).toMatchObject({ deployments_total: 1, deployment_desktops: 31 });
     console.info(`deployment of 31 desktops (31 qemu-img overlays) ready in ${elapsed} ms`);
     const item = (await api('teacher', 'GET', '/deployments'))
       .json<Deployment[]>()

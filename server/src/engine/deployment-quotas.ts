@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../lib/api-error.ts';
 import type { Query } from '../db/client.ts';
-import { appliedQuota, type QuotaSubject } from './quotas.ts';
+import { appliedQuota, RUNNING_STATES, type QuotaSubject } from './quotas.ts';
 
 const exceeded = (code: string, params: Record<string, unknown> = {}) =>
   new ApiError('precondition_required', `Quota exceeded: ${code}`, code, params);
@@ -24,6 +24,22 @@ const DEPLOYMENTS_OF = {
 
 const DEPLOYMENT_DESKTOPS_OF_OWNER =
   'SELECT count(*) AS n FROM desktops d JOIN deployments p ON p.id = d.tag WHERE p.user_id = $1';
+
+/** What the owner's deployments use: deployments, their desktops, and those running. */
+export async function deploymentUsage(
+  query: Query,
+  userId: string,
+): Promise<{ total: number; desktops: number; started: number }> {
+  const [deployments, desktops, started] = await Promise.all([
+    count(query, DEPLOYMENTS_OF.user_id, userId),
+    count(query, DEPLOYMENT_DESKTOPS_OF_OWNER, userId),
+    query<{ n: string }>(`${DEPLOYMENT_DESKTOPS_OF_OWNER} AND d.state = ANY($2::text[])`, [
+      userId,
+      [...RUNNING_STATES],
+    ]).then((rows) => Number(rows[0]?.n ?? 0)),
+  ]);
+  return { total: deployments, desktops, started };
+}
 
 /**
  * `newDeployment`: one more deployment is made; `desktops`: how many desktops are added to the

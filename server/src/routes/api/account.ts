@@ -10,6 +10,7 @@ import { route } from '../../lib/route.ts';
 import { roleNames } from '../../lib/tokens.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { appliedQuota, templatesUsedBy, usedBy } from '../../engine/quotas.ts';
+import { deploymentUsage } from '../../engine/deployment-quotas.ts';
 import { GIB } from '../../engine/media-quotas.ts';
 import { constraints, defaults } from '../../../../src/generated/constants.ts';
 import type { Profile, SessionUserDisclaimer } from '../../../../src/generated/types.ts';
@@ -61,12 +62,13 @@ export default async function accountRoutes(app: FastifyInstance) {
     if (!u) throw new ApiError('unauthorized', 'Session expired', 'session_expired');
     const subject = { userId: u.id, groupId: u.groupId, categoryId: u.categoryId, role: u.role };
     const { query } = app.database;
-    const [settings, applied, used, templates, media] = await Promise.all([
+    const [settings, applied, used, templates, media, deployments] = await Promise.all([
       app.settings.all(),
       appliedQuota(query, subject),
       usedBy(query, 'user_id', u.id),
       templatesUsedBy(query, 'user_id', u.id),
       app.mediaUsage.usage('user_id', u.id),
+      deploymentUsage(query, u.id),
     ]);
     const policy = policyFor(settings.account_policies, {
       categoryId: u.categoryId,
@@ -97,6 +99,9 @@ export default async function accountRoutes(app: FastifyInstance) {
         templates,
         isos: media.count,
         media_size: Math.round((media.bytes / GIB) * 100) / 100,
+        deployments_total: deployments.total,
+        deployment_desktops: deployments.desktops,
+        started_deployment_desktops: deployments.started,
       },
       restriction_applied: applied.restriction_applied,
       language: u.lang,
