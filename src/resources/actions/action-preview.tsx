@@ -51,6 +51,34 @@ export function previewItems(answer: unknown): { items: PreviewItem[]; hidden: n
   return { items, hidden };
 }
 
+/** One affected item of a preview: its name, its kind and its owner when known. */
+export function PreviewItemLine({
+  item,
+}: {
+  item: Pick<PreviewItem, 'name' | 'kind'> & { owner?: string | null };
+}) {
+  const { t } = useTranslation();
+  return (
+    <List.Item>
+      <Group gap={6} wrap="nowrap">
+        <Text span size="sm">
+          {item.name}
+        </Text>
+        {item.kind && (
+          <Badge size="xs" variant="light">
+            {t(`common:preview.kinds.${item.kind}`, { defaultValue: item.kind })}
+          </Badge>
+        )}
+        {item.owner && (
+          <Text span size="xs" c="dimmed">
+            {item.owner}
+          </Text>
+        )}
+      </Group>
+    </List.Item>
+  );
+}
+
 export function ActionPreview({
   resource,
   record,
@@ -89,23 +117,7 @@ export function ActionPreview({
       </Text>
       <List size="sm" mt={4} spacing={2} mah={200} style={{ overflowY: 'auto' }}>
         {items.map((item) => (
-          <List.Item key={item.key}>
-            <Group gap={6} wrap="nowrap">
-              <Text span size="sm">
-                {item.name}
-              </Text>
-              {item.kind && (
-                <Badge size="xs" variant="light">
-                  {t(`common:preview.kinds.${item.kind}`, { defaultValue: item.kind })}
-                </Badge>
-              )}
-              {item.owner && (
-                <Text span size="xs" c="dimmed">
-                  {item.owner}
-                </Text>
-              )}
-            </Group>
-          </List.Item>
+          <PreviewItemLine key={item.key} item={item} />
         ))}
         {hidden > 0 && (
           <List.Item>

@@ -4,11 +4,11 @@
  * as the lists of item names of the answer's array fields (what a migration moves). An unknown name
  * throws, naming the form.
  */
-import '@mantine/core/styles/Badge.css';
-import { Badge, Group, List, Stack, Text, Title } from '@mantine/core';
+import { List, Stack, Text, Title } from '@mantine/core';
 import type { ComponentType } from 'react';
 import { useTranslation } from 'react-i18next';
 import { fields, type FieldMeta } from '@/generated/fields';
+import { PreviewItemLine } from '../actions/action-preview';
 import { fieldLabelKey } from './field-meta';
 
 export interface PreviewProps {
@@ -98,18 +98,7 @@ export function ItemListsPreview({ resource, type, value }: PreviewProps) {
             </Title>
             <List size="sm" mt={4} spacing={2}>
               {items.map((item) => (
-                <List.Item key={item.key}>
-                  <Group gap={6} wrap="nowrap">
-                    <Text span size="sm">
-                      {item.name}
-                    </Text>
-                    {item.kind && (
-                      <Badge size="xs" variant="light">
-                        {t(`common:preview.kinds.${item.kind}`, { defaultValue: item.kind })}
-                      </Badge>
-                    )}
-                  </Group>
-                </List.Item>
+                <PreviewItemLine key={item.key} item={item} />
               ))}
             </List>
           </section>
