@@ -51,7 +51,12 @@ export function PlanModal({ state, itemType, itemId, profiles, others, onClose }
   const editing = state.mode === 'edit' ? state.plan : null;
   const form: PlanFormType = editing ? 'PlannerEventUpdate' : 'PlannerEventCreate';
   const [subitem, setSubitem] = useState<string | null>(
-    editing ? editing.subitem_id : state.mode === 'create' ? state.subitemId : null,
+    editing
+      ? editing.subitem_id
+      : state.mode === 'create'
+        ? // A single profile starts chosen.
+          (state.subitemId ?? (profiles.length === 1 ? (profiles[0]?.id ?? null) : null))
+        : null,
   );
   const [start, setStart] = useState<Date | null>(
     editing ? parseWireDate(editing.start) : state.mode === 'create' ? state.start : null,
