@@ -4,6 +4,7 @@
  * resource and route kind. Every page is a lazy chunk.
  */
 import { lazy, type ComponentType, type LazyExoticComponent } from 'react';
+import { operations, type Operation } from '@/generated/api';
 
 export interface PageProps {
   resource: string;
@@ -38,6 +39,19 @@ export const bespokePages: Readonly<Record<string, Readonly<Record<string, Page>
       import('@/features/viewers/vnc-viewer-page').then((m) => ({ default: m.VncViewerPage })),
     ),
   },
+  bookings: {
+    list: lazy(() =>
+      import('@/features/bookings/bookings-page').then((m) => ({ default: m.BookingsPage })),
+    ),
+    show: lazy(() =>
+      import('@/features/bookings/bookings-page').then((m) => ({ default: m.BookingsPage })),
+    ),
+  },
+  planning: {
+    list: lazy(() =>
+      import('@/features/planning/planning-page').then((m) => ({ default: m.PlanningPage })),
+    ),
+  },
   deployments: {
     videowall: lazy(() =>
       import('@/features/videowall/videowall-page').then((m) => ({ default: m.VideowallPage })),
@@ -56,3 +70,28 @@ export const bespokePages: Readonly<Record<string, Readonly<Record<string, Page>
     ),
   },
 };
+
+/**
+ * The operations a bespoke screen reads, where they are not its route kind's (the item calendar
+ * has no `show` operation): the route shows not found while one of them is planned.
+ */
+export const bespokeOperations: Readonly<
+  Record<string, Readonly<Record<string, readonly string[]>>>
+> = {
+  bookings: {
+    list: ['bookings.list'],
+    show: ['bookings.listItem', 'bookings.priority'],
+  },
+  planning: {
+    list: ['planning.list', 'reservables.types', 'reservables.items', 'reservables.enabled'],
+  },
+};
+
+/** Whether a bespoke screen's own operations are built; null when it declares none. */
+export function bespokeBuilt(resource: string, kind: string): boolean | null {
+  const needs = bespokeOperations[resource]?.[kind];
+  if (!needs) return null;
+  return needs.every(
+    (key) => (operations as Readonly<Record<string, Operation>>)[key]?.planned === false,
+  );
+}

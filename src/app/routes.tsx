@@ -15,7 +15,7 @@ import { NotFoundPage } from '@/features/system/not-found-page';
 import { ScreenErrorBoundary } from '@/components/screen-error-boundary';
 import { RoleGate } from './guard/role-gate';
 import { PageLoader } from './page-loader';
-import { bespokePages, enginePages } from './pages';
+import { bespokeBuilt, bespokePages, enginePages } from './pages';
 
 export interface DerivedRoute {
   resource: string;
@@ -45,9 +45,10 @@ export function deriveRoutes(): DerivedRoute[] {
       const engine = kind in resource.meta.forms ? 'form' : kind;
       // A form route's preview is part of its screen: it is built when that read is too.
       const preview = resource.meta.forms[kind]?.preview;
+      // A bespoke screen that names its own operations is built when they are.
       const built =
         (!!bespoke || engine in enginePages) &&
-        routeBuilt(resource.name, kind) &&
+        (bespokeBuilt(resource.name, kind) ?? routeBuilt(resource.name, kind)) &&
         (!preview ||
           (operations as Readonly<Record<string, Operation>>)[`${resource.name}.${preview}`]
             ?.planned === false);

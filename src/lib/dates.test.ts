@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { formatDate, formatRelative } from './dates';
+import {
+  ceilToStep,
+  floorToStep,
+  formatDate,
+  formatRelative,
+  parseWireDate,
+  toWireDate,
+} from './dates';
 import { formatGigabytes } from './sizes';
 
 describe('dates', () => {
@@ -24,5 +31,27 @@ describe('dates', () => {
     expect(formatGigabytes(1.5 * 1024 ** 3, 'en')).toBe('1.5 GB');
     expect(formatGigabytes(1.5 * 1024 ** 3, 'es')).toBe('1,5 GB');
     expect(formatGigabytes(null, 'en')).toBe('');
+  });
+});
+
+describe('wire dates and time steps', () => {
+  it('reads wire dates with either offset form and writes UTC to the minute', () => {
+    const date = parseWireDate('2026-11-23T10:00+0000');
+    expect(date?.toISOString()).toBe('2026-11-23T10:00:00.000Z');
+    expect(parseWireDate('2026-11-23 10:00:30+01:00')?.toISOString()).toBe(
+      '2026-11-23T09:00:30.000Z',
+    );
+    expect(parseWireDate('nope')).toBeNull();
+    expect(parseWireDate(null)).toBeNull();
+    expect(toWireDate(Date.UTC(2026, 10, 23, 10, 7, 45))).toBe('2026-11-23T10:07+0000');
+  });
+
+  it('rounds up and down to the step of the local clock', () => {
+    const local = (h: number, m: number, s = 0) => new Date(2026, 10, 23, h, m, s);
+    expect(ceilToStep(local(14, 7), 30)).toEqual(local(14, 30));
+    expect(ceilToStep(local(14, 30), 30)).toEqual(local(14, 30));
+    expect(ceilToStep(local(14, 30, 5), 30)).toEqual(local(15, 0));
+    expect(ceilToStep(local(23, 50), 30)).toEqual(new Date(2026, 10, 24, 0, 0));
+    expect(floorToStep(local(14, 59), 30)).toEqual(local(14, 30));
   });
 });

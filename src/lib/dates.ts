@@ -52,3 +52,47 @@ export function isPast(value: DateInput, now = Date.now()): boolean {
   const date = toDayjs(value);
   return date !== null && date.valueOf() < now;
 }
+
+/**
+ * A wire date (UTC with an offset, `YYYY-MM-DDTHH:mm+0000`, seconds and `+00:00` accepted) or
+ * epoch milliseconds as a Date; null for missing or unreadable values.
+ */
+export function parseWireDate(value: string | number | Date | null | undefined): Date | null {
+  if (value === null || value === undefined || value === '') return null;
+  if (value instanceof Date) return Number.isNaN(value.valueOf()) ? null : value;
+  if (typeof value === 'number') return new Date(value);
+  // `+0000` is not an ISO offset for every engine: write it `+00:00`.
+  const iso = value
+    .trim()
+    .replace(' ', 'T')
+    .replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+  const date = new Date(iso);
+  return Number.isNaN(date.valueOf()) ? null : date;
+}
+
+/** A moment as the wire carries it: UTC, to the minute, `YYYY-MM-DDTHH:mm+0000`. */
+export function toWireDate(value: Date | number): string {
+  return `${new Date(value).toISOString().slice(0, 16)}+0000`;
+}
+
+/**
+ * The first moment at or after `value` that falls on a `minutes` step of the local clock
+ * (14:07 with 30 -> 14:30; 14:30 stays), seconds dropped.
+ */
+export function ceilToStep(value: Date | number, minutes: number): Date {
+  const date = new Date(value);
+  const exact = date.getSeconds() === 0 && date.getMilliseconds() === 0;
+  date.setSeconds(0, 0);
+  const over = (date.getHours() * 60 + date.getMinutes()) % minutes;
+  if (over !== 0 || !exact)
+    date.setMinutes(date.getMinutes() + (over === 0 ? minutes : minutes - over));
+  return date;
+}
+
+/** The last moment at or before `value` that falls on a `minutes` step of the local clock. */
+export function floorToStep(value: Date | number, minutes: number): Date {
+  const date = new Date(value);
+  date.setSeconds(0, 0);
+  date.setMinutes(date.getMinutes() - ((date.getHours() * 60 + date.getMinutes()) % minutes));
+  return date;
+}

@@ -297,6 +297,39 @@ function notifySuccess(key: string, params: Readonly<Record<string, string | num
   }
 }
 
+/** Called after a call failed with an answer, with its operation key, path parameters and error. */
+export type OperationFailureListener = (
+  key: string,
+  params: Readonly<Record<string, string | number>>,
+  error: ApiError,
+) => void;
+
+const failureListeners = new Set<OperationFailureListener>();
+
+/**
+ * Follows refused calls (a start refused for the GPU plan, whichever screen asked); returns the
+ * function that stops following. The call still rejects as before; a listener that throws does
+ * not change that.
+ */
+export function onOperationFailure(listener: OperationFailureListener): () => void {
+  failureListeners.add(listener);
+  return () => failureListeners.delete(listener);
+}
+
+function notifyFailure(
+  key: string,
+  params: Readonly<Record<string, string | number>>,
+  error: ApiError,
+): void {
+  for (const listener of failureListeners) {
+    try {
+      listener(key, params, error);
+    } catch (cause) {
+      console.warn('operation listener', cause);
+    }
+  }
+}
+
 const LOGIN_OPERATION = 'session.login';
 const NO_LOGOUT_ON_401 = new Set<string>([LOGIN_OPERATION, 'session.logout', 'session.renew']);
 
@@ -355,6 +388,7 @@ export async function requestOperation(
       if (status === 401 && !NO_LOGOUT_ON_401.has(key)) hooks.onUnauthorized(error);
       else if (status === 503 && !url.includes('scheduler')) hooks.onMaintenance(error);
       else if (status === 500 && key !== LOGIN_OPERATION) hooks.onServerError(error);
+      notifyFailure(key, options.params ?? {}, error);
       throw error;
     }
 

@@ -2,16 +2,21 @@
  * The desktop card (registered as `desktopCard`): a 16:9 picture (the live thumbnail while the
  * desktop has a screen, otherwise its card image, stock cards drawn as gradients) with the state
  * badge on its corner, the name and description, then every other `card` field of the schema
- * through the cell renderers, and the record actions at the bottom.
+ * through the cell renderers, its next booking (kept live by the desktop socket events that carry
+ * it), and the record actions at the bottom. A desktop that needs a booking and has none in force
+ * offers Start now (book from now, then start) in place of Start and Open; a start refused for
+ * the GPU plan or for the lack of a booking opens its modal here.
  */
 import '@mantine/core/styles/AspectRatio.css';
 import '@mantine/core/styles/Card.css';
 import { memo, useMemo } from 'react';
 import { AspectRatio, Box, Card, Group, Stack, Text } from '@mantine/core';
+import { IconCalendarEvent } from '@tabler/icons-react';
 import { useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import type { Desktop } from '@/generated/types';
-import { ruleStates } from '@common/state-actions';
+import { offeredActions, ruleStates } from '@common/state-actions';
+import { formatDate } from '@/lib/dates';
 import { isDesktop } from '@/lib/records';
 import { stockGradient } from '@/lib/stock-card';
 import { useSessionState } from '@/lib/session-state';
@@ -19,13 +24,19 @@ import { RecordActions } from '@/resources/actions/record-actions';
 import type { CardProps } from '@/resources/cards/card-registry';
 import { FieldValue, cellNameOf, useCellText } from '@/resources/cells/cell-registry';
 import { cardFields } from '@/resources/list/list-columns';
+import { needsBookingNow } from './booking-start';
+import { BookingStartHost, StartNowActions } from './booking-start-parts';
 import { useDesktopThumbnail } from './use-desktop-thumbnail';
 
 /** States in which the desktop has a screen to show. */
 const SCREEN_STATES = ruleStates('desktops', 'viewer');
 
 /** Card fields the card draws in its own places. */
-const PLACED = new Set(['name', 'description', 'state', 'image']);
+const PLACED = new Set(['name', 'description', 'state', 'image', 'next_booking_start']);
+
+/** Actions a desktop without the booking it needs does not offer (Start now stands in). */
+const NOT_WITHOUT_BOOKING: readonly string[] = ['start', 'open'];
+const NONE: readonly string[] = [];
 
 /** Renderers that say what they show themselves; other fields get their label beside them. */
 const SELF_EXPLAINING = new Set(['viewers', 'queue', 'scheduledShutdown', 'progress']);
@@ -69,6 +80,24 @@ function DesktopPicture({ desktop }: { desktop: Desktop }) {
   );
 }
 
+/** "Next booking: start – end" in local time, when the desktop has one. */
+function NextBooking({ desktop }: { desktop: Desktop }) {
+  const { t } = useTranslation();
+  if (!desktop.next_booking_start) return null;
+  const start = formatDate(desktop.next_booking_start);
+  const end = formatDate(desktop.next_booking_end ?? null);
+  return (
+    <Group gap={4} wrap="nowrap" data-testid="desktop-next-booking">
+      <IconCalendarEvent size={14} aria-hidden style={{ flexShrink: 0 }} />
+      <Text size="xs">
+        {end
+          ? t('common:desktops.nextBookingRange', { start, end })
+          : t('common:desktops.nextBooking', { date: start })}
+      </Text>
+    </Group>
+  );
+}
+
 function CardLine({
   resource,
   meta,
@@ -105,6 +134,8 @@ export const DesktopCard = memo(function DesktopCard({ resource, record }: CardP
   );
   if (!isDesktop(record)) return null;
   const desktop = record;
+  // Only where the state offers a start (a stopped desktop).
+  const gated = needsBookingNow(desktop) && offeredActions(resource, record).includes('start');
   return (
     <Card
       withBorder
@@ -135,9 +166,18 @@ export const DesktopCard = memo(function DesktopCard({ resource, record }: CardP
         {lines.map((meta) => (
           <CardLine key={meta.path} resource={resource} meta={meta} record={record} />
         ))}
+        <NextBooking desktop={desktop} />
         <Box mt="auto" pt={4}>
-          <RecordActions resource={resource} record={record} />
+          <Group gap={6} wrap="wrap">
+            {gated && <StartNowActions desktop={desktop} />}
+            <RecordActions
+              resource={resource}
+              record={record}
+              exclude={gated ? NOT_WITHOUT_BOOKING : NONE}
+            />
+          </Group>
         </Box>
+        <BookingStartHost desktop={desktop} />
       </Stack>
     </Card>
   );

@@ -1,0 +1,235 @@
+/**
+ * The bookings screens against the real HTTP client over a stubbed fetch: the item calendar with
+ * its bookings and the plan's windows, a new booking checked before it is sent (an overlap stays
+ * on the start field, no call) and sent in UTC, a refusal's code shown on its field, and the
+ * summary with a booking opening on its item's calendar. The booking operations are still
+ * planned in the schema, so this suite sees them built.
+ */
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import i18next from 'i18next';
+import type { Booking, BookingPriority } from '@/generated/types';
+import { toWireDate } from '@/lib/dates';
+import { clearToken, setToken } from '@/lib/token';
+import { renderEngine } from '@/resources/testing/engine-test-wrapper';
+import common from '../../../locales/en/common.json';
+import errors from '../../../locales/en/errors.json';
+import { STEP_MINUTES, earliestStart } from './booking-rules';
+import { BookingsPage } from './bookings-page';
+
+vi.mock('@/generated/api', async (importOriginal) => {
+  const original = await importOriginal<typeof import('@/generated/api')>();
+  return {
+    ...original,
+    operations: Object.fromEntries(
+      Object.entries(original.operations).map(([key, op]) => [
+        key,
+        key.startsWith('bookings.') ? { ...op, planned: false } : op,
+      ]),
+    ),
+  };
+});
+
+const MINUTE = 60_000;
+const fetchMock = vi.fn<typeof fetch>();
+const sent: { method: string; url: string; body: unknown }[] = [];
+const priority: BookingPriority = { forbid_time: 0, max_time: 240, max_items: 5, name: 'GPU box' };
+let itemList: Booking[] = [];
+let createAnswer: Response | null = null;
+
+function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json' },
+  });
+}
+
+function jwt(): string {
+  const enc = (value: unknown) => btoa(JSON.stringify(value)).replace(/=+$/, '');
+  return `${enc({ alg: 'HS256' })}.${enc({ exp: Math.floor(Date.now() / 1000) + 3600 })}.sig`;
+}
+
+beforeAll(async () => {
+  // Errors are translated through the app's i18next.
+  if (!i18next.isInitialized)
+    await i18next.init({
+      lng: 'en',
+      ns: ['common', 'errors'],
+      resources: { en: { common, errors } },
+      interpolation: { escapeValue: false },
+    });
+});
+
+beforeEach(() => {
+  sent.length = 0;
+  createAnswer = null;
+  const day = new Date();
+  day.setHours(0, 0, 0, 0);
+  itemList = [
+    {
+      id: 'b1',
+      item_id: 'd1',
+      item_type: 'desktop',
+      title: 'Course',
+      event_type: 'event',
+      // At the start of today: in the week shown, before any new booking.
+      start: toWireDate(day),
+      end: toWireDate(day.valueOf() + STEP_MINUTES * MINUTE),
+      editable: true,
+    },
+    {
+      event_type: 'available',
+      start: toWireDate(day),
+      end: toWireDate(day.valueOf() + 3 * 24 * 60 * MINUTE),
+      units: 4,
+    },
+  ];
+  setToken(jwt());
+  vi.stubGlobal('fetch', fetchMock);
+  fetchMock.mockImplementation(async (input, init) => {
+    const url = String(input);
+    const method = init?.method ?? 'GET';
+    const raw = init?.body;
+    sent.push({ method, url, body: typeof raw === 'string' ? JSON.parse(raw) : raw });
+    if (url.includes('/bookings/user/d1/desktop')) return json(itemList);
+    if (url.includes('/bookings/user?')) return json(itemList.slice(0, 1));
+    if (url.endsWith('/bookings/priority/desktop/d1')) return json(priority);
+    if (url.endsWith('/booking/max_booking_date/d1'))
+      return json({ max_booking_date: toWireDate(Date.now() + 14 * 24 * 60 * MINUTE) });
+    if (url.endsWith('/booking/event') && method === 'POST')
+      return createAnswer ?? json({ id: 'b2', event_type: 'event', start: 'x', end: 'y' });
+    return json({}, 404);
+  });
+});
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+  fetchMock.mockReset();
+  clearToken();
+});
+
+function renderItem() {
+  return renderEngine(<BookingsPage resource="bookings" kind="show" />, {
+    url: '/booking/desktop/d1',
+    path: '/booking/:type/:id',
+  });
+}
+
+const posts = () => sent.filter((call) => call.method === 'POST');
+
+describe('item calendar', () => {
+  it('shows the item, its bookings and the plan availability in the week view', async () => {
+    renderItem();
+    expect(await screen.findByText('Bookings · GPU box')).toBeInTheDocument();
+    const calendar = await screen.findByTestId('calendar');
+    expect(calendar).toHaveAttribute('data-view', 'week');
+    await waitFor(() =>
+      expect(
+        within(calendar)
+          .getAllByTestId('calendar-event')
+          .map((event) => event.getAttribute('data-kind')),
+      ).toEqual(expect.arrayContaining(['event', 'available'])),
+    );
+    expect(within(calendar).getByText('Course')).toBeInTheDocument();
+    const query = sent.find((call) => call.url.includes('/bookings/user/d1/desktop'))?.url ?? '';
+    const params = new URL(query, 'http://x').searchParams;
+    expect(params.get('startDate')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}\+0000$/);
+    expect(params.get('returnType')).toBe('all');
+  });
+
+  it('sends a new booking in UTC on the 30-minute grid', async () => {
+    renderItem();
+    const button = await screen.findByTestId('booking-new');
+    const before = Date.now();
+    fireEvent.click(button);
+    const after = Date.now();
+    const modal = await screen.findByTestId('booking-modal');
+    fireEvent.change(within(modal).getByTestId('booking-title'), { target: { value: 'Lab' } });
+    fireEvent.click(within(modal).getByTestId('booking-save'));
+    await waitFor(() => expect(posts()).toHaveLength(1));
+    const body = posts()[0]?.body as Record<string, unknown>;
+    expect(body).toMatchObject({ element_id: 'd1', element_type: 'desktop', title: 'Lab' });
+    // The first step after the advance notice from the click on, one step long.
+    const start = [before, after]
+      .map((moment) => earliestStart(moment, priority))
+      .find((moment) => toWireDate(moment) === body.start);
+    expect(start).toBeDefined();
+    expect(body.end).toBe(toWireDate((start?.valueOf() ?? 0) + STEP_MINUTES * MINUTE));
+    expect(Object.keys(body).sort()).toEqual([
+      'element_id',
+      'element_type',
+      'end',
+      'start',
+      'title',
+    ]);
+    await waitFor(() => expect(screen.queryByTestId('booking-modal')).not.toBeInTheDocument());
+  });
+
+  it('keeps an overlapping booking in the form with the overlap on its start', async () => {
+    const start = earliestStart(Date.now(), priority);
+    itemList[0] = {
+      ...(itemList[0] as Booking),
+      start: toWireDate(start),
+      end: toWireDate(start.valueOf() + 60 * MINUTE),
+    };
+    renderItem();
+    // The booking may fall in the next week: wait for the list, not for its drawing.
+    await screen.findByText('Bookings · GPU box');
+    await waitFor(() => expect(screen.queryByTestId('calendar-skeleton')).not.toBeInTheDocument());
+    fireEvent.click(await screen.findByTestId('booking-new'));
+    const modal = await screen.findByTestId('booking-modal');
+    fireEvent.click(within(modal).getByTestId('booking-save'));
+    expect(await within(modal).findByTestId('booking-start-error')).toHaveTextContent(
+      errors.overlap,
+    );
+    expect(posts()).toHaveLength(0);
+  });
+
+  it('shows a refusal on the field its rule names', async () => {
+    createAnswer = json(
+      {
+        error: 'precondition_required',
+        msg: 'too long',
+        description: 'too long',
+        description_code: 'max_time_reached',
+        params: null,
+      },
+      428,
+    );
+    renderItem();
+    fireEvent.click(await screen.findByTestId('booking-new'));
+    const modal = await screen.findByTestId('booking-modal');
+    fireEvent.click(within(modal).getByTestId('booking-save'));
+    expect(await within(modal).findByTestId('booking-end-error')).toHaveTextContent(
+      errors.max_time_reached,
+    );
+  });
+
+  it('opens a booking in the view modal with its actions', async () => {
+    renderItem();
+    fireEvent.click(await screen.findByText('Course'));
+    const modal = await screen.findByTestId('booking-modal');
+    expect(modal).toHaveAttribute('data-mode', 'view');
+    expect(within(modal).getByTestId('booking-edit')).toBeInTheDocument();
+    expect(within(modal).getByTestId('booking-delete')).toBeInTheDocument();
+    fireEvent.click(within(modal).getByTestId('booking-edit'));
+    await waitFor(() =>
+      expect(screen.getByTestId('booking-modal')).toHaveAttribute('data-mode', 'edit'),
+    );
+  });
+});
+
+describe('summary', () => {
+  it('lists the caller’s bookings and leads to the item calendar', async () => {
+    renderEngine(<BookingsPage resource="bookings" kind="list" />, { url: '/booking/summary' });
+    const calendar = await screen.findByTestId('calendar');
+    expect(calendar).toHaveAttribute('data-view', 'agenda');
+    fireEvent.click(await within(calendar).findByRole('button', { name: /^Course,/ }));
+    const modal = await screen.findByTestId('booking-modal');
+    expect(within(modal).getByTestId('booking-item-link')).toHaveAttribute(
+      'href',
+      '/booking/desktop/d1',
+    );
+  });
+});
