@@ -481,6 +481,21 @@ describe('edit, delete and lists', () => {
       status: 403,
       code: 'forbidden',
     });
+    // the form may repeat the booking and its desktop, not name others
+    const named = await editBooking(t.app, a.token, made.id, {
+      event_id: made.id,
+      element_id: a.desktopId,
+      element_type: 'desktop',
+      start: iso(step(2)),
+      end: iso(step(3)),
+    });
+    expect(outcome(named)).toEqual({ status: 200, code: null });
+    const elsewhere = await editBooking(t.app, a.token, made.id, {
+      element_id: other.desktopId,
+      start: iso(step(2)),
+      end: iso(step(3)),
+    });
+    expect(outcome(elsewhere)).toEqual({ status: 400, code: 'bad_request' });
 
     const mine = (await get(a.token, `/bookings/user?${range(step(0), step(10))}`)).json<
       { id: string; editable: boolean }[]

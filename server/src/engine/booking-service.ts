@@ -633,6 +633,20 @@ export function createBookingService(app: FastifyInstance, options: BookingServi
     async update(auth: AuthContext, id: string, body: BookingUpdate): Promise<Booking> {
       const now = new Date();
       const current = await bookingFor(auth, id);
+      // The form may repeat what it edits; it must be this booking and its item.
+      const named = {
+        event_id: current.id,
+        element_id: current.itemId,
+        element_type: current.itemType,
+      };
+      for (const [field, value] of Object.entries(named))
+        if (
+          body[field as keyof typeof named] !== undefined &&
+          body[field as keyof typeof named] !== value
+        )
+          throw new ApiError('bad_request', `The form names another ${field}`, 'bad_request', {
+            field,
+          });
       if (current.endAt.getTime() <= now.getTime())
         throw precondition('The booking has ended', 'booking_not_editable', { id });
       const item = await itemOf(current.itemType, current.itemId);

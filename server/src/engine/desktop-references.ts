@@ -46,7 +46,7 @@ type ReferenceCaller = Caller & { groupId: string };
 
 /**
  * The hardware a caller may choose from (the allowed-hardware answer and the checks share it);
- * `profiles` are the GPU profiles the caller may give a desktop, besides "None".
+ * `profiles` are GPU profiles besides "None", offered as not allowed when `usable` is false.
  */
 export function hardwareCatalog(
   auth: Caller,
