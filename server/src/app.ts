@@ -50,6 +50,7 @@ import openapiRoutes from './routes/api/openapi.ts';
 import storage from './engine/storage-plugin.ts';
 import engine from './engine/plugin.ts';
 import mediaPlugin from './engine/media-plugin.ts';
+import bookingsPlugin from './engine/booking-plugin.ts';
 import desktopLifecycleRoutes from './routes/api/desktop-lifecycle.ts';
 import recycleBinRoutes from './routes/api/recycle-bin.ts';
 import storageRoutes from './routes/api/storage.ts';
@@ -59,6 +60,9 @@ import templateRoutes from './routes/api/templates.ts';
 import allowedRoutes from './routes/api/allowed.ts';
 import deploymentRoutes from './routes/api/deployments.ts';
 import directViewerRoutes from './routes/api/direct-viewer.ts';
+import bookingRoutes from './routes/api/bookings.ts';
+import planningRoutes from './routes/api/planning.ts';
+import reservableRoutes from './routes/api/reservables.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -211,6 +215,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(storage);
   await app.register(engine);
   await app.register(mediaPlugin);
+  await app.register(bookingsPlugin);
 
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);
@@ -225,6 +230,9 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(allowedRoutes);
   await app.register(deploymentRoutes);
   await app.register(directViewerRoutes);
+  await app.register(bookingRoutes);
+  await app.register(planningRoutes);
+  await app.register(reservableRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501
   await app.register(plannedOperations);
   await app.register(openapiRoutes);

@@ -61,6 +61,12 @@ const TRANSITIONAL: readonly DesktopState[] = [
   'reset',
 ];
 
+/**
+ * A check every start passes first (the booking gate): it throws the refusal. A desktop that
+ * already runs or is starting is not checked again.
+ */
+export type StartGate = (desktop: EngineDesktop) => Promise<void>;
+
 const password = (bytes: number) => randomBytes(bytes).toString('base64url').slice(0, bytes);
 
 export class DesktopEngine {
@@ -78,6 +84,7 @@ export class DesktopEngine {
   private readonly shutdownTimers = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private startGate: StartGate | undefined;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly onExit = (id: string, info: ExitInfo) =>
     this.background(this.handleExit(id, info), 'exit handling failed', id);
@@ -106,6 +113,11 @@ export class DesktopEngine {
     this.reconcileMs = options.reconcileMs ?? 5_000;
     this.transitionalLimitMs = options.transitionalLimitMs ?? 120_000;
     this.driver.on('exit', this.onExit);
+  }
+
+  /** Sets the check every start passes first (see StartGate). */
+  setStartGate(gate: StartGate): void {
+    this.startGate = gate;
   }
 
   /** Disk path of a desktop. */
@@ -154,6 +166,7 @@ export class DesktopEngine {
   async start(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
     if (RUNNING_OR_STARTING.includes(desktop.state)) return desktop.state;
+    await this.startGate?.(desktop);
     if (desktop.state === 'notCreated') {
       // The card's "create" action: make the disk, then start.
       if (!(await this.store.update(id, { state: 'creating', detail: null }, ['notCreated'])))

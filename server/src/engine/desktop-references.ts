@@ -6,7 +6,8 @@
  * request, so a body is applied entirely or not at all.
  *
  * Who may use what: a template or a medium, its owner and whoever its allowed lists share it with
- * (`isAllowed`); an interface or a GPU profile, whoever the hardware catalog offers it to.
+ * (`isAllowed`); an interface, whoever the hardware catalog offers it to; a GPU profile (an enabled
+ * profile of an enabled reservable item), whoever its allowed lists name.
  *
  * An update body that repeats the desktop's id must name the desktop being edited (400 otherwise).
  *
@@ -43,8 +44,19 @@ export interface CarriedReferences {
 
 type ReferenceCaller = Caller & { groupId: string };
 
-/** The hardware a caller may choose from (the allowed-hardware answer and the checks share it). */
-export function hardwareCatalog(auth: Caller) {
+/**
+ * The hardware a caller may choose from (the allowed-hardware answer and the checks share it);
+ * `profiles` are GPU profiles besides "None", offered as not allowed when `usable` is false.
+ */
+export function hardwareCatalog(
+  auth: Caller,
+  profiles: readonly {
+    id: string;
+    name: string;
+    description: string | null;
+    usable?: boolean;
+  }[] = [],
+) {
   const item = (id: string, name: string, description = ''): HardwareAllowedItem => ({
     id,
     name,
@@ -63,7 +75,15 @@ export function hardwareCatalog(auth: Caller) {
       item('ide', 'IDE'),
       item('sata', 'SATA'),
     ],
-    reservables: { vgpus: [item('None', 'No GPU')] },
+    reservables: {
+      vgpus: [
+        item('None', 'No GPU'),
+        ...profiles.map((p) => ({
+          ...item(p.id, p.name, p.description ?? ''),
+          allowed: p.usable !== false,
+        })),
+      ],
+    },
   };
 }
 
@@ -202,7 +222,15 @@ export function createReferenceCheck(app: FastifyInstance) {
     const hardware = sent.hardware;
     if (hardware) {
       await assertMedia(auth, hardware, held?.hardware);
-      const catalog = hardwareCatalog(auth);
+      const carriedProfiles = held?.hardware.reservables?.vgpus ?? [];
+      const newProfile = (hardware.reservables?.vgpus ?? []).some(
+        (v) => v !== 'None' && !carriedProfiles.includes(v),
+      );
+      // The GPU profiles are read only when the body names one the desktop does not carry.
+      const catalog = hardwareCatalog(
+        auth,
+        newProfile ? await app.bookingService.profilesFor(auth) : [],
+      );
       assertOffered(
         'network interface',
         'interface_not_allowed',

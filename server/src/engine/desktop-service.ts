@@ -42,6 +42,7 @@ import {
   lockQuotaScopes,
 } from './quotas.ts';
 import { stockImageOf, type OwnedDesktopRow } from '../plugins/app/desktops-repository.ts';
+import { profilesOf } from './booking-service.ts';
 import { VNC_WS_PATH } from '../viewers/vnc-proxy.ts';
 
 const subjectOf = (auth: AuthContext) => ({
@@ -167,6 +168,16 @@ export function createDesktopService(app: FastifyInstance) {
     );
   };
 
+  /**
+   * A desktop whose GPU profile changed loses its bookings that have not ended (they were of the
+   * other profile); one whose profile stayed keeps them.
+   */
+  const bookingsFollowProfile = async (desktop: DesktopRow, profiles: readonly string[]) => {
+    const before = profilesOf(desktop.hardware);
+    if (before.length === profiles.length && before.every((p, i) => profiles[i] === p)) return;
+    await app.bookingService.profileChanged(desktop.id);
+  };
+
   return {
     desktopFor,
 
@@ -226,6 +237,13 @@ export function createDesktopService(app: FastifyInstance) {
     async createTemporary(auth: AuthContext, templateId: string): Promise<{ id: string }> {
       const template = await assertUsableReferences(auth, { template_id: templateId });
       if (!template) throw new ApiError('not_found', 'Template not found', 'not_found');
+      // A temporary desktop starts at once: it can not wait for a booking of a GPU profile.
+      if (profilesOf(template.hardware).length > 0)
+        throw new ApiError(
+          'precondition_required',
+          'A temporary desktop can not use a reservable profile',
+          'temporal_new_reservable',
+        );
       await checkDesktopStart(app.database.query, subjectOf(auth), {
         memory: Number(template.hardware.memory ?? 1),
         vcpus: Number(template.hardware.vcpus ?? 1),
@@ -385,6 +403,7 @@ export function createDesktopService(app: FastifyInstance) {
           'desktop_not_stopped',
         );
       }
+      await bookingsFollowProfile(desktop, profilesOf(hardware));
       const { image: _sent, ...echo } = body;
       return image ? { ...echo, image } : echo;
     },
@@ -408,6 +427,7 @@ export function createDesktopService(app: FastifyInstance) {
           reservables: { vgpus: chosen.length > 0 ? chosen : null },
         },
       });
+      await bookingsFollowProfile(desktop, chosen);
     },
 
     /** GET /domain/info/{id}: a desktop the caller manages, or a template the caller may use. */
@@ -415,7 +435,13 @@ export function createDesktopService(app: FastifyInstance) {
       const desktop = await app.desktops.byId(id);
       if (desktop) {
         assertDesktopAccess(auth, desktop);
-        return { ...desktopToInfo(desktop), kind: 'desktop', limited_hardware: null };
+        return {
+          ...desktopToInfo(desktop),
+          kind: 'desktop',
+          limited_hardware: null,
+          needs_booking: profilesOf(desktop.hardware).length > 0,
+          booking_id: desktop.bookingId ?? false,
+        };
       }
       const template = await app.templates.get(id);
       if (!template) throw new ApiError('not_found', 'Desktop not found', 'not_found');
@@ -436,7 +462,7 @@ export function createDesktopService(app: FastifyInstance) {
     async hardwareAllowed(auth: AuthContext): Promise<HardwareAllowed> {
       const applied = await appliedQuota(app.database.query, subjectOf(auth));
       return {
-        ...hardwareCatalog(auth),
+        ...hardwareCatalog(auth, await app.bookingService.allowedProfiles(auth)),
         forced_hyp: [],
         favourite_hyp: [],
         quota: applied.quota,

@@ -2,7 +2,9 @@
  * Demo data (docs/contracts.md "Demo data"), written when the database has no users: category
  * `default`, one group and one account per role (password DEMO_PASSWORD or random), a demo template
  * (its disk: the idle guest, ./idle-guest.ts) and demo media (made by the hypervisor's image
- * script), three stopped desktops for `user`. Also seedDesktops() for benchmarks.
+ * script), three stopped desktops for `user`, and the bookings demo (./bookings.ts: a reservable
+ * item with two profiles, a plan, the priority rules, and `advanced`'s desktop that needs a
+ * booking). Also seedDesktops() for benchmarks.
  *
  * The accounts side (./accounts.ts): every seeded account has a verified `<username>@example.org`
  * address and has accepted the disclaimer; registration codes on three groups; `newcomer`, who
@@ -18,6 +20,7 @@ import { categories, desktops, groups, media, templates, users } from '../db/sch
 import { NEW_DESKTOP_HARDWARE } from '../engine/desktop-service.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
+import { seedBookings } from './bookings.ts';
 import {
   DEMO_ACCOUNT_POLICIES,
   ENROLLMENT_CODES,
@@ -172,6 +175,15 @@ export async function seedIfEmpty(
         hardware: demoHardware(),
         guestProperties: demoGuestProperties(),
       })),
+    );
+    await seedBookings(
+      tx,
+      { admin: ids.admin, advanced: { id: ids.advanced, groupId: groupOf.advanced } },
+      {
+        templateId: DEMO_TEMPLATE_ID,
+        hardware: demoHardware(),
+        guestProperties: demoGuestProperties(),
+      },
     );
   });
   // Through the settings repository, so its cache sees the policy at once.

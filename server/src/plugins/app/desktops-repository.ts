@@ -35,10 +35,10 @@ export function stockImageOf(id: string): { id: string; type: 'stock'; url: stri
 
 /**
  * Row -> wire shape (schema Desktop): the stored fields from the generated mapper, plus the fields
- * computed from other columns. Fields this server never fills (disk download progress, booking
- * times, deployment names, storage ids, permissions) are left out rather than sent as null/[] to
- * keep the list small; fields that can be cleared (detail, ip, current_action) are always sent,
- * because socket payloads are merged into cached records.
+ * computed from other columns. Fields this server never fills (disk download progress,
+ * deployment names, storage ids, permissions) are left out rather than sent as null/[] to keep the
+ * list small; fields that can be cleared (detail, ip, current_action, the next booking's times)
+ * are always sent, because socket payloads are merged into cached records.
  */
 export function toWire(row: DesktopRow): Desktop {
   const vgpus = row.hardware.reservables?.vgpus ?? null;
