@@ -30,12 +30,9 @@ describe('bespoke routes', () => {
     expect(route('bookings', 'list')).toMatchObject({ path: '/booking/summary', built: true });
   });
 
-  it('keeps planning not found while its operations are planned', () => {
-    expect(bespokeBuilt('planning', 'list')).toBe(false);
-    expect(route('planning', 'list')).toMatchObject({
-      built: false,
-      titleKey: 'common:routes.not_found',
-    });
+  it('builds planning once its operations are built', () => {
+    expect(bespokeBuilt('planning', 'list')).toBe(true);
+    expect(route('planning', 'list')).toMatchObject({ path: '/planning', built: true });
   });
 
   it('leaves screens without their own list to the route kind', () => {

@@ -166,7 +166,12 @@ export class DesktopEngine {
   async start(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
     if (RUNNING_OR_STARTING.includes(desktop.state)) return desktop.state;
-    await this.startGate?.(desktop);
+    if (this.startGate) {
+      await this.startGate(desktop);
+      // Another start may have gone ahead while the gate was checked.
+      const now = await this.mustGet(id);
+      if (RUNNING_OR_STARTING.includes(now.state)) return now.state;
+    }
     if (desktop.state === 'notCreated') {
       // The card's "create" action: make the disk, then start.
       if (!(await this.store.update(id, { state: 'creating', detail: null }, ['notCreated'])))

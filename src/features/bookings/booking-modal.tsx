@@ -200,7 +200,17 @@ function BookingForm({
       const failures = bookingFailures(
         form,
         { start, end },
-        { now, priority, others, ignoreId: editing?.id, count: upcoming(now) },
+        {
+          now,
+          priority,
+          others,
+          ignoreId: editing?.id,
+          count: upcoming(now),
+          // The advance notice applies to an edit only when it moves the start.
+          ...(editing && parseWireDate(editing.start)?.valueOf() === start.valueOf()
+            ? { skip: ['updateAdvanceNotice'] }
+            : {}),
+        },
       );
       for (const failure of failures) {
         const text = message(failure.code, failure.params);

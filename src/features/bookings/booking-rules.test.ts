@@ -87,25 +87,27 @@ describe('bookingFailures', () => {
         { ...base, others, ignoreId: 'b1' },
       ),
     ).toEqual([]);
-    // Advance notice and length are create rules only.
+    // An edit that keeps its start is not held to the advance notice.
     expect(
-      bookingFailures('BookingUpdate', { start: at(5), end: at(500) }, { ...base, others: [] }),
+      bookingFailures(
+        'BookingUpdate',
+        { start: at(0), end: at(90) },
+        { ...base, others: [], skip: ['updateAdvanceNotice'] },
+      ),
     ).toEqual([]);
   });
 });
 
 describe('server codes', () => {
   it('land on the field their rule names, with the figures their message needs', () => {
-    expect(bookingFieldOfCode('BookingCreate', 'overlap')).toBe('start');
+    expect(bookingFieldOfCode('BookingCreate', constraints.bookings.noOverlap.code)).toBe('start');
     expect(bookingFieldOfCode('BookingCreate', 'max_time_reached')).toBe('end');
     expect(bookingFieldOfCode('BookingCreate', 'desktop_not_booked')).toBeNull();
     expect(bookingCodeParams('BookingCreate', 'max_time_reached', priority)).toEqual({
       minutes: 120,
       limit: 120,
     });
-    expect(bookingCodeParams('BookingCreate', 'booking_new_event_end_error', priority)).toEqual({
-      minutes: constants.bookings.minDurationMinutes.value,
-    });
+    expect(bookingCodeParams('BookingCreate', 'no_such_code', priority)).toEqual({});
   });
 });
 

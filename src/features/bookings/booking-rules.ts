@@ -32,6 +32,8 @@ export interface BookingCheckContext {
   ignoreId?: string | undefined;
   /** The caller's future bookings of the item. */
   count: number;
+  /** Rules not checked (the advance notice of an edit that keeps its start). */
+  skip?: readonly string[];
 }
 
 function limitsOf(
@@ -56,6 +58,7 @@ export function bookingFailures(
     others: context.others,
     ignoreId: context.ignoreId,
     count: context.count,
+    ...(context.skip ? { skip: context.skip } : {}),
   });
 }
 

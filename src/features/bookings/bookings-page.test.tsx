@@ -181,7 +181,7 @@ describe('item calendar', () => {
     const modal = await screen.findByTestId('booking-modal');
     fireEvent.click(within(modal).getByTestId('booking-save'));
     expect(await within(modal).findByTestId('booking-start-error')).toHaveTextContent(
-      errors.overlap,
+      errors.booking_overlap,
     );
     expect(posts()).toHaveLength(0);
   });

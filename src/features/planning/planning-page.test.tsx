@@ -152,7 +152,9 @@ describe('PlanningPage', () => {
     fireEvent.click(await screen.findByTestId('plan-new'));
     const modal = await screen.findByTestId('plan-modal');
     fireEvent.click(within(modal).getByTestId('plan-save'));
-    expect(await within(modal).findByTestId('plan-start-error')).toHaveTextContent(errors.conflict);
+    expect(await within(modal).findByTestId('plan-start-error')).toHaveTextContent(
+      errors.plan_overlap,
+    );
     expect(sent.some((call) => call.method === 'POST')).toBe(false);
   });
 
