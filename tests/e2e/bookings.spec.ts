@@ -1,9 +1,10 @@
 /**
  * Bookings through the UI on the demo GPU item (profiles 2Q and 4Q, a 30-day plan for 2Q): the
- * admin plans availability, a desktop that needs a booking is refused a start outside one, and
- * starts with the card's start-now, which books it and shows the booking on the card.
+ * user books a slot on the item calendar and the card shows it, a desktop that needs a booking is
+ * refused a start outside one and starts with the card's start-now, and the admin plans
+ * availability.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { apiAs, apiToken, loginUi } from './helpers';
 
 interface Plan {
@@ -11,10 +12,57 @@ interface Plan {
   subitem_id: string;
 }
 
+/** The demo desktop of `advanced` that needs a booking of the Demo GPU 2Q profile. */
+async function gpuDesktop(api: APIRequestContext): Promise<string> {
+  const desktops = (await (await api.get('/api/v3/user/desktops')).json()) as {
+    id: string;
+    name: string;
+  }[];
+  const id = desktops.find((d) => d.name === 'GPU workstation')?.id ?? '';
+  expect(id).toBeTruthy();
+  return id;
+}
+
 async function pickOption(page: Page, testId: string, name: string | RegExp): Promise<void> {
   await page.getByTestId(testId).click();
   await page.getByRole('listbox').getByRole('option', { name }).click();
 }
+
+test('a booking made on the item calendar shows on the desktop card', async ({ page, baseURL }) => {
+  const base = baseURL ?? '';
+  const api = await apiAs(base, await apiToken(base, 'advanced'));
+  const id = await gpuDesktop(api);
+
+  await loginUi(page, 'advanced');
+  await page.goto(`/booking/desktop/${id}`);
+  await expect(page.getByTestId('calendar')).toBeVisible();
+  await page.getByTestId('booking-new').click();
+  const modal = page.getByRole('dialog');
+  await expect(modal).toBeVisible();
+  await page.getByTestId('booking-save').click();
+  await expect(modal).toBeHidden();
+  await expect(page.getByTestId('calendar-event').first()).toBeVisible();
+
+  const range = new URLSearchParams({
+    startDate: new Date(Date.now() - 3_600_000).toISOString(),
+    endDate: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+    returnType: 'event',
+  });
+  const booked = (await (
+    await api.get(`/api/v3/bookings/user/${id}/desktop?${range.toString()}`)
+  ).json()) as {
+    id?: string;
+    event_type: string;
+  }[];
+  const booking = booked.find((event) => event.event_type === 'event');
+  expect(booking?.id).toBeTruthy();
+
+  await page.goto('/desktops');
+  const card = page.locator(`[data-testid="record"][data-record-id="${id}"]`);
+  await expect(card.getByTestId('desktop-next-booking')).toBeVisible();
+  // The next test books from now: this later booking goes again.
+  expect((await api.delete(`/api/v3/booking/event/${booking?.id ?? ''}`)).ok()).toBe(true);
+});
 
 test('a desktop that needs a booking starts with start-now, which books it', async ({
   page,
@@ -23,12 +71,7 @@ test('a desktop that needs a booking starts with start-now, which books it', asy
   test.setTimeout(120_000);
   const base = baseURL ?? '';
   const api = await apiAs(base, await apiToken(base, 'advanced'));
-  const desktops = (await (await api.get('/api/v3/user/desktops')).json()) as {
-    id: string;
-    name: string;
-  }[];
-  const id = desktops.find((d) => d.name === 'GPU workstation')?.id ?? '';
-  expect(id).toBeTruthy();
+  const id = await gpuDesktop(api);
 
   // Outside a booking the server refuses the start with the gate's code.
   const refused = await api.get(`/api/v3/desktop/start/${id}`);

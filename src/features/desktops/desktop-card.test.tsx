@@ -212,4 +212,33 @@ describe('DesktopCard bookings', () => {
       expect(screen.queryByTestId('cannot-start-now-modal')).not.toBeInTheDocument(),
     );
   });
+
+  it('a start-now booking refused for the GPU plan hands over to cannot-start-now', async () => {
+    const plain = fetchMock.getMockImplementation();
+    fetchMock.mockImplementation(async (input, init) => {
+      if (String(input).endsWith('/booking/event') && init?.method === 'POST') {
+        sent.push({ method: 'POST', url: String(input), body: undefined });
+        return json(
+          {
+            error: 'precondition_required',
+            msg: 'plan',
+            description: 'plan',
+            description_code: 'current_plan_doesnt_match',
+            params: null,
+          },
+          428,
+        );
+      }
+      return plain ? plain(input, init) : json({}, 404);
+    });
+    renderEngine(<DesktopCard resource="desktops" record={desktop()} />);
+    fireEvent.click(screen.getByRole('button', { name: 'Start now' }));
+    const modal = await screen.findByTestId('start-now-modal');
+    const submit = within(modal).getByTestId('start-now-submit');
+    await waitFor(() => expect(submit).toBeEnabled());
+    fireEvent.click(submit);
+    expect(await screen.findByTestId('cannot-start-now-modal')).toBeInTheDocument();
+    expect(screen.queryByTestId('start-now-modal')).not.toBeInTheDocument();
+    expect(calls()).not.toContain('GET /desktop/start/d1');
+  });
 });

@@ -17,7 +17,15 @@ import { Link } from 'react-router';
 import type { Desktop } from '@/generated/types';
 import { formatDate, parseWireDate } from '@/lib/dates';
 import { translateError } from '@/lib/error-display';
-import { bookAndStart, currentProfile, desktopBookingHref, endChoices } from './booking-start';
+import { isApiError } from '@/providers/http-client';
+import {
+  bookAndStart,
+  currentProfile,
+  desktopBookingHref,
+  endChoices,
+  GPU_PLAN_CODES,
+  openBookingPrompt,
+} from './booking-start';
 import { bookingStartQueries } from './booking-start-queries';
 
 export interface StartNowModalProps {
@@ -73,7 +81,11 @@ export function StartNowModal({ desktop, calendar, onClose }: StartNowModalProps
       });
       onClose();
     } catch (cause) {
-      setError(cause);
+      // The GPU plan does not allow the profile now: the cannot-start-now choices take over.
+      const code = isApiError(cause) ? (cause.description_code ?? null) : null;
+      if (code && GPU_PLAN_CODES.includes(code))
+        openBookingPrompt({ desktopId: desktop.id, kind: 'cannotStartNow', code });
+      else setError(cause);
     } finally {
       setBusy(false);
     }
