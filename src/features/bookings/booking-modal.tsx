@@ -13,6 +13,7 @@ import { Alert, Anchor, Button, Group, Modal, Stack, Text, TextInput } from '@ma
 import { notifications } from '@mantine/notifications';
 import { useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
+import { InlineDeleteConfirm } from '@/components/inline-delete-confirm';
 import { Link } from 'react-router';
 import { fields } from '@/generated/fields';
 import type { Booking, BookingItemType, BookingPriority } from '@/generated/types';
@@ -116,24 +117,15 @@ function BookingView({
         </Anchor>
       )}
       {confirming ? (
-        <Alert color="red" title={t('common:bookings.deleteTitle')}>
-          <Stack gap="xs">
-            <Text size="sm">{t('common:bookings.deleteConfirm')}</Text>
-            <Group gap="xs" justify="flex-end">
-              <Button variant="default" onClick={() => setConfirming(false)} disabled={busy}>
-                {t('common:actions.cancel')}
-              </Button>
-              <Button
-                color="red"
-                onClick={() => void remove()}
-                loading={busy}
-                data-testid="booking-delete-confirm"
-              >
-                {t('resources:bookings.stateActions.delete')}
-              </Button>
-            </Group>
-          </Stack>
-        </Alert>
+        <InlineDeleteConfirm
+          title={t('common:bookings.deleteTitle')}
+          question={t('common:bookings.deleteConfirm')}
+          confirmLabel={t('resources:bookings.stateActions.delete')}
+          busy={busy}
+          onCancel={() => setConfirming(false)}
+          onConfirm={() => void remove()}
+          testId="booking-delete-confirm"
+        />
       ) : (
         <Group gap="xs" justify="flex-end">
           {offered.includes('delete') && (

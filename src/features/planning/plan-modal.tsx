@@ -8,10 +8,11 @@ import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
 import '@mantine/core/styles/Overlay.css';
 import { useState, type FormEvent } from 'react';
-import { Alert, Button, Group, Modal, Select, Stack, Text } from '@mantine/core';
+import { Alert, Button, Group, Modal, Select, Stack } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
+import { InlineDeleteConfirm } from '@/components/inline-delete-confirm';
 import { fields } from '@/generated/fields';
 import type { PlannerEvent, ReservableSubitem } from '@/generated/types';
 import { DateTimeStepInput } from '@/components/calendar/date-time-step-input';
@@ -206,24 +207,15 @@ export function PlanModal({ state, itemType, itemId, profiles, others, onClose }
             </Alert>
           )}
           {confirming ? (
-            <Alert color="red" title={t('common:planning.deleteTitle')}>
-              <Stack gap="xs">
-                <Text size="sm">{t('common:planning.deleteConfirm')}</Text>
-                <Group gap="xs" justify="flex-end">
-                  <Button variant="default" onClick={() => setConfirming(false)} disabled={busy}>
-                    {t('common:actions.cancel')}
-                  </Button>
-                  <Button
-                    color="red"
-                    onClick={() => void remove()}
-                    loading={busy}
-                    data-testid="plan-delete-confirm"
-                  >
-                    {t('common:actions.delete')}
-                  </Button>
-                </Group>
-              </Stack>
-            </Alert>
+            <InlineDeleteConfirm
+              title={t('common:planning.deleteTitle')}
+              question={t('common:planning.deleteConfirm')}
+              confirmLabel={t('common:actions.delete')}
+              busy={busy}
+              onCancel={() => setConfirming(false)}
+              onConfirm={() => void remove()}
+              testId="plan-delete-confirm"
+            />
           ) : (
             <Group justify="space-between" gap="xs">
               {canDelete ? (
