@@ -106,6 +106,9 @@ function toLeaf(entry: MenuEntry, config: UserConfig | null): NavEntry | null {
       return entry.operation ? { ...base, kind: 'download', operation: entry.operation } : null;
     case 'logout':
       return { ...base, kind: 'logout' };
+    case 'group':
+      // A heading only: its children make it (see buildNavEntries).
+      return null;
   }
 }
 
@@ -130,6 +133,19 @@ export function buildNavEntries(
         const self = isUsable(entry, role, config, source) ? toLeaf(entry, config) : null;
         const children = level(entry.key, new Set([...ancestors, entry.key]));
         if (!children.length) return self ? [self] : [];
+        // A heading of its own (kind group) gathers its children while its roles allow it.
+        if (entry.kind === 'group')
+          return isUsable(entry, role, config, source)
+            ? [
+                {
+                  key: entry.key,
+                  labelKey: navLabelKey(entry.key),
+                  icon: entry.icon,
+                  kind: 'group',
+                  children,
+                },
+              ]
+            : [];
         if (!self) return children;
         return [
           {
