@@ -739,6 +739,14 @@ describe('start-now and the start gate', () => {
     expect(await desktopOf(student.token, studentDesktop)).toMatchObject({
       next_booking_start: iso(step(2)),
     });
+    // the deployment's own answers carry the booking too
+    const listed = (await get(owner.token, '/deployments')).json<Record<string, unknown>[]>();
+    expect(listed.find((d) => d.id === deployment.id)).toMatchObject({
+      needs_booking: true,
+      booking_id: false,
+      next_booking_start: iso(step(2)),
+      next_booking_end: iso(step(4)),
+    });
     expect(outcome(await get(student.token, `/desktop/start/${studentDesktop}`))).toEqual({
       status: 428,
       code: 'desktop_not_booked_until',

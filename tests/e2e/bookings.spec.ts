@@ -1,7 +1,8 @@
 /**
  * Bookings through the UI on the demo GPU item (profiles 2Q and 4Q, a 30-day plan for 2Q): the
  * user books a slot on the item calendar and the card shows it, a desktop that needs a booking is
- * refused a start outside one and starts with the card's start-now, and the admin plans
+ * refused a start outside one and starts with the card's start-now, a desktop whose profile has
+ * no plan now changes profile and starts from the cannot-start-now modal, and the admin plans
  * availability.
  */
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
@@ -91,6 +92,40 @@ test('a desktop that needs a booking starts with start-now, which books it', asy
   await expect(card.getByTestId('desktop-next-booking')).toBeVisible();
 
   // Inside the booking the start gate lets it run; stop it again for the next tests.
+  await api.get(`/api/v3/desktop/stop/${id}`);
+  await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 60_000 });
+});
+
+test('cannot-start-now changes the profile of a desktop whose profile has no plan now, then starts it', async ({
+  page,
+  baseURL,
+}) => {
+  test.setTimeout(120_000);
+  const base = baseURL ?? '';
+  const api = await apiAs(base, await apiToken(base, 'advanced'));
+  const id = await gpuDesktop(api);
+  // The 4Q profile has no plan: the desktop cannot start with it now (its bookings go with it).
+  const changed = await api.put(`/api/v3/domain/reservables/${id}`, {
+    data: { reservables: { vgpus: ['DEMO-GPU-4Q'] } },
+  });
+  expect(changed.ok()).toBe(true);
+
+  await loginUi(page, 'advanced');
+  const card = page.locator(`[data-testid="record"][data-record-id="${id}"]`);
+  await card.locator('[data-action="startNow"]').click();
+  const modal = page.getByRole('dialog');
+  await expect(modal).toBeVisible();
+  await expect(modal.getByTestId('cannot-start-reason')).toContainText(/plan/i);
+  await expect(page.getByTestId('cannot-start-profile')).toHaveValue(/2Q/);
+  await page.getByTestId('cannot-start-submit').click();
+  await expect(card).toHaveAttribute('data-state', /started|starting/, { timeout: 60_000 });
+  await expect(card.getByTestId('desktop-next-booking')).toBeVisible();
+  const listed = (await (await api.get('/api/v3/user/desktops')).json()) as {
+    id: string;
+    reservables?: { vgpus?: string[] | null };
+  }[];
+  expect(listed.find((d) => d.id === id)?.reservables?.vgpus).toEqual(['DEMO-GPU-2Q']);
+
   await api.get(`/api/v3/desktop/stop/${id}`);
   await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 60_000 });
 });

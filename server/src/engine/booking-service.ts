@@ -86,6 +86,14 @@ import type { EngineDesktop } from './types.ts';
 
 export type ItemType = BookingRow['itemType'];
 
+/** The booking fields of a deployment's answers. */
+export interface DeploymentBookingState {
+  needs_booking: boolean;
+  booking_id: string | false;
+  next_booking_start: string | null;
+  next_booking_end: string | null;
+}
+
 /** What a booking is for: a desktop (1 unit) or a deployment (1 unit per desktop). */
 export interface BookedItem {
   type: ItemType;
@@ -818,6 +826,45 @@ export function createBookingService(app: FastifyInstance, options: BookingServi
           item.profileId !== null &&
           profilesOf(d.hardware).includes(item.profileId),
       );
+    },
+
+    /**
+     * What deployment cards show about their bookings at `now`: whether the deployment needs one
+     * (its desktops' hardware names a GPU profile), the booking in force and the next one's (or
+     * that one's) start and end.
+     */
+    async deploymentBookings(
+      rows: readonly { id: string; createDict: { hardware?: DesktopHardware } }[],
+      now = new Date(),
+    ): Promise<Map<string, DeploymentBookingState>> {
+      const ids = rows.map((r) => r.id);
+      const found =
+        ids.length === 0
+          ? []
+          : await db
+              .select()
+              .from(bookings)
+              .where(
+                and(
+                  eq(bookings.itemType, 'deployment'),
+                  inArray(bookings.itemId, ids),
+                  gt(bookings.endAt, now),
+                ),
+              )
+              .orderBy(asc(bookings.startAt));
+      const states = new Map<string, DeploymentBookingState>();
+      for (const row of rows) {
+        const own = found.filter((b) => b.itemId === row.id);
+        const current = own.find((b) => b.startAt.getTime() <= now.getTime());
+        const next = current ?? own[0];
+        states.set(row.id, {
+          needs_booking: profilesOf(row.createDict.hardware).length > 0,
+          booking_id: current?.id ?? false,
+          next_booking_start: next ? wireDate(next.startAt) : null,
+          next_booking_end: next ? wireDate(next.endAt) : null,
+        });
+      }
+      return states;
     },
 
     /** Whether a booking (its own or its deployment's) covers the desktop at the instant. */

@@ -67,6 +67,7 @@ import {
 } from './deployment-access.ts';
 import { createDeploymentEvents } from './deployment-events.ts';
 import { csvFile, csvFileName } from './deployment-csv.ts';
+import type { DeploymentBookingState } from './booking-service.ts';
 
 /** Disks made at once while a deployment is created. */
 const CREATE_CONCURRENCY = 4;
@@ -119,7 +120,8 @@ export function createDeploymentService(app: FastifyInstance) {
 
   const listItem = async (row: DeploymentRow): Promise<Deployment> => {
     const counts = (await app.deployments.counts([row.id])).get(row.id);
-    return itemOf(row, counts, await templateName(row.templateId));
+    const booking = (await app.bookingService.deploymentBookings([row])).get(row.id);
+    return itemOf(row, counts, await templateName(row.templateId), booking);
   };
 
   const itemOf = (
@@ -128,6 +130,7 @@ export function createDeploymentService(app: FastifyInstance) {
       ? C | undefined
       : never,
     template: string | false,
+    booking: DeploymentBookingState | undefined,
   ): Deployment => ({
     id: row.id,
     name: row.name,
@@ -142,10 +145,10 @@ export function createDeploymentService(app: FastifyInstance) {
     user: row.userId,
     co_owners: row.coOwners,
     user_permissions: row.userPermissions,
-    needs_booking: false,
-    next_booking_start: null,
-    next_booking_end: null,
-    booking_id: false,
+    needs_booking: booking?.needs_booking ?? false,
+    next_booking_start: booking?.next_booking_start ?? null,
+    next_booking_end: booking?.next_booking_end ?? null,
+    booking_id: booking?.booking_id ?? false,
     totalDesktops: counts?.totalDesktops ?? 0,
     visibleDesktops: counts?.visibleDesktops ?? 0,
     startedDesktops: counts?.startedDesktops ?? 0,
@@ -497,9 +500,15 @@ export function createDeploymentService(app: FastifyInstance) {
       const counts = await app.deployments.counts(rows.map((r) => r.id));
       const templateIds = [...new Set(rows.flatMap((r) => (r.templateId ? [r.templateId] : [])))];
       const names = new Map((await app.templates.byIds(templateIds)).map((t) => [t.id, t.name]));
+      const booked = await app.bookingService.deploymentBookings(rows);
       return rows
         .map((r) =>
-          itemOf(r, counts.get(r.id), r.templateId ? (names.get(r.templateId) ?? false) : false),
+          itemOf(
+            r,
+            counts.get(r.id),
+            r.templateId ? (names.get(r.templateId) ?? false) : false,
+            booked.get(r.id),
+          ),
         )
         .sort((a, b) => b.name.localeCompare(a.name) || b.id.localeCompare(a.id));
     },

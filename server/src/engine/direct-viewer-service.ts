@@ -27,6 +27,7 @@ import { listeningPort, originAllowed, ownOrigins } from '../lib/origins.ts';
 import { desktops, type DesktopRow } from '../db/schema.ts';
 import type { AuthContext } from '../plugins/app/auth.ts';
 import type { OwnedDesktopRow } from '../plugins/app/desktops-repository.ts';
+import { profilesOf } from './booking-service.ts';
 import { TicketStore } from '../viewers/tickets.ts';
 import { VncProxy } from '../viewers/vnc-proxy.ts';
 import { configuredViewers } from '../../../common/viewers.ts';
@@ -196,6 +197,11 @@ export function createDirectViewerService(
       .sign(key);
   };
 
+  const scheduledShutdown = (scheduled: unknown): string | false => {
+    const shutdown = (scheduled as { shutdown?: unknown } | null)?.shutdown;
+    return typeof shutdown === 'string' ? shutdown : false;
+  };
+
   /** The public answer about a desktop (never its owner, credentials or ports). */
   const answer = async (
     row: OwnedDesktopRow & { jumperurlHash: string },
@@ -213,10 +219,11 @@ export function createDirectViewerService(
       vmDescription: row.description,
       vmState: row.state,
       viewers,
-      scheduled: { shutdown: false },
-      needs_booking: false,
-      next_booking_start: null,
-      next_booking_end: null,
+      // The end of the booking in force, when the desktop will be stopped.
+      scheduled: { shutdown: scheduledShutdown(row.scheduled) },
+      needs_booking: profilesOf(row.hardware).length > 0,
+      next_booking_start: row.nextBookingStart ? row.nextBookingStart.toISOString() : null,
+      next_booking_end: row.nextBookingEnd ? row.nextBookingEnd.toISOString() : null,
       version: row.version,
     };
   };

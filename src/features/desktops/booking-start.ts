@@ -154,12 +154,6 @@ export async function bookAndStart(
   await start(desktop.id);
 }
 
-/** Cannot start now: change the profile to one available now, then start. */
-export async function changeProfileAndStart(desktopId: string, profile: string): Promise<void> {
-  await changeProfile(desktopId, profile);
-  await start(desktopId);
-}
-
 /** The booking calendar of a desktop (`/booking/desktop/<id>`). */
 export function desktopBookingHref(desktopId: string): string | null {
   const path = routePath('bookings', 'show');

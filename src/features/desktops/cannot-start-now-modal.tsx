@@ -1,21 +1,23 @@
 /**
  * The cannot-start-now modal, opened when a start is refused for the GPU plan: it says why, and
- * offers to change the desktop's profile to one available now and start it, or to book it for
- * later in the bookings calendar.
+ * offers to change the desktop's profile to one available now, book it from now until a chosen
+ * end and start it, or to book it for later in the bookings calendar.
  */
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
 import '@mantine/core/styles/Overlay.css';
 import '@mantine/core/styles/Skeleton.css';
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import { Alert, Button, Group, Modal, Select, Skeleton, Stack, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import type { Desktop } from '@/generated/types';
+import { formatDate, parseWireDate } from '@/lib/dates';
 import { translateError } from '@/lib/error-display';
-import { changeProfileAndStart, currentProfile, desktopBookingHref } from './booking-start';
+import { bookAndStart, currentProfile, desktopBookingHref } from './booking-start';
+import { BookingEndSelect, useBookingEnd } from './booking-end-select';
 import { bookingStartQueries } from './booking-start-queries';
 
 export interface CannotStartNowModalProps {
@@ -37,23 +39,35 @@ export function CannotStartNowModal({
   const available = useQuery(bookingStartQueries.reservablesAvailable());
   const own = currentProfile(desktop);
   // Another profile than the one refused.
-  const profiles = (available.data?.reservables_available ?? []).filter((item) => item.id !== own);
+  const profiles = useMemo(
+    () => (available.data?.reservables_available ?? []).filter((item) => item.id !== own),
+    [available.data, own],
+  );
   const [chosen, setChosen] = useState<string | null>(null);
   const profile = chosen ?? profiles[0]?.id ?? null;
+  const max = useMemo(
+    () => parseWireDate(profiles.find((item) => item.id === profile)?.max_booking_date ?? null),
+    [profiles, profile],
+  );
+  const endState = useBookingEnd(max);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const href = calendar ? desktopBookingHref(desktop.id) : null;
 
   const submit = async (event: FormEvent): Promise<void> => {
     event.preventDefault();
-    if (!profile) return;
+    const end = endState.end;
+    if (!profile || !end) return;
     setBusy(true);
     setError(null);
     try {
-      await changeProfileAndStart(desktop.id, profile);
+      await bookAndStart(desktop, profile, end);
       notifications.show({
         color: 'green',
-        message: t('common:bookingStart.profileChanged', { name: desktop.name }),
+        message: t('common:bookingStart.started', {
+          name: desktop.name,
+          end: formatDate(end.toISOString()),
+        }),
       });
       onClose();
     } catch (cause) {
@@ -82,15 +96,21 @@ export function CannotStartNowModal({
           {available.isLoading ? (
             <Skeleton height={56} aria-busy />
           ) : profiles.length > 0 ? (
-            <Select
-              label={t('common:bookingStart.otherProfile')}
-              data={profiles.map((item) => ({ value: item.id, label: item.name }))}
-              value={profile}
-              onChange={setChosen}
-              allowDeselect={false}
-              comboboxProps={{ withinPortal: true }}
-              data-testid="cannot-start-profile"
-            />
+            <>
+              <Select
+                label={t('common:bookingStart.otherProfile')}
+                data={profiles.map((item) => ({ value: item.id, label: item.name }))}
+                value={profile}
+                onChange={(value) => {
+                  setChosen(value);
+                  endState.setChosen(null);
+                }}
+                allowDeselect={false}
+                comboboxProps={{ withinPortal: true }}
+                data-testid="cannot-start-profile"
+              />
+              <BookingEndSelect state={endState} testId="cannot-start-end" />
+            </>
           ) : (
             <Text size="sm" c="dimmed" data-testid="cannot-start-none">
               {t('common:bookingStart.noOtherProfile')}
@@ -119,7 +139,7 @@ export function CannotStartNowModal({
               type="submit"
               color="green"
               loading={busy}
-              disabled={!profile}
+              disabled={!profile || !endState.end}
               data-testid="cannot-start-submit"
             >
               {t('common:bookingStart.changeAndStart')}

@@ -176,7 +176,7 @@ describe('DesktopCard bookings', () => {
     await waitFor(() => expect(screen.queryByTestId('start-now-modal')).not.toBeInTheDocument());
   });
 
-  it('a start refused for the GPU plan opens cannot-start-now: change the profile, then start', async () => {
+  it('a start refused for the GPU plan opens cannot-start-now: change the profile, book, then start', async () => {
     renderEngine(<DesktopCard resource="desktops" record={desktop({ needs_booking: false })} />);
     fetchMock.mockImplementationOnce(async (input, init) => {
       sent.push({ method: init?.method ?? 'GET', url: String(input), body: undefined });
@@ -202,8 +202,13 @@ describe('DesktopCard bookings', () => {
     sent.length = 0;
     fireEvent.click(submit);
     await waitFor(() => expect(calls()).toContain('GET /desktop/start/d1'));
-    expect(calls()).toEqual(['PUT /domain/reservables/d1', 'GET /desktop/start/d1']);
+    expect(calls()).toEqual([
+      'PUT /domain/reservables/d1',
+      'POST /booking/event',
+      'GET /desktop/start/d1',
+    ]);
     expect(sent[0]?.body).toEqual({ reservables: { vgpus: ['A16-4Q'] } });
+    expect(sent[1]?.body).toMatchObject({ element_id: 'd1', element_type: 'desktop', now: true });
     expect(within(modal).getByTestId('cannot-start-bookings')).toHaveAttribute(
       'href',
       '/booking/desktop/d1',
@@ -240,5 +245,31 @@ describe('DesktopCard bookings', () => {
     expect(await screen.findByTestId('cannot-start-now-modal')).toBeInTheDocument();
     expect(screen.queryByTestId('start-now-modal')).not.toBeInTheDocument();
     expect(calls()).not.toContain('GET /desktop/start/d1');
+  });
+
+  it('start now hands over to cannot-start-now when the plan does not offer the own profile now', async () => {
+    const plain = fetchMock.getMockImplementation();
+    fetchMock.mockImplementation(async (input, init) => {
+      if (String(input).endsWith('/booking/max_booking_date/d1')) {
+        sent.push({ method: 'GET', url: String(input), body: undefined });
+        return json(
+          {
+            error: 'precondition_required',
+            msg: 'plan',
+            description: 'plan',
+            description_code: 'current_plan_doesnt_match',
+            params: null,
+          },
+          428,
+        );
+      }
+      return plain ? plain(input, init) : json({}, 404);
+    });
+    renderEngine(<DesktopCard resource="desktops" record={desktop()} />);
+    fireEvent.click(screen.getByRole('button', { name: 'Start now' }));
+    const modal = await screen.findByTestId('cannot-start-now-modal');
+    expect(within(modal).getByTestId('cannot-start-reason')).toBeInTheDocument();
+    expect(screen.queryByTestId('start-now-modal')).not.toBeInTheDocument();
+    expect(calls()).not.toContain('POST /booking/event');
   });
 });

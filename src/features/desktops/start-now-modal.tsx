@@ -1,14 +1,15 @@
 /**
- * The start-now modal of a desktop that needs a booking: the profile (those available now; the
- * desktop's own first), the end (30-minute steps up to the profile's maximum booking date), then
- * "Book and start" books from now until that end and starts the desktop. Without enough time
- * available it says so and leads to the bookings calendar.
+ * The start-now modal of a desktop that needs a booking: the profile (the desktop's own, or
+ * another available now), the end (30-minute steps up to the profile's maximum booking date),
+ * then "Book and start" books from now until that end and starts the desktop. Without enough time
+ * available it says so and leads to the bookings calendar. When the GPU plan does not offer the
+ * desktop's own profile now (or offers no profile at all), the cannot-start-now modal takes over.
  */
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
 import '@mantine/core/styles/Overlay.css';
 import '@mantine/core/styles/Skeleton.css';
-import { useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Alert, Button, Group, Modal, Select, Skeleton, Stack, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useQuery } from '@tanstack/react-query';
@@ -22,11 +23,17 @@ import {
   bookAndStart,
   currentProfile,
   desktopBookingHref,
-  endChoices,
   GPU_PLAN_CODES,
   openBookingPrompt,
 } from './booking-start';
+import { BookingEndSelect, useBookingEnd } from './booking-end-select';
 import { bookingStartQueries } from './booking-start-queries';
+
+/** The GPU-plan refusal code of a failed read, if it is one. */
+function gpuPlanCode(error: unknown): string | null {
+  const code = isApiError(error) ? (error.description_code ?? null) : null;
+  return code && GPU_PLAN_CODES.includes(code) ? code : null;
+}
 
 export interface StartNowModalProps {
   desktop: Desktop;
@@ -42,26 +49,24 @@ export function StartNowModal({ desktop, calendar, onClose }: StartNowModalProps
   const own = currentProfile(desktop);
   const profiles = useMemo(() => available.data?.reservables_available ?? [], [available.data]);
   const [chosenProfile, setChosenProfile] = useState<string | null>(null);
-  const profile =
-    chosenProfile ??
-    (profiles.some((item) => item.id === own) ? own : (profiles[0]?.id ?? own ?? null));
+  // The desktop's own profile unless the user picks another.
+  const profile = chosenProfile ?? own ?? profiles[0]?.id ?? null;
   const max = useMemo(() => {
     const listed = profiles.find((item) => item.id === profile)?.max_booking_date;
     if (listed) return parseWireDate(listed);
     return profile === own ? parseWireDate(maxDate.data?.max_booking_date ?? null) : null;
   }, [profiles, profile, own, maxDate.data]);
-  const [now] = useState(() => Date.now());
-  const choices = useMemo(() => endChoices(now, max), [now, max]);
-  const [chosenEnd, setChosenEnd] = useState<string | null>(null);
-  const end =
-    chosenEnd && choices.some((choice) => String(choice.valueOf()) === chosenEnd)
-      ? chosenEnd
-      : choices[0]
-        ? String(choices[0].valueOf())
-        : null;
+  const endState = useBookingEnd(max);
+  const end = endState.end;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const loading = available.isLoading || maxDate.isLoading;
+  // The plan refuses the desktop's own profile now (or every profile): change it or book later.
+  const refusal = gpuPlanCode(maxDate.error) ?? gpuPlanCode(available.error);
+  useEffect(() => {
+    if (refusal)
+      openBookingPrompt({ desktopId: desktop.id, kind: 'cannotStartNow', code: refusal });
+  }, [refusal, desktop.id]);
   const href = calendar ? desktopBookingHref(desktop.id) : null;
 
   const submit = async (event: FormEvent): Promise<void> => {
@@ -70,7 +75,7 @@ export function StartNowModal({ desktop, calendar, onClose }: StartNowModalProps
     setBusy(true);
     setError(null);
     try {
-      const until = new Date(Number(end));
+      const until = end;
       await bookAndStart(desktop, profile, until);
       notifications.show({
         color: 'green',
@@ -82,9 +87,8 @@ export function StartNowModal({ desktop, calendar, onClose }: StartNowModalProps
       onClose();
     } catch (cause) {
       // The GPU plan does not allow the profile now: the cannot-start-now choices take over.
-      const code = isApiError(cause) ? (cause.description_code ?? null) : null;
-      if (code && GPU_PLAN_CODES.includes(code))
-        openBookingPrompt({ desktopId: desktop.id, kind: 'cannotStartNow', code });
+      const code = gpuPlanCode(cause);
+      if (code) openBookingPrompt({ desktopId: desktop.id, kind: 'cannotStartNow', code });
       else setError(cause);
     } finally {
       setBusy(false);
@@ -112,31 +116,14 @@ export function StartNowModal({ desktop, calendar, onClose }: StartNowModalProps
                 value={profile}
                 onChange={(value) => {
                   setChosenProfile(value);
-                  setChosenEnd(null);
+                  endState.setChosen(null);
                 }}
                 allowDeselect={false}
                 disabled={profiles.length === 0}
                 comboboxProps={{ withinPortal: true }}
                 data-testid="start-now-profile"
               />
-              <Select
-                label={t('common:bookingStart.until')}
-                data={choices.map((choice) => ({
-                  value: String(choice.valueOf()),
-                  label: formatDate(choice.toISOString()),
-                }))}
-                value={end}
-                onChange={setChosenEnd}
-                allowDeselect={false}
-                disabled={choices.length === 0}
-                comboboxProps={{ withinPortal: true }}
-                data-testid="start-now-end"
-              />
-              {choices.length === 0 && (
-                <Alert color="yellow" data-testid="start-now-unavailable">
-                  {t('common:bookingStart.notEnoughTime')}
-                </Alert>
-              )}
+              <BookingEndSelect state={endState} testId="start-now-end" />
             </>
           )}
           {error !== null && (
