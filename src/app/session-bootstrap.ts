@@ -19,6 +19,7 @@ import {
 import { changeLanguage, i18next } from '@/i18n/i18n';
 import { matchLanguage } from '@/i18n/languages';
 import { navigateTo } from '@/lib/navigation';
+import { setRoleVisibility } from '@/lib/role-visibility';
 import { getSessionState, updateSessionState } from '@/lib/session-state';
 import { closeSocket, openSocket } from '@/lib/socket';
 import { decodeToken, getToken } from '@/lib/token';
@@ -29,6 +30,8 @@ import { queryClient } from './query-client';
 
 /** The internal name of the `msg` event (messages pushed to the user). */
 const MESSAGE_EVENT: keyof typeof wireByName = 'messages.received';
+/** The internal name of the `role_visibility` event (the admin changed who sees what). */
+const ROLE_VISIBILITY_EVENT: keyof typeof wireByName = 'roleVisibility.changed';
 /** Where the login notifications of a login session are remembered as shown (per tab). */
 const LOGIN_NOTIFIED_KEY = 'notifications:login';
 
@@ -38,6 +41,7 @@ let liveProvider: PortalLiveProvider | null = null;
 onLogout(() => {
   running = null;
   closeSocket();
+  setRoleVisibility(null);
   queryClient.clear();
   clearUserNotifications();
 });
@@ -56,6 +60,22 @@ export function setBootstrapLiveProvider(provider: PortalLiveProvider): void {
     types: ['*'],
     callback: (event) => showMessageToast(event.payload as unknown as SocketEventsMessage),
   });
+  // The admin changed who sees what: read this role's visibility again, then the data (the
+  // server now leaves out, or sends again, the fields it concerns).
+  provider.subscribe({
+    channel: ROLE_VISIBILITY_EVENT,
+    types: ['*'],
+    callback: () => void loadRoleVisibility().then(() => queryClient.invalidateQueries()),
+  });
+}
+
+/** Reads the signed-in role's visibility (the generated tables decide while it fails). */
+export async function loadRoleVisibility(): Promise<void> {
+  try {
+    setRoleVisibility(await request('roleVisibility.mine'));
+  } catch (error) {
+    console.warn('role visibility', error);
+  }
 }
 
 /** The login notifications, once per login session (a reload does not show them again). */
@@ -84,6 +104,7 @@ async function run(): Promise<void> {
   // The language saved on the server follows the user to any browser.
   const saved = matchLanguage(getSessionState().user?.lang ?? null);
   if (saved && saved !== i18next.language) await changeLanguage(saved);
+  await loadRoleVisibility();
   openSocket({
     getToken,
     onEvent: (wire, payload) => liveProvider?.dispatch(wire, payload),

@@ -1,13 +1,15 @@
 /**
  * Access control from the generated tables: a resource's routes are gated by `meta.roles`; an
  * action that names an operation (`<resource>.<action>`) by that operation's roles; a role-set
- * name (`read`, `write`...) by `roleSets[resource][set]`.
+ * name (`read`, `write`...) by `roleSets[resource][set]`. The admin's role visibility
+ * (src/lib/role-visibility.ts) overrides the generated sets for the signed-in role.
  */
 import type { AccessControlProvider } from '@refinedev/core';
 import { operations, type Operation } from '@/generated/api';
 import { resources } from '@/generated/resources';
 import { roleSets } from '@/generated/roles';
 import type { Role } from '@/generated/types';
+import { inRoleSet, operationAllowed } from '@/lib/role-visibility';
 import { getSessionState } from '@/lib/session-state';
 import { decodeToken, getToken } from '@/lib/token';
 
@@ -28,13 +30,13 @@ export function canAccess(
   if (!role) return false;
   if (!resource) return true;
   const routeRoles = resourceRoles(resource);
-  if (routeRoles && !routeRoles.includes(role)) return false;
+  if (routeRoles && !inRoleSet(role, resource, 'view', routeRoles)) return false;
   if (ROUTE_ACTIONS.has(action)) return true;
   const op = (operations as Record<string, Operation>)[`${resource}.${action}`];
-  if (op) return op.roles === null || op.roles.includes(role);
+  if (op) return operationAllowed(op, role);
   const sets = (roleSets as Record<string, Record<string, readonly Role[]>>)[resource];
   const set = sets?.[action];
-  if (set) return set.includes(role);
+  if (set) return inRoleSet(role, resource, action, set);
   return true;
 }
 

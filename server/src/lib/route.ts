@@ -15,6 +15,7 @@ import { fields, type FieldMeta } from '../../../src/generated/fields.ts';
 import type { Role } from '../../../src/generated/types.ts';
 import { ApiError } from './api-error.ts';
 import { refOf } from './schema-refs.ts';
+import { stripFields } from './access.ts';
 
 export type { OperationKey };
 
@@ -184,12 +185,35 @@ function routeOptions(
     };
   }
   if (roles !== null) {
-    options.onRequest = async (request) =>
-      app.authenticate(request, {
-        roles,
+    // The roles are read on every request: the admin's role-visibility config changes them live.
+    options.onRequest = async (request) => {
+      await app.authenticate(request, {
+        roles: app.access.rolesFor(op) ?? roles,
         tokenTypes,
         skipMaintenance: extra.skipMaintenance ?? false,
       });
+      // An action hidden from the role refuses the operation only that action calls.
+      const action = app.access.refusedAction(op, request.auth?.role);
+      if (action)
+        throw new ApiError(
+          'forbidden',
+          `The action ${action} is hidden from this role`,
+          'forbidden',
+          {
+            action,
+          },
+        );
+    };
+    // Fields hidden from the role leave the JSON answers of the operation's resource.
+    options.onSend = async (request, reply, payload) => {
+      const hidden = app.access.hiddenFields(op.resource, request.auth?.role);
+      if (hidden.length === 0 || typeof payload !== 'string' || reply.statusCode >= 300)
+        return payload;
+      if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json'))
+        return payload;
+      const value: unknown = JSON.parse(payload);
+      return stripFields(value, hidden) ? JSON.stringify(value) : payload;
+    };
   }
   return options;
 }

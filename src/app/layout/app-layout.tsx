@@ -22,6 +22,7 @@ import { saveLanguage } from '@/features/profile/language';
 import { StatusBar } from '@/features/notifications/status-bar';
 import { PROFILE_PATH } from '@/lib/paths';
 import { showError } from '@/lib/error-display';
+import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 import { useSessionState } from '@/lib/session-state';
 import { logout } from '@/providers/auth-provider';
 import { requestOperation } from '@/providers/http-client';
@@ -173,6 +174,8 @@ export function AppLayout({ children }: AppLayoutProps) {
   const { t } = useTranslation();
   const [opened, { toggle, close }] = useDisclosure();
   const { user, config } = useSessionState();
+  // The navbar follows the admin's role visibility live.
+  useRoleVisibilityRevision();
   const location = useLocation();
   const entries = user ? buildNavEntries(user.role_id, config) : [];
   const main = entries.filter((entry) => entry.kind !== 'logout');

@@ -2,7 +2,8 @@
  * The navbar, derived from the generated menu (`src/generated/menu.ts`, from the resources' menu
  * and the schema's `x-menu`). Product rule: every entry leads to a working screen or is not shown,
  * so an entry is kept only when
- * - the role is in the entry's roles and may use the entry's operation (generated roles),
+ * - the role is in the entry's roles and may use the entry's operation (generated roles, with the
+ *   admin's role visibility over them: a resource entry follows its `view` set),
  * - neither the entry nor its operation is planned (the server answers 501 for planned ones),
  * - a resource entry has a list route and a list operation (no operation = no generic screen yet),
  * - its `visibleIf` config flag is set and its `hrefFrom` config value is a usable URL.
@@ -13,6 +14,7 @@ import { operations, type Operation, type OperationKey } from '@/generated/api';
 import { menu, type MenuEntry } from '@/generated/menu';
 import { resourceOf } from '@/generated/resources';
 import type { Role, UserConfig } from '@/generated/types';
+import { inRoleSet, operationAllowed } from '@/lib/role-visibility';
 import { canAccess } from '@/providers/access-control-provider';
 
 interface NavBase {
@@ -68,12 +70,14 @@ function configValue(config: UserConfig | null, key: keyof UserConfig | null): u
 /** Whether the role may use the entry now (roles, planned, operation, config flag). */
 function isUsable(entry: MenuEntry, role: Role, config: UserConfig | null, source: NavSource) {
   if (entry.planned) return false;
-  if (entry.roles && !entry.roles.includes(role)) return false;
+  if (entry.roles && entry.kind === 'resource' && !inRoleSet(role, entry.key, 'view', entry.roles))
+    return false;
+  if (entry.roles && entry.kind !== 'resource' && !entry.roles.includes(role)) return false;
   if (entry.visibleIf && !configValue(config, entry.visibleIf)) return false;
   if (entry.operation === null) return entry.kind !== 'resource' && entry.kind !== 'download';
   const op = source.operations[entry.operation];
   if (!op || op.planned) return false;
-  if (op.roles && !op.roles.includes(role)) return false;
+  if (!operationAllowed(op, role)) return false;
   return canAccess(role, op.resource, op.name);
 }
 

@@ -19,6 +19,7 @@ import { offeredActions, ruleStates } from '@common/state-actions';
 import { formatDate } from '@/lib/dates';
 import { isDesktop } from '@/lib/records';
 import { stockGradient } from '@/lib/stock-card';
+import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 import { useSessionState } from '@/lib/session-state';
 import { RecordActions } from '@/resources/actions/record-actions';
 import type { CardProps } from '@/resources/cards/card-registry';
@@ -124,14 +125,11 @@ function CardLine({
 
 export const DesktopCard = memo(function DesktopCard({ resource, record }: CardProps) {
   const role = useSessionState().user?.role_id ?? null;
-  const lines = useMemo(
-    () => cardFields(resource, role).filter((meta) => !PLACED.has(meta.path)),
-    [resource, role],
-  );
-  const stateMeta = useMemo(
-    () => cardFields(resource, role).find((meta) => meta.path === 'state'),
-    [resource, role],
-  );
+  // cardFields answers a new list when the admin's role visibility changes.
+  useRoleVisibilityRevision();
+  const fields = cardFields(resource, role);
+  const lines = useMemo(() => fields.filter((meta) => !PLACED.has(meta.path)), [fields]);
+  const stateMeta = useMemo(() => fields.find((meta) => meta.path === 'state'), [fields]);
   if (!isDesktop(record)) return null;
   const desktop = record;
   // Only where the state offers a start (a stopped desktop).

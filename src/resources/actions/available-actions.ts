@@ -1,19 +1,21 @@
 /**
  * The actions a record offers a role now: the state machine's offer (common/state-actions) kept
  * only where the action can work: its operation is built and the role may call it, its route
- * exists. Pure, so the card, the table row and the details page agree.
+ * exists, and the admin's role visibility (src/lib/role-visibility.ts) does not hide it from the
+ * role. Pure, so the card, the table row and the details page agree.
  */
 import { operations, type Operation } from '@/generated/api';
 import { resourceOf } from '@/generated/resources';
 import type { Role } from '@/generated/types';
 import { actionOf, offeredActions, type ActionDefinition } from '@common/state-actions';
+import { actionHidden, operationAllowed } from '@/lib/role-visibility';
 
 export interface AvailableAction {
   name: string;
   def: ActionDefinition;
 }
 
-/** The operation of `<resource>.<name>` when it is built and the role may call it. */
+/** The operation of `<resource>.<name>` when it is built and the role may call it (live role sets). */
 export function usableOperation(
   resource: string,
   name: string,
@@ -21,7 +23,7 @@ export function usableOperation(
 ): Operation | null {
   const op = (operations as Readonly<Record<string, Operation>>)[`${resource}.${name}`];
   if (!op || op.planned || !role) return null;
-  return op.roles === null || op.roles.includes(role) ? op : null;
+  return operationAllowed(op, role) ? op : null;
 }
 
 /** A route named by an action: a kind of the resource, or `<resource>:<kind>` of another. */
@@ -121,7 +123,7 @@ export function availableActions(
 ): AvailableAction[] {
   return offeredActions(resource, record).flatMap((name) => {
     const def = actionOf(resource, name);
-    if (!def) return [];
+    if (!def || actionHidden(resource, name, role)) return [];
     if (def.operation && !usableOperation(resource, def.operation, role)) return [];
     if (def.route) {
       const target = routeTarget(resource, def.route);
@@ -139,6 +141,10 @@ export function listActions(
 ): AvailableAction[] {
   return names.flatMap((name) => {
     const def = actionOf(resource, name);
-    return def?.operation && usableOperation(resource, def.operation, role) ? [{ name, def }] : [];
+    return def?.operation &&
+      !actionHidden(resource, name, role) &&
+      usableOperation(resource, def.operation, role)
+      ? [{ name, def }]
+      : [];
   });
 }

@@ -16,6 +16,7 @@ import { useTranslation } from 'react-i18next';
 import { fields, formExtensions, formSections, type FieldMeta } from '@/generated/fields';
 import { SubmitButton } from '@/components/submit-button';
 import { showError, translateError } from '@/lib/error-display';
+import { hiddenFields, pathHidden, useRoleVisibilityRevision } from '@/lib/role-visibility';
 import { useSessionState } from '@/lib/session-state';
 import { useOperationOptions } from './operation-options';
 import { schemaDefaults } from './schema-defaults';
@@ -142,13 +143,20 @@ export function SchemaFormBody({
   if (allFields.length === 0) throw new Error(`${resource} has no ${mode} form type`);
   const [search] = useSearchParams();
   const [initial] = useState(() => initialValues(type, mode, record, search) ?? {});
-  // Fields the role may not set are left out of the form (the server refuses them too).
+  // Fields the role may not set are left out of the form (the server refuses them too), and so
+  // are the optional fields the admin's role visibility hides from it.
+  useRoleVisibilityRevision();
+  const hidden = hiddenFields(resource, role);
   const exclude = useMemo(
     () =>
       allFields
-        .filter((meta) => meta.roles?.write && (!role || !meta.roles.write.includes(role)))
+        .filter(
+          (meta) =>
+            (meta.roles?.write && (!role || !meta.roles.write.includes(role))) ||
+            (!meta.required && pathHidden(hidden, meta.path)),
+        )
         .map((m) => m.path),
-    [allFields, role],
+    [allFields, role, hidden],
   );
   const handle = useSchemaForm<FieldValues>({
     type: type as FieldsType,

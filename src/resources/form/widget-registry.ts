@@ -8,6 +8,7 @@ import type { FieldMeta } from '@/generated/fields';
 import { MultiSelectWidget } from './multi-select-widget';
 import { NumberWidget } from './number-widget';
 import { PasswordWidget } from './password-widget';
+import { RoleMatrixWidget } from './role-matrix-widget';
 import { SelectWidget } from './select-widget';
 import { CheckboxWidget, SwitchWidget } from './switch-widget';
 import { TextWidget } from './text-widget';
@@ -29,6 +30,7 @@ export const baseWidgets: Record<string, WidgetComponent> = {
   multiSelect: MultiSelectWidget,
   switch: SwitchWidget,
   checkbox: CheckboxWidget,
+  roleMatrix: RoleMatrixWidget,
 };
 
 /** Adds (or replaces) a widget every form can use. */

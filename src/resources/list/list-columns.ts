@@ -1,11 +1,13 @@
 /**
  * Which fields a generated list shows: the list type's fields marked `column` (table) or `card`
  * (card lines), in x-ui order, and the fields the filter text searches (`filter`). The field
- * metadata of a role excludes fields whose read roles leave it out.
+ * metadata of a role excludes fields whose read roles leave it out and those the admin's role
+ * visibility hides from it (src/lib/role-visibility.ts).
  */
 import { fields, type FieldMeta } from '@/generated/fields';
 import { resourceOf } from '@/generated/resources';
 import type { Role } from '@/generated/types';
+import { fieldHidden, roleVisibilityRevision } from '@/lib/role-visibility';
 
 /** The generated fields of a resource's list type. */
 export function listFields(resource: string): readonly FieldMeta[] {
@@ -13,15 +15,22 @@ export function listFields(resource: string): readonly FieldMeta[] {
   return type ? ((fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? []) : [];
 }
 
-const readable = (meta: FieldMeta, role: Role | null) =>
-  !meta.roles?.read || (role !== null && meta.roles.read.includes(role));
+const readable = (resource: string, meta: FieldMeta, role: Role | null) =>
+  (!meta.roles?.read || (role !== null && meta.roles.read.includes(role))) &&
+  !fieldHidden(resource, meta.path, role);
 
 const byOrder = (a: FieldMeta, b: FieldMeta) => a.order - b.order;
 
 const cache = new Map<string, readonly FieldMeta[]>();
+let cachedRevision = -1;
 
-/** Computed once per resource, role and kind: every card and row asks. */
+/** Computed once per resource, role, kind and visibility revision: every card and row asks. */
 function cached(key: string, compute: () => readonly FieldMeta[]): readonly FieldMeta[] {
+  const revision = roleVisibilityRevision();
+  if (revision !== cachedRevision) {
+    cache.clear();
+    cachedRevision = revision;
+  }
   let value = cache.get(key);
   if (!value) {
     value = compute();
@@ -34,7 +43,7 @@ function cached(key: string, compute: () => readonly FieldMeta[]): readonly Fiel
 export function tableColumns(resource: string, role: Role | null): readonly FieldMeta[] {
   return cached(`column:${resource}:${role}`, () =>
     listFields(resource)
-      .filter((meta) => meta.column && readable(meta, role))
+      .filter((meta) => meta.column && readable(resource, meta, role))
       .sort(byOrder),
   );
 }
@@ -43,7 +52,7 @@ export function tableColumns(resource: string, role: Role | null): readonly Fiel
 export function cardFields(resource: string, role: Role | null): readonly FieldMeta[] {
   return cached(`card:${resource}:${role}`, () =>
     listFields(resource)
-      .filter((meta) => meta.card && readable(meta, role))
+      .filter((meta) => meta.card && readable(resource, meta, role))
       .sort(byOrder),
   );
 }

@@ -46,6 +46,7 @@ import {
 import { ListSkeleton } from './list-skeleton';
 import { ResourceCards } from './resource-cards';
 import { ResourceTable } from './resource-table';
+import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 
 type View = 'cards' | 'table';
 
@@ -129,7 +130,9 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   });
   const all = result.data;
   const searchable = useMemo(() => filterFields(resource), [resource]);
-  const columns = useMemo(() => tableColumns(resource, role), [resource, role]);
+  // Re-rendered when the admin's role visibility changes; the columns are cached per revision.
+  useRoleVisibilityRevision();
+  const columns = tableColumns(resource, role);
   const activeToggles = useMemo(
     () => toggles.filter((x) => onToggles.includes(x.key)),
     [toggles, onToggles],

@@ -22,6 +22,7 @@ import { resourceOf } from '@/generated/resources';
 import { actionOf, machineOf } from '@common/state-actions';
 import { Icon } from '@/components/icon';
 import { translateError } from '@/lib/error-display';
+import { hiddenFields, pathHidden, useRoleVisibilityRevision } from '@/lib/role-visibility';
 import { useSessionState } from '@/lib/session-state';
 import { openRecordActionDialog, RecordActions, recordTitle } from '../actions/record-actions';
 import { availableActions, routeHref } from '../actions/available-actions';
@@ -179,13 +180,19 @@ export function ResourceShowPage({ resource }: { resource: string }) {
   const record = result;
   const showType = def.meta.types.show;
   const role = user?.role_id ?? null;
+  useRoleVisibilityRevision();
+  const hidden = hiddenFields(resource, role);
   const { scalars, lists } = useMemo(() => {
-    // Fields a role may not read (x-roles.read) are not shown to it.
+    // Fields a role may not read (x-roles.read), or the admin's role visibility hides from it,
+    // are not shown to it.
     const all = fieldsOfType(showType).filter(
-      (meta) => !meta.hidden && (!meta.roles?.read || (!!role && meta.roles.read.includes(role))),
+      (meta) =>
+        !meta.hidden &&
+        (!meta.roles?.read || (!!role && meta.roles.read.includes(role))) &&
+        !pathHidden(hidden, meta.path),
     );
     return { scalars: all.filter((meta) => !meta.items), lists: all.filter((meta) => meta.items) };
-  }, [showType, role]);
+  }, [showType, role, hidden]);
   const sections = useMemo(() => showSections(resource, scalars), [resource, scalars]);
   const sectioned = useMemo(() => sections.flatMap((s) => s.actions), [sections]);
   const titleExclude = useMemo(

@@ -1,72 +1,110 @@
 /**
- * Role visibility: the generated roleSets (from each schema's x-roles) with the admin's config file
- * (PORTAL_CONFIG or config/portal.json: { "roles": { "<resource>": { "<set>": ["admin", ...] } } })
- * merged over them at boot. The server enforces the result; the SPA only hides what it would refuse.
+ * Role visibility: the generated defaults (x-roles, fields, x-actions) with the admin's config
+ * merged over them (lib/access.ts). The config lives in a file (PORTAL_CONFIG, else
+ * config/portal.json) so it can be kept in git: its `roles`, `fields` and `actions` keys are read at
+ * boot, validated by the RoleVisibilityConfig schema, and replaced at run time by
+ * `app.roleVisibility.save` (PUT /admin/role-visibility), which writes the file atomically and puts
+ * the new config in force at once. Other top-level keys of the file are kept untouched.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { Ajv } from 'ajv';
 import { globalPlugin } from '../../lib/plugin.ts';
-import { roles as allRoles, roleSets } from '../../../../src/generated/roles.ts';
-import type { Access, RoleSets } from '../../lib/access.ts';
+import {
+  createAccess,
+  knownPart,
+  unknownEntries,
+  type Access,
+  type RoleSets,
+  type RoleVisibilityConfig,
+} from '../../lib/access.ts';
+import { RoleVisibilityConfig as validateConfig } from '../../../../src/generated/validators.js';
 
 export type { Access, RoleSets };
 
-export interface PortalConfig {
-  roles?: RoleSets;
+/** The config file as read: the role-visibility keys (other keys of the file are not read here). */
+export type PortalConfig = RoleVisibilityConfig;
+
+const KEYS = ['roles', 'fields', 'actions'] as const;
+
+/** The role-visibility keys of a parsed file. */
+function ownPart(file: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(KEYS.filter((k) => k in file).map((k) => [k, file[k]]));
 }
 
-const portalConfigSchema = {
-  type: 'object',
-  additionalProperties: true,
-  properties: {
-    roles: {
-      type: 'object',
-      additionalProperties: {
-        type: 'object',
-        additionalProperties: { type: 'array', uniqueItems: true, items: { enum: [...allRoles] } },
-      },
-    },
-  },
-};
-
-export function readPortalConfig(path: string | undefined): PortalConfig {
-  if (!path) return {};
+function readFileObject(path: string): Record<string, unknown> {
   const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  const validate = new Ajv({ allErrors: true }).compile<PortalConfig>(portalConfigSchema);
-  if (!validate(parsed)) {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error(`invalid role-visibility config ${path}: not a JSON object`);
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Reads and validates the config file; no path, or a file not written yet (the first save creates
+ * it), = no config (the generated defaults).
+ */
+export function readPortalConfig(path: string | undefined): PortalConfig {
+  if (!path || !existsSync(path)) return {};
+  const own = ownPart(readFileObject(path));
+  if (!validateConfig(own)) {
     throw new Error(
-      `invalid role-visibility config ${path}: ${(validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`).join('; ')}`,
+      `invalid role-visibility config ${path}: ${(validateConfig.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`).join('; ')}`,
     );
   }
-  return parsed;
+  return own as PortalConfig;
 }
 
-export function mergeRoleSets(base: RoleSets, override: RoleSets | undefined): RoleSets {
-  const merged: RoleSets = {};
-  for (const [resource, sets] of Object.entries(base)) merged[resource] = { ...sets };
-  for (const [resource, sets] of Object.entries(override ?? {}))
-    merged[resource] = { ...merged[resource], ...sets };
-  return merged;
+/**
+ * Writes the config into the file at `path` (created with its folder when missing), keeping the
+ * file's other keys: a temporary file beside it, then a rename, so a reader never sees half a file.
+ */
+export function writePortalConfig(path: string, config: PortalConfig): void {
+  const current = existsSync(path) ? readFileObject(path) : {};
+  const next: Record<string, unknown> = { ...current };
+  for (const key of KEYS) {
+    if (config[key] && Object.keys(config[key]).length > 0) next[key] = config[key];
+    else Reflect.deleteProperty(next, key);
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644 });
+  renameSync(temp, path);
+}
+
+export interface RoleVisibilityStore {
+  /** The file changes are written to: PORTAL_CONFIG, else config/portal.json. */
+  readonly path: string;
+  /** Writes the config file and puts the config in force in this process. */
+  save(config: PortalConfig): void;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     access: Access;
+    roleVisibility: RoleVisibilityStore;
   }
 }
 
 const plugin: FastifyPluginAsync<{ portalConfig?: PortalConfig }> = async (app, opts) => {
-  const config = opts.portalConfig ?? readPortalConfig(app.config.portalConfigPath);
-  const merged = mergeRoleSets(roleSets, config.roles);
-  app.decorate('access', {
-    roleSets: merged,
-    rolesFor(op) {
-      if (op.access === 'public') return null;
-      if (op.access === 'token') return allRoles;
-      return merged[op.resource]?.[op.access] ?? op.roles ?? [];
+  const path = app.config.portalConfigPath ?? resolve(process.cwd(), 'config/portal.json');
+  const loaded = opts.portalConfig ?? readPortalConfig(app.config.portalConfigPath);
+  // A file written for another version may name what this one no longer has: ignored, logged.
+  const unknown = unknownEntries(loaded);
+  if (unknown.length > 0)
+    app.log.warn(
+      { entries: unknown.map((p) => p.path) },
+      'role-visibility config names unknown entries; they are ignored',
+    );
+  const access = createAccess(unknown.length > 0 ? knownPart(loaded) : loaded);
+  app.decorate('access', access);
+  app.decorate('roleVisibility', {
+    path,
+    save(config) {
+      writePortalConfig(path, config);
+      access.apply(config);
     },
-  } satisfies Access);
+  } satisfies RoleVisibilityStore);
 };
 
 export default globalPlugin(plugin, 'access');

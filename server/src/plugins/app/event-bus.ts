@@ -6,7 +6,10 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../lib/plugin.ts';
+import { stripFields } from '../../lib/access.ts';
 import { events, wireByName, type EventPayloads } from '../../../../src/generated/events.ts';
+import { roles as allRoles } from '../../../../src/generated/roles.ts';
+import type { Role } from '../../../../src/generated/types.ts';
 
 export type ResourceEvent = {
   [N in keyof EventPayloads]: {
@@ -35,6 +38,8 @@ declare module 'fastify' {
 
 export const userRoom = (userId: string) => `user:${userId}`;
 export const ADMINS_ROOM = 'admins';
+/** Every socket is in the room of its session's role: events can leave out fields a role may not see. */
+export const roleRoom = (role: string) => `role:${role}`;
 
 const plugin: FastifyPluginAsync = async (app) => {
   const listeners: ((event: ResourceEvent) => void)[] = [];
@@ -44,13 +49,31 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
     publish(event) {
       const wire = wireByName[event.name];
-      const def = events[wire];
-      const rooms = [
-        def.room === 'user' ? userRoom(event.ownerId) : `${def.room}:${event.ownerId}`,
-      ];
-      if (event.alsoAdmins) rooms.push(ADMINS_ROOM);
+      const def = events[wire] as { room: string; resource?: string };
       // The typed emit needs the wire name and payload paired; the union above guarantees it.
-      (app.io.to(rooms).emit as (ev: string, payload: unknown) => boolean)(wire, event.payload);
+      type Emit = (ev: string, payload: unknown) => boolean;
+      if (def.room === 'broadcast') {
+        (app.io.emit as Emit)(wire, event.payload);
+      } else {
+        const rooms = [
+          def.room === 'user' ? userRoom(event.ownerId) : `${def.room}:${event.ownerId}`,
+        ];
+        if (event.alsoAdmins) rooms.push(ADMINS_ROOM);
+        // Roles that may not see some fields of the event's resource get a copy without them.
+        const resource = def.resource ?? event.name.split('.')[0] ?? '';
+        const hiding = allRoles.flatMap((role: Role) => {
+          const hidden = app.access.hiddenFields(resource, role);
+          return hidden.length > 0 ? [{ role, hidden }] : [];
+        });
+        const hidingRooms = hiding.map(({ role }) => roleRoom(role));
+        (app.io.to(rooms).except(hidingRooms).emit as Emit)(wire, event.payload);
+        for (const { role, hidden } of hiding) {
+          const copy: unknown = structuredClone(event.payload);
+          stripFields(copy, hidden);
+          const others = allRoles.filter((r) => r !== role).map(roleRoom);
+          (app.io.to(rooms).except(others).emit as Emit)(wire, copy);
+        }
+      }
       for (const listener of listeners) {
         try {
           listener(event);

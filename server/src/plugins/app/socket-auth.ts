@@ -12,7 +12,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../lib/plugin.ts';
 import { isLoginClaims } from '../../lib/tokens.ts';
-import { ADMINS_ROOM, userRoom } from './event-bus.ts';
+import { ADMINS_ROOM, roleRoom, userRoom } from './event-bus.ts';
 
 export const REJECTED = 'Connection rejected by server';
 export const MAX_CLIENT_EMITS_PER_SECOND = 20;
@@ -56,7 +56,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   });
 
   io.on('connection', (socket) => {
-    void socket.join(userRoom(socket.data.userId));
+    void socket.join([userRoom(socket.data.userId), roleRoom(socket.data.role)]);
     if (socket.data.role === 'admin') void socket.join(ADMINS_ROOM);
     const exceeded = rateLimiter(MAX_CLIENT_EMITS_PER_SECOND);
     // The middleware never passes a packet on: no handler exists, nothing a client emits reaches one.
