@@ -67,6 +67,8 @@ export default defineConfig({
         MEDIA_ALLOWED_HOSTS: `127.0.0.1:${E2E_MEDIA_PORT}`,
         SMTP_URL: `smtp://127.0.0.1:${E2E_SMTP_PORT}`,
         PUBLIC_URL: `http://127.0.0.1:${E2E_PORT}`,
+        // The role-visibility screen writes here, never into the checkout's config/.
+        PORTAL_CONFIG: join(dataDir, 'portal.json'),
       },
       stdout: process.env.E2E_SERVER_LOG ? 'pipe' : 'ignore',
       stderr: 'pipe',
