@@ -29,8 +29,9 @@ import { notFound, reaches, requireAdmin, requireStaff, type Actor } from './act
 import { appendAudit, categorySnapshot, groupSnapshot } from './audit.ts';
 import type { AdminDeps } from './deps.ts';
 
-const groupsCount = sql<number>`(SELECT count(*)::int FROM groups g WHERE g.category_id = ${categories.id})`;
-const usersCount = sql<number>`(SELECT count(*)::int FROM users u WHERE u.category_id = ${categories.id})`;
+// Spelled out: drizzle leaves the table name off the columns of a one-table select.
+const groupsCount = sql<number>`(SELECT count(*)::int FROM groups g WHERE g.category_id = "categories"."id")`;
+const usersCount = sql<number>`(SELECT count(*)::int FROM users u WHERE u.category_id = "categories"."id")`;
 
 function toAdminCategory(c: CategoryRow, groupCount: number, userCount: number): AdminCategory {
   return {

@@ -33,7 +33,8 @@ import type { AdminDeps } from './deps.ts';
 
 type Enrollment = NonNullable<GroupRow['enrollment']>;
 
-const usersCount = sql<number>`(SELECT count(*)::int FROM users u WHERE u.group_id = ${groups.id})`;
+// Spelled out: drizzle may leave the table name off a column.
+const usersCount = sql<number>`(SELECT count(*)::int FROM users u WHERE u.group_id = "groups"."id")`;
 
 function toAdminGroup(g: GroupRow, categoryName: string | null, userCount: number): AdminGroup {
   return {
