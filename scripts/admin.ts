@@ -39,6 +39,7 @@ The database is the server's: DATA_DIR (default ./data) or DATABASE_URL.`;
 
 class UsageError extends Error {}
 
+const COMMANDS = ['user add', 'user passwd', 'user list', 'category add', 'group add'];
 const ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
 
 function parse(argv: string[]) {
@@ -179,6 +180,11 @@ async function main(argv: string[]): Promise<number> {
   if (args.values.help || args.positionals.length === 0) {
     console.log(HELP);
     return args.values.help ? 0 : 2;
+  }
+  const [noun, verb] = args.positionals;
+  if (!COMMANDS.includes(`${noun ?? ''} ${verb ?? ''}`)) {
+    console.error(`admin: unknown command "${args.positionals.join(' ')}" (see --help)`);
+    return 2;
   }
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });

@@ -29,7 +29,7 @@ export async function seedOtherCategory(on: Executor, passwordHash: string): Pro
     ...demoAccount({
       id: randomUUID(),
       username: OTHER_MANAGER_USERNAME,
-      name: 'Demo Manager (Other school)',
+      name: 'Demo Manager (Second school)',
       groupId,
       role: 'manager',
       passwordHash,
