@@ -64,6 +64,11 @@ import bookingRoutes from './routes/api/bookings.ts';
 import planningRoutes from './routes/api/planning.ts';
 import reservableRoutes from './routes/api/reservables.ts';
 import roleVisibilityRoutes from './routes/api/role-visibility.ts';
+import admin from './admin/plugin.ts';
+import adminUserRoutes from './routes/api/admin-users.ts';
+import adminGroupRoutes from './routes/api/admin-groups.ts';
+import adminCategoryRoutes from './routes/api/admin-categories.ts';
+import adminAuditRoutes from './routes/api/admin-audit.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -217,6 +222,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(engine);
   await app.register(mediaPlugin);
   await app.register(bookingsPlugin);
+  await app.register(admin);
 
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);
@@ -235,6 +241,10 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(planningRoutes);
   await app.register(reservableRoutes);
   await app.register(roleVisibilityRoutes);
+  await app.register(adminUserRoutes);
+  await app.register(adminGroupRoutes);
+  await app.register(adminCategoryRoutes);
+  await app.register(adminAuditRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501
   await app.register(plannedOperations);
   await app.register(openapiRoutes);

@@ -145,6 +145,13 @@ describe('public and small endpoints', () => {
     const list = await t.app.inject({ method: 'GET', url: '/api/v3/categories' });
     expect(list.json()).toEqual([
       { id: 'default', name: 'Default', frontend: true, custom_url_name: 'default', photo: null },
+      {
+        id: 'school2',
+        name: 'Second school',
+        frontend: true,
+        custom_url_name: 'school2',
+        photo: null,
+      },
     ]);
     expect(
       (await t.app.inject({ method: 'GET', url: '/api/v3/category/default' })).json().name,

@@ -10,6 +10,9 @@
  * address and has accepted the disclaimer; registration codes on three groups; `newcomer`, who
  * must accept the disclaimer and change the password at the first login; and the category's
  * account policy that asks for the disclaimer.
+ *
+ * A second category, "Second school" (./second-school.ts), with its manager `manager2`: a manager
+ * of another category for the administration area.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -21,6 +24,7 @@ import { NEW_DESKTOP_HARDWARE } from '../engine/desktop-service.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
 import { seedBookings } from './bookings.ts';
+import { OTHER_CATEGORY, OTHER_MANAGER_USERNAME, seedOtherCategory } from './second-school.ts';
 import {
   DEMO_ACCOUNT_POLICIES,
   ENROLLMENT_CODES,
@@ -79,6 +83,7 @@ export async function seedIfEmpty(
     TEACHER_USERNAME,
     `${studentName(CLASSES[0].first)}…${studentName(CLASSES[1].last)}`,
     `${NEWCOMER_USERNAME} (accepts the disclaimer and changes the password at the first login)`,
+    `${OTHER_MANAGER_USERNAME} (manager of the category "${OTHER_CATEGORY.id}")`,
   ];
   const registrationCodes = ENROLLMENT_CODES;
   if ((await app.users.count()) > 0) return { seeded: false, usernames, registrationCodes };
@@ -135,6 +140,7 @@ export async function seedIfEmpty(
       },
     ]);
     await seedClasses(app, passwordHash, tx);
+    await seedOtherCategory(tx, passwordHash);
 
     await tx.insert(templates).values({
       id: DEMO_TEMPLATE_ID,
