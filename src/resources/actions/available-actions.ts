@@ -131,7 +131,10 @@ export function availableActions(
   });
 }
 
-/** The list-level actions (x-ui.list.actions) the role may use: built operations it may call. */
+/**
+ * The list-level actions (x-ui.list.actions) the role may use: those whose operation (a handler's
+ * is its `param.operation`: the file a download saves) is built and the role may call it.
+ */
 export function listActions(
   resource: string,
   names: readonly string[],
@@ -139,6 +142,7 @@ export function listActions(
 ): AvailableAction[] {
   return names.flatMap((name) => {
     const def = actionOf(resource, name);
-    return def?.operation && usableOperation(resource, def.operation, role) ? [{ name, def }] : [];
+    const operation = def?.operation ?? (def?.handler ? def.param?.operation : undefined);
+    return def && operation && usableOperation(resource, operation, role) ? [{ name, def }] : [];
   });
 }
