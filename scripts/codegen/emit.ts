@@ -223,15 +223,39 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
     const name = items.$ref.replace('#/$defs/', '');
     return defs[name]?.properties ? name : null;
   };
+  /** `anyOf: [<object with properties>, { type: null }]`: the object, else null. */
+  const nullableObject = (s: Json): Json | null => {
+    const variants = Array.isArray(s.anyOf) ? (s.anyOf as Json[]) : [];
+    if (variants.length !== 2) return null;
+    const isNull = (v: Json) => v.type === 'null' || v.const === null;
+    const other = variants.find((v) => !isNull(v));
+    if (!other || !variants.some(isNull)) return null;
+    const object = deref(other);
+    return object.type === 'object' && object.properties ? object : null;
+  };
   const out: FieldRow[] = [];
   // A hidden object hides its fields: a show answer's `owner` or `allowed` stays out of the screen.
-  const walk = (schema: Json, prefix: string, requiredSet: Set<string>, parentHidden = false) => {
+  // Fields without a section of their own take their nullable parent's (`parentSection`).
+  const walk = (
+    schema: Json,
+    prefix: string,
+    requiredSet: Set<string>,
+    parentHidden = false,
+    parentSection?: string,
+  ) => {
     const props = (schema.properties ?? {}) as Record<string, Json>;
     for (const [name, raw] of Object.entries(props)) {
       const s = deref(raw);
-      const ui = (s['x-ui'] ?? {}) as Json;
+      const ui: Json = {
+        ...(parentSection ? { section: parentSection } : {}),
+        ...((s['x-ui'] ?? {}) as Json),
+      };
       const path = prefix ? `${prefix}.${name}` : name;
       const types = Array.isArray(s.type) ? (s.type as string[]) : s.type ? [String(s.type)] : [];
+      // An object or null (a quota of its own, or none): one row for the object itself (its
+      // widget switches it between null and an object), then its fields under its path.
+      const optional = ui.widget ? null : nullableObject(s);
+      if (optional) types.push('object', 'null');
       const main =
         types.find((t) => t !== 'null') ?? (s.enum ? 'enum' : s.anyOf ? 'any' : 'unknown');
       if (main === 'object' && s.properties && !ui.widget) {
@@ -245,16 +269,27 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
       }
       const widget = String(
         ui.widget ??
-          (s.enum
-            ? 'select'
-            : main === 'boolean'
-              ? 'switch'
-              : main === 'integer' || main === 'number'
-                ? 'number'
-                : main === 'array'
-                  ? 'multiSelect'
-                  : 'text'),
+          (optional
+            ? 'nullableObject'
+            : s.enum
+              ? 'select'
+              : main === 'boolean'
+                ? 'switch'
+                : main === 'integer' || main === 'number'
+                  ? 'number'
+                  : main === 'array'
+                    ? 'multiSelect'
+                    : 'text'),
       );
+      // A hidden one shows none of its fields, so they are left out.
+      if (optional && !(parentHidden || ui.hidden === true))
+        walk(
+          optional,
+          path,
+          new Set((optional.required as string[] | undefined) ?? []),
+          false,
+          typeof ui.section === 'string' ? ui.section : undefined,
+        );
       out.push({
         path,
         type: s.enum ? 'enum' : main,

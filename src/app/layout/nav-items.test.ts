@@ -96,16 +96,26 @@ describe('buildNavEntries over the generated menu', () => {
   });
 
   it.each(ROLES)('keeps every usable entry for %s, in menu order', (role) => {
+    const usable = (item: MenuEntry): boolean => {
+      const operation = item.operation ? ops[item.operation] : null;
+      if (item.planned || (item.roles && !item.roles.includes(role))) return false;
+      if (item.kind === 'resource' || item.kind === 'download') {
+        if (!operation || operation.planned) return false;
+      }
+      if (operation?.roles && !operation.roles.includes(role)) return false;
+      if (item.kind === 'resource' && !item.path) return false;
+      return true;
+    };
+    // A heading (kind group) is no leaf, and its children go with it when its roles leave it out.
+    const heading = (item: MenuEntry): MenuEntry | undefined => {
+      const parent = item.parent ? byKey.get(item.parent) : undefined;
+      return parent?.kind === 'group' ? parent : undefined;
+    };
     const expected = menuEntries
+      .filter((item) => item.kind !== 'group' && usable(item))
       .filter((item) => {
-        const operation = item.operation ? ops[item.operation] : null;
-        if (item.planned || (item.roles && !item.roles.includes(role))) return false;
-        if (item.kind === 'resource' || item.kind === 'download') {
-          if (!operation || operation.planned) return false;
-        }
-        if (operation?.roles && !operation.roles.includes(role)) return false;
-        if (item.kind === 'resource' && !item.path) return false;
-        return true;
+        const group = heading(item);
+        return !group || usable(group);
       })
       .map((item) => item.key);
     const shown = keysOf(buildNavEntries(role, config));
@@ -116,6 +126,11 @@ describe('buildNavEntries over the generated menu', () => {
     expect(topLevel).toEqual(
       [...topLevel].sort((a, b) => menuOrder.indexOf(a) - menuOrder.indexOf(b)),
     );
+    // A heading shows exactly when one of its children does.
+    for (const group of menuEntries.filter((item) => item.kind === 'group')) {
+      const children = expected.filter((key) => byKey.get(key)?.parent === group.key);
+      expect(topLevel.includes(group.key), `${role}: ${group.key}`).toBe(children.length > 0);
+    }
   });
 
   it('marks a resource entry active on every page of its resource, and only there', () => {
@@ -323,6 +338,37 @@ describe('buildNavEntries rules', () => {
       ['a', 'logout'],
       ['c', 'route'],
     ]);
+  });
+
+  it('shows a heading with its usable children while its roles allow it, and hides it otherwise', () => {
+    const items = [
+      entry({ key: 'g', kind: 'group', icon: 'settings', roles: ['admin', 'manager'] }),
+      entry({ key: 'a', kind: 'resource', path: '/a', operation: 'a.list' as never, parent: 'g' }),
+      entry({ key: 'b', kind: 'resource', path: '/b', operation: 'b.list' as never, parent: 'g' }),
+      entry({ key: 'x', kind: 'logout' }),
+    ];
+    const built = source(items, [op('a.list', { roles: ['admin', 'manager'] }), op('b.list')]);
+    for (const role of ['admin', 'manager'] as const) {
+      const nav = buildNavEntries(role, config, built);
+      expect(
+        nav.map((e) => [e.key, e.kind]),
+        role,
+      ).toEqual([
+        ['g', 'group'],
+        ['x', 'logout'],
+      ]);
+      const group = nav[0];
+      expect(group).toMatchObject({ labelKey: 'common:nav.g', icon: 'settings' });
+      expect(group?.kind === 'group' && group.children.map((c) => c.key)).toEqual(['a', 'b']);
+    }
+    // The roles of the heading hide its children too.
+    expect(keysOf(buildNavEntries('user', config, built))).toEqual(['x']);
+    // Without a child whose operation is built there is no heading.
+    const planned = source(items, [
+      op('a.list', { planned: true }),
+      op('b.list', { planned: true }),
+    ]);
+    expect(buildNavEntries('admin', config, planned).map((e) => e.key)).toEqual(['x']);
   });
 
   it('puts entries naming an unknown parent at the top level and survives a looping menu', () => {

@@ -133,7 +133,10 @@ export function availableActions(
   });
 }
 
-/** The list-level actions (x-ui.list.actions) the role may use: built operations it may call. */
+/**
+ * The list-level actions (x-ui.list.actions) the role may use: those whose operation (a handler's
+ * is its `param.operation`: the file a download saves) is built and the role may call it.
+ */
 export function listActions(
   resource: string,
   names: readonly string[],
@@ -141,9 +144,11 @@ export function listActions(
 ): AvailableAction[] {
   return names.flatMap((name) => {
     const def = actionOf(resource, name);
-    return def?.operation &&
+    const operation = def?.operation ?? (def?.handler ? def.param?.operation : undefined);
+    return def &&
+      operation &&
       !actionHidden(resource, name, role) &&
-      usableOperation(resource, def.operation, role)
+      usableOperation(resource, operation, role)
       ? [{ name, def }]
       : [];
   });

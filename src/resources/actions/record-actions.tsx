@@ -230,36 +230,71 @@ export interface ListActionsProps {
   names: readonly string[];
 }
 
-/** Actions on the whole list (empty the recycle bin...), in the title row. */
+/**
+ * Actions on the whole list (empty the recycle bin, import or export a CSV...), in the title row:
+ * a handler's (a download) draws itself; one with a form opens its dialog (its answer shown
+ * when it has `result`); the others run, after a confirmation when they ask one.
+ */
 export function ListActions({ resource, names }: ListActionsProps) {
   const { t } = useTranslation();
   const role = useSessionState().user?.role_id ?? null;
   const [confirming, setConfirming] = useState<AvailableAction | null>(null);
   const actions = listActions(resource, names, role);
   if (actions.length === 0) return null;
+  const title = t(`resources:${resource}.title`);
   const run = (operation: string) => requestOperation(`${resource}.${operation}`);
+  const start = (action: AvailableAction): void => {
+    if (action.def.form) {
+      openActionDialog((close) => (
+        <Suspense fallback={null}>
+          <ActionFormDialog
+            resource={resource}
+            record={NO_RECORD}
+            name={action.name}
+            def={action.def}
+            title={title}
+            onClose={close}
+          />
+        </Suspense>
+      ));
+      return;
+    }
+    if (action.def.confirm || action.def.result) setConfirming(action);
+    else void run(action.def.operation ?? '').catch(showError);
+  };
   return (
     <Group gap={6}>
-      {actions.map((action) => (
-        <Button
-          key={action.name}
-          variant="default"
-          color={action.def.color}
-          leftSection={action.def.icon ? <Icon name={action.def.icon} size={16} /> : null}
-          onClick={() =>
-            action.def.confirm
-              ? setConfirming(action)
-              : void run(action.def.operation ?? '').catch(showError)
-          }
-          data-action={action.name}
-        >
-          {t(`resources:${resource}.stateActions.${action.name}`)}
-        </Button>
-      ))}
+      {actions.map((action) => {
+        if (action.def.handler) {
+          const Handler = resolveActionHandler(resource, action.name, action.def.handler);
+          return (
+            <Handler
+              key={action.name}
+              resource={resource}
+              record={NO_RECORD}
+              name={action.name}
+              def={action.def}
+              variant="button"
+            />
+          );
+        }
+        return (
+          <Button
+            key={action.name}
+            variant="default"
+            color={action.def.color}
+            leftSection={action.def.icon ? <Icon name={action.def.icon} size={16} /> : null}
+            onClick={() => start(action)}
+            data-action={action.name}
+          >
+            {t(`resources:${resource}.stateActions.${action.name}`)}
+          </Button>
+        );
+      })}
       {confirming && (
         <ConfirmActionModal
           resource={resource}
-          name={t(`resources:${resource}.title`)}
+          name={title}
           action={confirming}
           run={run}
           onClose={() => setConfirming(null)}
@@ -268,6 +303,9 @@ export function ListActions({ resource, names }: ListActionsProps) {
     </Group>
   );
 }
+
+/** What a list action is about: the whole list, no record. */
+const NO_RECORD: Record = Object.freeze({});
 
 /**
  * The "more" menu of a record. Its floating menu mounts on first use (the trigger is a plain

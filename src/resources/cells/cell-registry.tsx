@@ -18,6 +18,7 @@ import {
   CopyButton,
   Group,
   Progress,
+  Stack,
   Text,
   Tooltip,
 } from '@mantine/core';
@@ -30,6 +31,7 @@ import { formatDate, formatRelative } from '@/lib/dates';
 import { formatGigabytes } from '@/lib/sizes';
 import { stockGradient } from '@/lib/stock-card';
 import { Icon } from '@/components/icon';
+import { machineOf, stateOf } from '@common/state-actions';
 import { stateColor, stateIcon } from './state-style';
 
 /**
@@ -128,10 +130,12 @@ function EnumCell({ resource, meta, value }: CellProps) {
   );
 }
 
-function StateCell({ resource, meta, value }: CellProps) {
+function StateCell({ resource, meta, value, record }: CellProps) {
   const text = useEnumText(resource, meta.path);
   if (value === undefined || value === null) return empty;
-  const state = String(value);
+  // The state machine's own field reads through its value map (`active: true` -> `active`).
+  const state =
+    machineOf(resource)?.field === meta.path ? stateOf(resource, record) : String(value);
   return (
     <Badge
       color={stateColor(state)}
@@ -145,13 +149,31 @@ function StateCell({ resource, meta, value }: CellProps) {
   );
 }
 
+/** One line of a list item: its name, else (an object without one) its values joined. */
+function itemText(item: unknown): string {
+  if (!item || typeof item !== 'object') return String(item);
+  const { name } = item as { name?: unknown };
+  if (typeof name === 'string') return name;
+  return Object.values(item)
+    .filter((part) => part !== null && part !== undefined && part !== '')
+    .map((part) => (typeof part === 'object' ? JSON.stringify(part) : String(part)))
+    .join(' · ');
+}
+
 function ArrayCell({ value }: CellProps) {
   if (!Array.isArray(value) || value.length === 0) return empty;
-  const text = value
-    .map((item) =>
-      item && typeof item === 'object' ? ((item as { name?: string }).name ?? '') : String(item),
-    )
-    .join(', ');
+  // Objects without a name (rows of a report) read one per line.
+  if (value.some((item) => item && typeof item === 'object' && !('name' in item)))
+    return (
+      <Stack gap={2} data-testid="array-items">
+        {value.map((item, index) => (
+          <Text key={index} span size="sm">
+            {itemText(item)}
+          </Text>
+        ))}
+      </Stack>
+    );
+  const text = value.map(itemText).join(', ');
   return (
     <Text span size="sm" truncate="end" title={text}>
       {text}
@@ -383,6 +405,67 @@ function CopyCell({ value }: CellProps) {
   );
 }
 
+/** A key of a JSON value, and the value as text (nested values as indented JSON). */
+function jsonEntries(value: object): [string, string, boolean][] {
+  const entries = Array.isArray(value)
+    ? value.map((item, index) => [String(index), item] as const)
+    : Object.entries(value);
+  return entries.map(([key, item]) =>
+    item !== null && typeof item === 'object'
+      ? [key, JSON.stringify(item, null, 2), true]
+      : [key, item === undefined ? '' : JSON.stringify(item), false],
+  );
+}
+
+/**
+ * A JSON value (a record before and after a change): its keys and values one per line, nested
+ * values as indented JSON; folded under a summary ("12 fields") that opens it, open at first when
+ * it is short.
+ */
+function JsonCell({ value }: CellProps) {
+  const { t } = useCellText();
+  if (value === undefined || value === null) return empty;
+  if (typeof value !== 'object')
+    return <Code data-testid="json-value">{JSON.stringify(value)}</Code>;
+  const entries = jsonEntries(value);
+  return (
+    <details open={entries.length <= 12} data-testid="json-value">
+      <summary style={{ cursor: 'pointer' }}>
+        <Text span size="sm" c="dimmed">
+          {t('common:json.fields', { count: entries.length })}
+        </Text>
+      </summary>
+      <dl
+        style={{
+          display: 'grid',
+          gridTemplateColumns: 'max-content minmax(0, 1fr)',
+          gap: '2px 12px',
+          margin: '4px 0 0',
+        }}
+      >
+        {entries.map(([key, text, nested]) => (
+          <div key={key} style={{ display: 'contents' }} data-json-key={key}>
+            <dt>
+              <Code>{key}</Code>
+            </dt>
+            <dd style={{ margin: 0, minWidth: 0 }}>
+              {nested ? (
+                <Code block style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
+                  {text}
+                </Code>
+              ) : (
+                <Text span size="sm" style={{ wordBreak: 'break-word' }}>
+                  {text}
+                </Text>
+              )}
+            </dd>
+          </div>
+        ))}
+      </dl>
+    </details>
+  );
+}
+
 const registry = new Map<string, CellComponent>([
   ['image', ImageCell],
   ['named', NamedCell],
@@ -401,6 +484,8 @@ const registry = new Map<string, CellComponent>([
   ['viewers', ViewersCell],
   ['epochDate', EpochDateCell],
   ['wireDate', WireDateCell],
+  // A date-time text (ISO 8601) as the wire carries it.
+  ['date', WireDateCell],
   ['bytes', BytesCell],
   ['progress', ProgressCell],
   ['queue', QueueCell],
@@ -411,6 +496,7 @@ const registry = new Map<string, CellComponent>([
   ['allowedGroups', AllowedListCell],
   ['avatar', AvatarCell],
   ['copy', CopyCell],
+  ['json', JsonCell],
 ]);
 
 /** Adds (or replaces) a named renderer. */

@@ -4,7 +4,7 @@
  */
 const FAMILIES: readonly { states: readonly string[]; color: string; icon: string }[] = [
   {
-    states: ['started', 'downloaded', 'enabled', 'visible', 'restored'],
+    states: ['started', 'downloaded', 'enabled', 'active', 'visible', 'restored'],
     color: 'green',
     icon: 'circle-check',
   },

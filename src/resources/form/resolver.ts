@@ -194,12 +194,34 @@ export function nestErrors<T extends FieldValues>(flat: FlatErrors): FieldErrors
   return nested as FieldErrors<T>;
 }
 
+/**
+ * The fields of an optional object (`anyOf: [object, null]`) that were never set: the form
+ * registers them as null when the object started as null, and a field that cannot be null and is
+ * null is simply not given (a quota's blank limit is no limit).
+ */
+export function dropUnsetMembers<T>(values: T, fields: readonly FieldMeta[]): T {
+  const parents = fields.filter((meta) => meta.type === 'object' && meta.nullable);
+  for (const parent of parents) {
+    const object = getIn(values, parent.path);
+    if (!object || typeof object !== 'object') continue;
+    for (const meta of fields) {
+      if (!meta.path.startsWith(`${parent.path}.`) || meta.nullable) continue;
+      if (getIn(values, meta.path) !== null) continue;
+      const cut = meta.path.lastIndexOf('.');
+      const holder = getIn(values, meta.path.slice(0, cut));
+      if (holder && typeof holder === 'object')
+        Reflect.deleteProperty(holder, meta.path.slice(cut + 1));
+    }
+  }
+  return values;
+}
+
 /** Validates pruned values; returns flat field errors (empty when valid). */
 export function validateValues(
   values: unknown,
   options: SchemaResolverOptions,
 ): { values: unknown; errors: FlatErrors } {
-  const pruned = pruneEmpty(values);
+  const pruned = dropUnsetMembers(pruneEmpty(values), options.fields);
   const ok = options.validate(pruned);
   // The schema's own message wins on a field that fails both.
   const errors = {

@@ -6,6 +6,7 @@
  */
 import type { FieldMeta } from '@/generated/fields';
 import { MultiSelectWidget } from './multi-select-widget';
+import { NullableObjectWidget } from './nullable-object-widget';
 import { NumberWidget } from './number-widget';
 import { PasswordWidget } from './password-widget';
 import { RoleMatrixWidget } from './role-matrix-widget';
@@ -31,6 +32,10 @@ export const baseWidgets: Record<string, WidgetComponent> = {
   switch: SwitchWidget,
   checkbox: CheckboxWidget,
   roleMatrix: RoleMatrixWidget,
+  /** An optional object (`anyOf: [object, null]`): a switch; its fields show while it is on. */
+  nullableObject: NullableObjectWidget,
+  /** A quota limit (its cell draws the usage bar): a number, blank = no limit. */
+  quota: NumberWidget,
 };
 
 /** Adds (or replaces) a widget every form can use. */
