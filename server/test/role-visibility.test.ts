@@ -94,6 +94,15 @@ describe('PUT /admin/role-visibility', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(config);
     expect((await userDesktops(user)).status).toBe(403);
     expect((await userDesktops(admin)).status).toBe(200);
+    // the audit log keeps who changed it, with the config before and after
+    const audit = await injectWithToken(t.app, admin, {
+      method: 'GET',
+      url: '/api/v3/admin/audit',
+    });
+    const entry = audit
+      .json<{ action: string; actor_role: string; after: unknown }[]>()
+      .find((e) => e.action === 'roleVisibility.update');
+    expect(entry).toMatchObject({ actor_role: 'admin', after: config });
   });
 
   it('hides a field from a role: its answers lose it, the admin keeps it', async () => {

@@ -23,7 +23,8 @@ export const AUDIT_LIST_LIMIT = 1000;
 
 export interface AuditWrite {
   action: string;
-  targetType: 'user' | 'group' | 'category';
+  /** user, group, category, roleVisibility, settings, reservable... */
+  targetType: string;
   targetId: string;
   targetName: string | null;
   categoryId: string | null;

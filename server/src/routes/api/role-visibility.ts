@@ -9,7 +9,9 @@
  * - GET /user/role-visibility: what the config leaves the caller's role (the SPA's menus, columns,
  *   form fields and actions follow it).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { appendAudit } from '../../admin/audit.ts';
+import { actorOf } from '../../admin/plugin.ts';
 import { ApiError } from '../../lib/api-error.ts';
 import {
   mergeRoleSets,
@@ -17,29 +19,13 @@ import {
   tableOf,
   unknownEntries,
 } from '../../lib/access.ts';
-import type { RoleSets, RoleVisibilityConfig } from '../../lib/access.ts';
+import type { RoleSets } from '../../lib/access.ts';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { roleSets } from '../../../../src/generated/roles.ts';
 
 /** The resource and role set that guard this screen: the admins may never lose them. */
 const GUARD = { resource: 'roleVisibility', set: 'admin' } as const;
-
-/**
- * Audit hook: records who changed the role visibility and what it was before and after. Until the
- * admin audit log (server/src/admin, table audit_log) is in this tree, it writes a log line; swap
- * the body for the audit helper's call when it lands.
- */
-function recordAudit(
-  request: FastifyRequest,
-  entry: { action: string; before: RoleVisibilityConfig; after: RoleVisibilityConfig },
-): void {
-  const auth = authOf(request);
-  request.log.info(
-    { audit: { actor: auth.userId, role: auth.role, ...entry } },
-    'role visibility changed',
-  );
-}
 
 export default async function roleVisibilityRoutes(app: FastifyInstance) {
   route(app, 'roleVisibility.show', async () => ({
@@ -68,6 +54,16 @@ export default async function roleVisibilityRoutes(app: FastifyInstance) {
         { entry: `/roles/${GUARD.resource}/${GUARD.set}` },
       );
     const before = app.access.config;
+    // The entry first: a change the audit log cannot record is not made.
+    await appendAudit(app.db, actorOf(authOf(request)), {
+      action: 'roleVisibility.update',
+      targetType: 'roleVisibility',
+      targetId: app.roleVisibility.path,
+      targetName: 'role visibility',
+      categoryId: null,
+      before: { ...before },
+      after: { ...config },
+    });
     try {
       app.roleVisibility.save(config);
     } catch (err) {
@@ -78,7 +74,6 @@ export default async function roleVisibilityRoutes(app: FastifyInstance) {
         'role_visibility_not_written',
       );
     }
-    recordAudit(request, { action: 'roleVisibility.update', before, after: config });
     app.events.publish({
       name: 'roleVisibility.changed',
       payload: { version: app.access.version },
