@@ -290,12 +290,17 @@ export function fieldsOf(flat: Json, key: string): FieldRow[] {
           false,
           typeof ui.section === 'string' ? ui.section : undefined,
         );
+      // A list of enum values offers the item enum as its choices (roles, displays).
+      const itemEnum =
+        main === 'array' && s.items
+          ? (deref(s.items as Json).enum as unknown[] | undefined)
+          : undefined;
       out.push({
         path,
         type: s.enum ? 'enum' : main,
         required: requiredSet.has(name),
         nullable: types.includes('null'),
-        ...(s.enum ? { enum: s.enum as unknown[] } : {}),
+        ...(s.enum ? { enum: s.enum as unknown[] } : itemEnum ? { enum: itemEnum } : {}),
         ...(typeof s.minimum === 'number' ? { minimum: s.minimum } : {}),
         ...(typeof s.maximum === 'number' ? { maximum: s.maximum } : {}),
         ...(typeof s.minLength === 'number' ? { minLength: s.minLength } : {}),

@@ -69,6 +69,7 @@ import adminUserRoutes from './routes/api/admin-users.ts';
 import adminGroupRoutes from './routes/api/admin-groups.ts';
 import adminCategoryRoutes from './routes/api/admin-categories.ts';
 import adminAuditRoutes from './routes/api/admin-audit.ts';
+import adminSettingsRoutes from './routes/api/admin-settings.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -245,6 +246,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminGroupRoutes);
   await app.register(adminCategoryRoutes);
   await app.register(adminAuditRoutes);
+  await app.register(adminSettingsRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501
   await app.register(plannedOperations);
   await app.register(openapiRoutes);

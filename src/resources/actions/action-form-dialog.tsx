@@ -27,7 +27,7 @@ import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
 import { pickFormValues } from '../form/form-values';
 import { schemaDefaults } from '../form/schema-defaults';
-import type { FieldsType } from '../form/field-meta';
+import { getIn, type FieldsType } from '../form/field-meta';
 import { useOperationOptions } from '../form/operation-options';
 import { SchemaForm } from '../form/schema-form';
 import { useSchemaForm } from '../form/use-schema-form';
@@ -54,16 +54,20 @@ export interface ActionFormDialogProps {
 /** The top-level name of a field path (`hardware.memory` -> `hardware`). */
 const topOf = (path: string): string => path.split('.')[0] ?? path;
 
-/** The values the form starts from: the record's (or `prefill`'s), limited to the asked fields. */
+/**
+ * The values the form starts from: the record's (or `prefill`'s, whose record field may be a
+ * dotted path into a nested object), limited to the asked fields.
+ */
 export function initialActionValues(
   def: Pick<ActionDefinition, 'fields' | 'prefill'>,
   list: readonly FieldMeta[],
   record: Values,
 ): FieldValues {
   const renamed = Object.fromEntries(
-    Object.entries(def.prefill ?? {}).flatMap(([field, from]) =>
-      record[from] === undefined || record[from] === null ? [] : [[field, record[from]]],
-    ),
+    Object.entries(def.prefill ?? {}).flatMap(([field, from]) => {
+      const value = getIn(record, from);
+      return value === undefined || value === null ? [] : [[field, value]];
+    }),
   );
   const values = { ...pickFormValues(list, record), ...renamed };
   return def.fields ? keepFields(values, def.fields) : values;

@@ -172,6 +172,8 @@ export const defaultSettings: Settings = {
 export interface SettingsRepository {
   all(): Promise<Settings>;
   set<K extends keyof Settings>(key: K, value: Settings[K]): Promise<void>;
+  /** Drops the cache, so a value written elsewhere (in a transaction) is read at once. */
+  invalidate(): void;
   /** Global maintenance or the category's flag. */
   maintenanceFor(categoryId: string): Promise<boolean>;
 }
@@ -219,6 +221,9 @@ const plugin: FastifyPluginAsync = async (app) => {
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
         [key, JSON.stringify(value)],
       );
+      cached = undefined;
+    },
+    invalidate() {
       cached = undefined;
     },
     async maintenanceFor(categoryId) {
