@@ -72,7 +72,7 @@ describe('GET /admin/role-visibility', () => {
     });
     expect(res.statusCode).toBe(200);
     const body = res.json<RoleVisibility>();
-    expect(body.name).toBe(file);
+    expect(body.file).toBe(file);
     const desktops = body.catalogue.find((r) => r.name === 'desktops');
     expect(desktops?.sets.read).toEqual(['admin', 'manager', 'advanced', 'user']);
     expect(desktops?.fields).toContain('description');

@@ -11,7 +11,7 @@ import { fieldsOf } from './field-meta';
 
 const answer: RoleVisibility = {
   id: 'role-visibility',
-  name: 'config/portal.json',
+  file: 'config/portal.json',
   config: {},
   catalogue: [
     {

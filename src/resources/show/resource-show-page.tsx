@@ -160,6 +160,12 @@ function useActionDeepLink(resource: string, record: Row | undefined, back: stri
   }, [action, record, resource, role, back, navigate]);
 }
 
+/** Whether the record names itself (its title field or name); a settings page does not. */
+function hasOwnTitle(resource: string, record: Record<string, unknown>): boolean {
+  const field = resourceOf(resource)?.meta.list?.title ?? 'name';
+  return typeof record[field] === 'string' || typeof record.name === 'string';
+}
+
 export function ResourceShowPage({ resource }: { resource: string }) {
   const { t } = useTranslation();
   const def = resourceOf(resource);
@@ -244,7 +250,9 @@ export function ResourceShowPage({ resource }: { resource: string }) {
         {back}
         <Group justify="space-between" align="center">
           <Title order={1} size="h2">
-            {recordTitle(resource, record)}
+            {singleton && !hasOwnTitle(resource, record)
+              ? t(`resources:${resource}.title`)
+              : recordTitle(resource, record)}
           </Title>
           <RecordActions
             resource={resource}

@@ -30,7 +30,7 @@ const GUARD = { resource: 'roleVisibility', set: 'admin' } as const;
 export default async function roleVisibilityRoutes(app: FastifyInstance) {
   route(app, 'roleVisibility.show', async () => ({
     id: 'role-visibility',
-    name: app.roleVisibility.path,
+    file: app.roleVisibility.path,
     config: app.access.config,
     catalogue: roleVisibilityCatalogue(),
   }));
