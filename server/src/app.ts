@@ -63,6 +63,7 @@ import directViewerRoutes from './routes/api/direct-viewer.ts';
 import bookingRoutes from './routes/api/bookings.ts';
 import planningRoutes from './routes/api/planning.ts';
 import reservableRoutes from './routes/api/reservables.ts';
+import adminReservableRoutes from './routes/api/admin-reservables.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -233,6 +234,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(bookingRoutes);
   await app.register(planningRoutes);
   await app.register(reservableRoutes);
+  await app.register(adminReservableRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501
   await app.register(plannedOperations);
   await app.register(openapiRoutes);
