@@ -48,16 +48,11 @@ const uid = () => randomUUID().slice(0, 8);
 
 /** A new item with one profile open to `roles`, through the API; answers their ids. */
 async function newItemAndProfile(units = 2, roles: string[] = ['user']) {
-  const itemId = `adm-${uid()}`;
-  const profileId = `${itemId}-2Q`;
-  const item = await call('POST', '/admin/reservable-items', {
-    id: itemId,
-    name: `Card ${itemId}`,
-    brand: 'Test',
-    model: 'T4',
-  });
+  const name = `Card ${uid()}`;
+  const item = await call('POST', '/admin/reservable-items', { name, brand: 'Test', model: 'T4' });
   expect(item.statusCode, item.body).toBe(200);
-  expect(item.json()).toEqual({ id: itemId });
+  const itemId = item.json<{ id: string }>().id;
+  const profileId = `adm-${uid()}-2Q`;
   const profile = await call('POST', '/admin/reservable-profiles', {
     id: profileId,
     item_id: itemId,
@@ -67,7 +62,7 @@ async function newItemAndProfile(units = 2, roles: string[] = ['user']) {
     allowed_roles: roles,
   });
   expect(profile.statusCode, profile.body).toBe(200);
-  return { itemId, profileId };
+  return { itemId, profileId, name };
 }
 
 const plan = (itemId: string, profileId: string, start: Date, end: Date) =>
@@ -131,6 +126,8 @@ describe('access', () => {
     const groups = (await call('GET', '/admin/booking-priority-groups')).json();
     expect(groups).toEqual([{ id: 'default', name: 'default' }]);
     expect((await call('GET', '/admin/reservable-items/nope')).statusCode).toBe(404);
+    // an empty id (a trailing slash) is not the list
+    expect((await call('GET', '/admin/reservable-items/')).statusCode).toBe(404);
   });
 });
 
@@ -175,14 +172,11 @@ describe('a new item and profile', () => {
   });
 
   it('refuses duplicates (409) and bad bodies (400)', async () => {
-    const { itemId, profileId } = await newItemAndProfile();
-    const again = await call('POST', '/admin/reservable-items', { id: itemId, name: 'Other name' });
-    expect(outcome(again)).toEqual({ status: 409, code: 'reservable_exists' });
-    const sameName = await call('POST', '/admin/reservable-items', {
-      id: `${itemId}-b`,
-      name: `card ${itemId}`,
-    });
+    const { itemId, profileId, name } = await newItemAndProfile();
+    const sameName = await call('POST', '/admin/reservable-items', { name: name.toUpperCase() });
     expect(outcome(sameName)).toEqual({ status: 409, code: 'reservable_exists' });
+    const renamed = await call('PUT', `/admin/reservable-items/${itemId}`, { name: 'Demo GPU' });
+    expect(outcome(renamed)).toEqual({ status: 409, code: 'reservable_exists' });
     const profileAgain = await call('POST', '/admin/reservable-profiles', {
       id: profileId,
       item_id: itemId,
@@ -202,13 +196,17 @@ describe('a new item and profile', () => {
       units: 1,
     });
     expect(outcome(noItem)).toEqual({ status: 404, code: 'not_found' });
+    const nobody = await call('PUT', `/admin/reservable-profiles/${profileId}`, {
+      allowed: { users: ['no-such-user'] },
+    });
+    expect(outcome(nobody)).toEqual({ status: 404, code: 'not_found' });
+    expect(nobody.json<{ errors: unknown }>().errors).toEqual({ '/allowed/users/0': 'not_found' });
     const unknownGroup = await call('PUT', `/admin/reservable-profiles/${profileId}`, {
       priority_id: 'no-such-group',
     });
     expect(outcome(unknownGroup)).toEqual({ status: 404, code: 'booking_priority_not_found' });
     const rule = await call('POST', '/admin/booking-priorities', {
-      id: `r-${uid()}`,
-      rule_id: 'default',
+      rule_group: 'default',
       name: 'Bad',
       max_time: 1,
     });
@@ -219,18 +217,17 @@ describe('a new item and profile', () => {
   it('applies a new rule group to the next booking at once', async () => {
     const { itemId, profileId } = await newItemAndProfile(2, ['user']);
     const group = `short-${uid()}`;
-    const ruleId = `r-${uid()}`;
     const rule = await call('POST', '/admin/booking-priorities', {
-      id: ruleId,
-      rule_id: group,
+      rule_group: group,
       name: 'One hour at most',
       priority: 5,
       max_time: 60,
       allowed_roles: ['user'],
     });
     expect(rule.statusCode, rule.body).toBe(200);
+    const ruleId = rule.json<{ id: string }>().id;
     expect((await call('GET', `/admin/booking-priorities/${ruleId}`)).json()).toMatchObject({
-      rule_id: group,
+      rule_group: group,
       max_time: 60,
       allowed_roles: ['user'],
       allowed: { roles: ['user'], categories: false, groups: false, users: false },
@@ -298,7 +295,7 @@ describe('deletes and units in use', () => {
   });
 
   it('deletes an unused profile, then the item, and the audit log keeps every write', async () => {
-    const { itemId, profileId } = await newItemAndProfile();
+    const { itemId, profileId, name } = await newItemAndProfile();
     const renamed = await call('PUT', `/admin/reservable-items/${itemId}`, {
       name: `Renamed ${itemId}`,
     });
@@ -319,7 +316,7 @@ describe('deletes and units in use', () => {
       actorRole: 'admin',
       targetType: 'reservable_item',
       targetName: `Renamed ${itemId}`,
-      before: expect.objectContaining({ name: `Card ${itemId}` }),
+      before: expect.objectContaining({ name }),
       after: expect.objectContaining({ name: `Renamed ${itemId}` }),
     });
     const profileAudit = await auditOf(profileId);

@@ -5,6 +5,7 @@
  * profile still in use is not deleted (428 `reservable_in_use`), a profile keeps at least the
  * units its bookings take at once (428 `units_in_use`), and ids and names are unique (409).
  */
+import { randomUUID } from 'node:crypto';
 import { and, asc, count, eq, gt, ne, sql } from 'drizzle-orm';
 import type {
   AdminBookingPriority,
@@ -164,7 +165,7 @@ export function reservablesAdmin(db: Db): ReservablesAdmin {
 
   const ruleToWire = (row: BookingRuleRow): AdminBookingPriority => ({
     id: row.id,
-    rule_id: row.ruleId,
+    rule_group: row.ruleId,
     name: row.name,
     description: row.description,
     priority: row.priority,
@@ -339,16 +340,11 @@ export function reservablesAdmin(db: Db): ReservablesAdmin {
       return creating(
         () =>
           db.transaction(async (tx) => {
-            const [taken] = await tx
-              .select({ id: reservableItems.id })
-              .from(reservableItems)
-              .where(eq(reservableItems.id, body.id));
-            if (taken) throw exists('reservable item', 'id', 'reservable_exists');
             await checkItemName(tx, body.name);
             const [row] = await tx
               .insert(reservableItems)
               .values({
-                id: body.id,
+                id: randomUUID(),
                 type: 'gpus',
                 name: body.name.trim(),
                 brand: body.brand ?? null,
@@ -369,7 +365,7 @@ export function reservablesAdmin(db: Db): ReservablesAdmin {
             });
             return row.id;
           }),
-        () => exists('reservable item', 'id', 'reservable_exists'),
+        () => exists('reservable item', 'name', 'reservable_exists'),
       );
     },
 
@@ -595,16 +591,11 @@ export function reservablesAdmin(db: Db): ReservablesAdmin {
       return creating(
         () =>
           db.transaction(async (tx) => {
-            const [taken] = await tx
-              .select({ id: bookingPriorities.id })
-              .from(bookingPriorities)
-              .where(eq(bookingPriorities.id, body.id));
-            if (taken) throw exists('booking priority rule', 'id', 'booking_priority_exists');
             const [row] = await tx
               .insert(bookingPriorities)
               .values({
-                id: body.id,
-                ruleId: body.rule_id,
+                id: randomUUID(),
+                ruleId: body.rule_group,
                 name: body.name.trim(),
                 description: body.description ?? null,
                 priority: body.priority ?? 0,
@@ -627,7 +618,7 @@ export function reservablesAdmin(db: Db): ReservablesAdmin {
             });
             return row.id;
           }),
-        () => exists('booking priority rule', 'id', 'booking_priority_exists'),
+        () => exists('booking priority rule', 'id', 'conflict'),
       );
     },
 
@@ -642,7 +633,7 @@ export function reservablesAdmin(db: Db): ReservablesAdmin {
           .update(bookingPriorities)
           .set(
             defined({
-              ruleId: body.rule_id,
+              ruleId: body.rule_group,
               name: body.name?.trim(),
               description: body.description,
               priority: body.priority,
