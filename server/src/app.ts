@@ -70,6 +70,7 @@ import adminGroupRoutes from './routes/api/admin-groups.ts';
 import adminCategoryRoutes from './routes/api/admin-categories.ts';
 import adminAuditRoutes from './routes/api/admin-audit.ts';
 import adminSettingsRoutes from './routes/api/admin-settings.ts';
+import adminReservableRoutes from './routes/api/admin-reservables.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -247,6 +248,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminCategoryRoutes);
   await app.register(adminAuditRoutes);
   await app.register(adminSettingsRoutes);
+  await app.register(adminReservableRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501
   await app.register(plannedOperations);
   await app.register(openapiRoutes);
