@@ -268,3 +268,34 @@ describe('audit log', () => {
     expect((await call(admin, 'GET', '/admin/audit')).json<Entry[]>()).toEqual(all);
   });
 });
+
+describe('the last admin', () => {
+  it('is never demoted or disabled: the portal keeps an enabled admin', async () => {
+    const adminId = (await userRow(t.app, 'admin')).id;
+    const managerId = (await userRow(t.app, 'manager')).id;
+    // A second admin: the demo manager is promoted.
+    const promoted = await call(admin, 'PUT', `/admin/users/${managerId}`, { role: 'admin' });
+    expect(promoted.statusCode, promoted.body).toBe(200);
+    const other = await login(t.app, 'manager');
+    // With two admins one may go: the second demotes the demo admin...
+    const demotedFirst = await call(other, 'PUT', `/admin/users/${adminId}`, { role: 'manager' });
+    expect(demotedFirst.statusCode, demotedFirst.body).toBe(200);
+    // ...but then it cannot disable or demote itself.
+    const disabled = await call(other, 'PUT', `/admin/users/${managerId}`, { active: false });
+    expect(disabled.statusCode).toBe(428);
+    expect(disabled.json<{ description_code: string }>().description_code).toBe('last_admin');
+    const demoted = await call(other, 'PUT', `/admin/users/${managerId}`, { role: 'user' });
+    expect(demoted.json<{ description_code: string }>().description_code).toBe('last_admin');
+    // Nothing changed, and the refusals left no audit entry behind.
+    expect((await userRow(t.app, 'manager')).role).toBe('admin');
+    expect(await latest(other)).toMatchObject({ action: 'adminUsers.update', target_id: adminId });
+    // Both are restored.
+    expect(
+      (await call(other, 'PUT', `/admin/users/${adminId}`, { role: 'admin' })).statusCode,
+    ).toBe(200);
+    const back = await login(t.app, 'admin');
+    expect(
+      (await call(back, 'PUT', `/admin/users/${managerId}`, { role: 'manager' })).statusCode,
+    ).toBe(200);
+  });
+});

@@ -22,9 +22,10 @@ export async function apiToken(
   baseURL: string,
   username = 'user',
   password = DEMO_PASSWORD,
+  category = 'default',
 ): Promise<string> {
   const ctx = await request.newContext({ baseURL });
-  const response = await ctx.post('/authentication/login?provider=form&category_id=default', {
+  const response = await ctx.post(`/authentication/login?provider=form&category_id=${category}`, {
     multipart: { username, password },
   });
   expect(response.status()).toBe(200);

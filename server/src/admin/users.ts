@@ -5,7 +5,7 @@
  * is disabled, or whose password is set, loses their sessions.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import { ApiError } from '../lib/api-error.ts';
 import { hashPassword } from '../lib/passwords.ts';
 import {
@@ -228,6 +228,25 @@ export async function createUser(
   return { id };
 }
 
+/**
+ * The portal keeps at least one enabled admin: a write that would leave none is refused (428
+ * last_admin). Writes that demote, disable or delete an admin take one lock, so two of them at
+ * once cannot each leave the other as the last one.
+ */
+async function keepAnAdmin(tx: Executor): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('portal-admins'))`);
+  const [row] = await tx
+    .select({ n: count() })
+    .from(users)
+    .where(and(eq(users.role, 'admin'), eq(users.active, true)));
+  if ((row?.n ?? 0) === 0)
+    throw new ApiError(
+      'precondition_required',
+      'The portal would be left without an enabled admin',
+      'last_admin',
+    );
+}
+
 export async function updateUser(
   deps: AdminDeps,
   actor: Actor,
@@ -255,6 +274,8 @@ export async function updateUser(
       ? (await tx.update(users).set(patch).where(eq(users.id, id)).returning())[0]
       : before;
     if (!updated) throw notFound('User');
+    if (before.role === 'admin' && before.active && (updated.role !== 'admin' || !updated.active))
+      await keepAnAdmin(tx);
     await appendAudit(tx, actor, {
       action: 'adminUsers.update',
       targetType: 'user',
@@ -358,6 +379,7 @@ export async function deleteUser(deps: AdminDeps, actor: Actor, id: string): Pro
         owned,
       );
     await tx.delete(users).where(eq(users.id, id));
+    if (before.role === 'admin' && before.active) await keepAnAdmin(tx);
     await appendAudit(tx, actor, {
       action: 'adminUsers.delete',
       targetType: 'user',
