@@ -151,21 +151,37 @@ describe('the administration routes', () => {
     const admin = deriveRoutes().filter((route) => route.path.startsWith('/admin/'));
     expect(admin.map((route) => `${route.resource}.${route.kind}`).sort()).toEqual(
       [
+        'adminBookingPriorities.create',
+        'adminBookingPriorities.edit',
+        'adminBookingPriorities.list',
         'adminCategories.create',
         'adminCategories.edit',
         'adminCategories.list',
         'adminGroups.create',
         'adminGroups.edit',
         'adminGroups.list',
+        'adminReservableProfiles.create',
+        'adminReservableProfiles.edit',
+        'adminReservableProfiles.list',
+        'adminReservables.create',
+        'adminReservables.edit',
+        'adminReservables.list',
+        'adminSettings.show',
         'adminUsers.create',
         'adminUsers.edit',
         'adminUsers.list',
         'audit.list',
         'audit.show',
+        'roleVisibility.show',
       ].sort(),
     );
     expect(admin.every((route) => route.built)).toBe(true);
-    expect(admin.every((route) => route.roles?.join() === 'admin,manager')).toBe(true);
+    // Users, groups, categories and the audit log are for managers too; the rest for admins only.
+    const staff = ['adminUsers', 'adminGroups', 'adminCategories', 'audit'];
+    for (const route of admin)
+      expect(route.roles, route.path).toEqual(
+        staff.includes(route.resource) ? ['admin', 'manager'] : ['admin'],
+      );
   });
 });
 
@@ -177,7 +193,15 @@ describe('the users list', () => {
     });
     renderAt('/admin/users', '/admin/users', <ResourceListPage resource="adminUsers" />);
     const table = await screen.findByRole('table');
-    for (const header of ['Username', 'Name', 'Email', 'Role', 'Category', 'Main group', 'State'])
+    for (const header of [
+      'Username',
+      'Name',
+      'Email',
+      'Role',
+      'Category',
+      'Main group',
+      'Account enabled',
+    ])
       expect(within(table).getByRole('columnheader', { name: header })).toBeInTheDocument();
     const states = within(table).getAllByTestId('record-state');
     expect(states.map((state) => state.dataset.value)).toEqual(['active', 'disabled']);
