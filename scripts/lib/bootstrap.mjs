@@ -45,6 +45,11 @@ const SYSTEM = [
 const TEST_ONLY = [
   { check: () => existsSync('/usr/bin/chromium'), pkg: 'chromium', why: 'end-to-end tests' },
   {
+    check: () => existsSync('/usr/bin/wg') && existsSync('/usr/bin/wg-quick'),
+    pkg: 'wireguard-tools',
+    why: 'the VPN tests read the generated configuration with wg and wg-quick',
+  },
+  {
     check: () =>
       existsSync('/usr/lib/postgresql') ||
       spawnSync('sh', ['-c', 'command -v initdb']).status === 0,

@@ -112,8 +112,10 @@ describe('socket.io client events', () => {
       (x) => x.data.sessionId === sessionId,
     );
     expect(server).toBeDefined();
+    // Its own user room and its role's room (what role visibility hides reaches it there).
     expect([...(server?.rooms ?? [])].filter((r) => r !== server?.id)).toEqual([
       `user:${String(decodePayload(token).sub)}`,
+      'role:user',
     ]);
   });
 });

@@ -91,3 +91,12 @@ export function parseJsonBody(text: string): unknown {
     throw new ApiError('bad_request', 'Malformed JSON body', 'bad_request');
   }
 }
+
+/**
+ * The router ignores a trailing slash, so `/things/` reaches the list route although it is the
+ * show call of a record with an empty id: that names nothing and answers 404, never the list.
+ */
+export function refuseEmptyId(request: { url: string }): void {
+  if (request.url.split('?')[0]?.endsWith('/'))
+    throw new ApiError('not_found', 'Not found', 'not_found', { id: '' });
+}

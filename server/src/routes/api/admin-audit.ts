@@ -6,9 +6,13 @@ import type { FastifyInstance } from 'fastify';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { actorOf } from '../../admin/plugin.ts';
+import { refuseEmptyId } from '../../lib/request-guards.ts';
 
 export default async function adminAuditRoutes(app: FastifyInstance) {
-  route(app, 'audit.list', (request) => app.admin.audit.list(actorOf(authOf(request))));
+  route(app, 'audit.list', (request) => {
+    refuseEmptyId(request);
+    return app.admin.audit.list(actorOf(authOf(request)));
+  });
   route(app, 'audit.show', (request) =>
     app.admin.audit.show(actorOf(authOf(request)), request.params.id),
   );

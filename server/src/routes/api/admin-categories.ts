@@ -6,11 +6,15 @@ import type { FastifyInstance } from 'fastify';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { actorOf } from '../../admin/plugin.ts';
+import { refuseEmptyId } from '../../lib/request-guards.ts';
 
 export default async function adminCategoryRoutes(app: FastifyInstance) {
   const categories = app.admin.categories;
 
-  route(app, 'adminCategories.list', (request) => categories.list(actorOf(authOf(request))));
+  route(app, 'adminCategories.list', (request) => {
+    refuseEmptyId(request);
+    return categories.list(actorOf(authOf(request)));
+  });
   route(app, 'adminCategories.show', (request) =>
     categories.show(actorOf(authOf(request)), request.params.id),
   );

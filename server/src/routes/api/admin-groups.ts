@@ -6,11 +6,15 @@ import type { FastifyInstance } from 'fastify';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { actorOf } from '../../admin/plugin.ts';
+import { refuseEmptyId } from '../../lib/request-guards.ts';
 
 export default async function adminGroupRoutes(app: FastifyInstance) {
   const groups = app.admin.groups;
 
-  route(app, 'adminGroups.list', (request) => groups.list(actorOf(authOf(request))));
+  route(app, 'adminGroups.list', (request) => {
+    refuseEmptyId(request);
+    return groups.list(actorOf(authOf(request)));
+  });
   route(app, 'adminGroups.show', (request) =>
     groups.show(actorOf(authOf(request)), request.params.id),
   );

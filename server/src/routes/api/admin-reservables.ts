@@ -7,15 +7,7 @@ import { reservablesAdmin, type Actor } from '../../admin/reservables-service.ts
 import { ApiError } from '../../lib/api-error.ts';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
-
-/**
- * The router ignores a trailing slash: `/admin/reservable-items/` is the show call with an empty
- * id, which names nothing, and must not answer the list.
- */
-const noEmptyId = (request: FastifyRequest) => {
-  if (request.url.split('?')[0]?.endsWith('/'))
-    throw new ApiError('not_found', 'Not found', 'not_found', { id: '' });
-};
+import { refuseEmptyId } from '../../lib/request-guards.ts';
 
 /** Every group and user the allowed lists name exists (404 `not_found` on the first that does not). */
 async function checkLists(
@@ -56,7 +48,7 @@ export default async function adminReservableRoutes(app: FastifyInstance) {
   const ok = {} as const;
 
   route(app, 'adminReservables.list', async (request) => {
-    noEmptyId(request);
+    refuseEmptyId(request);
     return admin.items();
   });
   route(app, 'adminReservables.show', (request) => admin.item(request.params.id));
@@ -73,7 +65,7 @@ export default async function adminReservableRoutes(app: FastifyInstance) {
   });
 
   route(app, 'adminReservableProfiles.list', async (request) => {
-    noEmptyId(request);
+    refuseEmptyId(request);
     return admin.profiles();
   });
   route(app, 'adminReservableProfiles.show', (request) => admin.profile(request.params.id));
@@ -92,7 +84,7 @@ export default async function adminReservableRoutes(app: FastifyInstance) {
   });
 
   route(app, 'adminBookingPriorities.list', async (request) => {
-    noEmptyId(request);
+    refuseEmptyId(request);
     return admin.rules();
   });
   route(app, 'adminBookingPriorities.groups', () => admin.ruleGroups());

@@ -7,11 +7,15 @@ import type { FastifyInstance } from 'fastify';
 import { route } from '../../lib/route.ts';
 import { authOf } from '../../plugins/app/auth.ts';
 import { actorOf } from '../../admin/plugin.ts';
+import { refuseEmptyId } from '../../lib/request-guards.ts';
 
 export default async function adminUserRoutes(app: FastifyInstance) {
   const users = app.admin.users;
 
-  route(app, 'adminUsers.list', (request) => users.list(actorOf(authOf(request))));
+  route(app, 'adminUsers.list', (request) => {
+    refuseEmptyId(request);
+    return users.list(actorOf(authOf(request)));
+  });
   route(app, 'adminUsers.show', (request) =>
     users.show(actorOf(authOf(request)), request.params.id),
   );
