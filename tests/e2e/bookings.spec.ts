@@ -61,6 +61,13 @@ test('a booking made on the item calendar shows on the desktop card', async ({ p
   await page.goto('/desktops');
   const card = page.locator(`[data-testid="record"][data-record-id="${id}"]`);
   await expect(card.getByTestId('desktop-next-booking')).toBeVisible();
+  // Outside its booking the desktop does not start: the table's plain Start is refused with the
+  // rule's own message, naming when the booking begins.
+  await page.getByTestId('resource-view').getByText('Table', { exact: true }).click();
+  const row = page.locator(`[data-testid="record"][data-record-id="${id}"]`);
+  await row.locator('[data-action="start"]').click();
+  await expect(page.getByText(/This desktop is not booked until/)).toBeVisible();
+  await expect(row).toHaveAttribute('data-state', 'stopped');
   // The next test books from now: this later booking goes again.
   expect((await api.delete(`/api/v3/booking/event/${booking?.id ?? ''}`)).ok()).toBe(true);
 });
