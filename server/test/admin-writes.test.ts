@@ -2,7 +2,7 @@
  * Administration writes and their audit entries: each write appends one entry with the actor, the
  * target and before/after snapshots without secrets, in the same transaction; the audit table
  * refuses UPDATE and DELETE; the rule violations answer their codes (user_exists, group_exists,
- * enrollment_code_taken, category_exists, custom_url_name_taken, user_owns_items,
+ * enrollment_code_taken, category_exists, custom_url_name_taken, user_owns_items (media),
  * cannot_delete_self, group_has_users, category_has_users); a new password or a disabled account
  * ends the user's sessions; quotas are stored where the profile reads them.
  */
@@ -15,7 +15,7 @@ import {
   loginRequest,
   type TestApp,
 } from './helper.ts';
-import { addDesktop, userRow } from './fixtures.ts';
+import { addDesktop, addMedia, userRow } from './fixtures.ts';
 
 let t: TestApp;
 let admin: string;
@@ -152,16 +152,18 @@ describe('users', () => {
     expect((await loginRequest(t.app, 'carol', 'Fresh-pass-9')).statusCode).toBe(200);
   });
 
-  it('deletes only a user who owns nothing, never oneself', async () => {
+  it('deletes a user who has no media, never oneself', async () => {
     const carol = await userRow(t.app, 'carol');
-    await addDesktop(t.app, carol, 'Carol desktop');
+    await addMedia(t.app, carol, { id: 'carol-iso', kind: 'iso' });
     const owns = await call(admin, 'DELETE', `/admin/users/${id}`);
     expect(owns.statusCode).toBe(428);
     expect(owns.json()).toMatchObject({
       description_code: 'user_owns_items',
-      params: { desktops: 1, templates: 0, media: 0, deployments: 0 },
+      params: { desktops: 0, templates: 0, media: 1, deployments: 0 },
     });
-    await t.app.database.query('DELETE FROM desktops WHERE user_id = $1', [id]);
+    await t.app.database.query('DELETE FROM media WHERE user_id = $1', [id]);
+    // desktops go to the recycle bin with the account
+    await addDesktop(t.app, carol, 'Carol desktop');
     const res = await call(admin, 'DELETE', `/admin/users/${id}`);
     expect(res.statusCode, res.body).toBe(200);
     expect(await t.app.users.byId(id)).toBeUndefined();

@@ -5,6 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/client.ts';
+import type { UserRow } from '../db/schema.ts';
+import type { Executor } from '../plugins/app/entity-repository.ts';
+import type { Actor } from './actor.ts';
 import type { AccountPolicy, PasswordPolicy } from '../plugins/app/settings-repository.ts';
 import { policyFor } from '../account/password-policy.ts';
 import { SPECIAL_CHARACTERS } from '../account/password-policy.ts';
@@ -14,6 +17,16 @@ export interface AdminDeps {
   accountPolicies(): Promise<readonly AccountPolicy[]>;
   /** Called after the write committed: ends the user's sessions, or (revoke false) only forgets cached roles. */
   sessionsChanged(userId: string, revoke: boolean): Promise<void>;
+  /**
+   * The server's only: moves what the user owns (running desktops stopped first) into one
+   * recycle-bin entry of the actor and runs `inside` in the same transaction. Without it (the
+   * command line cannot stop a desktop) a user who owns items cannot be deleted.
+   */
+  recycleUserItems?(
+    actor: Actor,
+    user: UserRow,
+    inside: (tx: Executor) => Promise<void>,
+  ): Promise<void>;
 }
 
 export async function passwordPolicyOf(

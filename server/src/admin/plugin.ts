@@ -8,6 +8,7 @@ import { globalPlugin } from '../lib/plugin.ts';
 import type { AuthIdentity } from '../lib/auth-context.ts';
 import { adminService, type AdminService } from './service.ts';
 import type { Actor } from './actor.ts';
+import { createUserRecycler } from '../engine/user-recycle.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,6 +25,7 @@ export const actorOf = (auth: AuthIdentity): Actor => ({
 });
 
 const plugin: FastifyPluginAsync = async (app) => {
+  const recycleUser = createUserRecycler(app);
   app.decorate(
     'admin',
     adminService({
@@ -33,6 +35,7 @@ const plugin: FastifyPluginAsync = async (app) => {
         app.sessions.clearCache();
         if (revoke) await app.sessions.revokeUser(userId);
       },
+      recycleUserItems: (actor, user, inside) => recycleUser(actor, user, inside),
     }),
   );
 };

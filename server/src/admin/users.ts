@@ -365,19 +365,33 @@ export async function ownedItems(on: Executor, userId: string) {
   };
 }
 
+/**
+ * Deletes a user (never oneself): the server moves what they own into one recycle-bin entry of
+ * the actor, the account with it, so a restore brings both back. Media have no place in the
+ * recycle bin: a user who still has media is refused (428 user_owns_items), and so is one who
+ * owns anything when the host cannot move items (the command line).
+ */
 export async function deleteUser(deps: AdminDeps, actor: Actor, id: string): Promise<void> {
   if (actor.id === id)
     throw new ApiError('precondition_required', 'You cannot delete yourself', 'cannot_delete_self');
-  await deps.db.transaction(async (tx) => {
-    const before = await writableUser(tx, actor, id);
-    const owned = await ownedItems(tx, id);
-    if (Object.values(owned).some((n) => n > 0))
+  const refuseOwned = async (on: Executor, movable: boolean) => {
+    const owned = await ownedItems(on, id);
+    if ((movable ? [owned.media] : Object.values(owned)).some((n) => n > 0))
       throw new ApiError(
         'precondition_required',
-        'The user still owns items: move or delete them first',
+        movable
+          ? 'The user still has media: delete them first'
+          : 'The user still owns items: move or delete them first',
         'user_owns_items',
         owned,
       );
+  };
+  const user = await writableUser(deps.db, actor, id);
+  await refuseOwned(deps.db, deps.recycleUserItems !== undefined);
+  const finish = async (tx: Executor) => {
+    const before = await writableUser(tx, actor, id);
+    // anything made meanwhile, after the items were gathered, keeps the user
+    await refuseOwned(tx, false);
     await tx.delete(users).where(eq(users.id, id));
     if (before.role === 'admin' && before.active) await keepAnAdmin(tx);
     await appendAudit(tx, actor, {
@@ -389,7 +403,9 @@ export async function deleteUser(deps: AdminDeps, actor: Actor, id: string): Pro
       before: userSnapshot(before),
       after: null,
     });
-  });
+  };
+  if (deps.recycleUserItems) await deps.recycleUserItems(actor, user, finish);
+  else await deps.db.transaction(finish);
   await deps.sessionsChanged(id, false);
 }
 

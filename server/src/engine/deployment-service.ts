@@ -915,6 +915,19 @@ export function createDeploymentService(app: FastifyInstance) {
       );
     },
 
+    /** Deployments another delete sent to the recycle bin: their audience no longer sees them. */
+    recycled(rows: readonly DeploymentRow[]): void {
+      for (const row of rows) {
+        for (const ownerId of audienceOf(row))
+          app.events.publish({
+            name: 'deployments.deleted',
+            payload: { id: row.id, version: row.version + 1 },
+            ownerId,
+          });
+        events.forget(row.id);
+      }
+    },
+
     /** After a recycle-bin restore put deployments back: their owners see them again. */
     async restored(ids: readonly string[]): Promise<void> {
       for (const id of ids) {

@@ -9,22 +9,28 @@
  * comes back only with the template it was made from (in the same entry, or still there; 428
  * otherwise), and deleting a template's disk for good also deletes the recycled entries of the
  * items made from it.
+ *
+ * A user entry holds a deleted account with everything it owned: a restore recreates the account
+ * first (same id and password), then its items, in one transaction.
  */
 import { basename, dirname, isAbsolute, relative } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, ne } from 'drizzle-orm';
 import { ApiError } from '../lib/api-error.ts';
 import { managesOwner } from '../lib/ownership.ts';
 import type { AuthContext } from '../plugins/app/auth.ts';
 import {
+  groups,
   recycleBin,
   recycleBinToDetail,
   recycleBinToWire,
   templates,
+  users,
   type DeploymentRow,
   type DesktopRow,
   type RecycleBinRow,
   type TemplateRow,
+  type UserRow,
 } from '../db/schema.ts';
 import { queryOn } from '../db/query.ts';
 import type { Executor } from '../plugins/app/entity-repository.ts';
@@ -56,7 +62,16 @@ interface EntryData {
     updatedAt?: unknown;
   })[];
   agent_name?: string;
+  /** A user entry: the account as it was (through JSON: its times are text). */
+  user?: Omit<UserRow, 'passwordLastUpdated' | 'accessed' | 'apiKeyExpires' | 'createdAt'> & {
+    passwordLastUpdated: string | null;
+    accessed: string | null;
+    apiKeyExpires: string | null;
+    createdAt: string;
+  };
 }
+
+const dateOrNull = (value: string | null) => (value === null ? null : new Date(value));
 
 /**
  * Where a disk lives, as clients are told: its directory relative to the data directory (`disks`),
@@ -163,6 +178,54 @@ export function createRecycleBinService(app: FastifyInstance) {
     );
   };
 
+  /**
+   * Recreates a deleted account as it was (same id, password and keys), in its group: 404
+   * group_not_found when the group is gone, 409 user_exists when the user name was taken again in
+   * that category. Links sent by mail before the delete no longer work; the VPN address is given
+   * up when somebody else has it now.
+   */
+  const recreateUser = async (account: NonNullable<EntryData['user']>, tx: Executor) => {
+    const [group] = await tx
+      .select({ id: groups.id })
+      .from(groups)
+      .where(eq(groups.id, account.groupId))
+      .limit(1);
+    if (!group)
+      throw new ApiError('not_found', 'The group of this user is gone', 'group_not_found', {
+        group: account.groupId,
+      });
+    const addressTaken =
+      account.wgAddress !== null &&
+      (
+        await tx
+          .select({ id: users.id })
+          .from(users)
+          .where(and(eq(users.wgAddress, account.wgAddress), ne(users.id, account.id)))
+          .limit(1)
+      ).length > 0;
+    const inserted = await tx
+      .insert(users)
+      .values({
+        ...account,
+        passwordLastUpdated: dateOrNull(account.passwordLastUpdated),
+        accessed: dateOrNull(account.accessed),
+        apiKeyExpires: dateOrNull(account.apiKeyExpires),
+        createdAt: new Date(account.createdAt),
+        emailVerificationJti: null,
+        passwordResetJti: null,
+        ...(addressTaken ? { wgAddress: null, wgPrivateKey: null, wgPublicKey: null } : {}),
+      })
+      .onConflictDoNothing()
+      .returning({ id: users.id });
+    if (inserted.length === 0)
+      throw new ApiError(
+        'conflict',
+        `The user ${account.username} exists already in that category`,
+        'user_exists',
+        { username: account.username },
+      );
+  };
+
   /** Recycled entries holding items made from these templates (overlays on their disks, duplicates). */
   const dependingOn = async (templateIds: readonly string[]): Promise<RecycleBinRow[]> => {
     if (templateIds.length === 0) return [];
@@ -236,7 +299,9 @@ export function createRecycleBinService(app: FastifyInstance) {
         app.directory.categoriesByIds(unique(items.map((i) => i.categoryId))),
         app.directory.groupsByIds(unique(items.map((i) => i.groupId))),
       ]);
-      const username = (userId: string) => owners.find((u) => u.id === userId)?.username ?? null;
+      const username = (userId: string) =>
+        owners.find((u) => u.id === userId)?.username ??
+        (data.user?.id === userId ? data.user.username : null);
       const named = (ref: string, rows: { id: string; name: string }[]) => ({
         id: ref,
         name: rows.find((r) => r.id === ref)?.name ?? '[Deleted]',
@@ -296,14 +361,23 @@ export function createRecycleBinService(app: FastifyInstance) {
       const row = await entryFor(auth, id);
       assertRecycled(row);
       const data = row.data as EntryData;
+      const account = data.user;
       const ownerIds = [
         ...new Set([
           row.ownerId,
           ...(data.templates ?? []).map((t) => t.userId),
           ...(data.desktops ?? []).map((d) => d.userId),
         ]),
-      ];
+      ].filter((ownerId) => ownerId !== account?.id);
       const subjects = new Map<string, QuotaSubject>();
+      // a user entry brings its owner back first: the items count against the recreated account
+      if (account)
+        subjects.set(account.id, {
+          userId: account.id,
+          groupId: account.groupId,
+          categoryId: account.categoryId,
+          role: account.role,
+        });
       for (const ownerId of ownerIds) {
         const owner = await app.users.byId(ownerId);
         if (!owner)
@@ -335,6 +409,7 @@ export function createRecycleBinService(app: FastifyInstance) {
           { condition: eq(recycleBin.status, 'recycled'), on: tx },
         );
         if (!claimed) return undefined;
+        if (account) await recreateUser(account, tx);
         const query = queryOn(tx);
         await lockQuotaScopesOf(query, [...subjects.values()]);
         // Every item needs the template whose disk it is made on: in this entry, or still there.

@@ -452,6 +452,7 @@ export function createTemplateService(app: FastifyInstance) {
 
   return {
     publish,
+    publishRemoved,
     derivativesOf,
 
     /** GET /templates/new/check_quota: the caller may make one more template. */
