@@ -123,8 +123,9 @@ test('a CSV of 200 users imports with its one bad row reported and the other 199
     const n = String(i + 1).padStart(3, '0');
     // Row 57 names a role that does not exist.
     const role = i === 56 ? 'superuser' : 'user';
-    return `csv-${tag}-${n},CSV user ${n},csv-${tag}-${n}@example.org,${role},default-users,Pw-${tag}-2026x`;
+    return `csv-${tag}-${n},Pupil ${n},csv-${tag}-${n}@example.org,${role},default-users,Pw-${tag}-2026x`;
   });
+  // (Their names do not match the "us" other tests search users by.)
   const csv = ['username,name,email,role,group,password', ...rows].join('\n');
 
   await loginUi(page, 'admin');

@@ -99,7 +99,9 @@ test('a desktop that needs a booking starts with start-now, which books it', asy
   await expect(card.getByTestId('desktop-next-booking')).toBeVisible();
 
   // Inside the booking the start gate lets it run; stop it again for the next tests.
-  await api.get(`/api/v3/desktop/stop/${id}`);
+  // A desktop still starting cannot be stopped yet: stop it once it runs.
+  await expect(card).toHaveAttribute('data-state', 'started', { timeout: 60_000 });
+  expect((await api.get(`/api/v3/desktop/stop/${id}`)).ok()).toBe(true);
   await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 60_000 });
 });
 
@@ -133,7 +135,9 @@ test('cannot-start-now changes the profile of a desktop whose profile has no pla
   }[];
   expect(listed.find((d) => d.id === id)?.reservables?.vgpus).toEqual(['DEMO-GPU-2Q']);
 
-  await api.get(`/api/v3/desktop/stop/${id}`);
+  // A desktop still starting cannot be stopped yet: stop it once it runs.
+  await expect(card).toHaveAttribute('data-state', 'started', { timeout: 60_000 });
+  expect((await api.get(`/api/v3/desktop/stop/${id}`)).ok()).toBe(true);
   await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 60_000 });
 });
 
