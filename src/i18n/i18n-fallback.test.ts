@@ -1,0 +1,35 @@
+/**
+ * The running i18next falls back to the English text for a key a locale lacks or holds empty, and
+ * never makes up a label from the key.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { i18next, initI18n } from './i18n';
+
+describe('i18next fallback', () => {
+  beforeAll(async () => {
+    await initI18n('de');
+    await i18next.loadLanguages(['de', 'en']);
+  });
+
+  it('shows the English text for a key the locale lacks', () => {
+    i18next.addResource('en', 'resources', 'desktops.fields.fallback_probe', 'Template ID');
+    expect(i18next.t('resources:desktops.fields.fallback_probe')).toBe('Template ID');
+  });
+
+  it('shows the English text for a key the locale holds empty', () => {
+    i18next.addResource('en', 'resources', 'desktops.fields.empty_probe', 'Boot order');
+    i18next.addResource('de', 'resources', 'desktops.fields.empty_probe', '');
+    expect(i18next.t('resources:desktops.fields.empty_probe')).toBe('Boot order');
+  });
+
+  it('keeps its own text for a key the locale has', () => {
+    expect(i18next.t('resources:templates.title')).toBe('Vorlagen');
+    expect(i18next.t('resources:templates.title', { lng: 'en' })).toBe('Templates');
+  });
+
+  it('answers the bare key, not a label derived from it, for a key English lacks too', () => {
+    expect(i18next.t('resources:desktops.fields.template_probe_id')).toBe(
+      'desktops.fields.template_probe_id',
+    );
+  });
+});
