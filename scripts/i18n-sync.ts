@@ -15,6 +15,7 @@ import { resources } from '../src/generated/resources.ts';
 import { fields } from '../src/generated/fields.ts';
 import { stateActions } from '../src/generated/actions.ts';
 import { requiredResourceKeys } from '../src/i18n/required-keys.ts';
+import { humaniseKey as humanise } from '../src/i18n/key-label.ts';
 
 type Tree = Record<string, unknown>;
 const root = join(import.meta.dirname, '..', 'locales');
@@ -23,15 +24,6 @@ const check = process.argv.includes('--check');
 function load(lang: string, ns: string): Tree {
   const file = join(root, lang, `${ns}.json`);
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Tree) : {};
-}
-
-function humanise(text: string): string {
-  const words = text
-    .replace(/([a-z])([A-Z])/g, '$1 $2')
-    .replace(/[-_.]+/g, ' ')
-    .trim()
-    .toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function singular(text: string): string {
