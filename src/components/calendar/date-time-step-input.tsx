@@ -8,6 +8,7 @@ import { Group, Input, Select } from '@mantine/core';
 import { DatePickerInput } from '@mantine/dates';
 import { useTranslation } from 'react-i18next';
 import { formatDay, formatTime } from '@/lib/dates';
+import { useDatePickerLocale } from '@/lib/date-picker-locale';
 
 export interface DateTimeStepInputProps {
   label: string;
@@ -53,6 +54,7 @@ export function DateTimeStepInput({
   testId,
 }: DateTimeStepInputProps) {
   const { t } = useTranslation();
+  const locale = useDatePickerLocale();
   const errorId = useId();
   const times = useMemo(() => timesOfDay(step), [step]);
   const day = value ? formatDay(value) : null;
@@ -68,6 +70,7 @@ export function DateTimeStepInput({
           value={day}
           onChange={(next) => onChange(next ? combine(next, time ?? times[0] ?? '00:00') : null)}
           valueFormat="YYYY-MM-DD"
+          locale={locale}
           {...(minDate ? { minDate: formatDay(minDate) } : {})}
           {...(maxDate ? { maxDate: formatDay(maxDate) } : {})}
           error={!!error}
