@@ -1,9 +1,10 @@
 /**
- * The whole application as one fastify instance, buildable for tests: external plugins (errors,
- * headers, compression, socket.io, upgrades, static SPA) -> app plugins (validation, access,
- * repositories, auth, event bus, socket auth) -> routes -> planned operations (501). Every route's
- * method/path/schemas/access comes from the generated operation table (lib/route.ts), which is this
- * app's auth gate; the app does not start when a table operation is neither handled nor planned.
+ * The whole application as one fastify instance, buildable for tests: platform plugins (errors,
+ * headers, compression, socket.io, upgrades, static SPA, validation, access, auth, event bus,
+ * socket auth) -> domain repositories and plugins -> domain routes -> planned operations (501).
+ * Domains are imported only through their index.ts. Every route's method/path/schemas/access comes
+ * from the generated operation table (platform/http/route.ts), which is this app's auth gate; the
+ * app does not start when a table operation is neither handled nor planned.
  */
 import Fastify, {
   LogController,
@@ -13,64 +14,68 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import type { AppConfig } from './config.ts';
-import { prettyDestination, type LineSink, type LogFormat } from './lib/log-format.ts';
-import { plannedOperations } from './lib/route.ts';
-import { redactSecrets } from './lib/log-redact.ts';
-import { safeError } from './lib/db-errors.ts';
-import { errorBody } from './lib/api-error.ts';
-import { openDatabase, type Database, type Db } from './db/client.ts';
-import { migrate } from './db/migrate.ts';
-import errors from './plugins/app/errors.ts';
-import securityHeaders from './plugins/external/security-headers.ts';
-import compress from './plugins/external/compress.ts';
-import socketIo from './plugins/external/socket-io.ts';
-import upgrades from './plugins/external/upgrades.ts';
-import staticSpa from './plugins/external/static-spa.ts';
-import validation from './plugins/app/validation.ts';
-import access, { type PortalConfig } from './plugins/app/access.ts';
-import sessionsRepository from './plugins/app/sessions-repository.ts';
-import usersRepository from './plugins/app/users-repository.ts';
-import settingsRepository from './plugins/app/settings-repository.ts';
-import loginThrottle from './plugins/app/login-throttle.ts';
-import auth from './plugins/app/auth.ts';
-import eventBus from './plugins/app/event-bus.ts';
-import desktopsRepository from './plugins/app/desktops-repository.ts';
-import catalogRepositories from './plugins/app/catalog-repositories.ts';
-import mediaUsageRepository from './plugins/app/media-usage-repository.ts';
-import directoryRepository from './plugins/app/directory-repository.ts';
-import deploymentsRepository from './plugins/app/deployments-repository.ts';
-import socketAuth from './plugins/app/socket-auth.ts';
-import mailer from './account/mailer.ts';
-import authenticationRoutes from './routes/authentication/index.ts';
-import sessionRoutes from './routes/api/session.ts';
-import configRoutes from './routes/api/config.ts';
-import accountRoutes from './routes/api/account.ts';
-import openapiRoutes from './routes/api/openapi.ts';
-import storage from './engine/storage-plugin.ts';
-import engine from './engine/plugin.ts';
-import mediaPlugin from './engine/media-plugin.ts';
-import bookingsPlugin from './engine/booking-plugin.ts';
-import desktopLifecycleRoutes from './routes/api/desktop-lifecycle.ts';
-import recycleBinRoutes from './routes/api/recycle-bin.ts';
-import storageRoutes from './routes/api/storage.ts';
-import templatesMediaRoutes from './routes/api/templates-media.ts';
-import mediaRoutes from './routes/api/media.ts';
-import templateRoutes from './routes/api/templates.ts';
-import allowedRoutes from './routes/api/allowed.ts';
-import deploymentRoutes from './routes/api/deployments.ts';
-import directViewerRoutes from './routes/api/direct-viewer.ts';
-import bookingRoutes from './routes/api/bookings.ts';
-import planningRoutes from './routes/api/planning.ts';
-import reservableRoutes from './routes/api/reservables.ts';
-import roleVisibilityRoutes from './routes/api/role-visibility.ts';
-import admin from './admin/plugin.ts';
-import adminUserRoutes from './routes/api/admin-users.ts';
-import adminGroupRoutes from './routes/api/admin-groups.ts';
-import adminCategoryRoutes from './routes/api/admin-categories.ts';
-import adminAuditRoutes from './routes/api/admin-audit.ts';
-import adminSettingsRoutes from './routes/api/admin-settings.ts';
-import adminReservableRoutes from './routes/api/admin-reservables.ts';
+import type { AppConfig } from './platform/config/config.ts';
+import { prettyDestination, type LineSink, type LogFormat } from './platform/lib/log-format.ts';
+import { plannedOperations } from './platform/http/route.ts';
+import { redactSecrets } from './platform/lib/log-redact.ts';
+import { safeError } from './platform/lib/db-errors.ts';
+import { errorBody } from './platform/http/api-error.ts';
+import { openDatabase, type Database, type Db } from './platform/db/client.ts';
+import { migrate } from './platform/db/migrate.ts';
+import errors from './platform/http/errors.ts';
+import securityHeaders from './platform/http/security-headers.ts';
+import compress from './platform/http/compress.ts';
+import socketIo from './platform/http/socket-io.ts';
+import upgrades from './platform/http/upgrades.ts';
+import staticSpa from './platform/http/static-spa.ts';
+import validation from './platform/http/validation.ts';
+import access, { type PortalConfig } from './platform/http/access-plugin.ts';
+import sessionsRepository from './platform/auth/sessions-repository.ts';
+import usersRepository from './domains/directory/users-repository.ts';
+import settingsRepository from './platform/repository/settings-repository.ts';
+import loginThrottle from './platform/auth/login-throttle.ts';
+import auth from './platform/auth/auth.ts';
+import eventBus from './platform/events/event-bus.ts';
+import desktopsRepository from './domains/desktops/desktops-repository.ts';
+import catalogRepositories from './domains/templates/catalog-repositories.ts';
+import mediaUsageRepository from './domains/media/media-usage-repository.ts';
+import directoryRepository from './domains/directory/directory-repository.ts';
+import deploymentsRepository from './domains/deployments/deployments-repository.ts';
+import socketAuth from './platform/auth/socket-auth.ts';
+import mailer from './domains/account/mailer.ts';
+import authenticationRoutes from './domains/account/routes/authentication.ts';
+import sessionRoutes from './domains/account/routes/session.ts';
+import configRoutes from './domains/account/routes/config.ts';
+import accountRoutes from './domains/account/routes/account.ts';
+import openapiRoutes from './platform/http/openapi-routes.ts';
+import storagePlugin from './domains/storage/plugin.ts';
+import desktopsPlugin from './domains/desktops/plugin.ts';
+import recycleBinPlugin from './domains/recycle-bin/plugin.ts';
+import templatesPlugin from './domains/templates/plugin.ts';
+import deploymentsPlugin from './domains/deployments/plugin.ts';
+import viewersPlugin from './domains/viewers/plugin.ts';
+import mediaPlugin from './domains/media/plugin.ts';
+import bookingsPlugin from './domains/bookings/plugin.ts';
+import desktopLifecycleRoutes from './domains/desktops/routes/lifecycle.ts';
+import recycleBinRoutes from './domains/recycle-bin/routes.ts';
+import storageRoutes from './domains/storage/routes.ts';
+import templatesMediaRoutes from './domains/media/routes/templates-media.ts';
+import mediaRoutes from './domains/media/routes/media.ts';
+import templateRoutes from './domains/templates/routes.ts';
+import allowedRoutes from './domains/desktops/routes/allowed.ts';
+import deploymentRoutes from './domains/deployments/routes.ts';
+import directViewerRoutes from './domains/viewers/routes.ts';
+import bookingRoutes from './domains/bookings/routes/bookings.ts';
+import planningRoutes from './domains/bookings/routes/planning.ts';
+import reservableRoutes from './domains/bookings/routes/reservables.ts';
+import roleVisibilityRoutes from './domains/directory/routes/role-visibility.ts';
+import directoryPlugin from './domains/directory/plugin.ts';
+import adminUserRoutes from './domains/directory/routes/users.ts';
+import adminGroupRoutes from './domains/directory/routes/groups.ts';
+import adminCategoryRoutes from './domains/directory/routes/categories.ts';
+import adminAuditRoutes from './domains/directory/routes/audit.ts';
+import adminSettingsRoutes from './domains/directory/routes/settings.ts';
+import adminReservableRoutes from './domains/bookings/routes/admin-reservables.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -93,7 +98,7 @@ const SECRET_QUERY = /([?&](?:token|jwt|password|access_token)=)[^&]*/gi;
 
 /**
  * Logger options: never logs headers (tokens, cookies) nor secret-looking query values; every line
- * is also cleaned of anything shaped like a secret (lib/log-redact.ts), and errors are logged
+ * is also cleaned of anything shaped like a secret (platform/lib/log-redact.ts), and errors are logged
  * without the parameters of a failed statement. `pretty` writes readable one-line logs, `json`
  * pino's JSON lines.
  */
@@ -219,12 +224,17 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(deploymentsRepository);
   await app.register(socketAuth);
   await app.register(mailer, { logSink: options.logSink });
-  // before the engine: its boot disk check runs before the engine reconciles
-  await app.register(storage);
-  await app.register(engine);
+  // before the desktops: its boot disk check runs before the desktop engine reconciles
+  await app.register(storagePlugin);
+  // in this order: each one's boot work runs after the previous one's
+  await app.register(desktopsPlugin);
+  await app.register(recycleBinPlugin);
+  await app.register(templatesPlugin);
+  await app.register(deploymentsPlugin);
+  await app.register(viewersPlugin);
   await app.register(mediaPlugin);
   await app.register(bookingsPlugin);
-  await app.register(admin);
+  await app.register(directoryPlugin);
 
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);

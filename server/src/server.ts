@@ -4,7 +4,7 @@
  * most 25 s; socket.io and the database close with the app).
  */
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type AppConfig } from './config.ts';
+import { loadConfig, type AppConfig } from './platform/config/config.ts';
 import { buildApp, logsRequests } from './app.ts';
 import { seedIfEmpty } from './seed/index.ts';
 
