@@ -7,18 +7,15 @@
  * app does not start when a table operation is neither handled nor planned.
  */
 import Fastify, {
-  LogController,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
-  type FastifyServerOptions,
 } from 'fastify';
 import type { AppConfig } from './platform/config/config.ts';
-import { prettyDestination, type LineSink, type LogFormat } from './platform/lib/log-format.ts';
+import type { LineSink } from './platform/lib/log-format.ts';
+import { loggingOptions } from './platform/lib/logger-options.ts';
 import { plannedOperations } from './platform/http/route.ts';
-import { redactSecrets } from './platform/lib/log-redact.ts';
-import { safeError } from './platform/lib/db-errors.ts';
 import { errorBody } from './platform/http/api-error.ts';
 import { openDatabase, type Database, type Db } from './platform/db/client.ts';
 import { migrate } from './platform/db/migrate.ts';
@@ -31,51 +28,58 @@ import staticSpa from './platform/http/static-spa.ts';
 import validation from './platform/http/validation.ts';
 import access, { type PortalConfig } from './platform/http/access-plugin.ts';
 import sessionsRepository from './platform/auth/sessions-repository.ts';
-import usersRepository from './domains/directory/users-repository.ts';
+import {
+  usersRepository,
+  directoryRepository,
+  roleVisibilityRoutes,
+  directoryPlugin,
+  adminUserRoutes,
+  adminGroupRoutes,
+  adminCategoryRoutes,
+  adminAuditRoutes,
+  adminSettingsRoutes,
+} from './domains/directory/index.ts';
 import settingsRepository from './platform/repository/settings-repository.ts';
 import loginThrottle from './platform/auth/login-throttle.ts';
 import auth from './platform/auth/auth.ts';
 import eventBus from './platform/events/event-bus.ts';
-import desktopsRepository from './domains/desktops/desktops-repository.ts';
-import catalogRepositories from './domains/templates/catalog-repositories.ts';
-import mediaUsageRepository from './domains/media/media-usage-repository.ts';
-import directoryRepository from './domains/directory/directory-repository.ts';
-import deploymentsRepository from './domains/deployments/deployments-repository.ts';
+import {
+  desktopsRepository,
+  desktopsPlugin,
+  desktopLifecycleRoutes,
+  allowedRoutes,
+} from './domains/desktops/index.ts';
+import { catalogRepositories, templatesPlugin, templateRoutes } from './domains/templates/index.ts';
+import {
+  mediaUsageRepository,
+  mediaPlugin,
+  templatesMediaRoutes,
+  mediaRoutes,
+} from './domains/media/index.ts';
+import {
+  deploymentsRepository,
+  deploymentsPlugin,
+  deploymentRoutes,
+} from './domains/deployments/index.ts';
 import socketAuth from './platform/auth/socket-auth.ts';
-import mailer from './domains/account/mailer.ts';
-import authenticationRoutes from './domains/account/routes/authentication.ts';
-import sessionRoutes from './domains/account/routes/session.ts';
-import configRoutes from './domains/account/routes/config.ts';
-import accountRoutes from './domains/account/routes/account.ts';
+import {
+  mailer,
+  authenticationRoutes,
+  sessionRoutes,
+  configRoutes,
+  accountRoutes,
+} from './domains/account/index.ts';
 import openapiRoutes from './platform/http/openapi-routes.ts';
-import storagePlugin from './domains/storage/plugin.ts';
-import desktopsPlugin from './domains/desktops/plugin.ts';
-import recycleBinPlugin from './domains/recycle-bin/plugin.ts';
-import templatesPlugin from './domains/templates/plugin.ts';
-import deploymentsPlugin from './domains/deployments/plugin.ts';
-import viewersPlugin from './domains/viewers/plugin.ts';
-import mediaPlugin from './domains/media/plugin.ts';
-import bookingsPlugin from './domains/bookings/plugin.ts';
-import desktopLifecycleRoutes from './domains/desktops/routes/lifecycle.ts';
-import recycleBinRoutes from './domains/recycle-bin/routes.ts';
-import storageRoutes from './domains/storage/routes.ts';
-import templatesMediaRoutes from './domains/media/routes/templates-media.ts';
-import mediaRoutes from './domains/media/routes/media.ts';
-import templateRoutes from './domains/templates/routes.ts';
-import allowedRoutes from './domains/desktops/routes/allowed.ts';
-import deploymentRoutes from './domains/deployments/routes.ts';
-import directViewerRoutes from './domains/viewers/routes.ts';
-import bookingRoutes from './domains/bookings/routes/bookings.ts';
-import planningRoutes from './domains/bookings/routes/planning.ts';
-import reservableRoutes from './domains/bookings/routes/reservables.ts';
-import roleVisibilityRoutes from './domains/directory/routes/role-visibility.ts';
-import directoryPlugin from './domains/directory/plugin.ts';
-import adminUserRoutes from './domains/directory/routes/users.ts';
-import adminGroupRoutes from './domains/directory/routes/groups.ts';
-import adminCategoryRoutes from './domains/directory/routes/categories.ts';
-import adminAuditRoutes from './domains/directory/routes/audit.ts';
-import adminSettingsRoutes from './domains/directory/routes/settings.ts';
-import adminReservableRoutes from './domains/bookings/routes/admin-reservables.ts';
+import { storagePlugin, storageRoutes } from './domains/storage/index.ts';
+import { recycleBinPlugin, recycleBinRoutes } from './domains/recycle-bin/index.ts';
+import { viewersPlugin, directViewerRoutes } from './domains/viewers/index.ts';
+import {
+  bookingsPlugin,
+  bookingRoutes,
+  planningRoutes,
+  reservableRoutes,
+  adminReservableRoutes,
+} from './domains/bookings/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -92,69 +96,6 @@ export interface BuildOptions {
   portalConfig?: PortalConfig;
   /** where log lines go instead of stdout (tests read what the server logs) */
   logSink?: LineSink;
-}
-
-const SECRET_QUERY = /([?&](?:token|jwt|password|access_token)=)[^&]*/gi;
-
-/**
- * Logger options: never logs headers (tokens, cookies) nor secret-looking query values; every line
- * is also cleaned of anything shaped like a secret (platform/lib/log-redact.ts), and errors are logged
- * without the parameters of a failed statement. `pretty` writes readable one-line logs, `json`
- * pino's JSON lines.
- */
-export function loggerOptions(
-  level: string,
-  format: LogFormat = 'json',
-  out?: LineSink,
-): FastifyServerOptions['logger'] {
-  if (level === 'silent') return false;
-  const stream = format === 'pretty' ? prettyDestination(out) : out;
-  return {
-    level,
-    ...(stream ? { stream } : {}),
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'headers.authorization',
-        'password',
-        'jwt',
-        'token',
-        '*.password',
-        '*.jwt',
-        '*.token',
-      ],
-      censor: '[redacted]',
-    },
-    hooks: { streamWrite: redactSecrets },
-    serializers: {
-      err: (err: Error) => {
-        const safe = safeError(err);
-        return { ...safe, stack: safe.stack ?? '' };
-      },
-      req: (req: { method: string; url: string; ip?: string }) => ({
-        method: req.method,
-        url: req.url.replace(SECRET_QUERY, '$1[redacted]'),
-        ip: req.ip,
-      }),
-    },
-  };
-}
-
-/** One log line per request and response only when debugging. */
-export function logsRequests(level: string): boolean {
-  return level === 'debug' || level === 'trace';
-}
-
-/** The logger and its request-logging switch for a config; `out` replaces stdout (tests). */
-export function loggingOptions(
-  config: Pick<AppConfig, 'logLevel' | 'logFormat'>,
-  out?: LineSink,
-): Pick<FastifyServerOptions, 'logger' | 'logController'> {
-  return {
-    logger: loggerOptions(config.logLevel, config.logFormat, out),
-    logController: new LogController({ disableRequestLogging: !logsRequests(config.logLevel) }),
-  };
 }
 
 export async function buildApp(

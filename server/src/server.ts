@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type AppConfig } from './platform/config/config.ts';
-import { buildApp, logsRequests } from './app.ts';
+import { buildApp } from './app.ts';
+import { logsRequests } from './platform/lib/logger-options.ts';
 import { seedIfEmpty } from './seed/index.ts';
 
 let config: AppConfig;

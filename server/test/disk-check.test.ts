@@ -12,7 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { buildApp } from '../src/app.ts';
 import { desktops } from '../src/platform/db/schema.ts';
-import { checkDisks, MISSING_DISK_DETAIL, QUARANTINE_DIR } from '../src/domains/storage/disk-check.ts';
+import {
+  checkDisks,
+  MISSING_DISK_DETAIL,
+  QUARANTINE_DIR,
+} from '../src/domains/storage/disk-check.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -10,7 +10,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectQmp, type QmpClient } from '../platform/hypervisor/qmp-client.ts';
 import { decodePng, screenStats } from '../platform/hypervisor/png.ts';
-import { cpuSeconds, killTracked, tempDataDir, trackPid } from '../platform/hypervisor/test-support.ts';
+import {
+  cpuSeconds,
+  killTracked,
+  tempDataDir,
+  trackPid,
+} from '../platform/hypervisor/test-support.ts';
 import {
   IDLE_GUEST_BANNER,
   IDLE_GUEST_MIN_BYTES,

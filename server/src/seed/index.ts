@@ -20,7 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import { eq } from 'drizzle-orm';
 import { hashPassword } from '../platform/auth/passwords.ts';
 import { categories, desktops, groups, media, templates, users } from '../platform/db/schema.ts';
-import { NEW_DESKTOP_HARDWARE } from '../domains/desktops/desktop-service.ts';
+import { NEW_DESKTOP_HARDWARE } from '../domains/desktops/index.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
 import { seedBookings } from './bookings.ts';

@@ -44,9 +44,9 @@ import {
   templatesUsedBy,
   usedBy,
   type QuotaSubject,
-} from '../quotas/quotas.ts';
-import { GIB } from '../quotas/media-quotas.ts';
-import { templateItem } from '../templates/template-service.ts';
+  GIB,
+} from '../quotas/index.ts';
+import { templateItem } from '../templates/index.ts';
 import { constants } from '../../../../src/generated/constants.ts';
 import type {
   ProfileMigrationItem,

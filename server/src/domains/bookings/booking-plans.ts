@@ -42,7 +42,7 @@ import type {
 } from '../../../../src/generated/types.ts';
 import { misfitsAfterChange, overlaps, type Span } from './booking-availability.ts';
 import { bookingSpan, createSerialiser, lockProfiles, planSpan } from './booking-store.ts';
-import { RUNNING_STATES } from '../quotas/quotas.ts';
+import { RUNNING_STATES } from '../quotas/index.ts';
 import type { BookingService } from './booking-service.ts';
 
 const MINUTE_MS = 60_000;

@@ -46,8 +46,12 @@ import type {
   DesktopHardware,
   ReservableAllowedProfile,
 } from '../../../../src/generated/types.ts';
-import { assertDeploymentRight, audienceOf } from '../deployments/deployment-access.ts';
-import { RUNNING_STATES } from '../quotas/quotas.ts';
+import {
+  assertDeploymentRight,
+  audienceOf,
+  type DeploymentBookingState,
+} from '../deployments/index.ts';
+import { RUNNING_STATES } from '../quotas/index.ts';
 import {
   evictionsFor,
   fitOf,
@@ -82,9 +86,7 @@ import {
   planSpan,
   plansOf,
 } from './booking-store.ts';
-import type { EngineDesktop } from '../desktops/types.ts';
-import { profilesOf } from '../desktops/desktop-rules.ts';
-import type { DeploymentBookingState } from '../deployments/deployment-service.ts';
+import { type EngineDesktop, profilesOf } from '../desktops/index.ts';
 
 export type ItemType = BookingRow['itemType'];
 

@@ -5,7 +5,7 @@
  */
 import type { Caller } from '../../platform/auth/auth-context.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
-import { appendAudit } from '../directory/audit.ts';
+import { appendAudit } from '../directory/index.ts';
 
 export interface ReservablesAuditEntry {
   actor: Caller & { name: string };

@@ -34,7 +34,14 @@ import {
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { Caller } from '../../platform/auth/auth-context.ts';
-import { stockImageOf, toWire } from '../desktops/desktops-repository.ts';
+import {
+  stockImageOf,
+  toWire,
+  prepareCardImage,
+  createReferenceCheck,
+  checkViewers,
+  NEW_DESKTOP_HARDWARE,
+} from '../desktops/index.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
 import { fields } from '../../../../src/generated/fields.ts';
 import type {
@@ -53,12 +60,12 @@ import type {
   DesktopHardware,
   ImageUpload,
 } from '../../../../src/generated/types.ts';
-import { prepareCardImage } from '../desktops/card-images.ts';
-import { createReferenceCheck } from '../desktops/desktop-references.ts';
-import { checkViewers } from '../desktops/desktop-rules.ts';
-import { NEW_DESKTOP_HARDWARE } from '../desktops/desktop-service.ts';
-import { lockQuotaScopes, RUNNING_STATES, type QuotaSubject } from '../quotas/quotas.ts';
-import { checkDeploymentQuota } from '../quotas/deployment-quotas.ts';
+import {
+  lockQuotaScopes,
+  RUNNING_STATES,
+  type QuotaSubject,
+  checkDeploymentQuota,
+} from '../quotas/index.ts';
 import {
   assertDeploymentRight,
   audienceOf,

@@ -15,8 +15,12 @@ import {
   users,
   type DesktopRow,
 } from '../../platform/db/schema.ts';
-import { RUNNING_STATES } from '../quotas/quotas.ts';
-import { entityRepository, type EntityRepository, type Executor } from '../../platform/repository/entity-repository.ts';
+import { RUNNING_STATES } from '../quotas/index.ts';
+import {
+  entityRepository,
+  type EntityRepository,
+  type Executor,
+} from '../../platform/repository/entity-repository.ts';
 
 /** The desktop counters of a deployment, as the list shows them. */
 export interface DeploymentCounts {

@@ -21,7 +21,7 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import { canManageItem, isAllowed } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import { media, templates, type MediaRow, type TemplateRow } from '../../platform/db/schema.ts';
-import { DIRECTORY_SEARCH_LIMIT } from '../directory/directory-repository.ts';
+import { DIRECTORY_SEARCH_LIMIT } from '../directory/index.ts';
 import type {
   Allowed,
   AllowedExpanded,

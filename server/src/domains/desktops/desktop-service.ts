@@ -40,7 +40,7 @@ import {
   checkDesktopStart,
   hardwareLimits,
   lockQuotaScopes,
-} from '../quotas/quotas.ts';
+} from '../quotas/index.ts';
 import { stockImageOf, type OwnedDesktopRow } from './desktops-repository.ts';
 import { profilesOf } from './desktop-rules.ts';
 import { VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';

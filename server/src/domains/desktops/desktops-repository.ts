@@ -19,7 +19,11 @@ import {
 import { constants } from '../../../../src/generated/constants.ts';
 import type { Desktop, Role } from '../../../../src/generated/types.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
-import { entityRepository, type EntityRepository, type Executor } from '../../platform/repository/entity-repository.ts';
+import {
+  entityRepository,
+  type EntityRepository,
+  type Executor,
+} from '../../platform/repository/entity-repository.ts';
 
 const STOCK_CARDS = constants.desktops.stockCards.value;
 

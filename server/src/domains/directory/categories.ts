@@ -25,7 +25,13 @@ import type {
   AdminCategoryCreate,
   AdminCategoryUpdate,
 } from '../../../../src/generated/types.ts';
-import { notFound, reaches, requireAdmin, requireStaff, type Actor } from '../../platform/auth/actor.ts';
+import {
+  notFound,
+  reaches,
+  requireAdmin,
+  requireStaff,
+  type Actor,
+} from '../../platform/auth/actor.ts';
 import { appendAudit, categorySnapshot, groupSnapshot } from './audit.ts';
 import type { AdminDeps } from './deps.ts';
 

@@ -8,7 +8,10 @@ import type { Db } from '../../platform/db/client.ts';
 import type { UserRow } from '../../platform/db/schema.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import type { Actor } from '../../platform/auth/actor.ts';
-import type { AccountPolicy, PasswordPolicy } from '../../platform/repository/settings-repository.ts';
+import type {
+  AccountPolicy,
+  PasswordPolicy,
+} from '../../platform/repository/settings-repository.ts';
 import { policyFor } from '../../platform/auth/password-policy.ts';
 import { SPECIAL_CHARACTERS } from '../../platform/auth/password-policy.ts';
 

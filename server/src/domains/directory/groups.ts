@@ -27,7 +27,13 @@ import type {
   AdminGroupEnrollment,
   AdminGroupUpdate,
 } from '../../../../src/generated/types.ts';
-import { notFound, reaches, requireReach, requireStaff, type Actor } from '../../platform/auth/actor.ts';
+import {
+  notFound,
+  reaches,
+  requireReach,
+  requireStaff,
+  type Actor,
+} from '../../platform/auth/actor.ts';
 import { appendAudit, groupSnapshot } from './audit.ts';
 import type { AdminDeps } from './deps.ts';
 

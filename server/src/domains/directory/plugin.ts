@@ -8,7 +8,7 @@ import { globalPlugin } from '../../platform/lib/plugin.ts';
 import type { AuthIdentity } from '../../platform/auth/auth-context.ts';
 import { adminService, type AdminService } from './service.ts';
 import type { Actor } from '../../platform/auth/actor.ts';
-import { createUserRecycler } from '../recycle-bin/user-recycle.ts';
+import { createUserRecycler } from '../recycle-bin/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -15,7 +15,13 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { hashPassword } from '../../platform/auth/passwords.ts';
-import { categories, groups, users, type GroupRow, type UserRow } from '../../platform/db/schema.ts';
+import {
+  categories,
+  groups,
+  users,
+  type GroupRow,
+  type UserRow,
+} from '../../platform/db/schema.ts';
 import { csvFile } from '../../platform/lib/csv-file.ts';
 import { checkPassword, nextHistory } from '../../platform/auth/password-policy.ts';
 import type {

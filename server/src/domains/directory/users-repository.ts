@@ -6,7 +6,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { and, asc, eq, ne, or, sql } from 'drizzle-orm';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
-import { categories, groups, users, type UserInsert, type UserRow } from '../../platform/db/schema.ts';
+import {
+  categories,
+  groups,
+  users,
+  type UserInsert,
+  type UserRow,
+} from '../../platform/db/schema.ts';
 import type { Role } from '../../../../src/generated/types.ts';
 
 export interface UserWithNames extends UserRow {

@@ -7,7 +7,7 @@
  * - Who may act on a medium: whoever manages it (an admin, its owner, a manager of its owner's
  *   category whose owner is not an admin); anybody else gets 403 and nothing changes.
  * - A URL is checked before anything is stored and again at every connection and redirect
- *   (media/safe-fetch.ts). A create reserves its quota unit and inserts the medium in one
+ *   (platform/lib/safe-fetch.ts). A create reserves its quota unit and inserts the medium in one
  *   transaction under the quota locks, then takes a download slot (429 when the user or the
  *   server runs too many), then opens the URL; a refusal at any step leaves no medium behind.
  * - The download runs in the background into DATA_DIR/media/<id>.<iso|img> (the file name never
@@ -31,7 +31,13 @@ import { queryOn } from '../../platform/db/query.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { canManageItem } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import { stockImageOf } from '../desktops/desktops-repository.ts';
+import {
+  stockImageOf,
+  createReferenceCheck,
+  checkViewers,
+  NEW_DESKTOP_HARDWARE,
+  MEDIA_INSTALLS,
+} from '../desktops/index.ts';
 import { stateActions } from '../../../../src/generated/actions.ts';
 import * as validators from '../../../../src/generated/validators.js';
 import type {
@@ -55,19 +61,17 @@ import {
   type FetchPolicy,
   type OpenedUrl,
 } from '../../platform/lib/safe-fetch.ts';
-import { createReferenceCheck } from '../desktops/desktop-references.ts';
-import { checkViewers } from '../desktops/desktop-rules.ts';
-import { NEW_DESKTOP_HARDWARE } from '../desktops/desktop-service.ts';
-import { MEDIA_INSTALLS } from '../desktops/media-installs.ts';
-import { checkMediaCreate, GIB, mediaBytesLeft } from '../quotas/media-quotas.ts';
 import {
+  checkMediaCreate,
+  GIB,
+  mediaBytesLeft,
   appliedQuota,
   assertHardwareWithin,
   checkDesktopCreate,
   hardwareLimits,
   lockQuotaScopes,
   RUNNING_STATES,
-} from '../quotas/quotas.ts';
+} from '../quotas/index.ts';
 
 type MediaList = 'isos' | 'floppies';
 

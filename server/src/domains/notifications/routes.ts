@@ -12,7 +12,10 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import { sanitizeHtml } from '../../platform/lib/html-sanitizer.ts';
 import { route } from '../../platform/http/route.ts';
 import { authOf } from '../../platform/auth/auth.ts';
-import type { LocalizedTexts, NotificationSetting } from '../../platform/repository/settings-repository.ts';
+import type {
+  LocalizedTexts,
+  NotificationSetting,
+} from '../../platform/repository/settings-repository.ts';
 import type { NotificationGroup, NotificationTemplate } from '../../../../src/generated/types.ts';
 
 /** The kind of item every configured notification is: a text the administrator wrote. */

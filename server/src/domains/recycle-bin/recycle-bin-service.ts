@@ -39,7 +39,7 @@ import {
   checkTemplateCreate,
   lockQuotaScopesOf,
   type QuotaSubject,
-} from '../quotas/quotas.ts';
+} from '../quotas/index.ts';
 import { fields } from '../../../../src/generated/fields.ts';
 import type { RecycleBin, RecycleBinDetail } from '../../../../src/generated/types.ts';
 

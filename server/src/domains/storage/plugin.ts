@@ -11,7 +11,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import { checkDisks } from './disk-check.ts';
-import { createRecycleBinPurge, type RecycleBinPurge } from '../recycle-bin/recycle-bin-purge.ts';
+import { createRecycleBinPurge, type RecycleBinPurge } from '../recycle-bin/index.ts';
 import { createStorageService, type StorageService } from './storage-service.ts';
 
 declare module 'fastify' {

@@ -30,10 +30,10 @@ import { queryOn } from '../../platform/db/query.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { assertDesktopAccess } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import { assertStateAllows } from '../desktops/desktop-rules.ts';
+import { assertStateAllows } from '../desktops/index.ts';
 import { createDiskSizeReader, type DiskSizeReader } from './disk-sizes.ts';
-import { appliedQuota, hardwareLimits } from '../quotas/quotas.ts';
-import { storageLocation } from '../recycle-bin/recycle-bin-service.ts';
+import { appliedQuota, hardwareLimits } from '../quotas/index.ts';
+import { storageLocation } from '../recycle-bin/index.ts';
 
 /** Disk operations running at once (the others wait in the queue). */
 export const STORAGE_CONCURRENCY = 2;

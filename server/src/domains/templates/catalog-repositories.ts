@@ -16,7 +16,10 @@ import {
   type RecycleBinRow,
   type TemplateRow,
 } from '../../platform/db/schema.ts';
-import { entityRepository, type EntityRepository } from '../../platform/repository/entity-repository.ts';
+import {
+  entityRepository,
+  type EntityRepository,
+} from '../../platform/repository/entity-repository.ts';
 import type { Role } from '../../../../src/generated/types.ts';
 
 /** A row with the display names of its owner, category and group ([Deleted] ones are null). */

@@ -48,12 +48,22 @@ import {
 import { queryOn } from '../../platform/db/query.ts';
 import { HypervisorError } from '../../platform/hypervisor/types.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
-import { canManageItem, isAllowed, managesOwner, type Caller } from '../../platform/lib/ownership.ts';
+import {
+  canManageItem,
+  isAllowed,
+  managesOwner,
+  type Caller,
+} from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { NamedTemplate } from './catalog-repositories.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
-import { stockImageOf } from '../desktops/desktops-repository.ts';
-import type { DirectoryUser } from '../directory/directory-repository.ts';
+import {
+  stockImageOf,
+  prepareCardImage,
+  createReferenceCheck,
+  assertStateAllows,
+} from '../desktops/index.ts';
+import type { DirectoryUser } from '../directory/index.ts';
 import type {
   Desktop,
   Template,
@@ -64,15 +74,12 @@ import type {
   TemplateTreeItem,
   TemplateUpdate,
 } from '../../../../src/generated/types.ts';
-import { prepareCardImage } from '../desktops/card-images.ts';
-import { createReferenceCheck } from '../desktops/desktop-references.ts';
-import { assertStateAllows } from '../desktops/desktop-rules.ts';
 import {
   checkDesktopCreate,
   checkTemplateCreate,
   lockQuotaScopes,
   type QuotaSubject,
-} from '../quotas/quotas.ts';
+} from '../quotas/index.ts';
 
 /** What a desktop being read for a template shows on its card. */
 export const TEMPLATE_ACTION = 'template';

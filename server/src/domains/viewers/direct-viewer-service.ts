@@ -26,8 +26,7 @@ import { KID, ISSUER, loadSigningKey, type SpecialClaims } from '../../platform/
 import { listeningPort, originAllowed, ownOrigins } from '../../platform/lib/origins.ts';
 import { desktops, type DesktopRow } from '../../platform/db/schema.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import type { OwnedDesktopRow } from '../desktops/desktops-repository.ts';
-import { profilesOf } from '../desktops/desktop-rules.ts';
+import { type OwnedDesktopRow, profilesOf, VIEWER_STATES } from '../desktops/index.ts';
 import { TicketStore } from '../../platform/viewers/tickets.ts';
 import { VncProxy } from '../../platform/viewers/vnc-proxy.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
@@ -37,8 +36,7 @@ import type {
   DirectViewer,
   DirectViewerActionParams,
 } from '../../../../src/generated/types.ts';
-import { checkDesktopStart } from '../quotas/quotas.ts';
-import { VIEWER_STATES } from '../desktops/desktop-service.ts';
+import { checkDesktopStart } from '../quotas/index.ts';
 
 /** The console path of direct viewers (their own proxy: no login session behind them). */
 export const DIRECT_VNC_PATH = '/api/v3/viewer/direct-vnc';

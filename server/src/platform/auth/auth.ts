@@ -22,12 +22,7 @@ import {
   type Claims,
   type SpecialClaims,
 } from './tokens.ts';
-import {
-  API_KEY_SESSION_ID,
-  apiKeyHash,
-  isWellFormedApiKey,
-  looksLikeApiKey,
-} from './api-keys.ts';
+import { API_KEY_SESSION_ID, apiKeyHash, isWellFormedApiKey, looksLikeApiKey } from './api-keys.ts';
 import type { AuthIdentity } from './auth-context.ts';
 import type { SessionState } from './sessions-repository.ts';
 import { operations } from '../../../../src/generated/api.ts';
@@ -49,9 +44,9 @@ export interface AuthenticateOptions {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** the operation-table key of the route (set by lib/route.ts) */
+    /** the operation-table key of the route (set by platform/http/route.ts) */
     operation?: string;
-    /** a planned operation answering 501 (set by lib/route.ts) */
+    /** a planned operation answering 501 (set by platform/http/route.ts) */
     planned?: boolean;
   }
   interface FastifyInstance {

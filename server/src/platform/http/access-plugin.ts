@@ -1,6 +1,6 @@
 /**
  * Role visibility: the generated defaults (x-roles, fields, x-actions) with the admin's config
- * merged over them (lib/access.ts). The config lives in a file (PORTAL_CONFIG, else
+ * merged over them (access.ts). The config lives in a file (PORTAL_CONFIG, else
  * config/portal.json) so it can be kept in git: its `roles`, `fields` and `actions` keys are read at
  * boot, validated by the RoleVisibilityConfig schema, and replaced at run time by
  * `app.roleVisibility.save` (PUT /admin/role-visibility), which writes the file atomically and puts

@@ -8,7 +8,10 @@
 import type { Operation } from '../../../../src/generated/api.ts';
 import { fields, type FieldMeta } from '../../../../src/generated/fields.ts';
 import { resources } from '../../../../src/generated/resources.ts';
-import { roles as allRoles, roleSets as generatedRoleSets } from '../../../../src/generated/roles.ts';
+import {
+  roles as allRoles,
+  roleSets as generatedRoleSets,
+} from '../../../../src/generated/roles.ts';
 import { stateActions } from '../../../../src/generated/actions.ts';
 import type {
   Role,

@@ -1,9 +1,9 @@
 /**
  * socket.io on the same HTTP server as fastify, at /api/v3/socket.io, websocket transport only.
  * A browser-facing endpoint: the handshake's Origin must be the portal's own origin or one listed
- * in ALLOWED_ORIGINS (scheme, host and port compared, lib/origins.ts); a handshake without Origin,
+ * in ALLOWED_ORIGINS (scheme, host and port compared, platform/lib/origins.ts); a handshake without Origin,
  * or with `null`, is refused. 64 KB message cap. Authentication, rooms and the limit on client
- * emits are added by plugins/app/socket-auth.ts.
+ * emits are added by platform/auth/socket-auth.ts.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { Server } from 'socket.io';
@@ -40,7 +40,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     transports: ['websocket'],
     maxHttpBufferSize: 64 * 1024,
     serveClient: false,
-    // other upgrade paths belong to plugins/external/upgrades.ts
+    // other upgrade paths belong to upgrades.ts
     destroyUpgrade: false,
     allowRequest: (req, callback) =>
       callback(null, originAllowed(req, app.config, listeningPort(app.server, app.config.port))),

@@ -3,7 +3,7 @@
  * HEAD that accepts HTML and matches no file (a page route such as /desktops/x, or a directory),
  * gets dist/index.html with `cache-control: no-cache`. Hashed files under dist/assets are
  * immutable; every other file revalidates. `.br`/`.gz` siblings of a file are sent as they are when
- * the client accepts them; otherwise text files are compressed on the fly (plugins/external/compress.ts).
+ * the client accepts them; otherwise text files are compressed on the fly (compress.ts).
  * /api/* and /authentication/* never get the SPA: they answer JSON. Not registered when dist/ has
  * not been built.
  */

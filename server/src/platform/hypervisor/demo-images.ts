@@ -6,7 +6,7 @@
  * Idempotent: existing files are kept (a few ms when everything exists). Files are written to a
  * temporary name and renamed, so an interrupted run never leaves a half file behind.
  *
- * CLI: npx tsx server/src/hypervisor/demo-images.ts [--data-dir DIR] [--force]
+ * CLI: npx tsx server/src/platform/hypervisor/demo-images.ts [--data-dir DIR] [--force]
  * (DATA_DIR defaults to $DATA_DIR, then ./data)
  */
 import { execFile } from 'node:child_process';
@@ -139,7 +139,9 @@ async function main(argv: string[]): Promise<number> {
     } else if (arg === '--force') {
       force = true;
     } else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npx tsx server/src/hypervisor/demo-images.ts [--data-dir DIR] [--force]');
+      console.log(
+        'usage: npx tsx server/src/platform/hypervisor/demo-images.ts [--data-dir DIR] [--force]',
+      );
       return 0;
     } else {
       console.error(`unknown argument ${String(arg)}`);

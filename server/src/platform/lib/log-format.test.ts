@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { loggingOptions } from '../../app.ts';
+import { loggingOptions } from './logger-options.ts';
 import { clockTime, formatLogLine, formatValue, prettyDestination } from './log-format.ts';
 
 const at = new Date(2024, 0, 2, 3, 4, 5, 6).getTime();

@@ -32,7 +32,7 @@ export interface VncProxyDeps {
   tickets: TicketStore;
   /** Looks the desktop and session up now: may the user still open it, is it running, its VNC port. */
   target(desktopId: string, userId: string, sessionId: string): Promise<VncTarget>;
-  /** The Origin check of browser websockets (lib/origins.ts). */
+  /** The Origin check of browser websockets (platform/lib/origins.ts). */
   originAllowed(req: IncomingMessage): boolean;
   viewerAttached?(desktopId: string): Promise<void>;
   viewerDetached?(desktopId: string): void;

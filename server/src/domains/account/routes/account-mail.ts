@@ -20,11 +20,7 @@ import {
   passwordExpired,
   policyFor,
 } from '../../../platform/auth/password-policy.ts';
-import {
-  asEmailVerification,
-  asPasswordReset,
-  specialTokenOf,
-} from '../account-tokens.ts';
+import { asEmailVerification, asPasswordReset, specialTokenOf } from '../account-tokens.ts';
 import {
   mailAccountExists,
   mailEmailVerification,

@@ -9,9 +9,7 @@ import { hashPassword, verifyPassword } from '../../../platform/auth/passwords.t
 import { route } from '../../../platform/http/route.ts';
 import { roleNames } from '../../../platform/auth/tokens.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
-import { appliedQuota, templatesUsedBy, usedBy } from '../../quotas/quotas.ts';
-import { deploymentUsage } from '../../quotas/deployment-quotas.ts';
-import { GIB } from '../../quotas/media-quotas.ts';
+import { appliedQuota, templatesUsedBy, usedBy, deploymentUsage, GIB } from '../../quotas/index.ts';
 import { constraints, defaults } from '../../../../../src/generated/constants.ts';
 import type { Profile, SessionUserDisclaimer } from '../../../../../src/generated/types.ts';
 import type { UserRow } from '../../../platform/db/schema.ts';

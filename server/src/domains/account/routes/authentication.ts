@@ -7,7 +7,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../platform/http/api-error.ts';
 import { verifyPassword } from '../../../platform/auth/passwords.ts';
 import { route } from '../../../platform/http/route.ts';
-import { bearerOf, isLoginClaims, TokenService, type SpecialTokenType } from '../../../platform/auth/tokens.ts';
+import {
+  bearerOf,
+  isLoginClaims,
+  TokenService,
+  type SpecialTokenType,
+} from '../../../platform/auth/tokens.ts';
 import { accountKey } from '../../../platform/auth/login-throttle.ts';
 import type { UserRow } from '../../../platform/db/schema.ts';
 import type { SessionState } from '../../../platform/auth/sessions-repository.ts';

@@ -9,11 +9,11 @@ import { route } from '../../../platform/http/route.ts';
 import { roleNames } from '../../../platform/auth/tokens.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
 import type { SessionUser, SessionUserCategory } from '../../../../../src/generated/types.ts';
-import type { CategoryRow } from '../../directory/users-repository.ts';
-import { appliedQuota } from '../../quotas/quotas.ts';
+import type { CategoryRow } from '../../directory/index.ts';
+import { appliedQuota } from '../../quotas/index.ts';
 import apiKeyRoutes from './api-key.ts';
 import migrationRoutes from './migration.ts';
-import notificationRoutes from '../../notifications/routes.ts';
+import { notificationRoutes } from '../../notifications/index.ts';
 import vpnRoutes from './vpn.ts';
 
 const epoch = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : 0);

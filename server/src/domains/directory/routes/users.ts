@@ -1,7 +1,7 @@
 /**
  * Administration of users (admins everywhere, managers in their own category): list, show,
  * create, update, set a password, delete, and the CSV export and import. The administration
- * service (server/src/admin) does the work and writes the audit entries.
+ * service (server/src/domains/directory) does the work and writes the audit entries.
  */
 import type { FastifyInstance } from 'fastify';
 import { route } from '../../../platform/http/route.ts';
