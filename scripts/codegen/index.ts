@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { compile } from 'json-schema-to-typescript';
-import { createAjv } from '../../server/src/lib/schema-ajv.ts';
+import { createAjv } from '../../server/src/platform/http/schema-ajv.ts';
 import { loadSchemas, type SchemaFile } from './load.ts';
 import { checkSchemas, resolveRef } from './check.ts';
 import { emitDb } from './emit-db.ts';
