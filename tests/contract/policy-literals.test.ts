@@ -87,8 +87,8 @@ const stringValue = (node: ts.Node): string | null =>
 /** `role`, `user.role`, `this.role`, `req.user?.role`: an expression naming a role. */
 function namesRole(node: ts.Expression): boolean {
   const inner = ts.isParenthesizedExpression(node) ? node.expression : node;
-  if (ts.isIdentifier(inner)) return /role$/i.test(inner.text);
-  if (ts.isPropertyAccessExpression(inner)) return /role$/i.test(inner.name.text);
+  if (ts.isIdentifier(inner)) return /role(_?id)?$/i.test(inner.text);
+  if (ts.isPropertyAccessExpression(inner)) return /role(_?id)?$/i.test(inner.name.text);
   return false;
 }
 
@@ -151,8 +151,9 @@ describe('states and roles come from the generated policy', () => {
       "if (status === 'stopped') {}",
       "const e = [desktopState.stopped, 'failed'];",
       "if (kind === 'admin') {}",
+      "if (session.role_id === 'user') {}",
     ].join('\n');
-    expect(findPolicyLiterals('x.ts', code).map((f) => f.line)).toEqual([1, 2, 3, 4]);
+    expect(findPolicyLiterals('x.ts', code).map((f) => f.line)).toEqual([1, 2, 3, 4, 10]);
   });
 
   it('the SPA and common/ write no state set, role list or role comparison', () => {
