@@ -9,6 +9,7 @@ describe('i18next fallback', () => {
   beforeAll(async () => {
     await initI18n('de');
     await i18next.loadLanguages(['de', 'en']);
+    await i18next.loadNamespaces(['common', 'resources']);
   });
 
   it('shows the English text for a key the locale lacks', () => {
@@ -31,5 +32,13 @@ describe('i18next fallback', () => {
     expect(i18next.t('resources:desktops.fields.template_probe_id')).toBe(
       'desktops.fields.template_probe_id',
     );
+  });
+
+  it('picks the plural form the count needs, the bare key standing for the other form', () => {
+    const en = i18next.getFixedT('en');
+    expect(en('common:profile.policy.length', { count: 1 })).toBe('At least 1 character');
+    expect(en('common:profile.policy.length', { count: 8 })).toBe('At least 8 characters');
+    expect(i18next.t('common:json.fields', { count: 1 })).toBe('1 Feld');
+    expect(i18next.t('common:json.fields', { count: 4 })).toBe('4 Felder');
   });
 });
