@@ -25,6 +25,7 @@ import {
   type VideoModel,
 } from '../../platform/hypervisor/types.ts';
 import type { DesktopStore, EngineDesktop } from './types.ts';
+import { desktopState, desktopStates, inSet } from '../../../../src/generated/policy.ts';
 
 export interface EngineLogger {
   info(obj: object, msg?: string): void;
@@ -49,17 +50,14 @@ export interface DesktopEngineOptions {
 }
 
 /** States a desktop can be started from. */
-const STARTABLE: readonly DesktopState[] = ['stopped', 'failed'];
+const STARTABLE: readonly DesktopState[] = desktopStates.startable;
 /** States in which the desktop already runs or is about to (start returns them unchanged). */
-const RUNNING_OR_STARTING: readonly DesktopState[] = ['started', 'starting', 'waitingip', 'reset'];
-const TRANSITIONAL: readonly DesktopState[] = [
-  'starting',
-  'stopping',
-  'shutting-down',
-  'creating',
-  'updating',
-  'reset',
-];
+const RUNNING_OR_STARTING: readonly DesktopState[] = desktopStates.runningOrStarting;
+const TRANSITIONAL: readonly DesktopState[] = desktopStates.transitional;
+/** States in which a guest runs and can be asked to shut down (a paused one can not see the button). */
+const SHUTDOWN_ABLE: readonly DesktopState[] = desktopStates.vm.filter(
+  (s) => s !== desktopState.paused,
+);
 
 /**
  * A check every start passes first (the booking gate): it throws the refusal. A desktop that
@@ -326,11 +324,7 @@ export class DesktopEngine {
       case 'started':
       case 'waitingip':
       case 'reset': {
-        const updated = await this.store.update(id, { state: 'shutting-down' }, [
-          'started',
-          'waitingip',
-          'reset',
-        ]);
+        const updated = await this.store.update(id, { state: 'shutting-down' }, SHUTDOWN_ABLE);
         if (!updated) return (await this.mustGet(id)).state;
         await this.idle?.viewerAttached(id).catch(() => undefined); // a paused guest can't see the power button
         this.idle?.viewerDetached(id);
@@ -384,7 +378,7 @@ export class DesktopEngine {
   /** Reset (hard reboot) of a started desktop. */
   async reset(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
-    if (!['started', 'waitingip'].includes(desktop.state))
+    if (!inSet(desktopStates.openable, desktop.state))
       throw new ApiError(
         'precondition_required',
         `Desktop can not be reset from ${desktop.state}`,
@@ -508,30 +502,27 @@ export class DesktopEngine {
     const desktop = await this.store.get(id);
     if (!desktop) return;
     if (
-      ['stopping', 'shutting-down'].includes(desktop.state) ||
+      inSet(desktopStates.stopping, desktop.state) ||
       (info.expected && desktop.state !== 'starting')
     ) {
       await this.store.update(id, { state: 'stopped', runtime: null, detail: null }, [
-        'stopping',
-        'shutting-down',
-        'started',
-        'waitingip',
-        'reset',
-        'paused',
+        ...desktopStates.stopping,
+        ...desktopStates.vm,
       ]);
-    } else if (['started', 'waitingip', 'reset', 'paused'].includes(desktop.state)) {
-      await this.store.update(id, { state: 'failed', runtime: null, detail: info.reason }, [
-        'started',
-        'waitingip',
-        'reset',
-        'paused',
-      ]);
+    } else if (inSet(desktopStates.vm, desktop.state)) {
+      await this.store.update(
+        id,
+        { state: 'failed', runtime: null, detail: info.reason },
+        desktopStates.vm,
+      );
     }
   }
 
   /** Settles every row whose state disagrees with the hypervisor. Safe to run any time. */
   async reconcile(): Promise<void> {
-    const rows = await this.store.listInStates([...TRANSITIONAL, 'started', 'waitingip', 'paused']);
+    const rows = await this.store.listInStates([
+      ...new Set([...TRANSITIONAL, ...desktopStates.vm]),
+    ]);
     const now = Date.now();
     for (const listed of rows) {
       if (this.active.has(listed.id) || this.queue.includes(listed.id)) continue;

@@ -44,6 +44,7 @@ import {
 import { stockImageOf, type OwnedDesktopRow } from './desktops-repository.ts';
 import { profilesOf } from './desktop-rules.ts';
 import { VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
+import { desktopStates } from '../../../../src/generated/policy.ts';
 
 const subjectOf = (auth: AuthContext) => ({
   userId: auth.userId,
@@ -390,7 +391,7 @@ export function createDesktopService(app: FastifyInstance) {
       };
       await sent?.card?.write();
       const updated = await app.desktops
-        .update(desktop.id, patch, ['stopped', 'failed'])
+        .update(desktop.id, patch, desktopStates.editable)
         .catch(async (error: unknown) => {
           await sent?.card?.remove();
           throw error;

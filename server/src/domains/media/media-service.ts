@@ -70,8 +70,8 @@ import {
   checkDesktopCreate,
   hardwareLimits,
   lockQuotaScopes,
-  RUNNING_STATES,
 } from '../quotas/index.ts';
+import { desktopStates, mediaStatus, mediaStatuses } from '../../../../src/generated/policy.ts';
 
 type MediaList = 'isos' | 'floppies';
 
@@ -118,10 +118,10 @@ export const PROGRESS_MS = 500;
 const STOP_WAIT_MS = 30_000;
 
 /** States whose download is running or about to (settled at boot: nothing runs then). */
-const DOWNLOADING: readonly MediaStatus[] = ['downloadstarting', 'downloading', 'resetdownloading'];
+const DOWNLOADING: readonly MediaStatus[] = mediaStatuses.downloading;
 
 /** Desktop states in which a VM may hold the medium open. */
-const VM_STATES: readonly string[] = [...RUNNING_STATES, 'paused', 'stopping'];
+const VM_STATES: readonly string[] = desktopStates.maybeRunning;
 
 /** A new desktop's viewers and credentials when the body sends none. */
 const NEW_DESKTOP_GUEST: DesktopGuestProperties = {
@@ -726,7 +726,11 @@ export function createMediaService(app: FastifyInstance) {
     async settle(): Promise<void> {
       await mkdir(mediaDir, { recursive: true });
       const rows = await app.media.list({
-        where: inArray(media.status, [...DOWNLOADING, 'downloadaborting', 'deleting']),
+        where: inArray(media.status, [
+          ...DOWNLOADING,
+          mediaStatus.downloadaborting,
+          mediaStatus.deleting,
+        ]),
       });
       for (const row of rows) {
         if (row.status === 'deleting') {

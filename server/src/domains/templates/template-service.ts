@@ -80,6 +80,7 @@ import {
   lockQuotaScopes,
   type QuotaSubject,
 } from '../quotas/index.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 /** What a desktop being read for a template shows on its card. */
 export const TEMPLATE_ACTION = 'template';
@@ -592,7 +593,7 @@ export function createTemplateService(app: FastifyInstance) {
             { id: body.user_id },
             { errors: { '/user_id': 'not_found' } },
           );
-        if (auth.role !== 'admin' && !managesOwner(auth, target))
+        if (!hasRoleAtLeast(auth.role, role.admin) && !managesOwner(auth, target))
           throw new ApiError(
             'forbidden',
             'You can not make templates for this user',
