@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 // Vitest 5's reporter calls Map.groupBy (Node 21+) when it prints failures; Node 20 lacks it.
@@ -24,6 +25,29 @@ const alias = {
   '@': fileURLToPath(new URL('./src', import.meta.url)),
 };
 
+/** Test files run in parallel, one per core. */
+const workers = availableParallelism();
+/**
+ * The server files that boot real QEMU (TCG) desktops: each guest keeps a core busy, so these run
+ * after the others with half the workers, and their waits keep their own time limits.
+ */
+const qemuFiles = [
+  'server/test/bookings-scheduler.test.ts',
+  'server/test/consoles-hardening.test.ts',
+  'server/test/fuzz.test.ts',
+  'server/test/lifecycle.test.ts',
+  'server/test/media-desktop.test.ts',
+  'server/test/templates.test.ts',
+  'server/test/videowall-access.test.ts',
+];
+const serverProject = {
+  environment: 'node' as const,
+  // One PostgreSQL cluster per run; each file clones the migrated template database.
+  globalSetup: ['./tests/support/postgres-global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
+
 export default defineConfig({
   test: {
     reporters: ['default', './tests/support/plain-reporter.ts'],
@@ -42,6 +66,7 @@ export default defineConfig({
             'tests/conformance/**/*.test.{ts,tsx}',
           ],
           setupFiles: ['./tests/support/setup-dom.ts'],
+          maxWorkers: workers,
           // refine's router bindings must share the app's (ESM) react-router, not load its CommonJS copy.
           server: { deps: { inline: [/@refinedev\//] } },
           testTimeout: 20_000,
@@ -50,13 +75,22 @@ export default defineConfig({
       {
         resolve: { alias },
         test: {
+          ...serverProject,
           name: 'server',
-          environment: 'node',
           include: ['server/**/*.test.ts'],
-          globalSetup: ['./tests/support/postgres-global-setup.ts'],
-          fileParallelism: false,
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+          exclude: qemuFiles,
+          maxWorkers: workers,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          ...serverProject,
+          name: 'server-qemu',
+          include: qemuFiles,
+          maxWorkers: Math.max(1, Math.floor(workers / 2)),
+          // After the unit and plain server files (group 0), so the guests get the cores.
+          sequence: { groupOrder: 1 },
         },
       },
     ],
