@@ -11,10 +11,12 @@ const alias = {
 /** Test files run in parallel, one per core. */
 const workers = availableParallelism();
 /**
- * The server files that boot real QEMU (TCG) desktops: each guest keeps a core busy, so these run
- * after the others with half the workers, and their waits keep their own time limits.
+ * The server files that keep cores busy on their own: the ones that boot real QEMU (TCG) desktops
+ * and the 1,000-request booking race. They run after the others with half the workers, so their
+ * time limits hold on a loaded machine.
  */
-const qemuFiles = [
+const heavyFiles = [
+  'server/test/bookings-race.test.ts',
   'server/test/bookings-scheduler.test.ts',
   'server/test/consoles-hardening.test.ts',
   'server/test/fuzz.test.ts',
@@ -61,7 +63,7 @@ export default defineConfig({
           ...serverProject,
           name: 'server',
           include: ['server/**/*.test.ts'],
-          exclude: qemuFiles,
+          exclude: heavyFiles,
           maxWorkers: workers,
         },
       },
@@ -69,10 +71,10 @@ export default defineConfig({
         resolve: { alias },
         test: {
           ...serverProject,
-          name: 'server-qemu',
-          include: qemuFiles,
+          name: 'server-heavy',
+          include: heavyFiles,
           maxWorkers: Math.max(1, Math.floor(workers / 2)),
-          // After the unit and plain server files (group 0), so the guests get the cores.
+          // After the unit and plain server files (group 0), so these get the cores.
           sequence: { groupOrder: 1 },
         },
       },
