@@ -3,7 +3,7 @@
 // Chromium, real server, real QEMU). Ends with one plain "N passed, N failed" line over all suites.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
 
 ensureNodeModules();
@@ -18,6 +18,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const results = [];
+/** Every test file's time in ms, from the vitest reporter and the Playwright JSON report. */
+const fileTimes = [];
 
 function run(name, cmd, args, env = {}) {
   const started = Date.now();
@@ -42,6 +44,22 @@ function readCounts() {
     .map((l) => JSON.parse(l));
 }
 
+/** A Playwright file's time: the sum of its tests' attempts (its share of the workers' time). */
+function playwrightFileTimes(report) {
+  const times = new Map();
+  const walk = (suite, file) => {
+    const here = suite.file ?? file;
+    for (const spec of suite.specs ?? [])
+      for (const test of spec.tests ?? [])
+        for (const r of test.results ?? [])
+          times.set(here, (times.get(here) ?? 0) + (r.duration ?? 0));
+    for (const child of suite.suites ?? []) walk(child, here);
+  };
+  for (const suite of report.suites ?? []) walk(suite, suite.file);
+  const dir = report.config?.rootDir ? relative(root, report.config.rootDir) : 'tests/e2e';
+  return [...times].map(([file, ms]) => ({ file: join(dir, file), ms }));
+}
+
 gate('codegen + schema check', 'npx', ['tsx', 'scripts/codegen/index.ts']);
 gate('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
 gate('lint', 'npx', ['eslint', '.', '--max-warnings', '0']);
@@ -56,6 +74,7 @@ for (const c of vitest) {
   passed += c.passed;
   failed += c.failed;
   skipped += c.skipped;
+  for (const f of c.files ?? []) fileTimes.push({ file: relative(root, f.file), ms: f.ms });
 }
 if (!vitestOk && vitest.every((c) => c.failed === 0)) failed++; // crashed before reporting
 
@@ -69,7 +88,9 @@ if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.con
       PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
     });
     if (existsSync(jsonFile)) {
-      const stats = JSON.parse(readFileSync(jsonFile, 'utf8')).stats ?? {};
+      const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
+      const stats = report.stats ?? {};
+      fileTimes.push(...playwrightFileTimes(report));
       passed += (stats.expected ?? 0) + (stats.flaky ?? 0);
       failed += stats.unexpected ?? 0;
       skipped += stats.skipped ?? 0;
@@ -79,5 +100,10 @@ if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.con
 }
 
 console.log('\n' + results.join('\n'));
+if (fileTimes.length > 0) {
+  console.log('\nslowest test files:');
+  for (const { file, ms } of fileTimes.sort((a, b) => b.ms - a.ms).slice(0, 10))
+    console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+}
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 ? 1 : 0);
