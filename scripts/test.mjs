@@ -1,7 +1,7 @@
 // `npm test`: installs what is missing, then codegen (with the schema check), typecheck, lint,
 // unit + server tests (vitest, real PostgreSQL) and the Playwright end-to-end suite (Debian
 // Chromium, real server, real QEMU). Ends with one plain "N passed, N failed" line over all suites.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
@@ -60,10 +60,41 @@ function playwrightFileTimes(report) {
   return [...times].map(([file, ms]) => ({ file: join(dir, file), ms }));
 }
 
+/**
+ * Gates that read the same files and write nothing run side by side (each is one process on one
+ * core); their output is printed whole, one gate after the other, once all of them have ended.
+ */
+async function gatesTogether(gates) {
+  const started = Date.now();
+  console.log(`\n=== ${gates.map((g) => g.name).join(' + ')} (side by side)`);
+  const ends = await Promise.all(
+    gates.map(
+      ({ name, cmd, args }) =>
+        new Promise((resolve) => {
+          const child = spawn(cmd, args, { cwd: root, env: process.env });
+          let output = '';
+          child.stdout.on('data', (chunk) => (output += chunk));
+          child.stderr.on('data', (chunk) => (output += chunk));
+          child.on('close', (code) =>
+            resolve({ name, ok: code === 0, output, seconds: (Date.now() - started) / 1000 }),
+          );
+        }),
+    ),
+  );
+  for (const { name, ok, output, seconds } of ends) {
+    console.log(`\n--- ${name}: ${ok ? 'ok' : 'FAILED'}\n${output.trimEnd()}`);
+    results.push(`${ok ? 'ok  ' : 'FAIL'} ${name} (${seconds.toFixed(1)} s)`);
+    if (ok) passed++;
+    else failed++;
+  }
+}
+
 gate('codegen + schema check', 'npx', ['tsx', 'scripts/codegen/index.ts']);
-gate('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
-gate('lint', 'npx', ['eslint', '.', '--max-warnings', '0']);
-gate('format', 'npx', ['prettier', '--check', '.']);
+await gatesTogether([
+  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
+  { name: 'lint', cmd: 'npx', args: ['eslint', '.', '--max-warnings', '0'] },
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'] },
+]);
 
 const before = readCounts().length;
 const vitestOk = run('unit + server tests', 'npx', ['vitest', 'run'], {
