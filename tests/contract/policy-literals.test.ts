@@ -35,8 +35,6 @@ const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'booking-service.ts': 5, // engine/booking-service.ts
   'categories.ts': 1, // admin/categories.ts
   'config.ts': 1, // routes/api/config.ts
-  'deployment-access.ts': 2, // engine/deployment-access.ts
-  'deployment-service.ts': 6, // engine/deployment-service.ts
   'desktop-engine.ts': 10, // engine/desktop-engine.ts
   'desktop-references.ts': 1, // engine/desktop-references.ts
   'desktop-service.ts': 1, // engine/desktop-service.ts
