@@ -32,7 +32,6 @@ const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'allowed-service.ts': 4, // engine/allowed-service.ts
   'audit.ts': 2, // admin/audit.ts
   'auth.ts': 1, // plugins/app/auth.ts
-  'booking-service.ts': 5, // engine/booking-service.ts
   'categories.ts': 1, // admin/categories.ts
   'config.ts': 1, // routes/api/config.ts
   'desktop-engine.ts': 10, // engine/desktop-engine.ts
