@@ -48,7 +48,6 @@ const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'ownership.ts': 6, // lib/ownership.ts
   'quotas.ts': 2, // engine/quotas.ts
   'recycle-bin-service.ts': 2, // engine/recycle-bin-service.ts
-  'reservables-service.ts': 1, // admin/reservables-service.ts
   'session.ts': 1, // routes/api/session.ts
   'socket-auth.ts': 1, // plugins/app/socket-auth.ts
   'storage-service.ts': 2, // engine/storage-service.ts
