@@ -33,7 +33,6 @@ const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'audit.ts': 2, // admin/audit.ts
   'auth.ts': 1, // plugins/app/auth.ts
   'categories.ts': 1, // admin/categories.ts
-  'config.ts': 1, // routes/api/config.ts
   'desktop-engine.ts': 10, // engine/desktop-engine.ts
   'desktop-references.ts': 1, // engine/desktop-references.ts
   'desktop-service.ts': 1, // engine/desktop-service.ts
@@ -44,11 +43,9 @@ const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'index.ts': 1, // seed/index.ts
   'media-service.ts': 3, // engine/media-service.ts
   'media-usage-repository.ts': 1, // plugins/app/media-usage-repository.ts
-  'migration-service.ts': 6, // engine/migration-service.ts
   'ownership.ts': 6, // lib/ownership.ts
   'quotas.ts': 2, // engine/quotas.ts
   'recycle-bin-service.ts': 2, // engine/recycle-bin-service.ts
-  'session.ts': 1, // routes/api/session.ts
   'socket-auth.ts': 1, // plugins/app/socket-auth.ts
   'storage-service.ts': 2, // engine/storage-service.ts
   'template-service.ts': 1, // engine/template-service.ts
