@@ -45,12 +45,10 @@ const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'media-usage-repository.ts': 1, // plugins/app/media-usage-repository.ts
   'ownership.ts': 6, // lib/ownership.ts
   'quotas.ts': 2, // engine/quotas.ts
-  'recycle-bin-service.ts': 2, // engine/recycle-bin-service.ts
   'socket-auth.ts': 1, // plugins/app/socket-auth.ts
   'storage-service.ts': 2, // engine/storage-service.ts
   'template-service.ts': 1, // engine/template-service.ts
   'templates-media.ts': 1, // routes/api/templates-media.ts
-  'user-recycle.ts': 1, // engine/user-recycle.ts
   'users-csv.ts': 6, // admin/users-csv.ts
   'users-repository.ts': 1, // plugins/app/users-repository.ts
   'users.ts': 5, // admin/users.ts
