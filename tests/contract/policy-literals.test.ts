@@ -40,7 +40,6 @@ const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'disk-check.ts': 2, // engine/disk-check.ts
   'entity-repository.ts': 4, // plugins/app/entity-repository.ts
   'groups.ts': 2, // admin/groups.ts
-  'index.ts': 1, // seed/index.ts
   'media-service.ts': 3, // engine/media-service.ts
   'media-usage-repository.ts': 1, // plugins/app/media-usage-repository.ts
   'ownership.ts': 6, // lib/ownership.ts
