@@ -13,7 +13,7 @@ import { isDesktopInfo } from '@/lib/records';
 import type { FormExtension, FormMode } from '@/resources/form/form-extension-registry';
 import type { FieldOption } from '@/resources/form/types';
 import type { SchemaFormHandle } from '@/resources/form/use-schema-form';
-import { NEW_DESKTOP_DEFAULTS, valuesFromInfo } from './desktop-values';
+import { isFormSource, NEW_DESKTOP_DEFAULTS, valuesFromInfo } from './desktop-values';
 import { hardwareLimits, hardwareOptions, limitOverrides } from './hardware-limits';
 import { ImagePickerWidget } from './image-picker-widget';
 import { MediaWidget } from './media-widget';
@@ -106,8 +106,9 @@ export const desktopFormExtension: FormExtension = {
   },
   useFormData: useDesktopFormData,
   defaultValues: () => structuredClone(NEW_DESKTOP_DEFAULTS),
-  // Other records (a deployment's show answer) take the page's default: their fields by name.
-  toFormValues: (show) => (isDesktopInfo(show) ? valuesFromInfo(show) : null),
+  // An answer with the desktop settings (a desktop's info, a deployment's info) is read as one;
+  // other records (a deployment's show answer) take the page's default: their fields by name.
+  toFormValues: (show) => (isDesktopInfo(show) || isFormSource(show) ? valuesFromInfo(show) : null),
   useFormEffects: useTemplatePrefill,
   // A server's hardware and viewers cannot be edited.
   editBlocker: (show) => (show.server === true ? 'common:desktopForm.serverNotEditable' : null),
