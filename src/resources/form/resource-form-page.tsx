@@ -22,7 +22,7 @@ import { machineOf, ruleAllows } from '@common/state-actions';
 import { showError, translateError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
-import { recordTitle } from '../actions/record-actions';
+import { recordName, recordTitle } from '../actions/record-actions';
 import { routeHref, usableOperation } from '../actions/available-actions';
 import { changedSections } from './form-values';
 import { resolveFormExtension, type FormMode } from './form-extension-registry';
@@ -112,7 +112,7 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
   const title = (
     <Title order={1} size="h2" id={`${resource}-${mode}-title`}>
       {t(`resources:${resource}.actions.${mode}`)}
-      {record ? ` · ${recordTitle(resource, record)}` : ''}
+      {record && recordName(resource, record) ? ` · ${recordName(resource, record)}` : ''}
     </Title>
   );
   const back = (
