@@ -183,6 +183,11 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       icon={list.empty?.icon ?? def.meta.icon}
       actionHref={list.empty?.action === 'create' ? createHref : null}
     />
+  ) : records.length === 0 && tab && !deferredText.trim() && activeToggles.length === 0 ? (
+    // Only the tab leaves nothing: the tab is empty, no filter of the user's is at work.
+    <Text c="dimmed" py="xl" ta="center" data-testid="tab-empty">
+      {t('common:list.tabEmpty', { tab: t(`resources:${resource}.tabs.${tab.key}`) })}
+    </Text>
   ) : records.length === 0 ? (
     <Text c="dimmed" py="xl" ta="center" data-testid="no-matches">
       {t('common:list.noMatches')}
