@@ -19,6 +19,7 @@ import { ImageCell } from './image-cell';
 import { JsonCell } from './json-cell';
 import { NamedCell } from './named-cell';
 import { NumberCell } from './number-cell';
+import { OperationCell } from './operation-cell';
 import { ProgressCell } from './progress-cell';
 import { QueueCell } from './queue-cell';
 import { ScheduledShutdownCell } from './scheduled-shutdown-cell';
@@ -63,6 +64,8 @@ const registry = new Map<string, CellComponent>([
   ['avatar', AvatarCell],
   ['copy', CopyCell],
   ['json', JsonCell],
+  // An operation key (`adminUsers.update`) in words.
+  ['operation', OperationCell],
 ]);
 
 /** Adds (or replaces) a named renderer. */
