@@ -15,6 +15,7 @@ import { CopyCell } from './copy-cell';
 import { DomainListCell } from './domain-list-cell';
 import { EnumCell } from './enum-cell';
 import { EpochDateCell } from './epoch-date-cell';
+import { HtmlTextCell } from './html-text-cell';
 import { ImageCell } from './image-cell';
 import { JsonCell } from './json-cell';
 import { NamedCell } from './named-cell';
@@ -66,6 +67,8 @@ const registry = new Map<string, CellComponent>([
   ['json', JsonCell],
   // An operation key (`adminUsers.update`) in words.
   ['operation', OperationCell],
+  // A text in HTML (a disclaimer's body): its words, never its tags.
+  ['html', HtmlTextCell],
 ]);
 
 /** Adds (or replaces) a named renderer. */
