@@ -229,6 +229,9 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           >;
         }
       ).forms;
+      const editPrefill = (res as { editPrefill?: string }).editPrefill;
+      if (editPrefill && res.operations?.[editPrefill]?.method !== 'GET')
+        problems.push(`${f.file}: editPrefill ${editPrefill} is not a read operation`);
       for (const [kind, form] of Object.entries(forms ?? {})) {
         if (!r.extraRoutes?.[kind])
           problems.push(`${f.file}: form ${kind} is not an extra route of ${res.name}`);

@@ -136,6 +136,8 @@ export interface ResourceDefinition {
     forms: Readonly<Record<string, FormRoute>>;
     /** one record per user: the show route has no id and the show operation none */
     singleton: boolean;
+    /** read operation whose answer gives the edit form the update fields the show answer lacks */
+    editPrefill: string | null;
     visibleIf: keyof UserConfig | null;
     list: ListDefinition | null;
     /** generated type names of the list item, create and update bodies and show answer */
@@ -209,6 +211,7 @@ function resourcesOf(files: SchemaFile[]) {
             }),
           ),
           singleton: res.singleton === true,
+          editPrefill: (res.editPrefill as string | undefined) ?? null,
           visibleIf: (res.menu?.visibleIf as string | undefined) ?? null,
           list: ((f.json['x-ui'] as Json | undefined)?.list as Json | undefined) ?? null,
           types: {

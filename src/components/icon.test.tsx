@@ -49,6 +49,14 @@ describe('Icon', () => {
     expect(svg).toHaveAttribute('data-icon', name);
   });
 
+  it('gives each entry of the navbar its own icon (one concept, one icon)', () => {
+    const byIcon = new Map<string, string[]>();
+    for (const entry of menu)
+      if (entry.icon) byIcon.set(entry.icon, [...(byIcon.get(entry.icon) ?? []), entry.key]);
+    const shared = [...byIcon].filter(([, keys]) => keys.length > 1);
+    expect(shared).toEqual([]);
+  });
+
   it('throws a clear error for an unknown name', () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     expect(() => render(<Icon name="no-such-icon" />)).toThrow(/Unknown icon "no-such-icon"/);

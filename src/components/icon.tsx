@@ -61,6 +61,11 @@ import {
   IconUsers,
   IconX,
   type IconProps as TablerIconProps,
+  IconUsersGroup,
+  IconCategory,
+  IconCpu,
+  IconAdjustments,
+  IconHistory,
 } from '@tabler/icons-react';
 
 const ICONS: Readonly<Record<string, ComponentType<TablerIconProps>>> = {
@@ -119,6 +124,11 @@ const ICONS: Readonly<Record<string, ComponentType<TablerIconProps>>> = {
   user: IconUser,
   'user-plus': IconUserPlus,
   users: IconUsers,
+  'users-group': IconUsersGroup,
+  category: IconCategory,
+  cpu: IconCpu,
+  adjustments: IconAdjustments,
+  history: IconHistory,
   x: IconX,
 };
 

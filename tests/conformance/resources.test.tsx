@@ -153,6 +153,15 @@ describe.each(builtLists.map((r) => [r.name, r] as const))('%s', (name, resource
         expect(hasCell(cellNameOf(meta)), meta.path).toBe(true);
     });
 
+  if (routeBuilt(name, 'show'))
+    it('has a renderer for every column of the item tables of its details', () => {
+      for (const list of fieldsOf(resource.meta.types.show).filter((m) => !m.hidden && m.items))
+        for (const meta of fieldsOf(list.items ?? null).filter((m) => !m.hidden))
+          expect(hasCell(cellNameOf(meta)), `${list.path}.${meta.path}: ${cellNameOf(meta)}`).toBe(
+            true,
+          );
+    });
+
   for (const kind of ['create', 'update'] as const) {
     const type = resource.meta.types[kind];
     if (!type || !routeBuilt(name, kind === 'update' ? 'edit' : 'create')) continue;

@@ -77,9 +77,12 @@ export function AllowedListWidget({
     : null;
   const [search, setSearch] = useState('');
   const found = useAllowedSearch(table, search);
+  // The names of the entries picked so far: a later search shows other people, and a picked entry
+  // keeps the name it was chosen by.
+  const [named, setNamed] = useState<ReadonlyMap<string, string>>(new Map());
 
   // The picked entries keep their labels (from the item's expanded list or an earlier search).
-  const data = new Map<string, string>();
+  const data = new Map<string, string>(named);
   for (const option of [...(options ?? []), ...found]) data.set(option.value, option.label);
   for (const chosen of picked ?? []) if (!data.has(chosen)) data.set(chosen, chosen);
 
@@ -101,7 +104,17 @@ export function AllowedListWidget({
           placeholder={t(`common:allowed.${table}Search`)}
           data={[...data].map(([option, text]) => ({ value: option, label: text }))}
           value={picked}
-          onChange={onChange}
+          onChange={(next) => {
+            setNamed((before) => {
+              const after = new Map(before);
+              for (const chosen of next) {
+                const text = data.get(chosen);
+                if (text && text !== chosen) after.set(chosen, text);
+              }
+              return after;
+            });
+            onChange(next);
+          }}
           onBlur={onBlur}
           error={error}
           disabled={disabled}

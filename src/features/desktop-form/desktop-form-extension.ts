@@ -5,7 +5,7 @@
  * the prefill from the chosen template, and the server rule the state rule does not cover.
  */
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import { useWatch, type FieldValues } from 'react-hook-form';
 import { inSet, mediaStatuses } from '@/generated/policy';
 import type { DesktopHardware } from '@/generated/types';
@@ -13,7 +13,7 @@ import { isDesktopInfo } from '@/lib/records';
 import type { FormExtension, FormMode } from '@/resources/form/form-extension-registry';
 import type { FieldOption } from '@/resources/form/types';
 import type { SchemaFormHandle } from '@/resources/form/use-schema-form';
-import { NEW_DESKTOP_DEFAULTS, valuesFromInfo } from './desktop-values';
+import { isFormSource, NEW_DESKTOP_DEFAULTS, valuesFromInfo } from './desktop-values';
 import { hardwareLimits, hardwareOptions, limitOverrides } from './hardware-limits';
 import { ImagePickerWidget } from './image-picker-widget';
 import { MediaWidget } from './media-widget';
@@ -76,7 +76,12 @@ function useDesktopFormData(mode: FormMode, enabled: boolean) {
   };
 }
 
-/** New desktop: the chosen template's name, description, hardware and viewers, unless edited. */
+/**
+ * New desktop: the chosen template's name, description, hardware and viewers. A name or a
+ * description is replaced only while it is empty or still the one the previous template gave:
+ * what the user typed stays (read from the values, not from a dirty flag the form only tracks for
+ * the state a render subscribed to).
+ */
 function useTemplatePrefill(handle: SchemaFormHandle<FieldValues>, mode: FormMode) {
   const { form } = handle;
   const templateId = useWatch({ control: form.control, name: 'template_id' }) as string | undefined;
@@ -84,13 +89,23 @@ function useTemplatePrefill(handle: SchemaFormHandle<FieldValues>, mode: FormMod
     ...desktopFormQueries.info(templateId ?? ''),
     enabled: mode === 'create' && !!templateId,
   });
+  const filled = useRef<{ name?: unknown; description?: unknown }>({});
   useEffect(() => {
     if (!info.data) return;
     const values = valuesFromInfo(info.data);
-    const { dirtyFields } = form.formState;
     const opts = { shouldDirty: false, shouldValidate: false } as const;
-    if (!dirtyFields.name) form.setValue('name', values.name ?? '', opts);
-    if (!dirtyFields.description) form.setValue('description', values.description, opts);
+    const untouched = (field: 'name' | 'description') => {
+      const current: unknown = form.getValues(field);
+      return current === undefined || current === '' || current === filled.current[field];
+    };
+    if (untouched('name')) {
+      form.setValue('name', values.name ?? '', opts);
+      filled.current.name = values.name ?? '';
+    }
+    if (untouched('description')) {
+      form.setValue('description', values.description, opts);
+      filled.current.description = values.description;
+    }
     if (values.hardware) form.setValue('hardware', values.hardware, opts);
     if (values.guest_properties) form.setValue('guest_properties', values.guest_properties, opts);
   }, [info.data, form]);
@@ -106,8 +121,9 @@ export const desktopFormExtension: FormExtension = {
   },
   useFormData: useDesktopFormData,
   defaultValues: () => structuredClone(NEW_DESKTOP_DEFAULTS),
-  // Other records (a deployment's show answer) take the page's default: their fields by name.
-  toFormValues: (show) => (isDesktopInfo(show) ? valuesFromInfo(show) : null),
+  // An answer with the desktop settings (a desktop's info, a deployment's info) is read as one;
+  // other records (a deployment's show answer) take the page's default: their fields by name.
+  toFormValues: (show) => (isDesktopInfo(show) || isFormSource(show) ? valuesFromInfo(show) : null),
   useFormEffects: useTemplatePrefill,
   // A server's hardware and viewers cannot be edited.
   editBlocker: (show) => (show.server === true ? 'common:desktopForm.serverNotEditable' : null),

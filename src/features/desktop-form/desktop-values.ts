@@ -4,6 +4,7 @@
  */
 import { fields, type FieldMeta } from '@/generated/fields';
 import type {
+  DeploymentInfo,
   DesktopCreate,
   DesktopHardware,
   DesktopInfo,
@@ -36,6 +37,28 @@ export const FORM_HARDWARE_KEYS: readonly string[] = (fields.DesktopCreate as re
   .filter((meta) => !meta.hidden && meta.path.startsWith('hardware.'))
   .map((meta) => meta.path.slice('hardware.'.length));
 
+/** A read answer the form's values come from: a desktop's or template's info, or a deployment's. */
+export type FormSource = DesktopInfo | DeploymentInfo;
+
+/** True for an answer that carries a desktop's settings (a name and a hardware object). */
+export function isFormSource(record: object): record is FormSource {
+  const r = record as { name?: unknown; hardware?: unknown };
+  return typeof r.name === 'string' && !!r.hardware && typeof r.hardware === 'object';
+}
+
+/** Interface ids: a stored list may name them as `{ id, mac }`. */
+function interfaceIds(list: unknown): string[] | undefined {
+  return Array.isArray(list)
+    ? list.flatMap((item: unknown) =>
+        typeof item === 'string'
+          ? [item]
+          : item && typeof item === 'object' && typeof (item as { id?: unknown }).id === 'string'
+            ? [(item as { id: string }).id]
+            : [],
+      )
+    : undefined;
+}
+
 function mediaRefs(list: unknown): { id: string }[] | undefined {
   return Array.isArray(list)
     ? list
@@ -48,12 +71,13 @@ function mediaRefs(list: unknown): { id: string }[] | undefined {
 
 /** The form's hardware from a stored hardware object (memory already in GB). */
 export function formHardware(
-  hardware: DesktopHardware | undefined,
+  hardware: FormSource['hardware'],
   reservables?: DesktopInfo['reservables'],
 ): DesktopHardware {
   const source = (hardware ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key of FORM_HARDWARE_KEYS) if (source[key] !== undefined) out[key] = source[key];
+  if (out.interfaces !== undefined) out.interfaces = interfaceIds(out.interfaces);
   if (out.isos !== undefined) out.isos = mediaRefs(out.isos);
   if (out.floppies !== undefined) out.floppies = mediaRefs(out.floppies);
   out.reservables ??= reservables ?? { vgpus: null };
@@ -70,7 +94,7 @@ export function formImage(image: DesktopInfo['image']): ImageUpload | undefined 
  * update form the answer carries, with the hardware, guest properties and card image in the shape
  * the form edits.
  */
-export function valuesFromInfo(info: DesktopInfo): EditDesktopValues {
+export function valuesFromInfo(info: FormSource): EditDesktopValues {
   const gp = info.guest_properties ?? {};
   const guest = pruneEmpty({
     fullscreen: gp.fullscreen,

@@ -10,6 +10,7 @@ import { desktopState } from '@/generated/policy';
 import { OPENABLE_STATES, TRANSIENT_STATES, type OpenProgress } from './open-flow';
 import { useOpenDesktop } from './use-open-desktop';
 import { orderedViewers, viewerBlocker } from './viewer-order';
+import { Icon } from '@/components/icon';
 
 export interface OpenDesktopMenuProps {
   /** The desktop to open. */
@@ -132,7 +133,7 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
           >
             <Menu.Target>
               <ActionIcon ref={menuTarget} {...openWithProps}>
-                <span aria-hidden="true">▾</span>
+                <Icon name="chevron-down" size={16} />
               </ActionIcon>
             </Menu.Target>
             <Menu.Dropdown>
@@ -184,7 +185,7 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
               setMenuOpen(true);
             }}
           >
-            <span aria-hidden="true">▾</span>
+            <Icon name="chevron-down" size={16} />
           </ActionIcon>
         )}
       </Group>

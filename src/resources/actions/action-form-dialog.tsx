@@ -31,10 +31,12 @@ import { getIn, type FieldsType } from '../form/field-meta';
 import { useOperationOptions } from '../form/operation-options';
 import { SchemaForm } from '../form/schema-form';
 import { useSchemaForm } from '../form/use-schema-form';
+import { actionDoneMessage } from './action-done';
 import { ActionPreview } from './action-preview';
 import { ActionResult } from './action-result';
 import { thenHref, useActionSuccess } from './action-success';
 import { filledInputs, operationInputs, operationOf } from './operation-inputs';
+import { titleWithName } from './record-operation';
 
 type Values = Readonly<Record<string, unknown>>;
 
@@ -108,7 +110,7 @@ export function ActionFormDialog(props: ActionFormDialogProps) {
     <Modal
       opened
       onClose={close}
-      title={`${label} · ${props.title}`}
+      title={titleWithName(label, props.title)}
       centered
       size="lg"
       // An answer shown once is not lost to a stray click outside.
@@ -235,7 +237,7 @@ function LoadedActionForm({
       });
       open?.({
         type: 'success',
-        message: t('common:actions.done', { action: label, name: title }),
+        message: actionDoneMessage(t, resource, operation, label, title),
       });
       onDone?.(operation);
       await success({ resource, name, def, record, values: sent, answer });

@@ -4,11 +4,13 @@ import { Box, Checkbox } from '@mantine/core';
 import { useNotification } from '@refinedev/core';
 import { useNavigate } from 'react-router';
 import { useTranslation } from 'react-i18next';
+import { actionDoneMessage } from './action-done';
 import { ActionPreview } from './action-preview';
 import { ActionResultModal } from './action-result';
 import { thenHref, useActionSuccess } from './action-success';
 import type { AvailableAction } from './available-actions';
 import { ConfirmDialog } from './confirm-dialog';
+import { titleWithName } from './record-operation';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
 
@@ -48,7 +50,10 @@ export function ConfirmActionModal({
     if (!operation) return;
     const value = await run(operation);
     succeeded.current = true;
-    open?.({ type: 'success', message: t('common:actions.done', { action: label, name }) });
+    open?.({
+      type: 'success',
+      message: actionDoneMessage(t, resource, operation, label, name),
+    });
     onDone?.(operation);
     await success({
       resource,
@@ -72,7 +77,7 @@ export function ConfirmActionModal({
         name={action.name}
         operation={answer.operation}
         answer={answer.value}
-        title={`${label} · ${name}`}
+        title={titleWithName(label, name)}
         onClose={close}
       />
     );

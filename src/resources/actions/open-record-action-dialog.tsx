@@ -3,7 +3,7 @@ import { openActionDialog } from './action-dialogs';
 import type { AvailableAction } from './available-actions';
 import { ConfirmActionModal } from './confirm-action-modal';
 import { ActionFormDialog } from './lazy-action-form-dialog';
-import { recordTitle, runOperation } from './record-operation';
+import { recordName, runOperation } from './record-operation';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
 
@@ -39,7 +39,7 @@ export function openRecordActionDialog({
           record={record}
           name={action.name}
           def={def}
-          title={recordTitle(resource, record)}
+          title={recordName(resource, record)}
           onDone={onDone}
           onClose={() => {
             close();
@@ -54,7 +54,7 @@ export function openRecordActionDialog({
     openActionDialog((close) => (
       <ConfirmActionModal
         resource={resource}
-        name={recordTitle(resource, record)}
+        name={recordName(resource, record)}
         action={action}
         record={record}
         run={(operation) => runOperation(resource, record, operation, def)}

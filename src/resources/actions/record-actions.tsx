@@ -10,6 +10,7 @@
 import '@mantine/core/styles/Menu.css';
 import { memo, useMemo, useState, type ReactNode } from 'react';
 import { Button, Group, Menu } from '@mantine/core';
+import { useNotification } from '@refinedev/core';
 import { useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { Icon } from '@/components/icon';
@@ -24,11 +25,12 @@ import { afterActionSuccess, thenHref } from './action-success';
 import { actionHref, availableActions, type AvailableAction } from './available-actions';
 import { MoreMenu } from './more-menu';
 import { openRecordActionDialog } from './open-record-action-dialog';
-import { recordTitle, runOperation } from './record-operation';
+import { ownDoneMessage } from './action-done';
+import { recordName, recordTitle, runOperation, titleWithName } from './record-operation';
 
 export { ListActions, type ListActionsProps } from './list-actions';
 export { openRecordActionDialog, type ActionDialogRequest } from './open-record-action-dialog';
-export { recordTitle, runOperation } from './record-operation';
+export { recordName, recordTitle, runOperation } from './record-operation';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
 
@@ -57,6 +59,7 @@ export const RecordActions = memo(function RecordActions({
   const { t } = useCellText();
   const role = useSessionState().user?.role_id ?? null;
   const queryClient = useQueryClient();
+  const { open } = useNotification();
   const [busy, setBusy] = useState<string | null>(null);
   const actions = useMemo(
     () =>
@@ -77,6 +80,9 @@ export const RecordActions = memo(function RecordActions({
     const operation = def.operation;
     runOperation(resource, record, operation, def)
       .then(async (answer) => {
+        // A direct action tells its result when it has its own text (a restore, not a start).
+        const done = ownDoneMessage(t, resource, operation, recordName(resource, record));
+        if (done) open?.({ type: 'success', message: done });
         onDone?.(operation);
         await afterActionSuccess(queryClient, { resource, name, def, record, values: {}, answer });
         const href = thenHref(resource, def, record);
@@ -87,7 +93,7 @@ export const RecordActions = memo(function RecordActions({
               name={name}
               operation={operation}
               answer={answer}
-              title={`${label(name)} · ${recordTitle(resource, record)}`}
+              title={titleWithName(label(name), recordName(resource, record))}
               onClose={() => {
                 close();
                 if (href) navigateTo(href);

@@ -6,14 +6,24 @@ import { operationInputs } from './operation-inputs';
 
 type Record = Readonly<globalThis.Record<string, unknown>>;
 
-/** The field that names a record (x-ui.list.title, else `name`, else `username`), or its id. */
-export function recordTitle(resource: string, record: Record): string {
+/** The field that names a record (x-ui.list.title, else `name`, else `username`), or ''. */
+export function recordName(resource: string, record: Record): string {
   const field = resourceOf(resource)?.meta.list?.title ?? 'name';
   for (const key of [field, 'name', 'username']) {
     const value = record[key];
     if (typeof value === 'string' && value) return value;
   }
-  return String(record.id ?? '');
+  return '';
+}
+
+/** The record's name, else its id (a list row's link needs some text). */
+export function recordTitle(resource: string, record: Record): string {
+  return recordName(resource, record) || String(record.id ?? '');
+}
+
+/** A dialog's title: the action, then the record's name when it has one (never its id). */
+export function titleWithName(label: string, name: string): string {
+  return name ? `${label} · ${name}` : label;
 }
 
 /**

@@ -15,10 +15,12 @@ import { CopyCell } from './copy-cell';
 import { DomainListCell } from './domain-list-cell';
 import { EnumCell } from './enum-cell';
 import { EpochDateCell } from './epoch-date-cell';
+import { HtmlTextCell } from './html-text-cell';
 import { ImageCell } from './image-cell';
 import { JsonCell } from './json-cell';
 import { NamedCell } from './named-cell';
 import { NumberCell } from './number-cell';
+import { OperationCell } from './operation-cell';
 import { ProgressCell } from './progress-cell';
 import { QueueCell } from './queue-cell';
 import { ScheduledShutdownCell } from './scheduled-shutdown-cell';
@@ -63,6 +65,10 @@ const registry = new Map<string, CellComponent>([
   ['avatar', AvatarCell],
   ['copy', CopyCell],
   ['json', JsonCell],
+  // An operation key (`adminUsers.update`) in words.
+  ['operation', OperationCell],
+  // A text in HTML (a disclaimer's body): its words, never its tags.
+  ['html', HtmlTextCell],
 ]);
 
 /** Adds (or replaces) a named renderer. */

@@ -65,12 +65,15 @@ const topLevelKeys = (type: string): Set<string> =>
  * The form's starting values: the extension's (defaults, or from the show answer), else the
  * answer's fields. A new record also takes the query's values of its top-level fields
  * (`/templates/new?desktop_id=…`), which is how an action hands over the record it started from.
+ * An edit whose resource names an `editPrefill` operation takes the fields the show answer lacks
+ * from that answer (`prefill`); the show answer's own fields win.
  */
 export function initialValues(
   type: string,
   mode: FormMode,
   record: Readonly<Record<string, unknown>> | undefined,
   query: URLSearchParams,
+  prefill?: Readonly<Record<string, unknown>>,
 ): FieldValues | null {
   const extension = resolveFormExtension(type, formExtensions[type]);
   if (mode === 'create') {
@@ -83,7 +86,9 @@ export function initialValues(
     return { ...declared, ...Object.fromEntries([...defaults, ...given]) };
   }
   if (!record) return null;
-  return extension?.toFormValues?.(record) ?? pickFormValues(fieldsOfType(type), record);
+  const valuesOf = (answer: Readonly<Record<string, unknown>>): FieldValues =>
+    extension?.toFormValues?.(answer) ?? pickFormValues(fieldsOfType(type), answer);
+  return prefill ? { ...valuesOf(prefill), ...valuesOf(record) } : valuesOf(record);
 }
 
 /** Required fields the user cannot fill (hidden) that the query did not give: the form cannot work. */
@@ -99,6 +104,8 @@ export interface SchemaFormBodyProps {
   mode: FormMode;
   type: string;
   record: Readonly<Record<string, unknown>> | undefined;
+  /** The answer of the resource's `editPrefill` operation (the fields the show answer lacks). */
+  prefill?: Readonly<Record<string, unknown>>;
   data: FormData;
   /** The form body's precompiled validator (the server validates with the same). */
   validate: ValidateFunction;
@@ -126,6 +133,7 @@ export function SchemaFormBody({
   mode,
   type,
   record,
+  prefill,
   data,
   validate,
   extension,
@@ -142,7 +150,7 @@ export function SchemaFormBody({
   const allFields = fieldsOfType(type);
   if (allFields.length === 0) throw new Error(`${resource} has no ${mode} form type`);
   const [search] = useSearchParams();
-  const [initial] = useState(() => initialValues(type, mode, record, search) ?? {});
+  const [initial] = useState(() => initialValues(type, mode, record, search, prefill) ?? {});
   // Fields the role may not set are left out of the form (the server refuses them too), and so
   // are the optional fields the admin's role visibility hides from it.
   useRoleVisibilityRevision();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { changedSections } from './form-values';
+import { fields } from '@/generated/fields';
+import { changedSections, pickFormValues } from './form-values';
 
 describe('changedSections', () => {
   it('sends only the sections that differ', () => {
@@ -25,6 +26,16 @@ describe('changedSections', () => {
     ).toEqual({});
     expect(changedSections(initial, { ...initial, hardware: { isos: [] } })).toEqual({
       hardware: { isos: [] },
+    });
+  });
+});
+
+describe('pickFormValues', () => {
+  it('leaves out a null the form field cannot hold (a deployment without a description)', () => {
+    const detail = { id: 'd1', name: 'Lab', description: null, desktop_name: 'Lab desktop' };
+    expect(pickFormValues(fields.DeploymentUpdate, detail)).toEqual({
+      name: 'Lab',
+      desktop_name: 'Lab desktop',
     });
   });
 });

@@ -6,13 +6,18 @@ import type { FieldValues } from 'react-hook-form';
 import type { FieldMeta } from '@/generated/fields';
 import { pruneEmpty } from './resolver';
 
-/** The show answer's values of the form's fields (by their top-level key). */
+/**
+ * The show answer's values of the form's fields (by their top-level key). A null the field cannot
+ * hold (an answer's "no description" for a text the body types as a string) starts the field empty.
+ */
 export function pickFormValues(list: readonly FieldMeta[], show: object): FieldValues {
   const keys = new Set(
     list.filter((meta) => !meta.hidden).map((meta) => meta.path.split('.')[0] ?? meta.path),
   );
+  const notNullable = new Set(list.filter((meta) => !meta.nullable).map((meta) => meta.path));
   const entries = Object.entries(show).filter(
-    ([key, value]) => keys.has(key) && value !== undefined,
+    ([key, value]) =>
+      keys.has(key) && value !== undefined && !(value === null && notNullable.has(key)),
   );
   return pruneEmpty(Object.fromEntries(entries));
 }

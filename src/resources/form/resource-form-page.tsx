@@ -22,7 +22,7 @@ import { machineOf, ruleAllows } from '@common/state-actions';
 import { showError, translateError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
-import { recordTitle } from '../actions/record-actions';
+import { recordName, recordTitle } from '../actions/record-actions';
 import { routeHref, usableOperation } from '../actions/available-actions';
 import { changedSections } from './form-values';
 import { resolveFormExtension, type FormMode } from './form-extension-registry';
@@ -76,6 +76,17 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
     errorNotification: false,
   });
   const record = show.result;
+  // The fields the show answer lacks come from the resource's `editPrefill` read (a deployment's info).
+  const prefillOperation = mode === 'edit' && id ? def.meta.editPrefill : null;
+  const prefill = useQuery({
+    queryKey: [`${resource}.${prefillOperation ?? ''}`, id],
+    queryFn: async () =>
+      (await requestOperation(`${resource}.${prefillOperation ?? ''}`, {
+        params: { id },
+      })) as Readonly<Record<string, unknown>>,
+    enabled: !!prefillOperation,
+    staleTime: 0,
+  });
   const blocker =
     mode === 'edit' && record
       ? (extension.editBlocker?.(record) ??
@@ -101,7 +112,7 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
   const title = (
     <Title order={1} size="h2" id={`${resource}-${mode}-title`}>
       {t(`resources:${resource}.actions.${mode}`)}
-      {record ? ` · ${recordTitle(resource, record)}` : ''}
+      {record && recordName(resource, record) ? ` · ${recordName(resource, record)}` : ''}
     </Title>
   );
   const back = (
@@ -122,7 +133,8 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
         {back}
       </Stack>
     );
-  if (mode === 'edit' && (!id || show.query.isError || blocker))
+  const loadError = show.query.error ?? prefill.error;
+  if (mode === 'edit' && (!id || loadError || blocker))
     return (
       <Stack gap="md">
         {title}
@@ -131,12 +143,18 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
             ? t('common:form.missingId')
             : blocker
               ? t(blocker)
-              : translateError(show.query.error as never)}
+              : translateError(loadError as never)}
         </Alert>
         {back}
       </Stack>
     );
-  if (!quotaOk || data.loading || !validator.data || (mode === 'edit' && !record))
+  if (
+    !quotaOk ||
+    data.loading ||
+    !validator.data ||
+    (mode === 'edit' && !record) ||
+    (prefillOperation && !prefill.data)
+  )
     return <FormSkeleton />;
 
   const submit = async (values: FieldValues, initial: FieldValues): Promise<void> => {
@@ -166,6 +184,7 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
       mode={mode}
       type={type}
       record={record}
+      {...(prefill.data ? { prefill: prefill.data } : {})}
       data={data}
       validate={validator.data}
       extension={extension}

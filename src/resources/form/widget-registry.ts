@@ -25,6 +25,8 @@ export const baseWidgets: Record<string, WidgetComponent> = {
   url: TextWidget,
   email: TextWidget,
   textarea: TextareaWidget,
+  // A text in HTML is edited as its source.
+  html: TextareaWidget,
   password: PasswordWidget,
   number: NumberWidget,
   select: SelectWidget,

@@ -76,7 +76,9 @@ export const ResourceCards = memo(function ResourceCards({
                 display: 'grid',
                 gridTemplateColumns: `repeat(${columns}, minmax(0, 1fr))`,
                 gap: GAP,
-                alignItems: 'stretch',
+                // Each card keeps its own height: stretched to the row's tallest, a shorter card
+                // showed an empty band under its content.
+                alignItems: 'start',
               }}
             >
               {items.map((record) => (

@@ -43,7 +43,7 @@ import {
   type ListRecord,
   type ListSort,
 } from './list-filter';
-import { ListSkeleton } from './list-skeleton';
+import { ListSkeleton, rememberListCount } from './list-skeleton';
 import { ResourceCards } from './resource-cards';
 import { ResourceTable } from './resource-table';
 import { useRoleVisibilityRevision } from '@/lib/role-visibility';
@@ -149,6 +149,9 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       }),
     [ordered, searchable, deferredText, tab, activeToggles, user?.id],
   );
+  useEffect(() => {
+    if (!query.isLoading && !query.isError) rememberListCount(resource, all.length);
+  }, [resource, all.length, query.isLoading, query.isError]);
   // Prepare the filter texts while idle, so the first keystroke does not pay for them.
   useEffect(() => {
     if (typeof requestIdleCallback !== 'function') return;
@@ -176,13 +179,18 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   const title = t(`resources:${resource}.title`);
 
   const body = query.isLoading ? (
-    <ListSkeleton view={view} />
+    <ListSkeleton view={view} resource={resource} />
   ) : all.length === 0 ? (
     <EmptyState
       resource={resource}
       icon={list.empty?.icon ?? def.meta.icon}
       actionHref={list.empty?.action === 'create' ? createHref : null}
     />
+  ) : records.length === 0 && tab && !deferredText.trim() && activeToggles.length === 0 ? (
+    // Only the tab leaves nothing: the tab is empty, no filter of the user's is at work.
+    <Text c="dimmed" py="xl" ta="center" data-testid="tab-empty">
+      {t('common:list.tabEmpty', { tab: t(`resources:${resource}.tabs.${tab.key}`) })}
+    </Text>
   ) : records.length === 0 ? (
     <Text c="dimmed" py="xl" ta="center" data-testid="no-matches">
       {t('common:list.noMatches')}
