@@ -6,13 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import {
-  auditLog,
-  type AuditEntryRow,
-  type CategoryRow,
-  type GroupRow,
-  type UserRow,
-} from '../db/schema.ts';
+import { auditLog, type AuditEntryRow, type UserRow } from '../db/schema.ts';
 import type { Db } from '../db/client.ts';
 import type { Executor } from '../plugins/app/entity-repository.ts';
 import type { AuditEntry } from '../../../src/generated/types.ts';
@@ -66,29 +60,6 @@ export function userSnapshot(u: UserRow): Record<string, unknown> {
     email_verified: u.emailVerified,
     password_reset_required: u.passwordResetRequired,
     quota: u.quota,
-  };
-}
-
-export function groupSnapshot(g: GroupRow): Record<string, unknown> {
-  return {
-    id: g.id,
-    name: g.name,
-    description: g.description,
-    category: g.categoryId,
-    enrollment: g.enrollment,
-    quota: g.quota,
-  };
-}
-
-export function categorySnapshot(c: CategoryRow): Record<string, unknown> {
-  return {
-    id: c.id,
-    name: c.name,
-    description: c.description,
-    custom_url_name: c.customUrlName,
-    frontend: c.frontend,
-    maintenance: c.maintenance,
-    quota: c.quota,
   };
 }
 

@@ -4,3 +4,5 @@
  */
 export * from '../../../src/generated/db.ts';
 export type { SessionRecordRow as SessionRow } from '../../../src/generated/db.ts';
+export type { AdminGroupRow as GroupRow } from '../../../src/generated/db.ts';
+export type { AdminCategoryRow as CategoryRow } from '../../../src/generated/db.ts';

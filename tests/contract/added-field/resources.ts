@@ -240,14 +240,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     create: { body: { name: '$name', category: 'default' } },
     update: {},
     form: 'edit',
-    gaps: {
-      table: 'admin-group.schema.json has no storage: group.schema.json holds the groups table',
-      migration: 'no column in the groups table',
-      column: 'no column in the groups table',
-      stored: 'no column: create and update answer 200 and drop it',
-      list: 'toAdminGroup lists the fields by hand',
-      show: 'toAdminGroup lists the fields by hand',
-    },
   },
   {
     resource: 'adminCategories',
@@ -256,15 +248,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     create: { body: { name: '$name' } },
     update: {},
     form: 'edit',
-    gaps: {
-      table:
-        'admin-category.schema.json has no storage: category.schema.json holds the categories table',
-      migration: 'no column in the categories table',
-      column: 'no column in the categories table',
-      stored: 'no column: create and update answer 200 and drop it',
-      list: 'toAdminCategory lists the fields by hand',
-      show: 'toAdminCategory lists the fields by hand',
-    },
   },
   {
     resource: 'adminReservables',
