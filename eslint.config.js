@@ -28,18 +28,24 @@ const layer = (target, from, message, except) => ({
 });
 
 const spaBottom = ['src/lib', 'src/components', 'src/hooks', 'src/i18n'];
-const serverBelowEngine = [
-  'server/src/db',
-  'server/src/hypervisor',
-  'server/src/viewers',
-  'server/src/media',
-];
+
+/** Every folder under server/src/domains: each one may reach another only through its index.ts. */
+const domains = readdirSync(new URL('./server/src/domains', import.meta.url), {
+  withFileTypes: true,
+})
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+/** The server's composition: the app, the process entry and the seed, above every domain. */
+const serverComposition = ['server/src/app.ts', 'server/src/server.ts', 'server/src/seed'];
 
 /**
  * The layers. SPA: src/app → src/features, src/resources → src/providers → src/lib, src/components,
- * src/hooks, src/i18n, src/generated. Server: server/src/routes → server/src/engine, server/src/plugins
- * → server/src/db, server/src/hypervisor, server/src/viewers, server/src/media → server/src/lib. common/ is pure code
- * shared by both sides and sits below them. scripts/ is tooling and may import anything.
+ * src/hooks, src/i18n, src/generated. Server: server/src/app.ts, server.ts, seed/ (composition) →
+ * server/src/domains/<domain> → server/src/platform; a domain reaches another domain only through
+ * that domain's index.ts. common/ is pure code shared by both sides and sits below them. scripts/ is
+ * tooling and may import anything.
  */
 const layerZones = [
   // SPA
@@ -80,34 +86,31 @@ const layerZones = [
   ),
   // Server
   layer(
-    'server/src/lib',
-    [
-      'server/src/plugins',
-      'server/src/routes',
-      'server/src/engine',
-      'server/src/db',
-      'server/src/hypervisor',
-      'server/src/viewers',
-      'server/src/media',
-    ],
-    'server/src/lib is the bottom layer of the server: move the shared piece (e.g. a type) down into lib or inject it.',
+    'server/src/platform',
+    ['server/src/domains', ...serverComposition],
+    'server/src/platform is below every domain: move the shared piece down into platform or inject it.',
   ),
-  ...serverBelowEngine.map((target) =>
+  layer(
+    'server/src/domains',
+    serverComposition,
+    'A domain is below the app composition (app.ts, server.ts, seed/): inject what it needs instead.',
+  ),
+  ...domains.map((domain) =>
     layer(
-      target,
-      ['server/src/routes', 'server/src/engine', 'server/src/plugins'],
-      `${target} is below routes, engine and plugins: move the shared piece down into server/src/lib or inject it.`,
+      `server/src/domains/${domain}`,
+      'server/src/domains',
+      `A domain reaches another domain only through its index.ts (server/src/domains/${domain}): import from server/src/domains/<other>/index.ts, exporting the piece there if needed.`,
+      [
+        `./${domain}`,
+        ...domains.filter((other) => other !== domain).map((other) => `./${other}/index.ts`),
+      ],
     ),
   ),
   layer(
-    'server/src/engine',
-    'server/src/routes',
-    'server/src/engine is below routes: move the shared piece down or inject it.',
-  ),
-  layer(
-    'server/src/plugins',
-    'server/src/routes',
-    'server/src/plugins is below routes: move the shared piece down or inject it.',
+    serverComposition,
+    'server/src/domains',
+    'The app composition (app.ts, server.ts, seed/) reaches a domain only through its index.ts.',
+    domains.map((domain) => `./${domain}/index.ts`),
   ),
   layer('server', 'scripts', 'The server must not import scripts/ (tooling).'),
   layer(

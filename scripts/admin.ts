@@ -6,17 +6,17 @@
  * Bad input exits with code 2 and one line on stderr.
  */
 import { parseArgs } from 'node:util';
-import { openDatabase, type Database } from '../server/src/db/client.ts';
-import { migrate } from '../server/src/db/migrate.ts';
-import { loadConfig } from '../server/src/config.ts';
-import { ApiError } from '../server/src/lib/api-error.ts';
-import { adminService, type AdminService } from '../server/src/admin/service.ts';
-import { CLI_ACTOR } from '../server/src/admin/actor.ts';
-import { generatePassword, passwordPolicyOf } from '../server/src/admin/deps.ts';
+import { openDatabase, type Database } from '../server/src/platform/db/client.ts';
+import { migrate } from '../server/src/platform/db/migrate.ts';
+import { loadConfig } from '../server/src/platform/config/config.ts';
+import { ApiError } from '../server/src/platform/http/api-error.ts';
+import { adminService, type AdminService } from '../server/src/domains/directory/service.ts';
+import { CLI_ACTOR } from '../server/src/platform/auth/actor.ts';
+import { generatePassword, passwordPolicyOf } from '../server/src/domains/directory/deps.ts';
 import {
   defaultSettings,
   type AccountPolicy,
-} from '../server/src/plugins/app/settings-repository.ts';
+} from '../server/src/platform/repository/settings-repository.ts';
 import type { Role } from '../src/generated/types.ts';
 
 const HELP = `Usage: npm run admin -- <command> [options]

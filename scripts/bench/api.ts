@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startPostgres } from '../../tests/support/postgres.ts';
 import { buildApp } from '../../server/src/app.ts';
-import { loadConfig } from '../../server/src/config.ts';
+import { loadConfig } from '../../server/src/platform/config/config.ts';
 import { seedDesktops, seedIfEmpty } from '../../server/src/seed/index.ts';
 
 const { values } = parseArgs({

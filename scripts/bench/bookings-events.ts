@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/src/app.ts';
-import { loadConfig } from '../../server/src/config.ts';
+import { loadConfig } from '../../server/src/platform/config/config.ts';
 import { seedIfEmpty, demoGuestProperties, demoHardware } from '../../server/src/seed/index.ts';
 import {
   bookings,
@@ -32,7 +32,7 @@ import {
   plannerEvents,
   reservableItems,
   reservableProfiles,
-} from '../../server/src/db/schema.ts';
+} from '../../server/src/platform/db/schema.ts';
 import { startPostgres, type PgCluster } from '../../tests/support/postgres.ts';
 
 const { values: args } = parseArgs({

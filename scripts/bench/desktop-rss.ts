@@ -7,9 +7,9 @@
  * Uses a temporary DATA_DIR; every QEMU is stopped at the end (and SIGKILLed on error).
  */
 import path from 'node:path';
-import { createQemuDriver } from '../../server/src/hypervisor/qemu-driver.ts';
-import { createIdleManager } from '../../server/src/hypervisor/idle.ts';
-import { screenStats } from '../../server/src/hypervisor/png.ts';
+import { createQemuDriver } from '../../server/src/platform/hypervisor/qemu-driver.ts';
+import { createIdleManager } from '../../server/src/platform/hypervisor/idle.ts';
+import { screenStats } from '../../server/src/platform/hypervisor/png.ts';
 import {
   cpuUsage,
   demoImages,
@@ -19,7 +19,7 @@ import {
   rssMiB,
   tempDataDir,
   trackPid,
-} from '../../server/src/hypervisor/test-support.ts';
+} from '../../server/src/platform/hypervisor/test-support.ts';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -28,8 +28,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from '@playwri
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/src/app.ts';
-import { loadConfig } from '../../server/src/config.ts';
-import { desktops } from '../../server/src/db/schema.ts';
+import { loadConfig } from '../../server/src/platform/config/config.ts';
+import { desktops } from '../../server/src/platform/db/schema.ts';
 import { seedDesktops, seedIfEmpty } from '../../server/src/seed/index.ts';
 import { startPostgres, type PgCluster } from '../../tests/support/postgres.ts';
 

@@ -11,8 +11,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createQemuDriver } from '../../server/src/hypervisor/qemu-driver.ts';
-import { decodePng, screenStats } from '../../server/src/hypervisor/png.ts';
+import { createQemuDriver } from '../../server/src/platform/hypervisor/qemu-driver.ts';
+import { decodePng, screenStats } from '../../server/src/platform/hypervisor/png.ts';
 import {
   cpuSeconds,
   demoImages,
@@ -21,7 +21,7 @@ import {
   rssMiB,
   tempDataDir,
   trackPid,
-} from '../../server/src/hypervisor/test-support.ts';
+} from '../../server/src/platform/hypervisor/test-support.ts';
 import { writeIdleGuestDisk } from '../../server/src/seed/idle-guest.ts';
 
 function arg(name: string, fallback: string): string {

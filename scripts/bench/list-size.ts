@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/src/app.ts';
-import { loadConfig } from '../../server/src/config.ts';
+import { loadConfig } from '../../server/src/platform/config/config.ts';
 import { seedDesktops, seedIfEmpty } from '../../server/src/seed/index.ts';
 import { startPostgres, type PgCluster } from '../../tests/support/postgres.ts';
 

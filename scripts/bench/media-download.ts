@@ -24,10 +24,10 @@ import { eq } from 'drizzle-orm';
 import { io as connect } from 'socket.io-client';
 import { startPostgres } from '../../tests/support/postgres.ts';
 import { buildApp } from '../../server/src/app.ts';
-import { loadConfig } from '../../server/src/config.ts';
-import { media } from '../../server/src/db/schema.ts';
+import { loadConfig } from '../../server/src/platform/config/config.ts';
+import { media } from '../../server/src/platform/db/schema.ts';
 import { seedIfEmpty } from '../../server/src/seed/index.ts';
-import { ISO_MAGIC, ISO_MAGIC_OFFSET } from '../../server/src/media/media-format.ts';
+import { ISO_MAGIC, ISO_MAGIC_OFFSET } from '../../server/src/domains/media/media-format.ts';
 
 const { values } = parseArgs({
   options: {

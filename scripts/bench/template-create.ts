@@ -25,8 +25,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/src/app.ts';
-import { loadConfig } from '../../server/src/config.ts';
-import { templates } from '../../server/src/db/schema.ts';
+import { loadConfig } from '../../server/src/platform/config/config.ts';
+import { templates } from '../../server/src/platform/db/schema.ts';
 import { demoGuestProperties, demoHardware, seedIfEmpty } from '../../server/src/seed/index.ts';
 import { startPostgres, type PgCluster } from '../../tests/support/postgres.ts';
 

@@ -408,3 +408,38 @@ describe('the schema check fails with a clear message on', () => {
     );
   });
 });
+
+describe('the named state sets (x-state-sets) and state looks (x-ui.states)', () => {
+  it('a set derived from an x-actions rule follows the rule into policy.ts', async () => {
+    const schema = mutate('entities/desktop.schema.json', (json) => {
+      json['x-actions'].rules.edit.states = ['stopped'];
+    });
+    const out = join(schema, '..', 'generated');
+    await runCodegen({ schemaDir: schema, outDir: out });
+    const policy = readFileSync(join(out, 'policy.ts'), 'utf8');
+    expect(policy).toContain("editable: ['stopped'],");
+    expect(policy).toContain("startable: ['stopped', 'failed'],");
+    expect(policy).toContain("roles = ['admin', 'manager', 'advanced', 'user']");
+  });
+
+  it('rejects a set listing a value the enum lacks', () => {
+    const dir = mutate('common/defs.schema.json', (json) => {
+      json.$defs.desktopState['x-state-sets'].running.push('sprinting');
+    });
+    expect(failure(dir)).toMatch(/x-state-sets running lists sprinting/);
+  });
+
+  it('rejects a set naming a rule that does not exist', () => {
+    const dir = mutate('common/defs.schema.json', (json) => {
+      json.$defs.desktopState['x-state-sets'].editable = { rule: 'desktops.nothing' };
+    });
+    expect(failure(dir)).toMatch(/names rule desktops\.nothing, which does not exist/);
+  });
+
+  it('rejects a state that looks different in two enums', () => {
+    const dir = mutate('entities/media.schema.json', (json) => {
+      json.$defs.status['x-ui'].states.maintenance = { color: 'pink', icon: 'circle' };
+    });
+    expect(failure(dir)).toMatch(/maintenance looks unlike the maintenance of/);
+  });
+});

@@ -6,10 +6,11 @@ import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { compile } from 'json-schema-to-typescript';
-import { createAjv } from '../../server/src/lib/schema-ajv.ts';
+import { createAjv } from '../../server/src/platform/http/schema-ajv.ts';
 import { loadSchemas, type SchemaFile } from './load.ts';
 import { checkSchemas, resolveRef } from './check.ts';
 import { emitDb } from './emit-db.ts';
+import { emitPolicy, policyProblems } from './emit-policy.ts';
 import { operationTypes } from './emit.ts';
 import { banner, fieldsOf, flatSchema, keyOf, literal, operations, refTable } from './emit.ts';
 
@@ -50,7 +51,7 @@ export function validateSchemas(schemaDir: string) {
         problems.push(`${f.file}: ${(e as Error).message}`);
       }
     }
-    problems.push(...checkSchemas(ajv, files));
+    problems.push(...checkSchemas(ajv, files), ...policyProblems(files));
   }
   if (problems.length) throw new Error(`schema check failed:\n- ${problems.join('\n- ')}`);
   return { files, ajv };
@@ -416,6 +417,7 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
     if (res && f.json['x-actions']) actions[res.name] = f.json['x-actions'];
   }
   write('actions.ts', `${banner}export const stateActions = ${literal(actions)} as const;\n`);
+  write('policy.ts', emitPolicy(files, banner));
 
   // 7. socket event map
   const events: Record<string, Json> = {};

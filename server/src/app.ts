@@ -1,76 +1,85 @@
 /**
- * The whole application as one fastify instance, buildable for tests: external plugins (errors,
- * headers, compression, socket.io, upgrades, static SPA) -> app plugins (validation, access,
- * repositories, auth, event bus, socket auth) -> routes -> planned operations (501). Every route's
- * method/path/schemas/access comes from the generated operation table (lib/route.ts), which is this
- * app's auth gate; the app does not start when a table operation is neither handled nor planned.
+ * The whole application as one fastify instance, buildable for tests: platform plugins (errors,
+ * headers, compression, socket.io, upgrades, static SPA, validation, access, auth, event bus,
+ * socket auth) -> domain repositories and plugins -> domain routes -> planned operations (501).
+ * Domains are imported only through their index.ts. Every route's method/path/schemas/access comes
+ * from the generated operation table (platform/http/route.ts), which is this app's auth gate; the
+ * app does not start when a table operation is neither handled nor planned.
  */
 import Fastify, {
-  LogController,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
-  type FastifyServerOptions,
 } from 'fastify';
-import type { AppConfig } from './config.ts';
-import { prettyDestination, type LineSink, type LogFormat } from './lib/log-format.ts';
-import { plannedOperations } from './lib/route.ts';
-import { redactSecrets } from './lib/log-redact.ts';
-import { safeError } from './lib/db-errors.ts';
-import { errorBody } from './lib/api-error.ts';
-import { openDatabase, type Database, type Db } from './db/client.ts';
-import { migrate } from './db/migrate.ts';
-import errors from './plugins/app/errors.ts';
-import securityHeaders from './plugins/external/security-headers.ts';
-import compress from './plugins/external/compress.ts';
-import socketIo from './plugins/external/socket-io.ts';
-import upgrades from './plugins/external/upgrades.ts';
-import staticSpa from './plugins/external/static-spa.ts';
-import validation from './plugins/app/validation.ts';
-import access, { type PortalConfig } from './plugins/app/access.ts';
-import sessionsRepository from './plugins/app/sessions-repository.ts';
-import usersRepository from './plugins/app/users-repository.ts';
-import settingsRepository from './plugins/app/settings-repository.ts';
-import loginThrottle from './plugins/app/login-throttle.ts';
-import auth from './plugins/app/auth.ts';
-import eventBus from './plugins/app/event-bus.ts';
-import desktopsRepository from './plugins/app/desktops-repository.ts';
-import catalogRepositories from './plugins/app/catalog-repositories.ts';
-import mediaUsageRepository from './plugins/app/media-usage-repository.ts';
-import directoryRepository from './plugins/app/directory-repository.ts';
-import deploymentsRepository from './plugins/app/deployments-repository.ts';
-import socketAuth from './plugins/app/socket-auth.ts';
-import mailer from './account/mailer.ts';
-import authenticationRoutes from './routes/authentication/index.ts';
-import sessionRoutes from './routes/api/session.ts';
-import configRoutes from './routes/api/config.ts';
-import accountRoutes from './routes/api/account.ts';
-import openapiRoutes from './routes/api/openapi.ts';
-import storage from './engine/storage-plugin.ts';
-import engine from './engine/plugin.ts';
-import mediaPlugin from './engine/media-plugin.ts';
-import bookingsPlugin from './engine/booking-plugin.ts';
-import desktopLifecycleRoutes from './routes/api/desktop-lifecycle.ts';
-import recycleBinRoutes from './routes/api/recycle-bin.ts';
-import storageRoutes from './routes/api/storage.ts';
-import templatesMediaRoutes from './routes/api/templates-media.ts';
-import mediaRoutes from './routes/api/media.ts';
-import templateRoutes from './routes/api/templates.ts';
-import allowedRoutes from './routes/api/allowed.ts';
-import deploymentRoutes from './routes/api/deployments.ts';
-import directViewerRoutes from './routes/api/direct-viewer.ts';
-import bookingRoutes from './routes/api/bookings.ts';
-import planningRoutes from './routes/api/planning.ts';
-import reservableRoutes from './routes/api/reservables.ts';
-import roleVisibilityRoutes from './routes/api/role-visibility.ts';
-import admin from './admin/plugin.ts';
-import adminUserRoutes from './routes/api/admin-users.ts';
-import adminGroupRoutes from './routes/api/admin-groups.ts';
-import adminCategoryRoutes from './routes/api/admin-categories.ts';
-import adminAuditRoutes from './routes/api/admin-audit.ts';
-import adminSettingsRoutes from './routes/api/admin-settings.ts';
-import adminReservableRoutes from './routes/api/admin-reservables.ts';
+import type { AppConfig } from './platform/config/config.ts';
+import type { LineSink } from './platform/lib/log-format.ts';
+import { loggingOptions } from './platform/lib/logger-options.ts';
+import { plannedOperations } from './platform/http/route.ts';
+import { errorBody } from './platform/http/api-error.ts';
+import { openDatabase, type Database, type Db } from './platform/db/client.ts';
+import { migrate } from './platform/db/migrate.ts';
+import errors from './platform/http/errors.ts';
+import securityHeaders from './platform/http/security-headers.ts';
+import compress from './platform/http/compress.ts';
+import socketIo from './platform/http/socket-io.ts';
+import upgrades from './platform/http/upgrades.ts';
+import staticSpa from './platform/http/static-spa.ts';
+import validation from './platform/http/validation.ts';
+import access, { type PortalConfig } from './platform/http/access-plugin.ts';
+import sessionsRepository from './platform/auth/sessions-repository.ts';
+import {
+  usersRepository,
+  directoryRepository,
+  roleVisibilityRoutes,
+  directoryPlugin,
+  adminUserRoutes,
+  adminGroupRoutes,
+  adminCategoryRoutes,
+  adminAuditRoutes,
+  adminSettingsRoutes,
+} from './domains/directory/index.ts';
+import settingsRepository from './platform/repository/settings-repository.ts';
+import loginThrottle from './platform/auth/login-throttle.ts';
+import auth from './platform/auth/auth.ts';
+import eventBus from './platform/events/event-bus.ts';
+import {
+  desktopsRepository,
+  desktopsPlugin,
+  desktopLifecycleRoutes,
+  allowedRoutes,
+} from './domains/desktops/index.ts';
+import { catalogRepositories, templatesPlugin, templateRoutes } from './domains/templates/index.ts';
+import {
+  mediaUsageRepository,
+  mediaPlugin,
+  templatesMediaRoutes,
+  mediaRoutes,
+} from './domains/media/index.ts';
+import {
+  deploymentsRepository,
+  deploymentsPlugin,
+  deploymentRoutes,
+} from './domains/deployments/index.ts';
+import socketAuth from './platform/auth/socket-auth.ts';
+import {
+  mailer,
+  authenticationRoutes,
+  sessionRoutes,
+  configRoutes,
+  accountRoutes,
+} from './domains/account/index.ts';
+import openapiRoutes from './platform/http/openapi-routes.ts';
+import { storagePlugin, storageRoutes } from './domains/storage/index.ts';
+import { recycleBinPlugin, recycleBinRoutes } from './domains/recycle-bin/index.ts';
+import { viewersPlugin, directViewerRoutes } from './domains/viewers/index.ts';
+import {
+  bookingsPlugin,
+  bookingRoutes,
+  planningRoutes,
+  reservableRoutes,
+  adminReservableRoutes,
+} from './domains/bookings/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -87,69 +96,6 @@ export interface BuildOptions {
   portalConfig?: PortalConfig;
   /** where log lines go instead of stdout (tests read what the server logs) */
   logSink?: LineSink;
-}
-
-const SECRET_QUERY = /([?&](?:token|jwt|password|access_token)=)[^&]*/gi;
-
-/**
- * Logger options: never logs headers (tokens, cookies) nor secret-looking query values; every line
- * is also cleaned of anything shaped like a secret (lib/log-redact.ts), and errors are logged
- * without the parameters of a failed statement. `pretty` writes readable one-line logs, `json`
- * pino's JSON lines.
- */
-export function loggerOptions(
-  level: string,
-  format: LogFormat = 'json',
-  out?: LineSink,
-): FastifyServerOptions['logger'] {
-  if (level === 'silent') return false;
-  const stream = format === 'pretty' ? prettyDestination(out) : out;
-  return {
-    level,
-    ...(stream ? { stream } : {}),
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'headers.authorization',
-        'password',
-        'jwt',
-        'token',
-        '*.password',
-        '*.jwt',
-        '*.token',
-      ],
-      censor: '[redacted]',
-    },
-    hooks: { streamWrite: redactSecrets },
-    serializers: {
-      err: (err: Error) => {
-        const safe = safeError(err);
-        return { ...safe, stack: safe.stack ?? '' };
-      },
-      req: (req: { method: string; url: string; ip?: string }) => ({
-        method: req.method,
-        url: req.url.replace(SECRET_QUERY, '$1[redacted]'),
-        ip: req.ip,
-      }),
-    },
-  };
-}
-
-/** One log line per request and response only when debugging. */
-export function logsRequests(level: string): boolean {
-  return level === 'debug' || level === 'trace';
-}
-
-/** The logger and its request-logging switch for a config; `out` replaces stdout (tests). */
-export function loggingOptions(
-  config: Pick<AppConfig, 'logLevel' | 'logFormat'>,
-  out?: LineSink,
-): Pick<FastifyServerOptions, 'logger' | 'logController'> {
-  return {
-    logger: loggerOptions(config.logLevel, config.logFormat, out),
-    logController: new LogController({ disableRequestLogging: !logsRequests(config.logLevel) }),
-  };
 }
 
 export async function buildApp(
@@ -219,12 +165,17 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(deploymentsRepository);
   await app.register(socketAuth);
   await app.register(mailer, { logSink: options.logSink });
-  // before the engine: its boot disk check runs before the engine reconciles
-  await app.register(storage);
-  await app.register(engine);
+  // before the desktops: its boot disk check runs before the desktop engine reconciles
+  await app.register(storagePlugin);
+  // in this order: each one's boot work runs after the previous one's
+  await app.register(desktopsPlugin);
+  await app.register(recycleBinPlugin);
+  await app.register(templatesPlugin);
+  await app.register(deploymentsPlugin);
+  await app.register(viewersPlugin);
   await app.register(mediaPlugin);
   await app.register(bookingsPlugin);
-  await app.register(admin);
+  await app.register(directoryPlugin);
 
   await app.register(authenticationRoutes);
   await app.register(sessionRoutes);

@@ -4,8 +4,9 @@
  * most 25 s; socket.io and the database close with the app).
  */
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type AppConfig } from './config.ts';
-import { buildApp, logsRequests } from './app.ts';
+import { loadConfig, type AppConfig } from './platform/config/config.ts';
+import { buildApp } from './app.ts';
+import { logsRequests } from './platform/lib/logger-options.ts';
 import { seedIfEmpty } from './seed/index.ts';
 
 let config: AppConfig;

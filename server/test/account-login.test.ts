@@ -16,7 +16,7 @@ import {
 import { start, type MailSink } from './mail-sink.ts';
 import { addCategory, addGroup, addUser } from './fixtures.ts';
 import { DEMO_ACCOUNT_POLICIES } from '../src/seed/accounts.ts';
-import type { AccountPolicy } from '../src/plugins/app/settings-repository.ts';
+import type { AccountPolicy } from '../src/platform/repository/settings-repository.ts';
 
 let t: TestApp;
 let sink: MailSink;

@@ -16,7 +16,10 @@ import {
   type TestApp,
 } from './helper.ts';
 import { start, type MailSink } from './mail-sink.ts';
-import { defaultSettings, type AccountPolicy } from '../src/plugins/app/settings-repository.ts';
+import {
+  defaultSettings,
+  type AccountPolicy,
+} from '../src/platform/repository/settings-repository.ts';
 
 let t: TestApp;
 let sink: MailSink;

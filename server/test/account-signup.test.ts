@@ -12,7 +12,7 @@ import {
 } from './helper.ts';
 import { start, type MailSink, type SinkMessage } from './mail-sink.ts';
 import { addCategory } from './fixtures.ts';
-import { groups } from '../src/db/schema.ts';
+import { groups } from '../src/platform/db/schema.ts';
 
 let t: TestApp;
 let sink: MailSink;

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/db/client.ts';
-import { verifyPassword } from '../src/lib/passwords.ts';
+import { openDatabase } from '../src/platform/db/client.ts';
+import { verifyPassword } from '../src/platform/auth/passwords.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'vdi-admin-cli-'));

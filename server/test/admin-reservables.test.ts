@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { operations } from '../../src/generated/api.ts';
-import { auditLog } from '../src/db/schema.ts';
+import { auditLog } from '../src/platform/db/schema.ts';
 import {
   buildTestApp,
   createTestDatabase,

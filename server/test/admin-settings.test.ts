@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { auditLog } from '../src/db/schema.ts';
+import { auditLog } from '../src/platform/db/schema.ts';
 import {
   buildTestApp,
   createTestDatabase,

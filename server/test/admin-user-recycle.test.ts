@@ -10,7 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecycleBinDetail } from '../../src/generated/validators.js';
-import type { UserRow } from '../src/db/schema.ts';
+import type { UserRow } from '../src/platform/db/schema.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io as connect } from 'socket.io-client';
 import { eq } from 'drizzle-orm';
-import { users } from '../src/db/schema.ts';
+import { users } from '../src/platform/db/schema.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import type { UserRow } from '../src/db/schema.ts';
+import type { UserRow } from '../src/platform/db/schema.ts';
 import {
   buildTestApp,
   createTestDatabase,

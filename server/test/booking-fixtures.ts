@@ -13,7 +13,7 @@ import {
   reservableProfiles,
   type BookingRuleInsert,
   type UserRow,
-} from '../src/db/schema.ts';
+} from '../src/platform/db/schema.ts';
 import { demoHardware } from '../src/seed/index.ts';
 import { addDesktop } from './fixtures.ts';
 import { injectWithToken } from './helper.ts';

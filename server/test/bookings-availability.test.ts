@@ -12,9 +12,9 @@ import {
   windowsOf,
   type BookingSpan,
   type PlanSpan,
-} from '../src/engine/booking-availability.ts';
-import { limitsFor, NO_RULE } from '../src/engine/booking-rules.ts';
-import type { BookingRuleRow } from '../src/db/schema.ts';
+} from '../src/domains/bookings/booking-availability.ts';
+import { limitsFor, NO_RULE } from '../src/domains/bookings/booking-rules.ts';
+import type { BookingRuleRow } from '../src/platform/db/schema.ts';
 
 const H = 3_600_000;
 const plan = (start: number, end: number, units: number): PlanSpan => ({

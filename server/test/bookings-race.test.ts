@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
-import { bookings } from '../src/db/schema.ts';
+import { bookings } from '../src/platform/db/schema.ts';
 import { buildTestApp, createTestDatabase, testConfig, type TestApp } from './helper.ts';
 import { addUser, loginTo } from './fixtures.ts';
 import {

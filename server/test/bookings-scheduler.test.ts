@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { bookings } from '../src/db/schema.ts';
-import type { ResourceEvent } from '../src/plugins/app/event-bus.ts';
-import { trackPid } from '../src/hypervisor/test-support.ts';
+import { bookings } from '../src/platform/db/schema.ts';
+import type { ResourceEvent } from '../src/platform/events/event-bus.ts';
+import { trackPid } from '../src/platform/hypervisor/test-support.ts';
 import {
   buildTestApp,
   createTestDatabase,

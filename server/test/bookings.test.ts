@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { Booking, Desktop, DesktopInfo } from '../../src/generated/validators.js';
-import { bookings } from '../src/db/schema.ts';
-import type { ResourceEvent } from '../src/plugins/app/event-bus.ts';
+import { bookings } from '../src/platform/db/schema.ts';
+import type { ResourceEvent } from '../src/platform/events/event-bus.ts';
 import { DEMO_GPU_ID, DEMO_PROFILE_2Q, GPU_DESKTOP_NAME } from '../src/seed/bookings.ts';
 import {
   buildTestApp,
@@ -774,7 +774,7 @@ describe('start-now and the start gate', () => {
   it('refuses a temporary desktop of a template that names a profile', async () => {
     const { profileId } = await freshProfile(1);
     const admin = await userRow(t.app, 'admin');
-    const { templates } = await import('../src/db/schema.ts');
+    const { templates } = await import('../src/platform/db/schema.ts');
     const { demoGuestProperties, demoHardware } = await import('../src/seed/index.ts');
     const id = `tpl-${randomUUID().slice(0, 8)}`;
     await t.app.db.insert(templates).values({

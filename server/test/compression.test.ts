@@ -10,7 +10,7 @@ import { brotliCompressSync, brotliDecompressSync, gunzipSync } from 'node:zlib'
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDesktops } from '../src/seed/index.ts';
-import { isCompressible } from '../src/plugins/external/compress.ts';
+import { isCompressible } from '../src/platform/http/compress.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -11,9 +11,9 @@ import { constants as cryptoConstants, createPublicKey, publicEncrypt } from 'no
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eq } from 'drizzle-orm';
-import { desktops, users } from '../src/db/schema.ts';
-import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
-import { parseIni } from '../src/viewers/viewer-files.ts';
+import { desktops, users } from '../src/platform/db/schema.ts';
+import { killTracked, trackPid } from '../src/platform/hypervisor/test-support.ts';
+import { parseIni } from '../src/platform/viewers/viewer-files.ts';
 import {
   buildTestApp,
   createTestDatabase,

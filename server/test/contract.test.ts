@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { operations, type Operation } from '../../src/generated/api.ts';
 import type { Role } from '../../src/generated/types.ts';
-import { operationTableProblems, registeredOperations, urlOf } from '../src/lib/route.ts';
+import { operationTableProblems, registeredOperations, urlOf } from '../src/platform/http/route.ts';
 import { DEMO_ROLES } from '../src/seed/index.ts';
 import {
   buildTestApp,

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { sql } from 'drizzle-orm';
-import { openDatabase, type Database } from '../src/db/client.ts';
-import { loggingOptions } from '../src/app.ts';
-import { isDatabaseUnavailable, safeError } from '../src/lib/db-errors.ts';
+import { openDatabase, type Database } from '../src/platform/db/client.ts';
+import { loggingOptions } from '../src/platform/lib/logger-options.ts';
+import { isDatabaseUnavailable, safeError } from '../src/platform/lib/db-errors.ts';
 
 const CANARY = 'Guest-Password-Canary-7';
 

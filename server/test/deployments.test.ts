@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io as connect, type Socket } from 'socket.io-client';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
-import { desktops, users } from '../src/db/schema.ts';
-import type { ResourceEvent } from '../src/plugins/app/event-bus.ts';
+import { desktops, users } from '../src/platform/db/schema.ts';
+import type { ResourceEvent } from '../src/platform/events/event-bus.ts';
 import { studentName } from '../src/seed/classes.ts';
 import type {
   Deployment,
@@ -505,7 +505,7 @@ describe('direct-viewer links', () => {
     const token = JSON.parse((await reset('teacher', mine)).body) as string;
     const res = await t.app.inject({ method: 'PUT', url: `/api/v3/direct/${token}/explode` });
     expect(res.statusCode).toBe(400);
-    const { redactSecrets } = await import('../src/lib/log-redact.ts');
+    const { redactSecrets } = await import('../src/platform/lib/log-redact.ts');
     expect(redactSecrets(`GET /api/v3/direct/${token} 200`)).not.toContain(token);
     expect(redactSecrets(`page /vw/${token}`)).not.toContain(token);
   });

@@ -11,8 +11,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { buildApp } from '../src/app.ts';
-import { desktops } from '../src/db/schema.ts';
-import { checkDisks, MISSING_DISK_DETAIL, QUARANTINE_DIR } from '../src/engine/disk-check.ts';
+import { desktops } from '../src/platform/db/schema.ts';
+import {
+  checkDisks,
+  MISSING_DISK_DETAIL,
+  QUARANTINE_DIR,
+} from '../src/domains/storage/disk-check.ts';
 import {
   buildTestApp,
   createTestDatabase,

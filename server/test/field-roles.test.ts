@@ -3,7 +3,7 @@
  * operation whose body has it; the generated form metadata says the same to the SPA.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeGuardedFields } from '../src/lib/route.ts';
+import { writeGuardedFields } from '../src/platform/http/route.ts';
 import {
   buildTestApp,
   createTestDatabase,

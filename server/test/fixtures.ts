@@ -16,7 +16,7 @@ import {
   type MediaInsert,
   type TemplateInsert,
   type UserRow,
-} from '../src/db/schema.ts';
+} from '../src/platform/db/schema.ts';
 import { demoGuestProperties, demoHardware } from '../src/seed/index.ts';
 import type { Role } from '../../src/generated/types.ts';
 import { loginRequest, TEST_PASSWORD } from './helper.ts';

@@ -21,8 +21,8 @@ import type { InjectOptions } from 'fastify';
 import { operations, type Operation } from '../../src/generated/api.ts';
 import { resourceOf } from '../../src/generated/resources.ts';
 import type { Role } from '../../src/generated/types.ts';
-import { storage } from '../src/db/schema.ts';
-import { API_BASE, AUTH_BASE } from '../src/lib/route.ts';
+import { storage } from '../src/platform/db/schema.ts';
+import { API_BASE, AUTH_BASE } from '../src/platform/http/route.ts';
 import { DEMO_ROLES } from '../src/seed/index.ts';
 import {
   buildTestApp,

@@ -11,7 +11,7 @@ import { inject } from 'vitest';
 import pg from 'pg';
 import { SignJWT } from 'jose';
 import { buildApp, type BuildOptions } from '../src/app.ts';
-import { loadConfig, type AppConfig } from '../src/config.ts';
+import { loadConfig, type AppConfig } from '../src/platform/config/config.ts';
 import { seedIfEmpty } from '../src/seed/index.ts';
 
 export const TEST_PASSWORD = 'test-password-123';

@@ -9,8 +9,8 @@ import WebSocket from 'ws';
 import { operations } from '../../src/generated/api.ts';
 import { stateActions } from '../../src/generated/actions.ts';
 import { buildApp } from '../src/app.ts';
-import { desktops, users } from '../src/db/schema.ts';
-import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
+import { desktops, users } from '../src/platform/db/schema.ts';
+import { killTracked, trackPid } from '../src/platform/hypervisor/test-support.ts';
 import { offeredActions } from '../../common/state-actions.ts';
 import {
   buildTestApp,

@@ -7,9 +7,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { desktops, media } from '../src/db/schema.ts';
-import { decodePng } from '../src/hypervisor/png.ts';
-import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
+import { desktops, media } from '../src/platform/db/schema.ts';
+import { decodePng } from '../src/platform/hypervisor/png.ts';
+import { killTracked, trackPid } from '../src/platform/hypervisor/test-support.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -9,7 +9,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { media } from '../src/db/schema.ts';
+import { media } from '../src/platform/db/schema.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { io as connect, type Socket } from 'socket.io-client';
 import { buildApp } from '../src/app.ts';
-import { media } from '../src/db/schema.ts';
+import { media } from '../src/platform/db/schema.ts';
 import { demoHardware, seedIfEmpty } from '../src/seed/index.ts';
 import type {
   DesktopHardware,

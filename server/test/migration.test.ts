@@ -3,10 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { io as connect, type Socket } from 'socket.io-client';
 import { eq } from 'drizzle-orm';
-import { deployments, desktops, media, templates, users, type UserRow } from '../src/db/schema.ts';
-import { defaultSettings, type Settings } from '../src/plugins/app/settings-repository.ts';
-import { ISSUER, KID, loadSigningKey } from '../src/lib/tokens.ts';
-import { sendMessage } from '../src/plugins/app/messages.ts';
+import {
+  deployments,
+  desktops,
+  media,
+  templates,
+  users,
+  type UserRow,
+} from '../src/platform/db/schema.ts';
+import { defaultSettings, type Settings } from '../src/platform/repository/settings-repository.ts';
+import { ISSUER, KID, loadSigningKey } from '../src/platform/auth/tokens.ts';
+import { sendMessage } from '../src/platform/events/messages.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { users } from '../src/db/schema.ts';
-import type { NotificationSetting } from '../src/plugins/app/settings-repository.ts';
+import { users } from '../src/platform/db/schema.ts';
+import type { NotificationSetting } from '../src/platform/repository/settings-repository.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { PlannerEvent } from '../../src/generated/validators.js';
-import { bookings } from '../src/db/schema.ts';
-import type { ResourceEvent } from '../src/plugins/app/event-bus.ts';
+import { bookings } from '../src/platform/db/schema.ts';
+import type { ResourceEvent } from '../src/platform/events/event-bus.ts';
 import {
   buildTestApp,
   createTestDatabase,

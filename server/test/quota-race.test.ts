@@ -4,7 +4,7 @@
  * limit's code and the scope ends with exactly the limit's number of desktops.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UserRow } from '../src/db/schema.ts';
+import type { UserRow } from '../src/platform/db/schema.ts';
 import { buildTestApp, createTestDatabase, injectWithToken, type TestApp } from './helper.ts';
 import { addCategory, addDesktop, addGroup, addUser, desktopRows, loginTo } from './fixtures.ts';
 

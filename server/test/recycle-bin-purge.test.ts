@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResourceEvent } from '../src/plugins/app/event-bus.ts';
+import type { ResourceEvent } from '../src/platform/events/event-bus.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.ts';
 import { seedIfEmpty } from '../src/seed/index.ts';
-import { loadMigrations } from '../src/db/migrate.ts';
+import { loadMigrations } from '../src/platform/db/migrate.ts';
 import { Desktop } from '../../src/generated/validators.js';
 import { buildTestApp, injectWithToken, login, TEST_PASSWORD, type TestApp } from './helper.ts';
 

@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { StorageList } from '../../src/generated/validators.js';
 import type { Role, Storage } from '../../src/generated/types.ts';
-import { desktops, users, type UserRow } from '../src/db/schema.ts';
-import { STORAGE_CONCURRENCY } from '../src/engine/storage-service.ts';
-import type { ResourceEvent } from '../src/plugins/app/event-bus.ts';
-import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
+import { desktops, users, type UserRow } from '../src/platform/db/schema.ts';
+import { STORAGE_CONCURRENCY } from '../src/domains/storage/storage-service.ts';
+import type { ResourceEvent } from '../src/platform/events/event-bus.ts';
+import { killTracked, trackPid } from '../src/platform/hypervisor/test-support.ts';
 import {
   buildTestApp,
   createTestDatabase,

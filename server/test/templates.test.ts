@@ -15,9 +15,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { operations } from '../../src/generated/api.ts';
 import { RecycleBinDetail } from '../../src/generated/validators.js';
 import { buildApp } from '../src/app.ts';
-import { desktops, templates, users, type UserRow } from '../src/db/schema.ts';
-import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
-import type { ResourceEvent } from '../src/plugins/app/event-bus.ts';
+import { desktops, templates, users, type UserRow } from '../src/platform/db/schema.ts';
+import { killTracked, trackPid } from '../src/platform/hypervisor/test-support.ts';
+import type { ResourceEvent } from '../src/platform/events/event-bus.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eq } from 'drizzle-orm';
-import { desktops } from '../src/db/schema.ts';
-import { killTracked, trackPid } from '../src/hypervisor/test-support.ts';
+import { desktops } from '../src/platform/db/schema.ts';
+import { killTracked, trackPid } from '../src/platform/hypervisor/test-support.ts';
 import { studentName } from '../src/seed/classes.ts';
 import {
   buildTestApp,

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSettings } from '../src/plugins/app/settings-repository.ts';
+import { defaultSettings } from '../src/platform/repository/settings-repository.ts';
 import {
   buildTestApp,
   createTestDatabase,

@@ -61,22 +61,49 @@ describe('layers: upward and sideways imports are errors', () => {
       message: /A feature must not import another feature \(src\/features\/desktops\)/,
     },
     {
-      name: 'server/src/lib importing a route',
-      filePath: 'server/src/lib/x.ts',
-      code: `import * as route from '../../../${moduleIn('server/src/routes/api', 'desktops.ts')}';\nexport const r = route;\n`,
-      message: /server\/src\/lib is the bottom layer of the server/,
+      name: 'server/src/platform importing a domain',
+      filePath: 'server/src/platform/lib/x.ts',
+      code: `import * as rules from '../../../../${moduleIn('server/src/domains/desktops', 'index.ts')}';\nexport const r = rules;\n`,
+      message: /server\/src\/platform is below every domain/,
+    },
+    {
+      name: "a domain reaching into another domain's internal module",
+      filePath: 'server/src/domains/deployments/x.ts',
+      code: `import * as rules from '../../../../${moduleIn('server/src/domains/desktops', 'desktop-rules.ts')}';\nexport const r = rules;\n`,
+      message:
+        /A domain reaches another domain only through its index\.ts \(server\/src\/domains\/deployments\)/,
+    },
+    {
+      name: "a type-only import of another domain's internal module",
+      filePath: 'server/src/domains/bookings/routes/x.ts',
+      code: `import type * as types from '../../../../../${moduleIn('server/src/domains/desktops', 'types.ts')}';\nexport type T = typeof types;\n`,
+      message:
+        /A domain reaches another domain only through its index\.ts \(server\/src\/domains\/bookings\)/,
+    },
+    {
+      name: "the app composition reaching into a domain's internal module",
+      filePath: 'server/src/seed/x.ts',
+      code: `import * as service from '../../../${moduleIn('server/src/domains/desktops', 'desktop-service.ts')}';\nexport const s = service;\n`,
+      message:
+        /The app composition \(app\.ts, server\.ts, seed\/\) reaches a domain only through its index\.ts/,
+    },
+    {
+      name: 'a domain importing the app composition',
+      filePath: 'server/src/domains/desktops/x.ts',
+      code: `import * as app from '../../../../server/src/app.ts';\nexport const a = app;\n`,
+      message: /A domain is below the app composition/,
     },
     {
       name: 'the server importing SPA code other than src/generated',
-      filePath: 'server/src/routes/api/x.ts',
+      filePath: 'server/src/domains/desktops/x.ts',
       code: `import * as token from '../../../../${moduleIn('src/lib', 'token.ts')}';\nexport const t = token;\n`,
       message: /The server may import only src\/generated from the SPA/,
     },
     {
       name: 'a type-only import from a higher layer',
-      filePath: 'server/src/lib/x.ts',
-      code: `import type * as plugin from '../../../${moduleIn('server/src/plugins/app', 'auth.ts')}';\nexport type P = typeof plugin;\n`,
-      message: /server\/src\/lib is the bottom layer of the server/,
+      filePath: 'server/src/platform/lib/x.ts',
+      code: `import type * as plugin from '../../../../${moduleIn('server/src/domains/account/routes', 'session.ts')}';\nexport type P = typeof plugin;\n`,
+      message: /server\/src\/platform is below every domain/,
     },
   ])('$name', async ({ filePath, code, message }) => {
     const messages = await importMessages(filePath, code);
@@ -101,14 +128,25 @@ describe('layers: downward imports are allowed', () => {
       ].join('\n'),
     },
     {
-      name: 'a route importing the engine, lib and src/generated',
-      filePath: 'server/src/routes/api/x.ts',
+      name: "a domain importing another domain's index, its own modules, platform and src/generated",
+      filePath: 'server/src/domains/deployments/routes/x.ts',
       code: [
-        `import * as engine from '../../../../${moduleIn('server/src/engine', 'desktop-rules.ts')}';`,
-        `import * as lib from '../../../../${moduleIn('server/src/lib', 'api-error.ts')}';`,
-        `import type * as generated from '../../../../${moduleIn('src/generated', 'types.ts')}';`,
-        'export const x = [engine, lib];',
+        `import * as desktops from '../../../../../${moduleIn('server/src/domains/desktops', 'index.ts')}';`,
+        `import * as own from '../../../../../${moduleIn('server/src/domains/deployments', 'deployment-access.ts')}';`,
+        `import * as platform from '../../../../../${moduleIn('server/src/platform/http', 'api-error.ts')}';`,
+        `import type * as generated from '../../../../../${moduleIn('src/generated', 'types.ts')}';`,
+        'export const x = [desktops, own, platform];',
         'export type G = typeof generated;',
+        '',
+      ].join('\n'),
+    },
+    {
+      name: "the app composition importing a domain's index and platform",
+      filePath: 'server/src/seed/x.ts',
+      code: [
+        `import * as desktops from '../../../${moduleIn('server/src/domains/desktops', 'index.ts')}';`,
+        `import * as platform from '../../../${moduleIn('server/src/platform/db', 'schema.ts')}';`,
+        'export const x = [desktops, platform];',
         '',
       ].join('\n'),
     },
@@ -119,7 +157,13 @@ describe('layers: downward imports are allowed', () => {
 
 describe('cycles', () => {
   it('no-cycle is on for src/, server/src and common/', async () => {
-    for (const file of ['src/lib/x.ts', 'src/app/x.tsx', 'server/src/lib/x.ts', 'common/x.ts']) {
+    for (const file of [
+      'src/lib/x.ts',
+      'src/app/x.tsx',
+      'server/src/platform/lib/x.ts',
+      'server/src/domains/desktops/x.ts',
+      'common/x.ts',
+    ]) {
       const config = (await eslint.calculateConfigForFile(join(root, file))) as Linter.Config;
       expect(config.rules?.[CYCLE], file).toEqual([
         2,

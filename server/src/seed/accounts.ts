@@ -5,8 +5,8 @@
  * for the disclaimer (so only accounts that have not accepted it, newcomer and newly registered
  * ones, see it).
  */
-import type { UserInsert } from '../db/schema.ts';
-import { defaultSettings, type AccountPolicy } from '../plugins/app/settings-repository.ts';
+import type { UserInsert } from '../platform/db/schema.ts';
+import { defaultSettings, type AccountPolicy } from '../platform/repository/settings-repository.ts';
 import type { Role } from '../../../src/generated/types.ts';
 
 export const NEWCOMER_USERNAME = 'newcomer';

@@ -14,8 +14,8 @@ import {
   reservableItems,
   reservableProfiles,
   type BookingRuleInsert,
-} from '../db/schema.ts';
-import type { Executor } from '../plugins/app/entity-repository.ts';
+} from '../platform/db/schema.ts';
+import type { Executor } from '../platform/repository/entity-repository.ts';
 import type { DesktopGuestProperties, DesktopHardware } from '../../../src/generated/types.ts';
 
 export const DEMO_GPU_ID = 'demo-gpu';

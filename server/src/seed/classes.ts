@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { groups, users, type UserInsert } from '../db/schema.ts';
-import type { Executor } from '../plugins/app/entity-repository.ts';
+import { groups, users, type UserInsert } from '../platform/db/schema.ts';
+import type { Executor } from '../platform/repository/entity-repository.ts';
 import { ENROLLMENT_CODES, demoAccount } from './accounts.ts';
 
 export const TEACHER_USERNAME = 'teacher';

@@ -3,7 +3,7 @@
  * `--desktops N --user NAME` adds N benchmark desktops for a user.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../platform/config/config.ts';
 import { buildApp } from '../app.ts';
 import { seedDesktops, seedIfEmpty } from './index.ts';
 

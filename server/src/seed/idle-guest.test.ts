@@ -8,9 +8,14 @@ import { spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectQmp, type QmpClient } from '../hypervisor/qmp-client.ts';
-import { decodePng, screenStats } from '../hypervisor/png.ts';
-import { cpuSeconds, killTracked, tempDataDir, trackPid } from '../hypervisor/test-support.ts';
+import { connectQmp, type QmpClient } from '../platform/hypervisor/qmp-client.ts';
+import { decodePng, screenStats } from '../platform/hypervisor/png.ts';
+import {
+  cpuSeconds,
+  killTracked,
+  tempDataDir,
+  trackPid,
+} from '../platform/hypervisor/test-support.ts';
 import {
   IDLE_GUEST_BANNER,
   IDLE_GUEST_MIN_BYTES,

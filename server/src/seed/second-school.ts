@@ -4,8 +4,8 @@
  * own category's users, groups and audit entries.
  */
 import { randomUUID } from 'node:crypto';
-import { categories, groups, users } from '../db/schema.ts';
-import type { Executor } from '../plugins/app/entity-repository.ts';
+import { categories, groups, users } from '../platform/db/schema.ts';
+import type { Executor } from '../platform/repository/entity-repository.ts';
 import { demoAccount } from './accounts.ts';
 
 export const OTHER_CATEGORY = { id: 'school2', name: 'Second school' } as const;

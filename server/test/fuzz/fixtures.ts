@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { operations, type Operation } from '../../../src/generated/api.ts';
 import type { Role } from '../../../src/generated/types.ts';
-import { desktops, media, templates, users } from '../../src/db/schema.ts';
+import { desktops, media, templates, users } from '../../src/platform/db/schema.ts';
 import { demoGuestProperties, demoHardware } from '../../src/seed/index.ts';
 import { injectWithToken } from '../helper.ts';
 

@@ -7,6 +7,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo } from 'react';
 import { useWatch, type FieldValues } from 'react-hook-form';
+import { inSet, mediaStatuses } from '@/generated/policy';
 import type { DesktopHardware } from '@/generated/types';
 import { isDesktopInfo } from '@/lib/records';
 import type { FormExtension, FormMode } from '@/resources/form/form-extension-registry';
@@ -37,7 +38,7 @@ function useDesktopFormData(mode: FormMode, enabled: boolean) {
   );
   const options = useMemo(() => {
     const fixed: Record<string, FieldOption[]> = {};
-    const usable = (media.data ?? []).filter((item) => item.status === 'downloaded');
+    const usable = (media.data ?? []).filter((item) => inSet(mediaStatuses.usable, item.status));
     fixed['hardware.isos'] = usable
       .filter((item) => item.kind === 'iso')
       .map((item) => ({ value: item.id, label: item.name }));

@@ -6,6 +6,7 @@
 import '@mantine/core/styles/Badge.css';
 import { Alert, Badge, Button, Group, Stack, Text, Title } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
+import { desktopStates, inSet } from '@/generated/policy';
 import type { DirectViewer } from '@/generated/types';
 import { ruleStates } from '@common/state-actions';
 import { Icon } from '@/components/icon';
@@ -17,7 +18,6 @@ import { isRateLimited, type DirectAction } from './direct-viewer-api';
 /** States with a screen to open, and in which Stop applies (the desktops' viewer rule). */
 const RUNNING = ruleStates('desktops', 'viewer');
 /** States Start applies to. */
-const STARTABLE = ['stopped', 'failed'];
 
 export interface DirectDesktopCardProps {
   desktop: DirectViewer;
@@ -39,7 +39,7 @@ export function DirectDesktopCard({
   const { t } = useTranslation();
   const state = desktop.vmState;
   const running = RUNNING.includes(state);
-  const startable = STARTABLE.includes(state);
+  const startable = inSet(desktopStates.startable, state);
   const browser = 'browser-vnc' in desktop.viewers;
   const shutdown = desktop.scheduled?.shutdown;
 

@@ -7,6 +7,7 @@
  */
 import { useCallback, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { desktopStates } from '@/generated/policy';
 import type { DesktopViewerAnswer, DirectViewer } from '@/generated/types';
 import { isApiError } from '@/providers/http-client';
 import {
@@ -22,7 +23,7 @@ export const POLL_STEADY_MS = 5_000;
 export const POLL_BUSY_MS = 3_000;
 
 /** States a desktop stays in until someone acts. */
-const STEADY = new Set(['stopped', 'started', 'failed', 'paused', 'waitingip', 'maintenance']);
+const STEADY: ReadonlySet<string> = new Set(desktopStates.steady);
 
 /** The query key of a link's answer (the token stays in memory, never in a URL or a title). */
 const keyOf = (token: string) => ['direct-viewer', token] as const;

@@ -6,6 +6,7 @@ import { ActionIcon, Button, Group, Menu, Text, Tooltip } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { Desktop } from '@/generated/types';
 import { translateError } from '@/lib/error-display';
+import { desktopState } from '@/generated/policy';
 import { OPENABLE_STATES, TRANSIENT_STATES, type OpenProgress } from './open-flow';
 import { useOpenDesktop } from './use-open-desktop';
 import { orderedViewers, viewerBlocker } from './viewer-order';
@@ -70,7 +71,7 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
   const state = desktop.state;
   // Stopped: start then open; started: open; on the way to started: wait then open.
   const stateBlocked = !(
-    state === 'stopped' ||
+    state === desktopState.stopped ||
     OPENABLE_STATES.includes(state) ||
     TRANSIENT_STATES.includes(state)
   );
@@ -92,7 +93,7 @@ export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDe
       data-viewer={preferred ?? ''}
       style={{ borderTopRightRadius: 0, borderBottomRightRadius: 0 }}
     >
-      {state === 'stopped' ? t('common:open.startAndOpen') : t('common:open.open')}
+      {state === desktopState.stopped ? t('common:open.startAndOpen') : t('common:open.open')}
     </Button>
   );
 

@@ -3,6 +3,7 @@
  * list (patched by the socket) says `started`, then asks for the viewer and delivers it (new tab,
  * same tab or file download). Progress is reported as phases; any failure ends in `error`.
  */
+import { desktopState, desktopStates } from '@/generated/policy';
 import type { Desktop, ViewerKey } from '@/generated/types';
 import type { ViewerAnswer } from './viewer-api';
 
@@ -52,15 +53,9 @@ export interface OpenFlowDeps {
 }
 
 /** States a viewer can be opened in (we do not open on a desktop that is shutting down). */
-export const OPENABLE_STATES: readonly string[] = ['started', 'waitingip'];
+export const OPENABLE_STATES: readonly string[] = desktopStates.openable;
 /** States on the way to `started`: wait without calling start again. */
-export const TRANSIENT_STATES: readonly string[] = [
-  'starting',
-  'creating',
-  'readyCreation',
-  'updating',
-  'working',
-];
+export const TRANSIENT_STATES: readonly string[] = desktopStates.towardsStarted;
 export const DEFAULT_START_TIMEOUT_MS = 120_000;
 
 /** Resolves when the desktop is openable; rejects on failure, stop, disappearance or time-out. */
@@ -84,7 +79,7 @@ export function waitForStarted(
       if (!desktop) return finish(new OpenFlowError('not_found', 'The desktop is gone'));
       const state = desktop.state;
       if (OPENABLE_STATES.includes(state)) return finish();
-      if (state === 'failed')
+      if (state === desktopState.failed)
         return finish(
           new OpenFlowError(
             'desktop_start_failed',
@@ -92,7 +87,7 @@ export function waitForStarted(
             { detail: desktop.detail ?? '' },
           ),
         );
-      if (state === 'stopped') {
+      if (state === desktopState.stopped) {
         if (left || !sawStopped)
           return finish(new OpenFlowError('desktop_stopped', 'The desktop stopped'));
         return;
@@ -129,7 +124,7 @@ export async function runOpenFlow(
     const desktop = deps.getDesktop();
     if (!desktop) throw new OpenFlowError('not_found', 'The desktop is gone');
     if (!OPENABLE_STATES.includes(desktop.state)) {
-      if (desktop.state === 'stopped') {
+      if (desktop.state === desktopState.stopped) {
         deps.onProgress({ phase: 'starting' });
         // Subscribe before the call so an early `started` from the socket is not missed.
         const local = new AbortController();

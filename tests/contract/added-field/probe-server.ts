@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../../server/src/app.ts';
-import { loadConfig } from '../../../server/src/config.ts';
+import { loadConfig } from '../../../server/src/platform/config/config.ts';
 import { seedIfEmpty } from '../../../server/src/seed/index.ts';
 import { operations, type Operation } from '../../../src/generated/api.ts';
 import { resourceOf } from '../../../src/generated/resources.ts';

@@ -6,8 +6,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operations } from '../../../../src/generated/api.ts';
-import { refuseEmptyId } from '../../lib/request-guards.ts';
-import { routeOperation, type OperationKey } from '../../lib/route.ts';
+import { refuseEmptyId } from '../http/request-guards.ts';
+import { routeOperation, type OperationKey } from '../http/route.ts';
 import type { CrudActor, CrudService } from './crud-service.ts';
 
 export const CRUD_OPERATIONS = ['list', 'show', 'create', 'update', 'delete'] as const;

@@ -12,10 +12,10 @@
  */
 import { and, asc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { storage, type StorageName } from '../../db/schema.ts';
-import type { Db } from '../../db/client.ts';
-import type { Executor, InsertOf, RowOf } from '../../plugins/app/entity-repository.ts';
-import { ApiError } from '../../lib/api-error.ts';
+import { storage, type StorageName } from '../db/schema.ts';
+import type { Db } from '../db/client.ts';
+import type { Executor, InsertOf, RowOf } from '../repository/entity-repository.ts';
+import { ApiError } from '../http/api-error.ts';
 import { operations, type Operation } from '../../../../src/generated/api.ts';
 import type { Role } from '../../../../src/generated/types.ts';
 

@@ -1,0 +1,316 @@
+/**
+ * /authentication: form login for local accounts with persistent throttling, its continuation
+ * tokens (register, category-select, disclaimer, email address, password reset), renew, logout,
+ * check, providers, acknowledge-disclaimer; the mail flows live in ./account-mail.ts.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../../platform/http/api-error.ts';
+import { verifyPassword } from '../../../platform/auth/passwords.ts';
+import { route } from '../../../platform/http/route.ts';
+import {
+  bearerOf,
+  isLoginClaims,
+  TokenService,
+  type SpecialTokenType,
+} from '../../../platform/auth/tokens.ts';
+import { accountKey } from '../../../platform/auth/login-throttle.ts';
+import type { UserRow } from '../../../platform/db/schema.ts';
+import type { SessionState } from '../../../platform/auth/sessions-repository.ts';
+import type { SessionUserTokenData } from '../../../../../src/generated/types.ts';
+import { passwordExpired, policyFor } from '../../../platform/auth/password-policy.ts';
+import {
+  asCategorySelect,
+  asRegister,
+  CATEGORY_SELECT_SECONDS,
+  LOGIN_STEP_SECONDS,
+  specialTokenOf,
+} from '../account-tokens.ts';
+import accountMailRoutes from './account-mail.ts';
+
+const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** Continuation tokens a login step answers; the same token continues the login once it is done. */
+const STEP_TYPES: readonly SpecialTokenType[] = [
+  'disclaimer-acknowledgement-required',
+  'email-verification-required',
+  'password-reset-required',
+];
+
+/** How long a step's token lasts (seconds): the address and password steps may need a mail. */
+const STEP_SECONDS: Partial<Record<SpecialTokenType, number>> = {
+  'disclaimer-acknowledgement-required': LOGIN_STEP_SECONDS,
+  'email-verification-required': 3600,
+  'password-reset-required': 3600,
+};
+
+function tooManyRequests(until: Date): ApiError {
+  const httpDate = until.toUTCString();
+  return new ApiError(
+    'too_many_requests',
+    `Retry after: ${httpDate}`,
+    'too_many_requests',
+    { retry_after: until.toISOString() },
+    {
+      headers: { 'retry-after': httpDate },
+    },
+  );
+}
+
+const invalidToken = () =>
+  new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
+
+const invalidCredentials = () =>
+  new ApiError('invalid_credentials', 'Invalid credentials', 'invalid_credentials');
+
+export default async function authenticationRoutes(app: FastifyInstance) {
+  const times = {
+    expiration: app.config.sessionExpiration,
+    maxRenew: app.config.sessionMaxRenew,
+    maxTime: app.config.sessionMaxTime,
+  };
+
+  const tokenData = (
+    s: Pick<SessionState, 'provider' | 'userId' | 'role' | 'categoryId' | 'groupId' | 'name'>,
+  ): SessionUserTokenData => ({
+    provider: s.provider === 'local' ? 'form' : s.provider,
+    user_id: s.userId,
+    role_id: s.role,
+    category_id: s.categoryId,
+    group_id: s.groupId,
+    name: s.name,
+  });
+
+  const sendToken = (request: FastifyRequest, reply: FastifyReply, jwt: string, maxAge: number) => {
+    const secure = request.protocol === 'https' ? '; Secure' : '';
+    return reply
+      .header('cache-control', 'no-store')
+      .header('authorization', `Bearer ${jwt}`)
+      .header(
+        'set-cookie',
+        `authorization=${jwt}; Path=/; Max-Age=${maxAge}; SameSite=Strict${secure}`,
+      )
+      .type('text/plain; charset=utf-8')
+      .send(jwt);
+  };
+
+  const sendStep = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    type: SpecialTokenType,
+    userId: string,
+  ) => {
+    const seconds = STEP_SECONDS[type] ?? LOGIN_STEP_SECONDS;
+    return sendToken(request, reply, await app.tokens.signSpecial(type, userId, seconds), seconds);
+  };
+
+  /**
+   * The account checks of a login, in order: a disabled account is refused; then, per the user's
+   * account policy, a disclaimer not yet accepted, an address not yet verified, and a password
+   * that must change (flagged, or older than the policy's expiration for local accounts) each
+   * answer their step's token; otherwise a session and its login token.
+   */
+  const finishLogin = async (user: UserRow, request: FastifyRequest, reply: FastifyReply) => {
+    if (!user.active) throw new ApiError('user_disabled', 'Disabled user', 'user_disabled');
+    const settings = await app.settings.all();
+    const policy = policyFor(settings.account_policies, {
+      categoryId: user.categoryId,
+      role: user.role,
+      provider: user.provider,
+    });
+    if (policy?.disclaimer && !user.disclaimerAcknowledged)
+      return sendStep(request, reply, 'disclaimer-acknowledgement-required', user.id);
+    if (policy?.email_verification && !user.emailVerified)
+      return sendStep(request, reply, 'email-verification-required', user.id);
+    if (
+      user.passwordResetRequired ||
+      (user.provider === 'local' && passwordExpired(policy?.password, user.passwordLastUpdated))
+    )
+      return sendStep(request, reply, 'password-reset-required', user.id);
+    await app.users.touchAccessed(user.id);
+    const session = await app.sessions.create(user.id, request.ip, times);
+    const jwt = await app.tokens.signLogin({
+      sessionId: session.id,
+      userId: user.id,
+      exp: epoch(session.expiresAt),
+      data: tokenData(session),
+    });
+    return sendToken(request, reply, jwt, times.expiration);
+  };
+
+  /** A step token continues the login of its user (the remaining checks still apply). */
+  const continueStep = async (
+    type: SpecialTokenType,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const claims = await specialTokenOf(app, request, [type]);
+    const user = await app.users.byId(claims.user_id);
+    if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    return finishLogin(user, request, reply);
+  };
+
+  /**
+   * The register link logs in the account the registration made with it, once: the account keeps
+   * the link's jti until this login uses it.
+   */
+  const continueRegister = async (request: FastifyRequest, reply: FastifyReply) => {
+    const claims = asRegister(await specialTokenOf(app, request, ['register']));
+    const user = await app.users.findLocal(claims.username, claims.category_id);
+    if (!user)
+      throw new ApiError('unauthorized', 'The account is not registered yet', 'invalid_token');
+    if (!(await app.users.useEmailVerification(user.id, claims.jti))) throw invalidToken();
+    return finishLogin({ ...user, emailVerificationJti: null }, request, reply);
+  };
+
+  /** The category chosen from a category-select token (one of its categories). */
+  const continueCategorySelect = async (
+    categoryId: string | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const claims = asCategorySelect(await specialTokenOf(app, request, ['category-select']));
+    if (!categoryId || !claims.categories.some((c) => c.id === categoryId)) throw invalidToken();
+    const user = await app.users.findLocal(claims.username, categoryId);
+    if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    return finishLogin(user, request, reply);
+  };
+
+  /**
+   * A form login without a category: the username is looked up in every category. One account
+   * whose password matches logs in; several answer a category-select token listing their
+   * categories. Failures count against every account of that name (or the name alone when none).
+   */
+  const loginAnyCategory = async (
+    username: string,
+    password: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const accounts = await app.users.findLocalEverywhere(username);
+    const keys = accounts.length
+      ? [...new Set(accounts.map((a) => accountKey(username, a.categoryId, 'form')))]
+      : [accountKey(username, '*', 'form')];
+    for (const key of keys) {
+      const banned = await app.loginThrottle.bannedUntil(key, request.ip);
+      if (banned) throw tooManyRequests(banned);
+    }
+    const matches: typeof accounts = [];
+    if (accounts.length === 0) await verifyPassword(undefined, password);
+    for (const account of accounts)
+      if (await verifyPassword(account.passwordHash, password)) matches.push(account);
+    if (matches.length === 0) {
+      let until: Date | undefined;
+      for (const key of keys) {
+        const ban = await app.loginThrottle.fail(key, request.ip);
+        if (ban && (!until || ban > until)) until = ban;
+      }
+      if (until) throw tooManyRequests(until);
+      throw invalidCredentials();
+    }
+    for (const account of matches)
+      await app.loginThrottle.succeed(accountKey(username, account.categoryId, 'form'));
+    const [only] = matches;
+    if (only && matches.length === 1) return finishLogin(only, request, reply);
+    const token = await app.tokens.signSpecial(
+      'category-select',
+      username,
+      CATEGORY_SELECT_SECONDS,
+      {
+        username,
+        categories: matches.map((a) => ({ id: a.categoryId, name: a.categoryName })),
+      },
+    );
+    return sendToken(request, reply, token, CATEGORY_SELECT_SECONDS);
+  };
+
+  route(app, 'session.login', async (request, reply) => {
+    const query = request.query;
+    // An absent form body is an empty form (route() turns it into {}; the schema checks the fields).
+    const body = request.body;
+    const categoryId = query.category_id || body.category_id || undefined;
+    const bearer = bearerOf(request.headers.authorization);
+    if (bearer) {
+      const type = TokenService.peekType(bearer);
+      const step = STEP_TYPES.find((t) => t === type);
+      if (step) return continueStep(step, request, reply);
+      if (type === 'register') return continueRegister(request, reply);
+      if (type === 'category-select') return continueCategorySelect(categoryId, request, reply);
+      // login tokens and unknown types fall through to a normal provider login
+    }
+    if (query.provider !== 'form') {
+      throw new ApiError(
+        'bad_request',
+        `Provider ${query.provider} is not enabled`,
+        'provider_not_enabled',
+        { provider: query.provider },
+      );
+    }
+    const username = body.username;
+    const password = body.password;
+    if (!username || !password)
+      throw new ApiError(
+        'bad_request',
+        'username and password are required',
+        'missing_required_data',
+      );
+    if (!categoryId) return loginAnyCategory(username, password, request, reply);
+    const key = accountKey(username, categoryId, 'form');
+    const banned = await app.loginThrottle.bannedUntil(key, request.ip);
+    if (banned) throw tooManyRequests(banned);
+    const user = await app.users.findLocal(username, categoryId);
+    const ok = await verifyPassword(user?.passwordHash, password);
+    if (!ok || !user) {
+      const until = await app.loginThrottle.fail(key, request.ip);
+      if (until) throw tooManyRequests(until);
+      throw invalidCredentials();
+    }
+    await app.loginThrottle.succeed(key);
+    return finishLogin(user, request, reply);
+  });
+
+  route(app, 'session.renew', async (_request, reply) => {
+    const bearer = bearerOf(_request.headers.authorization);
+    if (!bearer)
+      throw new ApiError('missing_token', 'Authorization header is expected', 'missing_token');
+    const claims = await app.tokens.verify(bearer, { allowExpired: true });
+    if (!isLoginClaims(claims))
+      throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
+    const session = await app.sessions.renew(claims.session_id, times);
+    if (!session || session.userId !== claims.sub || !session.active) {
+      throw new ApiError('invalid_session', 'Session cannot be renewed', 'session_expired');
+    }
+    const token = await app.tokens.signLogin({
+      sessionId: session.id,
+      userId: session.userId,
+      exp: epoch(session.expiresAt),
+      data: tokenData(session),
+    });
+    return reply.header('cache-control', 'no-store').send({ token });
+  });
+
+  route(app, 'session.logout', async (request) => {
+    const bearer = bearerOf(request.headers.authorization);
+    if (!bearer)
+      throw new ApiError('missing_token', 'Authorization header is expected', 'missing_token');
+    // An expired but authentic token still ends its session: otherwise it could be renewed later.
+    const claims = await app.tokens.verify(bearer, { allowExpired: true });
+    if (!isLoginClaims(claims))
+      throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
+    await app.sessions.revoke(claims.session_id);
+    return {};
+  });
+
+  route(app, 'session.check', async () => ({}), { skipMaintenance: true });
+
+  route(app, 'session.providers', async () => ({ providers: ['form' as const] }));
+
+  // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
+  route(app, 'session.acknowledgeDisclaimer', async (request) => {
+    const claims = request.specialToken;
+    if (!claims) throw invalidToken();
+    await app.users.update(claims.user_id, { disclaimerAcknowledged: true });
+    return {};
+  });
+
+  await app.register(accountMailRoutes);
+}

@@ -1,0 +1,207 @@
+/**
+ * Console access paths of running desktops: single-use tickets and the VNC websocket proxy, the
+ * SPICE CONNECT tunnel and the `.vv` files that carry its credentials, and what closes them.
+ *
+ * A console (VNC websocket or SPICE tunnel) belongs to the login session that asked for it and
+ * closes within a second of:
+ * - that session ending on this node (logout, revocation, user disabled): the sessions
+ *   repository's revocation event;
+ * - its desktop stopping, being deleted, or no longer being the user's to open: the desktop's
+ *   event on the event bus, after which each of its consoles is checked again;
+ * and, for what this node hears of no event (a session revoked by another node, a user deleted,
+ * the absolute session end), at the next sweep (`socketSweepMs`).
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../platform/http/api-error.ts';
+import { canManageDesktop } from '../../platform/lib/ownership.ts';
+import {
+  listeningPort,
+  originAllowed,
+  publicAddress,
+  type OriginSettings,
+} from '../../platform/lib/origins.ts';
+import { HypervisorError } from '../../platform/hypervisor/types.ts';
+import type { IdleManager } from '../../platform/hypervisor/idle.ts';
+import type { Hypervisor } from '../../platform/hypervisor/types.ts';
+import type { AuthContext } from '../../platform/auth/auth.ts';
+import type { DesktopRow } from '../../platform/db/schema.ts';
+import type { FileDownload } from '../../../../src/generated/types.ts';
+import { TicketStore } from '../../platform/viewers/tickets.ts';
+import { VncProxy, VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
+import { SpiceTunnel } from '../../platform/viewers/spice-tunnel.ts';
+import { spiceFile } from '../../platform/viewers/viewer-files.ts';
+
+export interface Consoles {
+  tickets: TicketStore;
+  vnc: VncProxy;
+  spice: SpiceTunnel;
+  /**
+   * The `.vv` of a running desktop for this caller: a fresh SPICE password (set over QMP, admitting
+   * new connections only while the file's tunnel credential may open a session) and a tunnel
+   * credential bound to the caller's user and session, the desktop and its SPICE port.
+   */
+  spiceFile(auth: AuthContext, desktop: DesktopRow): Promise<FileDownload>;
+  /** Closes every console of a desktop (it stopped or was deleted). */
+  closeDesktop(desktopId: string): void;
+}
+
+/** The SPICE password of one `.vv`: 24 URL-safe characters (SPICE takes at most 59). */
+const spicePassword = () => randomBytes(18).toString('base64url');
+
+export function createConsoles(
+  app: FastifyInstance,
+  options: { driver: Hypervisor; idle: IdleManager; consoleStates: readonly string[] },
+): Consoles {
+  const { config } = app;
+  const { driver, idle, consoleStates } = options;
+  const originSettings: OriginSettings = config;
+  const port = () => listeningPort(app.server, config.port);
+
+  /** What a console's session may do with a desktop now, and the desktop's console ports. */
+  const access = async (desktopId: string, userId: string, sessionId: string) => {
+    const [row, session] = await Promise.all([
+      app.desktops.byId(desktopId),
+      app.sessions.alive(sessionId),
+    ]);
+    const caller = session
+      ? { userId: session.userId, role: session.role, categoryId: session.categoryId }
+      : null;
+    // Who may open the console is who may ask for its ticket (desktop-service `desktopFor`): the
+    // desktop's manager, or, for a deployment desktop, whoever manages its deployment (owner,
+    // co-owners: the videowall).
+    const allowed = Boolean(
+      row &&
+      caller &&
+      caller.userId === userId &&
+      (canManageDesktop(caller, row) ||
+        (row.tag && (await app.deploymentService.managesDeploymentOf(caller, row)))),
+    );
+    const running = Boolean(row && consoleStates.includes(row.state));
+    const rt = (row?.runtime ?? {}) as { vncPort?: unknown; spicePort?: unknown };
+    const portOf = (v: unknown) => (running && typeof v === 'number' ? v : null);
+    return { allowed, running, vncPort: portOf(rt.vncPort), spicePort: portOf(rt.spicePort) };
+  };
+
+  const tickets = new TicketStore();
+  const vnc = new VncProxy({
+    tickets,
+    log: app.log,
+    originAllowed: (req) => originAllowed(req, originSettings, port()),
+    viewerAttached: (id) => idle.viewerAttached(id),
+    viewerDetached: (id) => idle.viewerDetached(id),
+    async target(desktopId, userId, sessionId) {
+      const a = await access(desktopId, userId, sessionId);
+      return { ownerOk: a.allowed, running: a.running, port: a.vncPort };
+    },
+  });
+  app.upgrades.register(VNC_WS_PATH, vnc.handleUpgrade);
+
+  const spice = new SpiceTunnel({
+    log: app.log,
+    credentialTtlMs: config.spiceCredentialTtlMs,
+    channelWindowMs: config.spiceChannelWindowMs,
+    viewerAttached: (id) => idle.viewerAttached(id),
+    viewerDetached: (id) => idle.viewerDetached(id),
+    async target(desktopId, userId, sessionId) {
+      const a = await access(desktopId, userId, sessionId);
+      return { allowed: a.allowed, port: a.spicePort };
+    },
+  });
+  app.server.on('connect', spice.handleConnect);
+
+  const closeDesktop = (desktopId: string) => {
+    vnc.closeDesktop(desktopId);
+    spice.closeDesktop(desktopId);
+  };
+
+  app.sessions.onRevoke((sessionId) => {
+    vnc.closeSession(sessionId);
+    spice.closeSession(sessionId);
+  });
+  app.events.subscribe((event) => {
+    if (event.name === 'desktops.deleted') closeDesktop(event.payload.id);
+    else if (event.name === 'desktops.updated') {
+      if (!consoleStates.includes(event.payload.state)) closeDesktop(event.payload.id);
+      else {
+        vnc.recheck(event.payload.id);
+        spice.recheck(event.payload.id);
+      }
+    }
+  });
+
+  let sweeping = false;
+  const sweep = async () => {
+    const ids = new Set([...vnc.sessions(), ...spice.sessions()]);
+    if (sweeping || ids.size === 0) return;
+    sweeping = true;
+    try {
+      for (const id of ids) {
+        if (await app.sessions.alive(id)) continue;
+        vnc.closeSession(id);
+        spice.closeSession(id);
+      }
+    } catch (err) {
+      app.log.warn({ err }, 'console sweep failed');
+    } finally {
+      sweeping = false;
+    }
+  };
+  const timer = setInterval(() => void sweep(), config.socketSweepMs);
+  timer.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    app.server.off('connect', spice.handleConnect);
+    spice.closeAll();
+  });
+
+  return {
+    tickets,
+    vnc,
+    spice,
+    closeDesktop,
+    async spiceFile(auth, desktop) {
+      const rt = (desktop.runtime ?? {}) as { spicePort?: unknown };
+      const notRunning = () =>
+        new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, {
+          status: 409,
+        });
+      if (typeof rt.spicePort !== 'number') throw notRunning();
+      const password = spicePassword();
+      const validForSeconds = Math.ceil(
+        (config.spiceCredentialTtlMs + config.spiceChannelWindowMs) / 1000,
+      );
+      try {
+        await driver.setPasswords(desktop.id, { spice: password }, { validForSeconds });
+      } catch (err) {
+        if (err instanceof HypervisorError && err.code === 'not_running') throw notRunning();
+        throw err;
+      }
+      const credential = spice.issue({
+        userId: auth.userId,
+        sessionId: auth.sessionId,
+        desktopId: desktop.id,
+        port: rt.spicePort,
+      });
+      const address = publicAddress(originSettings, port());
+      return {
+        kind: 'file',
+        protocol: 'spice',
+        name: 'vdi-spice',
+        ext: 'vv',
+        mime: 'application/x-virt-viewer',
+        content: spiceFile({
+          desktopName: desktop.name,
+          proxyScheme: address.protocol,
+          proxyHost: address.hostname,
+          proxyPort: address.port,
+          proxyCredential: { username: credential.username, secret: credential.secret },
+          spiceHost: '127.0.0.1',
+          spicePort: rt.spicePort,
+          password,
+          fullscreen: desktop.guestProperties.fullscreen === true,
+        }),
+      };
+    },
+  };
+}

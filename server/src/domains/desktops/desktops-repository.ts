@@ -1,0 +1,261 @@
+/**
+ * Desktops: the generic repository of the `desktops` table plus what differs for them: the wire
+ * fields computed from other columns (viewers, ip, booking flags, the stock card), the per-user
+ * list cache behind GET /user/desktops, and one socket event per write. Every change goes through
+ * create()/update()/remove(): one statement that writes the row and bumps `version`, then one
+ * publish on the event bus.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsync } from 'fastify';
+import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { globalPlugin } from '../../platform/lib/plugin.ts';
+import {
+  desktops,
+  desktopToWire,
+  users,
+  type DesktopInsert,
+  type DesktopRow,
+} from '../../platform/db/schema.ts';
+import { constants } from '../../../../src/generated/constants.ts';
+import type { Desktop, Role } from '../../../../src/generated/types.ts';
+import { configuredViewers } from '../../../../common/viewers.ts';
+import {
+  entityRepository,
+  type EntityRepository,
+  type Executor,
+} from '../../platform/repository/entity-repository.ts';
+
+const STOCK_CARDS = constants.desktops.stockCards.value;
+
+/**
+ * The stock card of a desktop without an image of its own: one of the stock cards, derived from
+ * the id (its characters folded modulo the number of cards, plus 1), so a desktop keeps its card.
+ */
+export function stockImageOf(id: string): { id: string; type: 'stock'; url: string } {
+  let t = 0;
+  for (const c of id) t = (2 * t + c.charCodeAt(0)) % 2 ** 31;
+  return { id: String((t % STOCK_CARDS) + 1), type: 'stock', url: '' };
+}
+
+/**
+ * Row -> wire shape (schema Desktop): the stored fields from the generated mapper, plus the fields
+ * computed from other columns. Fields this server never fills (disk download progress,
+ * deployment names, storage ids, permissions) are left out rather than sent as null/[] to keep the
+ * list small; fields that can be cleared (detail, ip, current_action, the next booking's times)
+ * are always sent, because socket payloads are merged into cached records.
+ */
+export function toWire(row: DesktopRow): Desktop {
+  const vgpus = row.hardware.reservables?.vgpus ?? null;
+  const stored = desktopToWire(row);
+  const wire: Desktop = {
+    ...stored,
+    image: Object.keys(row.image).length > 0 ? row.image : stockImageOf(row.id),
+    viewers: configuredViewers(row.guestProperties.viewers),
+    ip: row.state === 'started' ? (row.runtime.ip ?? null) : null,
+    editable: true,
+    needs_booking: Array.isArray(vgpus) && vgpus.length > 0,
+    booking_id: row.bookingId ?? false,
+    queue: row.queue ?? null,
+  };
+  if (vgpus) wire.reservables = { vgpus };
+  return wire;
+}
+
+/** A desktop row with its owner's current role (what the ownership rules look at). */
+export type OwnedDesktopRow = DesktopRow & { ownerRole: Role };
+
+export type DesktopPatch = Partial<
+  Omit<DesktopInsert, 'id' | 'version' | 'createdAt' | 'updatedAt'>
+>;
+
+export interface DesktopsRepository {
+  /** The generic table access (scoping, conditions); writes go through the methods below. */
+  table: EntityRepository<'desktops'>;
+  /** The caller's desktops (deployment desktops only when visible), ordered by name. */
+  listForUser(userId: string): Promise<Desktop[]>;
+  /**
+   * The same list as a JSON string, cached per user: every write through this repository drops the
+   * user's entry at once; writes made by another node are seen after LIST_CACHE_MS at most.
+   */
+  listJsonForUser(userId: string): Promise<string>;
+  /** One desktop with its owner's current role (read in the same statement). */
+  byId(id: string, on?: Executor): Promise<OwnedDesktopRow | undefined>;
+  /** Rows in any of these states (the reconciler). */
+  inStates(states: readonly string[]): Promise<DesktopRow[]>;
+  /** The user's desktops of a type made from a template (temporary desktops). */
+  fromTemplate(userId: string, type: Desktop['type'], templateId: string): Promise<DesktopRow[]>;
+  /** True when the user has another desktop with this (trimmed) name. */
+  nameTaken(userId: string, name: string, exceptId?: string, on?: Executor): Promise<boolean>;
+  create(
+    values: Omit<DesktopInsert, 'id' | 'version'> & { id?: string },
+    on?: Executor,
+  ): Promise<Desktop>;
+  /**
+   * Writes the patch, bumps version, publishes desktop_update. With `fromStates` the write only
+   * happens while the current state is one of them (atomic compare-and-set). Undefined when the row
+   * is gone or the condition did not hold.
+   */
+  update(
+    id: string,
+    patch: DesktopPatch,
+    fromStates?: readonly string[],
+  ): Promise<Desktop | undefined>;
+  remove(id: string): Promise<boolean>;
+  /**
+   * For a row deleted inside a caller's own transaction (`table.remove(id, tx)`), once it has
+   * committed: drops the owner's cached list and publishes the deletion.
+   */
+  announceRemoved(row: DesktopRow): void;
+  /**
+   * For rows written inside a caller's own transaction: drops the owner's cached list and publishes
+   * the row as it is now. Undefined when the row does not exist.
+   */
+  publishCurrent(
+    id: string,
+    name: 'desktops.created' | 'desktops.updated',
+  ): Promise<Desktop | undefined>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    desktops: DesktopsRepository;
+  }
+}
+
+/** Upper bound for a list served from memory after a write on ANOTHER node (same-node writes invalidate). */
+export const LIST_CACHE_MS = 1000;
+
+const plugin: FastifyPluginAsync = async (app) => {
+  const { db } = app;
+  const table = entityRepository(db, 'desktops');
+  const listCache = new Map<string, { json: Promise<string>; until: number; generation: number }>();
+  const generations = new Map<string, number>();
+  const invalidate = (userId: string) => {
+    generations.set(userId, (generations.get(userId) ?? 0) + 1);
+    listCache.delete(userId);
+  };
+  const listStatement = db
+    .select()
+    .from(desktops)
+    .where(
+      and(
+        eq(desktops.userId, sql.placeholder('userId')),
+        or(isNull(desktops.tag), eq(desktops.visible, true)),
+      ),
+    )
+    .orderBy(asc(desktops.name), asc(desktops.id))
+    .prepare('user_desktops_list');
+
+  const publish = (name: 'desktops.created' | 'desktops.updated', d: Desktop, ownerId: string) =>
+    app.events.publish({ name, payload: d, ownerId });
+
+  const repo: DesktopsRepository = {
+    table,
+    async listForUser(userId) {
+      const rows = (await listStatement.execute({ userId })) as DesktopRow[];
+      return rows.map(toWire);
+    },
+    listJsonForUser(userId) {
+      const now = Date.now();
+      const hit = listCache.get(userId);
+      if (hit && hit.until > now) return hit.json;
+      const generation = generations.get(userId) ?? 0;
+      const json = repo.listForUser(userId).then((list) => JSON.stringify(list));
+      if (listCache.size > 10_000) listCache.clear();
+      const entry = { json, until: now + LIST_CACHE_MS, generation };
+      listCache.set(userId, entry);
+      json.then(
+        () => {
+          // a write during the load made this result stale: do not keep it
+          if ((generations.get(userId) ?? 0) !== generation && listCache.get(userId) === entry)
+            listCache.delete(userId);
+        },
+        () => {
+          if (listCache.get(userId) === entry) listCache.delete(userId);
+        },
+      );
+      return json;
+    },
+    async byId(id, on = db) {
+      const rows = await on
+        .select({ row: getTableColumns(desktops), ownerRole: users.role })
+        .from(desktops)
+        .innerJoin(users, eq(users.id, desktops.userId))
+        .where(eq(desktops.id, id))
+        .limit(1);
+      const found = rows[0];
+      return found ? { ...found.row, ownerRole: found.ownerRole } : undefined;
+    },
+    inStates: (states) =>
+      table.list({ where: inArray(desktops.state, [...states] as Desktop['state'][]) }),
+    fromTemplate: (userId, type, templateId) =>
+      table.list({
+        where: and(
+          eq(desktops.userId, userId),
+          eq(desktops.type, type),
+          eq(desktops.templateId, templateId),
+        ),
+      }),
+    async nameTaken(userId, name, exceptId, on = db) {
+      const rows = await table.list({
+        where: and(
+          eq(desktops.userId, userId),
+          sql`trim(${desktops.name}) = ${name.trim()}`,
+          exceptId ? ne(desktops.id, exceptId) : undefined,
+        ),
+        on,
+      });
+      return rows.length > 0;
+    },
+    async create(values, on) {
+      const row = await table.create({ ...values, id: values.id ?? randomUUID() }, on);
+      invalidate(row.userId);
+      const wire = toWire(row);
+      publish('desktops.created', wire, row.userId);
+      return wire;
+    },
+    async update(id, patch, fromStates) {
+      const row = await table.update(id, patch, {
+        condition: fromStates
+          ? inArray(desktops.state, [...fromStates] as Desktop['state'][])
+          : undefined,
+      });
+      if (!row) return undefined;
+      invalidate(row.userId);
+      const wire = toWire(row);
+      if (row.tag !== null && !row.visible)
+        app.events.publish({
+          name: 'desktops.deleted',
+          payload: { id, version: row.version },
+          ownerId: row.userId,
+        });
+      else publish('desktops.updated', wire, row.userId);
+      return wire;
+    },
+    async publishCurrent(id, name) {
+      const row = await table.get(id);
+      if (!row) return undefined;
+      invalidate(row.userId);
+      const wire = toWire(row);
+      publish(name, wire, row.userId);
+      return wire;
+    },
+    async remove(id) {
+      const row = await table.remove(id);
+      if (!row) return false;
+      repo.announceRemoved(row);
+      return true;
+    },
+    announceRemoved(row) {
+      invalidate(row.userId);
+      app.events.publish({
+        name: 'desktops.deleted',
+        payload: { id: row.id, version: row.version + 1 },
+        ownerId: row.userId,
+      });
+    },
+  };
+  app.decorate('desktops', repo);
+};
+
+export default globalPlugin(plugin, 'desktops-repository');

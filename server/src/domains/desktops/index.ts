@@ -1,0 +1,12 @@
+/** The desktops domain's only door: what other domains and the app composition use. */
+export { prepareCardImage } from './card-images.ts';
+export { createReferenceCheck } from './desktop-references.ts';
+export { assertStateAllows, checkViewers, profilesOf } from './desktop-rules.ts';
+export { NEW_DESKTOP_HARDWARE, VIEWER_STATES } from './desktop-service.ts';
+export { default as desktopsRepository, stockImageOf, toWire } from './desktops-repository.ts';
+export type { OwnedDesktopRow } from './desktops-repository.ts';
+export { MEDIA_INSTALLS } from './media-installs.ts';
+export { default as desktopsPlugin } from './plugin.ts';
+export { default as allowedRoutes } from './routes/allowed.ts';
+export { default as desktopLifecycleRoutes } from './routes/lifecycle.ts';
+export type { EngineDesktop } from './types.ts';

@@ -1,0 +1,124 @@
+/**
+ * Wires the hypervisor into the app: the QEMU driver (or none), the idle manager that pauses guests
+ * nobody looks at, the desktop engine with its reconciler, and the console access paths
+ * (consoles.ts: tickets, the VNC websocket proxy, the SPICE CONNECT tunnel). Decorates
+ * `app.engine`, `app.viewers`, the desktop service and the allowed service.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { globalPlugin } from '../../platform/lib/plugin.ts';
+import type { DesktopRow } from '../../platform/db/schema.ts';
+import { createQemuDriver } from '../../platform/hypervisor/qemu-driver.ts';
+import { createIdleManager, type IdleManager } from '../../platform/hypervisor/idle.ts';
+import type { Hypervisor } from '../../platform/hypervisor/types.ts';
+import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
+import type { DesktopState } from '../../../../src/generated/types.ts';
+import { DesktopEngine } from './desktop-engine.ts';
+import { createDesktopService, VIEWER_STATES, type DesktopService } from './desktop-service.ts';
+import { createAllowedService, type AllowedService } from './allowed-service.ts';
+import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from './types.ts';
+import { createConsoles, type Consoles } from './consoles.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    engine: DesktopEngine;
+    hypervisor: Hypervisor;
+    idle: IdleManager;
+    viewers: Consoles;
+    desktopService: DesktopService;
+    allowedService: AllowedService;
+  }
+}
+
+/** States in which console connections may stay open: those with a screen. */
+const CONSOLE_STATES: readonly string[] = VIEWER_STATES;
+
+function runtimeOf(row: DesktopRow): DesktopRuntime | null {
+  const rt = row.runtime as Partial<DesktopRuntime>;
+  return typeof rt.pid === 'number' && typeof rt.vncPort === 'number'
+    ? (rt as DesktopRuntime)
+    : null;
+}
+
+const plugin: FastifyPluginAsync = async (app) => {
+  const { config } = app;
+  const driver = createQemuDriver({ dataDir: config.dataDir, accel: config.qemuAccel });
+  const idle = createIdleManager(driver, { graceMs: config.idleGraceMs });
+  idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));
+  const viewers = createConsoles(app, { driver, idle, consoleStates: CONSOLE_STATES });
+
+  const templateDisk = async (templateId: string | null): Promise<string | null> =>
+    templateId ? ((await app.templates.get(templateId))?.diskPath ?? null) : null;
+  const toEngine = async (row: DesktopRow): Promise<EngineDesktop> => ({
+    id: row.id,
+    user_id: row.userId,
+    name: row.name,
+    type: row.type,
+    state: row.state as DesktopState,
+    detail: row.detail,
+    hardware: row.hardware,
+    disk_path: row.diskPath ?? null,
+    template_disk_path: await templateDisk(row.templateId),
+    runtime: runtimeOf(row),
+    updated_at: row.updatedAt,
+  });
+
+  const store: DesktopStore = {
+    async get(id) {
+      const row = await app.desktops.byId(id);
+      return row ? toEngine(row) : undefined;
+    },
+    async update(id, patch: EnginePatch, from) {
+      const values: Parameters<typeof app.desktops.update>[1] = {};
+      if (patch.state !== undefined) values.state = patch.state;
+      if (patch.detail !== undefined) values.detail = patch.detail;
+      if (patch.runtime !== undefined) values.runtime = patch.runtime ?? {};
+      if (patch.disk_path !== undefined) values.diskPath = patch.disk_path;
+      if (patch.queue !== undefined) values.queue = patch.queue;
+      if (patch.accessed) values.accessed = new Date();
+      const wire = await app.desktops.update(id, values, from);
+      if (!wire) return undefined;
+      if (patch.state && !CONSOLE_STATES.includes(patch.state)) viewers.closeDesktop(id);
+      const row = await app.desktops.byId(id);
+      return row ? toEngine(row) : undefined;
+    },
+    async listInStates(states) {
+      return Promise.all((await app.desktops.inStates(states)).map(toEngine));
+    },
+    async mediaPaths(ids) {
+      const rows = await app.media.byIds(ids);
+      return new Map(rows.flatMap((r) => (r.path ? [[r.id, r.path] as const] : [])));
+    },
+  };
+
+  const engine = new DesktopEngine({
+    store,
+    driver,
+    idle,
+    dataDir: config.dataDir,
+    log: app.log,
+    shutdownTimeoutMs: config.shutdownGraceMs,
+  });
+
+  app.decorate('engine', engine);
+  app.decorate('hypervisor', driver);
+  app.decorate('idle', idle);
+  app.decorate('viewers', viewers);
+  app.decorate('desktopService', createDesktopService(app));
+  app.decorate('allowedService', createAllowedService(app));
+
+  app.addHook('onReady', async () => {
+    if (config.prepareImages) {
+      await prepareDemoImages({ dataDir: config.dataDir }).catch((err: unknown) =>
+        app.log.warn({ err }, 'demo images unavailable'),
+      );
+    }
+    await engine.init();
+  });
+  app.addHook('onClose', async () => {
+    await engine.close();
+    idle.close();
+    await driver.close();
+  });
+};
+
+export default globalPlugin(plugin, 'desktops');

@@ -1,0 +1,58 @@
+/**
+ * What the desktop engine needs from the rest of the server. The engine owns the desktop state
+ * machine on top of a hypervisor driver; the
+ * store persists desktops (every write bumps `version` and publishes the socket event).
+ */
+import type { DesktopHardware, DesktopState } from '../../../../src/generated/types.ts';
+
+/** Hypervisor runtime of a started desktop, kept in the desktop row (passwords included: QEMU keeps them across a server restart). */
+export interface DesktopRuntime {
+  pid: number;
+  vncPort: number;
+  spicePort: number;
+  vncPassword: string;
+  spicePassword: string;
+  startedAt: string;
+}
+
+/** The part of a desktop row the engine reads and writes. */
+export interface EngineDesktop {
+  id: string;
+  user_id: string;
+  name: string;
+  type: 'persistent' | 'nonpersistent';
+  state: DesktopState;
+  detail: string | null;
+  hardware: DesktopHardware;
+  disk_path: string | null;
+  template_disk_path: string | null;
+  runtime: DesktopRuntime | null;
+  updated_at: Date;
+}
+
+export interface EnginePatch {
+  state?: DesktopState;
+  detail?: string | null;
+  runtime?: DesktopRuntime | null;
+  disk_path?: string | null;
+  accessed?: boolean;
+  queue?: { position: number; event: string } | null;
+}
+
+export interface DesktopStore {
+  get(id: string): Promise<EngineDesktop | undefined>;
+  /**
+   * Atomic conditional update: applies `patch` only when the current state is one of `from`
+   * (any state when omitted). Bumps the version and publishes the change. Returns the new row, or
+   * undefined when the condition did not hold (or the row is gone).
+   */
+  update(
+    id: string,
+    patch: EnginePatch,
+    from?: readonly DesktopState[],
+  ): Promise<EngineDesktop | undefined>;
+  /** Rows in any of these states (reconciler). */
+  listInStates(states: readonly DesktopState[]): Promise<EngineDesktop[]>;
+  /** Media file paths by media id (ISOs / floppies attached to a desktop). */
+  mediaPaths(ids: string[]): Promise<Map<string, string>>;
+}

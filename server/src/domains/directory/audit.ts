@@ -1,0 +1,109 @@
+/**
+ * The audit log: one row per write made in the administration area, added inside the same
+ * transaction as the write (so a write without its entry cannot happen). Snapshots hold only
+ * allow-listed fields: never a password hash or history, an API key, a VPN key or a link id.
+ * Entries are only added; the database refuses to change or delete them.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { auditLog, type AuditEntryRow, type UserRow } from '../../platform/db/schema.ts';
+import type { Db } from '../../platform/db/client.ts';
+import type { Executor } from '../../platform/repository/entity-repository.ts';
+import type { AuditEntry } from '../../../../src/generated/types.ts';
+import { notFound, type Actor } from '../../platform/auth/actor.ts';
+
+/** The most entries a list answers. */
+export const AUDIT_LIST_LIMIT = 1000;
+
+export interface AuditWrite {
+  action: string;
+  /** user, group, category, roleVisibility, settings, reservable... */
+  targetType: string;
+  targetId: string;
+  targetName: string | null;
+  categoryId: string | null;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+}
+
+export async function appendAudit(on: Executor, actor: Actor, entry: AuditWrite): Promise<void> {
+  await on.insert(auditLog).values({
+    id: randomUUID(),
+    // the clock at the write itself: entries of one transaction keep their order
+    at: sql`clock_timestamp()`,
+    actorId: actor.id,
+    actorName: actor.name,
+    actorRole: actor.role,
+    categoryId: entry.categoryId,
+    action: entry.action,
+    targetType: entry.targetType,
+    targetId: entry.targetId,
+    targetName: entry.targetName,
+    before: entry.before,
+    after: entry.after,
+  });
+}
+
+/** What the audit keeps of a user: the administration's fields, no secret. */
+export function userSnapshot(u: UserRow): Record<string, unknown> {
+  return {
+    id: u.id,
+    username: u.username,
+    name: u.name,
+    email: u.email,
+    role: u.role,
+    category: u.categoryId,
+    group: u.groupId,
+    secondary_groups: u.secondaryGroups,
+    provider: u.provider,
+    active: u.active,
+    email_verified: u.emailVerified,
+    password_reset_required: u.passwordResetRequired,
+    quota: u.quota,
+  };
+}
+
+function toWire(r: AuditEntryRow): AuditEntry {
+  return {
+    id: r.id,
+    at: r.at.toISOString(),
+    actor: r.actorId,
+    actor_name: r.actorName,
+    actor_role: r.actorRole,
+    category: r.categoryId,
+    action: r.action,
+    target_type: r.targetType,
+    target_id: r.targetId,
+    target_name: r.targetName,
+    before: r.before,
+    after: r.after,
+  };
+}
+
+/** Newest first, at most AUDIT_LIST_LIMIT; a manager reads their own category's entries. */
+export async function listAudit(db: Db, actor: Actor): Promise<AuditEntry[]> {
+  const rows = await db
+    .select()
+    .from(auditLog)
+    .where(actor.role === 'admin' ? undefined : eq(auditLog.categoryId, actor.categoryId))
+    .orderBy(desc(auditLog.at))
+    .limit(AUDIT_LIST_LIMIT);
+  return rows.map(toWire);
+}
+
+/** One entry; another category's is not found for a manager. */
+export async function showAudit(db: Db, actor: Actor, id: string): Promise<AuditEntry> {
+  const rows = await db
+    .select()
+    .from(auditLog)
+    .where(
+      and(
+        eq(auditLog.id, id),
+        actor.role === 'admin' ? undefined : eq(auditLog.categoryId, actor.categoryId),
+      ),
+    )
+    .limit(1);
+  const row = rows[0];
+  if (!row) throw notFound('Audit entry');
+  return toWire(row);
+}

@@ -1,0 +1,430 @@
+/**
+ * Users in the administration area: list and show (allow-listed fields only), create, update,
+ * set a password, delete. Every write and its audit entry go in one transaction. Managers act in
+ * their own category only, never on an admin account, and never give the admin role; a user who
+ * is disabled, or whose password is set, loses their sessions.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { ApiError } from '../../platform/http/api-error.ts';
+import { hashPassword } from '../../platform/auth/passwords.ts';
+import {
+  categories,
+  deployments,
+  desktops,
+  groups,
+  media,
+  recycleBin,
+  templates,
+  users,
+  type GroupRow,
+  type UserRow,
+} from '../../platform/db/schema.ts';
+import type { Db } from '../../platform/db/client.ts';
+import type { Executor } from '../../platform/repository/entity-repository.ts';
+import { checkPassword, nextHistory } from '../../platform/auth/password-policy.ts';
+import type {
+  AdminUser,
+  AdminUserCreate,
+  AdminUserPassword,
+  AdminUserUpdate,
+} from '../../../../src/generated/types.ts';
+import {
+  notFound,
+  reaches,
+  requireReach,
+  requireRoleReach,
+  requireStaff,
+  type Actor,
+} from '../../platform/auth/actor.ts';
+import { appendAudit, userSnapshot } from './audit.ts';
+import { passwordPolicyOf, type AdminDeps } from './deps.ts';
+
+type Quota = AdminUser['quota'];
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** The administration's view of a user: never a hash, key or link id. */
+export function toAdminUser(
+  u: UserRow,
+  names: { category: string | null; group: string | null },
+): AdminUser {
+  return {
+    id: u.id,
+    username: u.username,
+    name: u.name,
+    email: u.email,
+    role: u.role,
+    category: u.categoryId,
+    category_name: names.category,
+    group: u.groupId,
+    group_name: names.group,
+    secondary_groups: u.secondaryGroups,
+    provider: u.provider,
+    active: u.active,
+    email_verified: u.emailVerified,
+    password_reset_required: u.passwordResetRequired,
+    quota: (u.quota ?? null) as Quota,
+    accessed: iso(u.accessed),
+    created_at: u.createdAt.toISOString(),
+  };
+}
+
+async function usersWithNames(db: Db, where: ReturnType<typeof eq> | undefined) {
+  const rows = await db
+    .select({ user: users, category: categories.name, group: groups.name })
+    .from(users)
+    .leftJoin(categories, eq(categories.id, users.categoryId))
+    .leftJoin(groups, eq(groups.id, users.groupId))
+    .where(where)
+    .orderBy(asc(users.username), asc(users.categoryId));
+  return rows.map((r) => toAdminUser(r.user, { category: r.category, group: r.group }));
+}
+
+export async function listUsers(db: Db, actor: Actor): Promise<AdminUser[]> {
+  requireStaff(actor);
+  return usersWithNames(
+    db,
+    actor.role === 'admin' ? undefined : eq(users.categoryId, actor.categoryId),
+  );
+}
+
+/** One user; another category's user is not found for a manager. */
+export async function showUser(db: Db, actor: Actor, id: string): Promise<AdminUser> {
+  requireStaff(actor);
+  const [found] = await usersWithNames(db, eq(users.id, id));
+  if (!found || !reaches(actor, found.category)) throw notFound('User');
+  return found;
+}
+
+export async function userRowById(on: Executor, id: string): Promise<UserRow | undefined> {
+  const rows = await on.select().from(users).where(eq(users.id, id)).limit(1);
+  return rows[0];
+}
+
+/** The user to write on: it exists (404) and the actor reaches it (403). */
+async function writableUser(on: Executor, actor: Actor, id: string): Promise<UserRow> {
+  requireStaff(actor);
+  const user = await userRowById(on, id);
+  if (!user) throw notFound('User');
+  requireReach(actor, user.categoryId);
+  requireRoleReach(actor, user.role);
+  return user;
+}
+
+export async function groupRowById(on: Executor, id: string): Promise<GroupRow | undefined> {
+  const rows = await on.select().from(groups).where(eq(groups.id, id)).limit(1);
+  return rows[0];
+}
+
+/** The main group: it exists (404 group_not_found) and belongs to the user's category (400). */
+export async function checkMainGroup(
+  on: Executor,
+  groupId: string,
+  categoryId: string,
+): Promise<GroupRow> {
+  const group = await groupRowById(on, groupId);
+  if (!group) throw notFound('Group', 'group_not_found', { group: groupId });
+  if (group.categoryId !== categoryId)
+    throw new ApiError(
+      'bad_request',
+      'The group belongs to another category',
+      'group_not_in_category',
+      { group: groupId, category: categoryId },
+    );
+  return group;
+}
+
+/** Secondary groups exist and the actor reaches each of them (404 group_not_found). */
+async function checkSecondaryGroups(on: Executor, actor: Actor, ids: readonly string[]) {
+  if (ids.length === 0) return;
+  const found = await on
+    .select({ id: groups.id, categoryId: groups.categoryId })
+    .from(groups)
+    .where(inArray(groups.id, [...ids]));
+  for (const id of ids) {
+    const g = found.find((f) => f.id === id);
+    if (!g || !reaches(actor, g.categoryId))
+      throw notFound('Group', 'group_not_found', { group: id, field: 'secondary_groups' });
+  }
+}
+
+async function categoryExists(on: Executor, id: string): Promise<boolean> {
+  const rows = await on
+    .select({ id: categories.id })
+    .from(categories)
+    .where(eq(categories.id, id))
+    .limit(1);
+  return rows.length > 0;
+}
+
+const userExists = (username: string) =>
+  new ApiError('conflict', `The user ${username} exists already in that category`, 'user_exists', {
+    username,
+  });
+
+const emailOrNull = (email: string | null | undefined) =>
+  email === undefined ? undefined : email === null || email === '' ? null : email;
+
+export async function createUser(
+  deps: AdminDeps,
+  actor: Actor,
+  body: AdminUserCreate,
+): Promise<{ id: string }> {
+  requireStaff(actor);
+  requireRoleReach(actor, body.role);
+  const group = await groupRowById(deps.db, body.group);
+  if (!group) throw notFound('Group', 'group_not_found', { group: body.group });
+  // A manager's users go to the manager's own category whatever is sent.
+  const categoryId =
+    actor.role === 'admin' ? (body.category ?? group.categoryId) : actor.categoryId;
+  if (!(await categoryExists(deps.db, categoryId)))
+    throw notFound('Category', 'category_not_found', { category: categoryId });
+  await checkMainGroup(deps.db, body.group, categoryId);
+  await checkSecondaryGroups(deps.db, actor, body.secondary_groups ?? []);
+  const policy = await passwordPolicyOf(deps, {
+    categoryId,
+    role: body.role,
+    provider: 'local',
+  });
+  await checkPassword(policy, body.password, { username: body.username, history: [] });
+  const passwordHash = await hashPassword(body.password);
+  const id = randomUUID();
+  await deps.db.transaction(async (tx) => {
+    const inserted = await tx
+      .insert(users)
+      .values({
+        id,
+        uid: body.username,
+        username: body.username,
+        name: body.name,
+        provider: 'local',
+        categoryId,
+        groupId: body.group,
+        secondaryGroups: body.secondary_groups ?? [],
+        role: body.role,
+        passwordHash,
+        passwordHistory: nextHistory([], passwordHash, policy?.old_passwords ?? 0),
+        passwordLastUpdated: new Date(),
+        passwordResetRequired: body.password_reset_required ?? false,
+        active: body.active ?? true,
+        email: emailOrNull(body.email) ?? null,
+        quota: (body.quota ?? null) as Record<string, unknown> | null,
+      })
+      .onConflictDoNothing()
+      .returning();
+    const row = inserted[0];
+    if (!row) throw userExists(body.username);
+    await appendAudit(tx, actor, {
+      action: 'adminUsers.create',
+      targetType: 'user',
+      targetId: id,
+      targetName: row.username,
+      categoryId,
+      before: null,
+      after: userSnapshot(row),
+    });
+  });
+  return { id };
+}
+
+/**
+ * The portal keeps at least one enabled admin: a write that would leave none is refused (428
+ * last_admin). Writes that demote, disable or delete an admin take one lock, so two of them at
+ * once cannot each leave the other as the last one.
+ */
+async function keepAnAdmin(tx: Executor): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('portal-admins'))`);
+  const [row] = await tx
+    .select({ n: count() })
+    .from(users)
+    .where(and(eq(users.role, 'admin'), eq(users.active, true)));
+  if ((row?.n ?? 0) === 0)
+    throw new ApiError(
+      'precondition_required',
+      'The portal would be left without an enabled admin',
+      'last_admin',
+    );
+}
+
+export async function updateUser(
+  deps: AdminDeps,
+  actor: Actor,
+  id: string,
+  body: AdminUserUpdate,
+): Promise<void> {
+  const current = await writableUser(deps.db, actor, id);
+  requireRoleReach(actor, body.role);
+  if (body.group !== undefined) await checkMainGroup(deps.db, body.group, current.categoryId);
+  if (body.secondary_groups !== undefined)
+    await checkSecondaryGroups(deps.db, actor, body.secondary_groups);
+  const patch: Partial<UserRow> = {};
+  if (body.name !== undefined) patch.name = body.name;
+  const email = emailOrNull(body.email);
+  if (email !== undefined) patch.email = email;
+  if (email !== undefined && email !== current.email) patch.emailVerified = false;
+  if (body.role !== undefined) patch.role = body.role;
+  if (body.group !== undefined) patch.groupId = body.group;
+  if (body.secondary_groups !== undefined) patch.secondaryGroups = body.secondary_groups;
+  if (body.active !== undefined) patch.active = body.active;
+  if (body.quota !== undefined) patch.quota = body.quota as Record<string, unknown> | null;
+  await deps.db.transaction(async (tx) => {
+    const before = await writableUser(tx, actor, id);
+    const updated = Object.keys(patch).length
+      ? (await tx.update(users).set(patch).where(eq(users.id, id)).returning())[0]
+      : before;
+    if (!updated) throw notFound('User');
+    if (before.role === 'admin' && before.active && (updated.role !== 'admin' || !updated.active))
+      await keepAnAdmin(tx);
+    await appendAudit(tx, actor, {
+      action: 'adminUsers.update',
+      targetType: 'user',
+      targetId: id,
+      targetName: updated.username,
+      categoryId: updated.categoryId,
+      before: userSnapshot(before),
+      after: userSnapshot(updated),
+    });
+  });
+  const disabled = body.active === false && current.active;
+  if (disabled || (body.role !== undefined && body.role !== current.role) || body.group)
+    await deps.sessionsChanged(id, disabled);
+}
+
+export async function setUserPassword(
+  deps: AdminDeps,
+  actor: Actor,
+  id: string,
+  body: AdminUserPassword,
+): Promise<void> {
+  const current = await writableUser(deps.db, actor, id);
+  const policy = await passwordPolicyOf(deps, current);
+  await checkPassword(policy, body.password, {
+    username: current.username,
+    history: current.passwordHistory,
+  });
+  const passwordHash = await hashPassword(body.password);
+  await deps.db.transaction(async (tx) => {
+    const before = await writableUser(tx, actor, id);
+    const [updated] = await tx
+      .update(users)
+      .set({
+        passwordHash,
+        passwordHistory: nextHistory(
+          before.passwordHistory,
+          passwordHash,
+          policy?.old_passwords ?? 0,
+        ),
+        passwordLastUpdated: sql`now()`,
+        passwordResetRequired: body.password_reset_required ?? true,
+        passwordResetJti: null,
+      })
+      .where(eq(users.id, id))
+      .returning();
+    if (!updated) throw notFound('User');
+    await appendAudit(tx, actor, {
+      action: 'adminUsers.setPassword',
+      targetType: 'user',
+      targetId: id,
+      targetName: updated.username,
+      categoryId: updated.categoryId,
+      before: userSnapshot(before),
+      after: { ...userSnapshot(updated), password_changed: true },
+    });
+  });
+  await deps.sessionsChanged(id, true);
+}
+
+/** What a user owns that deleting them would lose. */
+export async function ownedItems(on: Executor, userId: string) {
+  const count = async (
+    table: typeof desktops | typeof templates | typeof media | typeof deployments,
+  ) =>
+    (
+      await on
+        .select({ n: sql<number>`count(*)::int` })
+        .from(table)
+        .where(eq(table.userId, userId))
+    )[0]?.n ?? 0;
+  const [desktopCount, templateCount, mediaCount, deploymentCount, binRows] = await Promise.all([
+    count(desktops),
+    count(templates),
+    count(media),
+    count(deployments),
+    on
+      .select({ n: sql<number>`count(*)::int` })
+      .from(recycleBin)
+      .where(eq(recycleBin.ownerId, userId)),
+  ]);
+  return {
+    desktops: desktopCount,
+    templates: templateCount,
+    media: mediaCount,
+    deployments: deploymentCount,
+    recycle_bin: binRows[0]?.n ?? 0,
+  };
+}
+
+/**
+ * Deletes a user (never oneself): the server moves what they own into one recycle-bin entry of
+ * the actor, the account with it, so a restore brings both back. Media have no place in the
+ * recycle bin: a user who still has media is refused (428 user_owns_items), and so is one who
+ * owns anything when the host cannot move items (the command line).
+ */
+export async function deleteUser(deps: AdminDeps, actor: Actor, id: string): Promise<void> {
+  if (actor.id === id)
+    throw new ApiError('precondition_required', 'You cannot delete yourself', 'cannot_delete_self');
+  const refuseOwned = async (on: Executor, movable: boolean) => {
+    const owned = await ownedItems(on, id);
+    if ((movable ? [owned.media] : Object.values(owned)).some((n) => n > 0))
+      throw new ApiError(
+        'precondition_required',
+        movable
+          ? 'The user still has media: delete them first'
+          : 'The user still owns items: move or delete them first',
+        'user_owns_items',
+        owned,
+      );
+  };
+  const user = await writableUser(deps.db, actor, id);
+  await refuseOwned(deps.db, deps.recycleUserItems !== undefined);
+  const finish = async (tx: Executor) => {
+    const before = await writableUser(tx, actor, id);
+    // anything made meanwhile, after the items were gathered, keeps the user
+    await refuseOwned(tx, false);
+    await tx.delete(users).where(eq(users.id, id));
+    if (before.role === 'admin' && before.active) await keepAnAdmin(tx);
+    await appendAudit(tx, actor, {
+      action: 'adminUsers.delete',
+      targetType: 'user',
+      targetId: id,
+      targetName: before.username,
+      categoryId: before.categoryId,
+      before: userSnapshot(before),
+      after: null,
+    });
+  };
+  if (deps.recycleUserItems) await deps.recycleUserItems(actor, user, finish);
+  else await deps.db.transaction(finish);
+  await deps.sessionsChanged(id, false);
+}
+
+/** Local accounts named `username`, in the actor's reach (the command line looks users up so). */
+export async function findUsersByName(
+  db: Db,
+  actor: Actor,
+  username: string,
+  categoryId?: string,
+): Promise<UserRow[]> {
+  const rows = await db
+    .select()
+    .from(users)
+    .where(
+      and(
+        eq(users.uid, username),
+        eq(users.provider, 'local'),
+        categoryId === undefined ? undefined : eq(users.categoryId, categoryId),
+      ),
+    );
+  return rows.filter((r) => reaches(actor, r.categoryId));
+}

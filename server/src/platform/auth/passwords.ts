@@ -1,0 +1,41 @@
+/** argon2id password hashing (OWASP parameters m=19456 KiB, t=2, p=1); long inputs refused before hashing. */
+import { hash, verify } from '@node-rs/argon2';
+import { ApiError } from '../http/api-error.ts';
+
+// @node-rs/argon2 declares Algorithm as an ambient const enum, unusable with isolatedModules: 2 = Argon2id.
+const ARGON2ID = 2;
+const options = { algorithm: ARGON2ID, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+export const MAX_PASSWORD_BYTES = 1024;
+
+function checkLength(password: string): void {
+  if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
+    throw new ApiError('bad_request', 'Password too long', 'password_too_long', {
+      num: MAX_PASSWORD_BYTES,
+    });
+  }
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  checkLength(password);
+  return hash(password, options as Parameters<typeof hash>[1]);
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/** Compares; with no stored hash it still spends the same time (no user enumeration by timing). */
+export async function verifyPassword(
+  stored: string | null | undefined,
+  password: string,
+): Promise<boolean> {
+  checkLength(password);
+  if (!stored) {
+    dummyHash ??= hashPassword('dummy-password-for-timing');
+    await verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
+  try {
+    return await verify(stored, password);
+  } catch {
+    return false;
+  }
+}

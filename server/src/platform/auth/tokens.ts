@@ -1,0 +1,162 @@
+/**
+ * JWTs: HS256 only, `kid` is a payload claim ("isardvdi"), the login token
+ * carries session_id/sub/data, special tokens carry `type`. The secret is generated once and kept
+ * in DATA_DIR/keys/jwt.key (mode 0600).
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { errors as joseErrors, jwtVerify, SignJWT, decodeJwt, type JWTPayload } from 'jose';
+import { ApiError } from '../http/api-error.ts';
+import type {
+  Role,
+  SessionUserTokenData,
+  SessionUserTokenType,
+} from '../../../../src/generated/types.ts';
+
+export const KID = 'isardvdi';
+export const ISSUER = 'isard-authentication';
+
+export type SpecialTokenType = Exclude<SessionUserTokenType, 'login' | 'external' | 'viewer'>;
+
+export interface LoginClaims extends JWTPayload {
+  kid: string;
+  session_id: string;
+  sub: string;
+  exp: number;
+  data: SessionUserTokenData;
+  type?: 'login';
+}
+
+export interface SpecialClaims extends JWTPayload {
+  kid: string;
+  type: SessionUserTokenType;
+  user_id: string;
+  exp: number;
+}
+
+export type Claims = LoginClaims | SpecialClaims;
+
+export function isLoginClaims(c: Claims): c is LoginClaims {
+  return (
+    (c.type === undefined || c.type === 'login') &&
+    typeof (c as LoginClaims).session_id === 'string'
+  );
+}
+
+/** Reads or creates the signing key. */
+export function loadSigningKey(dataDir: string): Uint8Array {
+  const dir = join(dataDir, 'keys');
+  const file = join(dir, 'jwt.key');
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      writeFileSync(file, randomBytes(64).toString('base64url'), { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // a sibling process won the race
+    }
+  }
+  chmodSync(file, 0o600);
+  return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
+}
+
+export class TokenService {
+  constructor(
+    private readonly key: Uint8Array,
+    private readonly leewaySeconds: number,
+  ) {}
+
+  async signLogin(input: {
+    sessionId: string;
+    userId: string;
+    exp: number;
+    data: SessionUserTokenData;
+  }): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ kid: KID, session_id: input.sessionId, data: input.data })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setSubject(input.userId)
+      .setIssuedAt(now)
+      .setNotBefore(now)
+      .setExpirationTime(input.exp)
+      .sign(this.key);
+  }
+
+  async signSpecial(
+    type: SpecialTokenType,
+    userId: string,
+    ttlSeconds: number,
+    extra: Record<string, unknown> = {},
+  ): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ ...extra, kid: KID, type, user_id: userId })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setIssuedAt(now)
+      .setNotBefore(now)
+      .setExpirationTime(now + ttlSeconds)
+      .sign(this.key);
+  }
+
+  /**
+   * Verifies signature (HS256 only), exp/nbf with the leeway and the kid claim.
+   * With allowExpired the signature is still checked but an elapsed exp is accepted (renew).
+   */
+  async verify(token: string, options: { allowExpired?: boolean } = {}): Promise<Claims> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        clockTolerance: this.leewaySeconds,
+      }));
+    } catch (err) {
+      // jose validates claims only after the signature verified, so the payload here is authentic.
+      if (options.allowExpired && err instanceof joseErrors.JWTExpired) payload = err.payload;
+      else if (err instanceof joseErrors.JWTExpired)
+        throw new ApiError('unauthorized', 'Token expired', 'token_expired');
+      else throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    }
+    if (payload.kid !== KID || typeof payload.exp !== 'number')
+      throw new ApiError('unauthorized', 'Bad token Key ID', 'invalid_token');
+    if (payload.type === undefined || payload.type === 'login') {
+      const data = payload.data as Partial<SessionUserTokenData> | undefined;
+      if (
+        typeof payload.session_id !== 'string' ||
+        typeof payload.sub !== 'string' ||
+        !data?.user_id
+      ) {
+        throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+      }
+    } else if (typeof payload.user_id !== 'string') {
+      throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    }
+    return payload as Claims;
+  }
+
+  /** Reads the type claim without verifying (dispatch only; the branch verifies again). */
+  static peekType(token: string): string | undefined {
+    try {
+      const t = decodeJwt(token).type;
+      return typeof t === 'string' ? t : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** `Authorization: Bearer <jwt>` -> jwt, or undefined when absent. Malformed -> 401. */
+export function bearerOf(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  const m = /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(header);
+  if (!m?.[1])
+    throw new ApiError('unauthorized', 'Authorization header is expected', 'missing_token');
+  return m[1];
+}
+
+export const roleNames: Record<Role, string> = {
+  admin: 'Administrator',
+  manager: 'Manager',
+  advanced: 'Advanced',
+  user: 'User',
+};

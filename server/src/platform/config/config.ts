@@ -1,0 +1,231 @@
+/**
+ * Runtime configuration from the environment (docs/contracts.md), validated at boot: a bad value
+ * stops the process with a clear message instead of a surprise later.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import type { LogFormat } from '../lib/log-format.ts';
+import { allowedHostKeys } from '../lib/safe-fetch.ts';
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  demoPassword: string | undefined;
+  /** role-visibility config file (PORTAL_CONFIG, else config/portal.json when present) */
+  portalConfigPath: string | undefined;
+  /** seconds */
+  sessionExpiration: number;
+  sessionMaxRenew: number;
+  sessionMaxTime: number;
+  clockLeeway: number;
+  /** built SPA; not served when missing */
+  distDir: string;
+  logLevel: string;
+  /** `pretty`: readable one-line logs (default); `json`: pino JSON lines for log shippers */
+  logFormat: LogFormat;
+  /** how often sockets are checked against their session (ms) */
+  socketSweepMs: number;
+  /** how long a verified session stays cached in memory (ms); revocation on this node clears it at once */
+  sessionCacheMs: number;
+  /** seed demo data when the database has no users */
+  seed: boolean;
+  /** trust X-Forwarded-For (behind a reverse proxy) */
+  trustProxy: boolean;
+  /** graceful shutdown limit (ms) */
+  shutdownTimeoutMs: number;
+  /** hypervisor driver (HYPERVISOR, `qemu`) and QEMU acceleration (QEMU_ACCEL, `tcg` or `kvm`) */
+  hypervisor: 'qemu' | 'none';
+  qemuAccel: 'tcg' | 'kvm';
+  /** a running desktop nobody watches is paused after this long (ms) */
+  idleGraceMs: number;
+  /** how long a guest gets to power off before it is stopped hard (ms) */
+  shutdownGraceMs: number;
+  /** extra browser Origins allowed on websocket endpoints besides the portal's own (ALLOWED_ORIGINS, comma-separated) */
+  allowedOrigins: string[];
+  /**
+   * The portal's public origin (PUBLIC_URL, e.g. `https://vdi.example.org`): the only origin browser
+   * websockets may come from (with ALLOWED_ORIGINS) and the SPICE proxy written into `.vv` files.
+   * Unset: `http://<HOST>:<listening port>` (the loopback names for a wildcard or loopback HOST).
+   */
+  publicUrl: string | undefined;
+  /** a SPICE tunnel credential (and the SPICE password of its `.vv`) is usable this long after the download (ms) */
+  spiceCredentialTtlMs: number;
+  /** once a SPICE session opened its first channel, its other channels may follow for this long (ms) */
+  spiceChannelWindowMs: number;
+  /** build the demo template disk and media at boot when missing */
+  prepareImages: boolean;
+  /**
+   * Hosts a media URL may name whatever their addresses (MEDIA_ALLOWED_HOSTS, comma-separated
+   * `host` or `host:port`; none by default): a local mirror, or the test and demo source.
+   */
+  mediaAllowedHosts: string[];
+  /** the largest medium a user may download (MEDIA_MAX_SIZE, bytes; default 16 GiB) */
+  mediaMaxBytes: number;
+  /** a media download must connect within this (ms) */
+  mediaConnectTimeoutMs: number;
+  /** a media download that receives nothing for this long fails (ms) */
+  mediaStallTimeoutMs: number;
+  /** media downloads running at once, per user and in all */
+  mediaDownloadsPerUser: number;
+  mediaDownloadsTotal: number;
+  /**
+   * Outgoing mail (SMTP_URL, e.g. `smtps://user:pass@mail.example.org:465`); unset, mails are
+   * written to the log instead, links included, so a self-hosted portal works without a server.
+   */
+  smtpUrl: string | undefined;
+  /** the From of account mails (MAIL_FROM) */
+  mailFrom: string;
+}
+
+const envSchema = {
+  type: 'object',
+  properties: {
+    PORT: { type: 'string', pattern: '^\\d{1,5}$' },
+    HOST: { type: 'string', minLength: 1 },
+    DATA_DIR: { type: 'string', minLength: 1 },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DEMO_PASSWORD: { type: 'string', minLength: 4, maxLength: 1024 },
+    PORTAL_CONFIG: { type: 'string', minLength: 1 },
+    SESSION_EXPIRATION: { type: 'string', pattern: '^\\d+[smh]?$' },
+    SESSION_MAX_RENEW: { type: 'string', pattern: '^\\d+[smh]?$' },
+    SESSION_MAX_TIME: { type: 'string', pattern: '^\\d+[smh]?$' },
+    HYPERVISOR: { enum: ['qemu', 'none'] },
+    QEMU_ACCEL: { enum: ['tcg', 'kvm'] },
+    ALLOWED_ORIGINS: { type: 'string', pattern: '^(https?://[^,\\s]+)(,https?://[^,\\s]+)*$' },
+    LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    LOG_FORMAT: { enum: ['pretty', 'json'] },
+    TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+$' },
+    MEDIA_ALLOWED_HOSTS: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
+    MEDIA_MAX_SIZE: { type: 'string', pattern: '^\\d+[KMGT]?$' },
+    SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
+    MAIL_FROM: { type: 'string', minLength: 3, maxLength: 254 },
+  },
+} as const;
+
+/**
+ * PUBLIC_URL as an origin (`https://vdi.example.org`, `http://10.0.0.5:8080`): scheme, host and
+ * optional port only; a path, query, fragment or credentials are refused.
+ */
+export function parsePublicUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`invalid environment: PUBLIC_URL ${value} is not a URL`);
+  }
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.username ||
+    url.password ||
+    url.pathname !== '/' ||
+    url.search ||
+    url.hash
+  )
+    throw new Error(
+      `invalid environment: PUBLIC_URL must be an http(s) origin such as https://vdi.example.org, not ${value}`,
+    );
+  return url.origin;
+}
+
+/** MEDIA_ALLOWED_HOSTS entries, each checked to be a plain `host` or `host:port`. */
+export function parseMediaAllowedHosts(value: string | undefined): string[] {
+  if (!value) return [];
+  const entries = value.split(',');
+  for (const entry of entries) {
+    try {
+      allowedHostKeys(entry);
+    } catch {
+      throw new Error(
+        `invalid environment: MEDIA_ALLOWED_HOSTS entry ${entry} is not a host[:port]`,
+      );
+    }
+  }
+  return entries;
+}
+
+/** "1073741824", "512M", "16G" (binary units) -> bytes */
+export function parseByteSize(value: string | undefined, fallback: number): number {
+  if (!value) return fallback;
+  const m = /^(\d+)([KMGT]?)$/.exec(value);
+  if (!m) throw new Error(`bad size ${value}`);
+  return Number(m[1]) * 1024 ** ' KMGT'.indexOf(m[2] || ' ');
+}
+
+/** "300", "300s", "5m", "8h" -> seconds */
+export function parseDuration(value: string | undefined, fallback: number): number {
+  if (!value) return fallback;
+  const m = /^(\d+)([smh]?)$/.exec(value);
+  if (!m) throw new Error(`bad duration ${value}`);
+  const n = Number(m[1]);
+  return m[2] === 'h' ? n * 3600 : m[2] === 'm' ? n * 60 : n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppConfig {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k in envSchema.properties && v !== ''),
+  );
+  const validate = new Ajv({ allErrors: true }).compile(envSchema);
+  if (!validate(present)) {
+    const problems = (validate.errors ?? [])
+      .map((e) => `${e.instancePath.slice(1)} ${e.message ?? ''}`)
+      .join('; ');
+    throw new Error(`invalid environment: ${problems}`);
+  }
+  const port = Number(env.PORT ?? 8080);
+  if (port > 65535) throw new Error('invalid environment: PORT out of range');
+  const defaultPortal = resolve(cwd, 'config/portal.json');
+  const config: AppConfig = {
+    port,
+    host: env.HOST || '0.0.0.0',
+    dataDir: resolve(cwd, env.DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    demoPassword: env.DEMO_PASSWORD || undefined,
+    portalConfigPath: env.PORTAL_CONFIG
+      ? resolve(cwd, env.PORTAL_CONFIG)
+      : existsSync(defaultPortal)
+        ? defaultPortal
+        : undefined,
+    sessionExpiration: parseDuration(env.SESSION_EXPIRATION, 300),
+    sessionMaxRenew: parseDuration(env.SESSION_MAX_RENEW, 1800),
+    sessionMaxTime: parseDuration(env.SESSION_MAX_TIME, 8 * 3600),
+    clockLeeway: 60,
+    distDir: resolve(cwd, 'dist'),
+    logLevel: env.LOG_LEVEL || 'info',
+    logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
+    socketSweepMs: 5000,
+    sessionCacheMs: 1000,
+    seed: true,
+    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    shutdownTimeoutMs: 25_000,
+    hypervisor: env.HYPERVISOR === 'none' ? 'none' : 'qemu',
+    qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
+    idleGraceMs: 60_000,
+    shutdownGraceMs: 20_000,
+    allowedOrigins: env.ALLOWED_ORIGINS ? env.ALLOWED_ORIGINS.split(',') : [],
+    publicUrl: env.PUBLIC_URL ? parsePublicUrl(env.PUBLIC_URL) : undefined,
+    spiceCredentialTtlMs: 60_000,
+    spiceChannelWindowMs: 10_000,
+    prepareImages: true,
+    mediaAllowedHosts: parseMediaAllowedHosts(env.MEDIA_ALLOWED_HOSTS),
+    mediaMaxBytes: parseByteSize(env.MEDIA_MAX_SIZE, 16 * 1024 ** 3),
+    smtpUrl: env.SMTP_URL,
+    mailFrom: env.MAIL_FROM ?? 'VDI portal <no-reply@localhost>',
+    mediaConnectTimeoutMs: 30_000,
+    mediaStallTimeoutMs: 60_000,
+    mediaDownloadsPerUser: 3,
+    mediaDownloadsTotal: 10,
+  };
+  if (
+    config.sessionExpiration > config.sessionMaxTime ||
+    config.sessionMaxRenew > config.sessionMaxTime
+  ) {
+    throw new Error(
+      'invalid environment: SESSION_EXPIRATION and SESSION_MAX_RENEW must not exceed SESSION_MAX_TIME',
+    );
+  }
+  return config;
+}

@@ -1,0 +1,107 @@
+/**
+ * The built SPA from dist/ (@fastify/static) with a history fallback: `/`, and any non-API GET or
+ * HEAD that accepts HTML and matches no file (a page route such as /desktops/x, or a directory),
+ * gets dist/index.html with `cache-control: no-cache`. Hashed files under dist/assets are
+ * immutable; every other file revalidates. `.br`/`.gz` siblings of a file are sent as they are when
+ * the client accepts them; otherwise text files are compressed on the fly (compress.ts).
+ * /api/* and /authentication/* never get the SPA: they answer JSON. Not registered when dist/ has
+ * not been built.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { globalPlugin } from '../lib/plugin.ts';
+
+const isApiPath = (path: string) =>
+  path === '/api' ||
+  path.startsWith('/api/') ||
+  path === '/authentication' ||
+  path.startsWith('/authentication/');
+
+interface IndexFile {
+  mtimeMs: number;
+  size: number;
+  body: Buffer;
+  etag: string;
+}
+
+const plugin: FastifyPluginAsync = async (app) => {
+  const root = app.config.distDir;
+  const indexPath = join(root, 'index.html');
+  if (!existsSync(indexPath)) {
+    app.log.info({ root }, 'no built SPA found; serving the API only');
+    return;
+  }
+  const assetsDir = join(root, 'assets');
+
+  await app.register(fastifyStatic, {
+    root,
+    prefix: '/',
+    wildcard: true,
+    index: false,
+    preCompressed: true,
+    // a directory is not a file: `/assets/` falls back like a page route
+    allowedPath: (pathname) => !pathname.endsWith('/'),
+    setHeaders: (reply, path) => {
+      reply.header(
+        'cache-control',
+        path.startsWith(`${assetsDir}/`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+      );
+    },
+  });
+
+  // index.html is read again only when the build replaced it.
+  let cached: IndexFile | undefined;
+  async function indexFile(): Promise<IndexFile> {
+    const info = await stat(indexPath);
+    if (cached?.mtimeMs !== info.mtimeMs || cached.size !== info.size) {
+      const body = await readFile(indexPath);
+      const etag = `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
+      cached = { mtimeMs: info.mtimeMs, size: info.size, body, etag };
+    }
+    return cached;
+  }
+
+  async function sendIndex(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    try {
+      const index = await indexFile();
+      void reply
+        .code(200)
+        .header('cache-control', 'no-cache')
+        .header('etag', index.etag)
+        .type('text/html; charset=utf-8');
+      const known = (request.headers['if-none-match'] ?? '')
+        .split(',')
+        .map((tag) => tag.trim().replace(/^W\//, ''));
+      if (known.includes(index.etag)) {
+        void reply.code(304).send();
+        return;
+      }
+      // The not-found path has no compression hook of its own: compress through the reply when
+      // the request came in through a route (the static wildcard) that provides it.
+      if (typeof reply.compress === 'function') void reply.compress(index.body);
+      else void reply.send(index.body);
+    } catch (err) {
+      void reply.send(err);
+    }
+  }
+
+  app.get('/', async (request, reply) => {
+    await sendIndex(request, reply);
+    return reply;
+  });
+
+  app.spaFallback = (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+    if (isApiPath(path)) return false;
+    if (!(request.headers.accept ?? '').includes('text/html')) return false;
+    void sendIndex(request, reply);
+    return true;
+  };
+};
+
+export default globalPlugin(plugin, 'static-spa');
