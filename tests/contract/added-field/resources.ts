@@ -224,14 +224,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     },
     update: {},
     form: 'edit',
-    gaps: {
-      table: 'admin-user.schema.json has no storage: user.schema.json holds the users table',
-      migration: 'no column in the users table',
-      column: 'no column in the users table',
-      stored: 'no column: create and update answer 200 and drop it',
-      list: 'toAdminUser lists the fields by hand',
-      show: 'toAdminUser lists the fields by hand',
-    },
   },
   {
     resource: 'adminGroups',
