@@ -39,17 +39,17 @@ const root = join(import.meta.dirname, '..', '..');
 type Json = Record<string, unknown>;
 
 /** What a developer adds to the `properties` of the resource's schema file. */
-const property = (xIn: string[]) => ({
+const property = {
   type: ['string', 'null'],
   maxLength: 12,
   pattern: '^[A-Z0-9-]+$',
   description: 'inventory tag of the record',
   'x-error': { pattern: CODE },
   'x-db': true,
-  // a resource whose show answer is the entity itself and that takes no body has no x-in
-  ...(xIn.length > 0 ? { 'x-in': xIn } : {}),
+  // also in the show answer and the create and update bodies the resource's operations name
+  'x-in': true,
   'x-ui': { column: true, card: true, order: 8, filter: true },
-});
+};
 
 const SKIP = new Set([
   'node_modules',
@@ -95,21 +95,12 @@ function interfaceBlock(types: string, name: string): string {
   return '';
 }
 
-/** The schema file declaring the resource, and the `$defs` its show, create and update use. */
-function resourceFile(resource: string): { path: string; xIn: string[] } {
+/** The schema file declaring the resource (its x-resource). */
+function resourceFile(resource: string): string {
   for (const name of readdirSync(join(copy, 'schema/entities'))) {
     const path = `schema/entities/${name}`;
-    const json = readJson(path);
-    const res = json['x-resource'] as
-      { name: string; operations?: Record<string, Json> } | undefined;
-    if (res?.name !== resource) continue;
-    const xIn = ['show', 'create', 'update'].flatMap((op) => {
-      const ref = res.operations?.[op]?.[op === 'show' ? 'response' : 'request'];
-      return typeof ref === 'string' && ref.startsWith('#/$defs/')
-        ? [ref.slice('#/$defs/'.length)]
-        : [];
-    });
-    return { path, xIn };
+    if ((readJson(path)['x-resource'] as { name?: string } | undefined)?.name === resource)
+      return path;
   }
   throw new Error(`no schema file declares the resource ${resource}`);
 }
@@ -145,9 +136,9 @@ beforeAll(async () => {
   >;
   for (const probe of RESOURCE_PROBES) {
     // 1. the schema: one property in the file that declares the resource
-    const { path, xIn } = resourceFile(probe.resource);
+    const path = resourceFile(probe.resource);
     const schema = readJson(path) as { properties: Json };
-    schema.properties[FIELD] = property(xIn);
+    schema.properties[FIELD] = property;
     writeJson(path, schema);
     // 2. the locale: its label
     const entry = (resources[probe.resource] ??= {});
