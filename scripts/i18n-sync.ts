@@ -1,18 +1,21 @@
 /**
- * Keeps the message catalogues in step with src/generated:
- * - adds missing English keys to locales/en/resources.json for every generated resource
- *   (`<name>.title`, `<name>.actions.<list|create|edit|show>`, `<name>.fields.<path>`,
- *   `<name>.enum.<path>.<value>`, `<name>.stateActions.<action>`), keeping existing texts;
- * - gives every other locale each key English has (English text copied until translated).
- * Usage: npx tsx scripts/i18n-sync.ts [--check]  (--check only reports, exit 1 when out of date)
+ * Keeps the English catalogue in step with src/generated: adds the missing English keys to
+ * locales/en/resources.json for every generated resource (`<name>.title`,
+ * `<name>.actions.<list|create|edit|show>`, `<name>.fields.<path>`, `<name>.enum.<path>.<value>`,
+ * `<name>.stateActions.<action>`), keeping existing texts. The added text is a draft derived from
+ * the key: give it a proper English label before committing.
+ * Other locales are never written: a key a locale lacks shows the English text through i18next's
+ * `fallbackLng`, and src/i18n/locale-completeness.test.ts lists what each locale still lacks.
+ * Usage: npx tsx scripts/i18n-sync.ts [--check]  (--check only reports the missing English keys,
+ * exit 1 when there are some)
  */
-import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { resources } from '../src/generated/resources.ts';
 import { fields } from '../src/generated/fields.ts';
 import { stateActions } from '../src/generated/actions.ts';
 import { requiredResourceKeys } from '../src/i18n/required-keys.ts';
-import { LANGUAGES, NAMESPACES } from '../src/i18n/languages.ts';
+import { humaniseKey as humanise } from '../src/i18n/key-label.ts';
 
 type Tree = Record<string, unknown>;
 const root = join(import.meta.dirname, '..', 'locales');
@@ -21,15 +24,6 @@ const check = process.argv.includes('--check');
 function load(lang: string, ns: string): Tree {
   const file = join(root, lang, `${ns}.json`);
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Tree) : {};
-}
-
-function humanise(text: string): string {
-  const words = text
-    .replace(/([a-z])([A-Z])/g, '$1 $2')
-    .replace(/[-_.]+/g, ' ')
-    .trim()
-    .toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function singular(text: string): string {
@@ -54,21 +48,6 @@ function ensure(tree: Tree, segments: string[], value: string): boolean {
   return true;
 }
 
-/** Copies every key of `source` missing in `target` (English fallback text). */
-function fill(source: Tree, target: Tree): number {
-  let added = 0;
-  for (const [key, value] of Object.entries(source)) {
-    if (value && typeof value === 'object') {
-      if (!target[key] || typeof target[key] !== 'object') target[key] = {};
-      added += fill(value as Tree, target[key] as Tree);
-    } else if (typeof target[key] !== 'string') {
-      target[key] = value;
-      added += 1;
-    }
-  }
-  return added;
-}
-
 function englishDefault(segments: string[]): string {
   const [name = '', group = '', ...rest] = segments;
   const title = humanise(name);
@@ -87,32 +66,23 @@ function englishDefault(segments: string[]): string {
   return humanise(rest.join(' '));
 }
 
-let changed = 0;
+const missing: string[] = [];
 const english = load('en', 'resources');
 for (const segments of requiredResourceKeys({ resources, fields, stateActions })) {
-  if (ensure(english, segments, englishDefault(segments))) changed += 1;
-}
-const outputs: [string, string, Tree][] = [['en', 'resources', english]];
-for (const lang of LANGUAGES) {
-  if (lang === 'en') continue;
-  for (const ns of NAMESPACES) {
-    const target = load(lang, ns);
-    const source = ns === 'resources' ? english : load('en', ns);
-    const added = fill(source, target);
-    changed += added;
-    outputs.push([lang, ns, target]);
-  }
+  if (ensure(english, segments, englishDefault(segments))) missing.push(segments.join('.'));
 }
 if (check) {
-  if (changed) {
-    console.error(`i18n-sync: ${changed} keys missing; run npx tsx scripts/i18n-sync.ts`);
+  if (missing.length) {
+    console.error(
+      `i18n-sync: ${missing.length} keys missing in locales/en/resources.json; run npx tsx scripts/i18n-sync.ts:\n  ${missing.join('\n  ')}`,
+    );
     process.exit(1);
   }
-  console.log('i18n-sync: catalogues up to date');
+  console.log('i18n-sync: English catalogue up to date');
 } else {
-  for (const [lang, ns, tree] of outputs) {
-    mkdirSync(join(root, lang), { recursive: true });
-    writeFileSync(join(root, lang, `${ns}.json`), `${JSON.stringify(tree, null, 2)}\n`);
-  }
-  console.log(`i18n-sync: ${changed} keys added`);
+  if (missing.length)
+    writeFileSync(join(root, 'en', 'resources.json'), `${JSON.stringify(english, null, 2)}\n`);
+  console.log(
+    `i18n-sync: ${missing.length} English keys added${missing.length ? ` (give them proper labels):\n  ${missing.join('\n  ')}` : ''}`,
+  );
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { auditLog } from '../src/platform/db/schema.ts';
+import { defaultSettings } from '../src/platform/repository/settings-repository.ts';
 import {
   buildTestApp,
   createTestDatabase,
@@ -166,7 +167,10 @@ describe('admin settings', () => {
     });
     expect(res.statusCode).toBe(200);
     const texts = (await t.app.settings.all()).disclaimer_text;
-    expect(Object.keys(texts.lang).sort()).toEqual(['ca', 'en']);
+    const seeded = defaultSettings.disclaimer_text.lang;
+    expect(Object.keys(texts.lang).sort()).toEqual(Object.keys(seeded).sort());
+    expect(texts.lang.ca?.title).toBe('Normes');
+    expect(texts.lang.es).toEqual(seeded.es);
     expect(texts.default).toBe('en');
   });
 

@@ -1,6 +1,7 @@
 /**
  * i18next set-up. Catalogues live in `locales/<code>/<namespace>.json` and are loaded lazily, one
- * chunk per file, so the login route only fetches the current language.
+ * chunk per file, so the login route only fetches the current language and English, the fallback
+ * of every key a locale lacks.
  */
 import i18next, { type BackendModule, type ReadCallback } from 'i18next';
 import { initReactI18next } from 'react-i18next';
@@ -45,7 +46,10 @@ export async function initI18n(language: Language = detectLanguage()): Promise<t
         ns: [...NAMESPACES],
         defaultNS: 'common',
         interpolation: { escapeValue: false },
+        // A key a locale lacks, or holds empty, shows the English text; a key English lacks too
+        // shows the key itself (never a label made up from it), and the catalogue tests fail.
         returnNull: false,
+        returnEmptyString: false,
         react: { useSuspense: false },
       });
   }

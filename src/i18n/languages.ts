@@ -44,6 +44,11 @@ export function matchLanguage(tag: string | null | undefined): Language | null {
   return (LANGUAGES as readonly string[]).includes(base ?? '') ? (base as Language) : null;
 }
 
+/** The BCP 47 tag Intl formatters take for a locale code (`zh_Hans` -> `zh-Hans`). */
+export function intlLocale(language: string): string {
+  return language.replace(/_/g, '-');
+}
+
 /** Locale from localStorage, then the browser, then English. */
 export function detectLanguage(): Language {
   let stored: string | null = null;

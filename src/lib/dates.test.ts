@@ -3,7 +3,12 @@ import {
   ceilToStep,
   floorToStep,
   formatDate,
+  formatDay,
+  formatDayWithWeekday,
+  formatMonthYear,
   formatRelative,
+  formatTime,
+  formatWeekday,
   parseWireDate,
   toWireDate,
 } from './dates';
@@ -17,6 +22,24 @@ describe('dates', () => {
     expect(formatDate('2026-11-23T10:00+0000')).toMatch(/^2026-11-23 \d{2}:00$/);
     expect(formatDate(null)).toBe('');
     expect(formatDate(false)).toBe('');
+  });
+
+  it('writes days as YYYY-MM-DD and times as HH:mm whatever the language', () => {
+    const day = new Date(2026, 10, 28, 9, 5);
+    expect(formatDay(day)).toBe('2026-11-28');
+    expect(formatTime(day)).toBe('09:05');
+    expect(formatDate(day.valueOf() / 1000)).toBe('2026-11-28 09:05');
+  });
+
+  it('names weekdays and months in the interface language passed in', () => {
+    const day = new Date(2026, 10, 28, 9, 5);
+    expect(formatDayWithWeekday(day, 'en')).toBe('Sat 2026-11-28');
+    expect(formatDayWithWeekday(day, 'es')).toBe('sáb 2026-11-28');
+    expect(formatDayWithWeekday(day, 'fr', 'long')).toBe('samedi 2026-11-28');
+    expect(formatWeekday(day, 'zh_Hans', 'long')).toBe('星期六');
+    expect(formatMonthYear(day, 'en')).toBe('November 2026');
+    expect(formatMonthYear(day, 'es')).toBe('noviembre de 2026');
+    expect(formatMonthYear(day, 'zh_Hans')).toBe('2026年11月');
   });
 
   it('says how long ago in the interface language, in the largest fitting unit', () => {

@@ -1,8 +1,11 @@
 /**
- * Dates as the portal shows them: absolute times in the user's time zone as YYYY-MM-DD HH:mm, and
- * recent times as relative text ("5 minutes ago") in the interface language.
+ * Dates as the portal shows them, the one place that formats them: absolute times in the user's
+ * time zone as YYYY-MM-DD HH:mm (a day alone as YYYY-MM-DD, a time alone as 24-hour HH:mm), and
+ * every word (weekday and month names, "5 minutes ago") in the interface language, the i18next
+ * language passed in, never the browser's.
  */
 import dayjs from 'dayjs';
+import { intlLocale } from '@/i18n/languages';
 
 export const DATE_FORMAT = 'YYYY-MM-DD HH:mm';
 
@@ -17,6 +20,49 @@ function toDayjs(value: DateInput): dayjs.Dayjs | null {
 /** Formats epoch seconds or a wire date; empty for missing values. */
 export function formatDate(value: DateInput): string {
   return toDayjs(value)?.format(DATE_FORMAT) ?? '';
+}
+
+const pad = (value: number): string => String(value).padStart(2, '0');
+
+/** A local day as YYYY-MM-DD. */
+export function formatDay(date: Date): string {
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+/** A local time of day as 24-hour HH:mm. */
+export function formatTime(date: Date): string {
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+const nameFormats = new Map<string, Intl.DateTimeFormat>();
+
+function names(language: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const id = `${language} ${JSON.stringify(options)}`;
+  let format = nameFormats.get(id);
+  if (!format) {
+    format = new Intl.DateTimeFormat(intlLocale(language), options);
+    nameFormats.set(id, format);
+  }
+  return format;
+}
+
+/** The weekday's name in `language` ("Sat", "Saturday"; "sáb", "sábado" in es). */
+export function formatWeekday(date: Date, language: string, width: 'short' | 'long'): string {
+  return names(language, { weekday: width }).format(date);
+}
+
+/** The month and year in `language` ("November 2026"; "noviembre de 2026" in es). */
+export function formatMonthYear(date: Date, language: string): string {
+  return names(language, { month: 'long', year: 'numeric' }).format(date);
+}
+
+/** A local day with its weekday name in `language` first ("Sat 2026-11-28"). */
+export function formatDayWithWeekday(
+  date: Date,
+  language: string,
+  width: 'short' | 'long' = 'short',
+): string {
+  return `${formatWeekday(date, language, width)} ${formatDay(date)}`;
 }
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
@@ -37,7 +83,7 @@ export function formatRelative(value: DateInput, language: string, now = Date.no
   if (!date) return '';
   let formatter = formatters.get(language);
   if (!formatter) {
-    formatter = new Intl.RelativeTimeFormat(language.replace('_', '-'), { numeric: 'auto' });
+    formatter = new Intl.RelativeTimeFormat(intlLocale(language), { numeric: 'auto' });
     formatters.set(language, formatter);
   }
   const seconds = Math.round((date.valueOf() - now) / 1000);

@@ -2,8 +2,8 @@
  * The calendars' localizer: react-big-calendar's dayjs localizer over a dayjs whose weeks start
  * on the day the schema names (`constants.bookings.weekStartsOn`), without changing the global
  * dayjs locale the rest of the app uses. Labels (weekday and month names, toolbar words) come
- * from the interface language through Intl and the `common:calendar` texts; times are 24-hour
- * HH:mm as everywhere in the portal.
+ * from the interface language through src/lib/dates and the `common:calendar` texts; days are
+ * YYYY-MM-DD and times 24-hour HH:mm as everywhere in the portal.
  */
 import dayjs from 'dayjs';
 import type { TFunction } from 'i18next';
@@ -14,6 +14,13 @@ import {
   type Messages,
 } from 'react-big-calendar';
 import { constants } from '@/generated/constants';
+import {
+  formatDay,
+  formatDayWithWeekday,
+  formatMonthYear,
+  formatTime,
+  formatWeekday,
+} from '@/lib/dates';
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 
@@ -39,54 +46,32 @@ export function calendarLocalizer(): DateLocalizer {
   return built;
 }
 
-function formatter(language: string, options: Intl.DateTimeFormatOptions): (date: Date) => string {
-  const format = new Intl.DateTimeFormat(language.replace('_', '-'), options);
-  return (date) => format.format(date);
-}
-
-const pad = (value: number): string => String(value).padStart(2, '0');
-
-/** 24-hour HH:mm in local time. */
-export function timeOfDay(date: Date): string {
-  return `${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
-
-/** YYYY-MM-DD in local time. */
-export function dayOf(date: Date): string {
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-}
-
-/** The calendar's formats in `language`. */
+/**
+ * The calendar's formats in `language`, from the portal's date helpers: days as YYYY-MM-DD (with
+ * the weekday's name in `language` where a day stands alone), times as HH:mm, month headers in
+ * words.
+ */
 export function calendarFormats(language: string): Formats {
-  const weekday = formatter(language, { weekday: 'short' });
-  const weekdayDay = formatter(language, { weekday: 'short', day: '2-digit' });
-  const monthYear = formatter(language, { month: 'long', year: 'numeric' });
-  const longDay = formatter(language, {
-    weekday: 'long',
-    day: '2-digit',
-    month: 'long',
-    year: 'numeric',
-  });
-  const shortDay = formatter(language, { day: '2-digit', month: 'short' });
-  const agendaDay = formatter(language, { weekday: 'short', day: '2-digit', month: 'short' });
   const timeRange = ({ start, end }: { start: Date; end: Date }): string =>
-    `${timeOfDay(start)} – ${timeOfDay(end)}`;
+    `${formatTime(start)} – ${formatTime(end)}`;
+  const dayRange = ({ start, end }: { start: Date; end: Date }): string =>
+    `${formatDay(start)} – ${formatDay(end)}`;
   return {
-    dateFormat: (date) => pad(date.getDate()),
-    dayFormat: (date) => weekdayDay(date),
-    weekdayFormat: (date) => weekday(date),
-    timeGutterFormat: (date) => timeOfDay(date),
-    monthHeaderFormat: (date) => monthYear(date),
-    dayHeaderFormat: (date) => longDay(date),
-    dayRangeHeaderFormat: ({ start, end }) =>
-      `${shortDay(start)} – ${shortDay(end)} ${end.getFullYear()}`,
-    agendaHeaderFormat: ({ start, end }) => `${dayOf(start)} – ${dayOf(end)}`,
-    agendaDateFormat: (date) => agendaDay(date),
-    agendaTimeFormat: (date) => timeOfDay(date),
+    dateFormat: (date) => String(date.getDate()).padStart(2, '0'),
+    dayFormat: (date) =>
+      `${formatWeekday(date, language, 'short')} ${String(date.getDate()).padStart(2, '0')}`,
+    weekdayFormat: (date) => formatWeekday(date, language, 'short'),
+    timeGutterFormat: (date) => formatTime(date),
+    monthHeaderFormat: (date) => formatMonthYear(date, language),
+    dayHeaderFormat: (date) => formatDayWithWeekday(date, language, 'long'),
+    dayRangeHeaderFormat: dayRange,
+    agendaHeaderFormat: dayRange,
+    agendaDateFormat: (date) => formatDayWithWeekday(date, language),
+    agendaTimeFormat: (date) => formatTime(date),
     agendaTimeRangeFormat: timeRange,
     eventTimeRangeFormat: timeRange,
-    eventTimeRangeStartFormat: ({ start }) => `${timeOfDay(start)} –`,
-    eventTimeRangeEndFormat: ({ end }) => `– ${timeOfDay(end)}`,
+    eventTimeRangeStartFormat: ({ start }) => `${formatTime(start)} –`,
+    eventTimeRangeEndFormat: ({ end }) => `– ${formatTime(end)}`,
     selectRangeFormat: timeRange,
   };
 }

@@ -7,7 +7,8 @@ import { useId, useMemo, type ReactNode } from 'react';
 import { Group, Input, Select } from '@mantine/core';
 import { DatePickerInput } from '@mantine/dates';
 import { useTranslation } from 'react-i18next';
-import { dayOf, timeOfDay } from './calendar-localizer';
+import { formatDay, formatTime } from '@/lib/dates';
+import { useDatePickerLocale } from '@/lib/date-picker-locale';
 
 export interface DateTimeStepInputProps {
   label: string;
@@ -28,7 +29,7 @@ export function timesOfDay(step: number): string[] {
   const times: string[] = [];
   for (let minute = 0; minute < 24 * 60; minute += Math.max(1, step)) {
     const date = new Date(2000, 0, 1, 0, minute);
-    times.push(timeOfDay(date));
+    times.push(formatTime(date));
   }
   return times;
 }
@@ -53,10 +54,11 @@ export function DateTimeStepInput({
   testId,
 }: DateTimeStepInputProps) {
   const { t } = useTranslation();
+  const locale = useDatePickerLocale();
   const errorId = useId();
   const times = useMemo(() => timesOfDay(step), [step]);
-  const day = value ? dayOf(value) : null;
-  const time = value ? timeOfDay(value) : null;
+  const day = value ? formatDay(value) : null;
+  const time = value ? formatTime(value) : null;
   // A value off the grid (an event made elsewhere) is still shown as it is.
   const data = time && !times.includes(time) ? [...times, time].sort() : times;
   const described = error ? { 'aria-describedby': errorId } : {};
@@ -68,8 +70,9 @@ export function DateTimeStepInput({
           value={day}
           onChange={(next) => onChange(next ? combine(next, time ?? times[0] ?? '00:00') : null)}
           valueFormat="YYYY-MM-DD"
-          {...(minDate ? { minDate: dayOf(minDate) } : {})}
-          {...(maxDate ? { maxDate: dayOf(maxDate) } : {})}
+          locale={locale}
+          {...(minDate ? { minDate: formatDay(minDate) } : {})}
+          {...(maxDate ? { maxDate: formatDay(maxDate) } : {})}
           error={!!error}
           disabled={disabled}
           required={required}

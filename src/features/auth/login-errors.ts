@@ -1,5 +1,6 @@
 /** Login error texts of the login page: a translation key and its values. */
 import type { ApiError } from '@/providers/http-client';
+import { formatTime } from '@/lib/dates';
 
 export interface LoginErrorText {
   key: string;
@@ -15,7 +16,7 @@ function formatRetryAfter(value: string | null | undefined, now: Date): string {
     ? new Date(now.getTime() + seconds * 1000)
     : new Date(value);
   if (Number.isNaN(date.getTime())) return value;
-  return date.toLocaleTimeString();
+  return formatTime(date);
 }
 
 /** Maps a login failure to its message. */

@@ -6,8 +6,7 @@
  */
 import type { Booking, BookingEventType } from '@/generated/types';
 import type { CalendarEvent, DayShade } from '@/components/calendar/portal-calendar';
-import { dayOf } from '@/components/calendar/calendar-localizer';
-import { parseWireDate } from '@/lib/dates';
+import { formatDay, parseWireDate } from '@/lib/dates';
 import type { OtherEvent } from '@/lib/time-rules';
 
 export interface BookingEventTexts {
@@ -91,7 +90,7 @@ export function dayShades(
     const last = new Date(Math.min(window.end.valueOf() - 1, to.valueOf()));
     const day = new Date(first.getFullYear(), first.getMonth(), first.getDate());
     while (day.valueOf() <= last.valueOf()) {
-      const key = dayOf(day);
+      const key = formatDay(day);
       const current = shades.get(key);
       if (!current || SHADE_RANK[current] < SHADE_RANK[kind]) shades.set(key, kind);
       day.setDate(day.getDate() + 1);

@@ -16,14 +16,14 @@ import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import type { Booking, BookingItemType, BookingEventType } from '@/generated/types';
 import { constants } from '@/generated/constants';
-import { dayOf, visibleRange, type CalendarView } from '@/components/calendar/calendar-localizer';
+import { visibleRange, type CalendarView } from '@/components/calendar/calendar-localizer';
 import {
   LegendSwatch,
   PortalCalendar,
   type CalendarEvent,
   type CalendarEventKind,
 } from '@/components/calendar/portal-calendar';
-import { formatDate, parseWireDate } from '@/lib/dates';
+import { formatDate, formatDay, parseWireDate } from '@/lib/dates';
 import { translateError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { resourceKeyPrefix } from '@/providers/live-provider';
@@ -121,7 +121,7 @@ function ItemBookings({ type, id }: { type: BookingItemType; id: string }) {
     () => dayShades(calendar.background, range.start, range.end),
     [calendar.background, range],
   );
-  const dayShade = useCallback((day: Date) => shades.get(dayOf(day)) ?? null, [shades]);
+  const dayShade = useCallback((day: Date) => shades.get(formatDay(day)) ?? null, [shades]);
   const upcoming = useCallback(
     (now: number) => calendar.events.filter((event) => event.start.valueOf() > now).length,
     [calendar.events],

@@ -6,6 +6,7 @@
 import '@mantine/dates/styles.css';
 import { DatePickerInput } from '@mantine/dates';
 import dayjs from 'dayjs';
+import { useDatePickerLocale } from '@/lib/date-picker-locale';
 import type { WidgetProps } from '@/resources/form/types';
 
 const DAY = 'YYYY-MM-DD';
@@ -33,6 +34,7 @@ export function ExpiryDateWidget({
   disabled,
   meta,
 }: WidgetProps) {
+  const locale = useDatePickerLocale();
   const now = new Date();
   const min = meta.minimum ?? 1;
   const max = meta.maximum ?? Infinity;
@@ -50,6 +52,7 @@ export function ExpiryDateWidget({
       minDate={dayAfter(min, now)}
       {...(Number.isFinite(max) ? { maxDate: dayAfter(max, now) } : {})}
       valueFormat={DAY}
+      locale={locale}
       popoverProps={{ withinPortal: true }}
       data-testid="expiry-date"
     />

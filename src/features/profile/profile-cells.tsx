@@ -13,6 +13,7 @@ import { Alert, Badge, Group, List, Progress, Stack, Text } from '@mantine/core'
 import { Icon } from '@/components/icon';
 import { LANGUAGE_NAMES, matchLanguage } from '@/i18n/languages';
 import { formatDate, isPast } from '@/lib/dates';
+import { formatNumber } from '@/lib/numbers';
 import { formatGigabyteValue } from '@/lib/sizes';
 import { useCellText, useEnumText, type CellProps } from '@/resources/cells/cell-registry';
 
@@ -47,9 +48,7 @@ function QuotaCell({ resource, meta, value, record }: CellProps) {
     quota && typeof quota === 'object' ? (quota as Record<string, unknown>)[counter] : undefined;
   const used = typeof value === 'number' ? value : 0;
   const format = (n: number): string =>
-    meta.unit === 'GB'
-      ? formatGigabyteValue(n, language)
-      : new Intl.NumberFormat(language.replace('_', '-')).format(n);
+    meta.unit === 'GB' ? formatGigabyteValue(n, language) : formatNumber(n, language);
   if (typeof limit !== 'number')
     return (
       <Text span size="sm" data-testid="quota-unlimited" data-counter={counter}>

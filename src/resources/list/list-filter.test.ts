@@ -63,4 +63,11 @@ describe('sortRecords', () => {
     ]);
     expect(sortRecords(rows, null)).toBe(rows);
   });
+
+  it('orders texts as the interface language does', () => {
+    const rows = [{ n: 'oso' }, { n: 'ñu' }, { n: 'nube' }];
+    const sort = { field: 'n', order: 'asc' } as const;
+    expect(sortRecords(rows, sort, 'en').map((r) => r.n)).toEqual(['ñu', 'nube', 'oso']);
+    expect(sortRecords(rows, sort, 'es').map((r) => r.n)).toEqual(['nube', 'ñu', 'oso']);
+  });
 });

@@ -4,7 +4,9 @@
  * Pure and fast: the lower-cased text of a record is computed once per record object (the live
  * provider replaces a record only when it changes), so a keystroke over thousands reuses it.
  */
+import i18next from 'i18next';
 import type { RecordFilter } from '@/generated/resources';
+import { DEFAULT_LANGUAGE, intlLocale } from '@/i18n/languages';
 
 export type ListRecord = Readonly<Record<string, unknown>>;
 
@@ -70,9 +72,19 @@ export function filterRecords<T extends ListRecord>(
   );
 }
 
-const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+const collators = new Map<string, Intl.Collator>();
 
-function compare(a: unknown, b: unknown): number {
+/** Text order of the interface language (not the browser's), numbers inside texts by value. */
+function collatorOf(language: string): Intl.Collator {
+  let collator = collators.get(language);
+  if (!collator) {
+    collator = new Intl.Collator(intlLocale(language), { numeric: true, sensitivity: 'base' });
+    collators.set(language, collator);
+  }
+  return collator;
+}
+
+function compare(a: unknown, b: unknown, collator: Intl.Collator): number {
   if (a === b) return 0;
   if (a === undefined || a === null) return 1;
   if (b === undefined || b === null) return -1;
@@ -87,15 +99,17 @@ function compare(a: unknown, b: unknown): number {
 export function sortRecords<T extends ListRecord>(
   records: readonly T[],
   sort: ListSort | null,
+  language: string = i18next.language || DEFAULT_LANGUAGE,
 ): readonly T[] {
   if (!sort) return records;
+  const collator = collatorOf(language);
   const sign = sort.order === 'desc' ? -1 : 1;
   const missing = (v: unknown) => v === undefined || v === null;
   const order = (a: T, b: T): number => {
     const x = a[sort.field];
     const y = b[sort.field];
-    if (missing(x) || missing(y)) return compare(x, y);
-    return sign * compare(x, y);
+    if (missing(x) || missing(y)) return compare(x, y, collator);
+    return sign * compare(x, y, collator);
   };
   let inOrder = true;
   for (let i = 1; i < records.length && inOrder; i++)

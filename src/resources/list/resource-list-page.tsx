@@ -81,7 +81,7 @@ export interface ResourceListPageProps {
 }
 
 export function ResourceListPage({ resource }: ResourceListPageProps) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const def = resourceOf(resource);
   if (!def) throw new Error(`No resource ${resource}`);
   const list = def.meta.list ?? {};
@@ -138,7 +138,7 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     [toggles, onToggles],
   );
   // Sorted once per data change (a no-op when already in order), then filtered per keystroke.
-  const ordered = useMemo(() => sortRecords(all, sort), [all, sort]);
+  const ordered = useMemo(() => sortRecords(all, sort, i18n.language), [all, sort, i18n.language]);
   const records = useMemo(
     () =>
       filterRecords(ordered, searchable, {

@@ -32,6 +32,7 @@ import type {
   AllowedTermResult,
   Role,
 } from '../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role, roles } from '../../../../src/generated/policy.ts';
 
 type Table = AllowedTableParams['table'];
 
@@ -44,7 +45,7 @@ const ROLE_NAMES: Readonly<Record<Role, string>> = {
   advanced: 'Advanced',
   user: 'User',
 };
-const ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
+const ROLES: readonly Role[] = roles;
 const roleName = (id: string): string | undefined => {
   const role = ROLES.find((r) => r === id);
   return role ? ROLE_NAMES[role] : undefined;
@@ -113,7 +114,7 @@ export function createAllowedService(app: FastifyInstance) {
       groups.forEach((id, i) => {
         const group = found.get(id);
         if (!group) throw unknown(id, `/allowed/groups/${i}`);
-        if (auth.role !== 'admin' && group.categoryId !== auth.categoryId)
+        if (!hasRoleAtLeast(auth.role, role.admin) && group.categoryId !== auth.categoryId)
           throw outOfScope(id, `/allowed/groups/${i}`);
       });
     }
@@ -122,7 +123,7 @@ export function createAllowedService(app: FastifyInstance) {
       users.forEach((id, i) => {
         const user = found.get(id);
         if (!user) throw unknown(id, `/allowed/users/${i}`);
-        if (auth.role !== 'admin' && user.categoryId !== auth.categoryId)
+        if (!hasRoleAtLeast(auth.role, role.admin) && user.categoryId !== auth.categoryId)
           throw outOfScope(id, `/allowed/users/${i}`);
       });
     }
@@ -225,7 +226,7 @@ export function createAllowedService(app: FastifyInstance) {
       body: AllowedTermRequest,
     ): Promise<AllowedTermResult[]> {
       const { term } = body;
-      const admin = auth.role === 'admin';
+      const admin = hasRoleAtLeast(auth.role, role.admin);
       switch (table) {
         case 'roles':
           return ROLES.map((id) => ({ id, name: ROLE_NAMES[id] })).filter(

@@ -9,7 +9,6 @@
  *   driver really runs: nothing stays in `starting`, `stopping` or `shutting-down` forever, and a
  *   QEMU that dies becomes `failed` with the reason.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError } from '../../platform/http/api-error.ts';
@@ -17,57 +16,35 @@ import type { DesktopState } from '../../../../src/generated/types.ts';
 import type { IdleManager } from '../../platform/hypervisor/idle.ts';
 import {
   HypervisorError,
-  type BootDevice,
-  type DiskBus,
-  type DomainSpec,
   type ExitInfo,
   type Hypervisor,
-  type VideoModel,
 } from '../../platform/hypervisor/types.ts';
-import type { DesktopStore, EngineDesktop } from './types.ts';
-
-export interface EngineLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export interface DesktopEngineOptions {
-  store: DesktopStore;
-  driver: Hypervisor;
-  idle?: IdleManager | undefined;
-  dataDir: string;
-  log: EngineLogger;
-  /** A graceful shutdown not finished after this becomes a forced stop. Default 60 s. */
-  shutdownTimeoutMs?: number;
-  /** Starts running at once; the others wait with a queue position. Default 2. */
-  startConcurrency?: number;
-  /** Reconciler period. Default 5 s. */
-  reconcileMs?: number;
-  /** A row stuck in a transitional state longer than this is settled by the reconciler. Default 120 s. */
-  transitionalLimitMs?: number;
-}
+import type {
+  DesktopEngineOptions,
+  DesktopStore,
+  EngineDesktop,
+  EngineLogger,
+  StartGate,
+} from './types.ts';
+import {
+  createDiskNow,
+  diskUsage,
+  recreateDisk,
+  verifyDisk,
+  type DiskParts,
+} from './desktop-disks.ts';
+import { reconcileRows, settleExit } from './desktop-reconcile.ts';
+import { bootDesktop, type BootParts } from './desktop-boot.ts';
+import { desktopState, desktopStates, inSet } from '../../../../src/generated/policy.ts';
 
 /** States a desktop can be started from. */
-const STARTABLE: readonly DesktopState[] = ['stopped', 'failed'];
+const STARTABLE: readonly DesktopState[] = desktopStates.startable;
 /** States in which the desktop already runs or is about to (start returns them unchanged). */
-const RUNNING_OR_STARTING: readonly DesktopState[] = ['started', 'starting', 'waitingip', 'reset'];
-const TRANSITIONAL: readonly DesktopState[] = [
-  'starting',
-  'stopping',
-  'shutting-down',
-  'creating',
-  'updating',
-  'reset',
-];
-
-/**
- * A check every start passes first (the booking gate): it throws the refusal. A desktop that
- * already runs or is starting is not checked again.
- */
-export type StartGate = (desktop: EngineDesktop) => Promise<void>;
-
-const password = (bytes: number) => randomBytes(bytes).toString('base64url').slice(0, bytes);
+const RUNNING_OR_STARTING: readonly DesktopState[] = desktopStates.runningOrStarting;
+/** States in which a guest runs and can be asked to shut down (a paused one can not see the button). */
+const SHUTDOWN_ABLE: readonly DesktopState[] = desktopStates.vm.filter(
+  (s) => s !== desktopState.paused,
+);
 
 export class DesktopEngine {
   private readonly store: DesktopStore;
@@ -221,7 +198,7 @@ export class DesktopEngine {
       if (id === undefined) break;
       this.active.add(id);
       this.background(
-        this.runStart(id).finally(() => {
+        bootDesktop(this.bootParts(), id).finally(() => {
           this.active.delete(id);
           if (!this.closed) this.background(this.pump(), 'start queue failed');
         }),
@@ -230,82 +207,6 @@ export class DesktopEngine {
       );
     }
     await this.publishQueue();
-  }
-
-  private async specOf(desktop: EngineDesktop): Promise<DomainSpec> {
-    const hw = desktop.hardware;
-    const mediaIds = [...(hw.isos ?? []), ...(hw.floppies ?? [])].map((m) => m.id);
-    const paths = mediaIds.length
-      ? await this.store.mediaPaths(mediaIds)
-      : new Map<string, string>();
-    const pathOf = (m: { id: string }) => {
-      const p = paths.get(m.id);
-      if (!p)
-        throw new ApiError(
-          'precondition_required',
-          `Media ${m.id} is not available`,
-          'media_invalid',
-          { id: m.id },
-        );
-      return p;
-    };
-    const bus = hw.disk_bus && hw.disk_bus !== 'default' ? hw.disk_bus : 'virtio';
-    const video = hw.videos?.[0];
-    return {
-      id: desktop.id,
-      name: desktop.name,
-      diskPath: desktop.disk_path ?? this.diskPath(desktop.id),
-      hardware: {
-        vcpus: hw.vcpus ?? 1,
-        memoryMiB: Math.round((hw.memory ?? 1) * 1024),
-        bootOrder: (hw.boot_order ?? ['disk']).filter((b): b is BootDevice =>
-          ['disk', 'iso', 'floppy', 'pxe'].includes(b),
-        ),
-        diskBus: (['virtio', 'ide', 'sata'].includes(bus) ? bus : 'virtio') as DiskBus,
-        video: (video && ['default', 'vga', 'virtio', 'none'].includes(video)
-          ? video
-          : 'default') as VideoModel,
-        isos: (hw.isos ?? []).map(pathOf),
-        floppies: (hw.floppies ?? []).map(pathOf),
-      },
-      vncPassword: password(8),
-      spicePassword: password(16),
-    };
-  }
-
-  private async runStart(id: string): Promise<void> {
-    const desktop = await this.store.get(id);
-    if (!desktop || desktop.state !== 'starting') return;
-    try {
-      const spec = await this.specOf(desktop);
-      const rt = await this.driver.start(spec);
-      const runtime = {
-        pid: rt.pid,
-        vncPort: rt.vncPort,
-        spicePort: rt.spicePort,
-        vncPassword: spec.vncPassword,
-        spicePassword: spec.spicePassword,
-        startedAt: rt.startedAt,
-      };
-      const started = await this.store.update(id, { state: 'started', runtime, queue: null }, [
-        'starting',
-      ]);
-      if (!started) {
-        // Stopped or deleted while starting: do not leave an orphan VM behind.
-        await this.driver.stop(id).catch(() => undefined);
-        return;
-      }
-      this.idle?.started(id);
-    } catch (err) {
-      const detail =
-        err instanceof HypervisorError || err instanceof ApiError
-          ? err.message
-          : 'Unable to start the desktop';
-      this.log.warn({ err, id }, 'desktop start failed');
-      await this.store.update(id, { state: 'failed', detail, runtime: null, queue: null }, [
-        'starting',
-      ]);
-    }
   }
 
   /** `GET /desktop/stop/{id}`: started → shutting-down (ACPI); shutting-down → stopping (forced); paused → stopped. */
@@ -326,11 +227,7 @@ export class DesktopEngine {
       case 'started':
       case 'waitingip':
       case 'reset': {
-        const updated = await this.store.update(id, { state: 'shutting-down' }, [
-          'started',
-          'waitingip',
-          'reset',
-        ]);
+        const updated = await this.store.update(id, { state: 'shutting-down' }, SHUTDOWN_ABLE);
         if (!updated) return (await this.mustGet(id)).state;
         await this.idle?.viewerAttached(id).catch(() => undefined); // a paused guest can't see the power button
         this.idle?.viewerDetached(id);
@@ -384,7 +281,7 @@ export class DesktopEngine {
   /** Reset (hard reboot) of a started desktop. */
   async reset(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
-    if (!['started', 'waitingip'].includes(desktop.state))
+    if (!inSet(desktopStates.openable, desktop.state))
       throw new ApiError(
         'precondition_required',
         `Desktop can not be reset from ${desktop.state}`,
@@ -404,33 +301,8 @@ export class DesktopEngine {
   }
 
   /** `GET /desktop/updating/{id}` ("retry" on failed): verify the disk, then stopped or failed again. */
-  async retry(id: string): Promise<DesktopState> {
-    const desktop = await this.mustGet(id);
-    if (desktop.state !== 'failed') return desktop.state;
-    if (!(await this.store.update(id, { state: 'updating' }, ['failed'])))
-      return (await this.mustGet(id)).state;
-    try {
-      const path = desktop.disk_path ?? this.diskPath(id);
-      if (!existsSync(path)) {
-        if (!desktop.template_disk_path)
-          throw new Error(
-            'The desktop disk is missing and there is no template to recreate it from',
-          );
-        await this.driver.prepareDisk({ path, backingFile: desktop.template_disk_path });
-      } else await this.driver.diskInfo(path);
-      if ((await this.driver.status(id)) !== 'absent') await this.driver.stop(id);
-      await this.store.update(
-        id,
-        { state: 'stopped', detail: null, runtime: null, disk_path: path },
-        ['updating'],
-      );
-      return 'stopped';
-    } catch (err) {
-      await this.store.update(id, { state: 'failed', detail: (err as Error).message }, [
-        'updating',
-      ]);
-      return 'failed';
-    }
+  retry(id: string): Promise<DesktopState> {
+    return verifyDisk(this.diskParts(), id);
   }
 
   /** Creates the disk of a desktop in `creating` (overlay on its template) → stopped, or failed. */
@@ -438,36 +310,9 @@ export class DesktopEngine {
     if (this.active.has(id)) return;
     this.active.add(id);
     try {
-      await this.createDiskNow(id, options);
+      await createDiskNow(this.diskParts(), id, options);
     } finally {
       this.active.delete(id);
-    }
-  }
-
-  private async createDiskNow(id: string, options: { startAfter?: boolean }): Promise<void> {
-    const desktop = await this.mustGet(id);
-    const path = desktop.disk_path ?? this.diskPath(id);
-    try {
-      if (!existsSync(path)) {
-        if (desktop.template_disk_path)
-          await this.driver.prepareDisk({
-            path,
-            backingFile: desktop.template_disk_path,
-            ...(desktop.hardware.disk_size ? { sizeGiB: desktop.hardware.disk_size } : {}),
-          });
-        else await this.driver.prepareDisk({ path, sizeGiB: desktop.hardware.disk_size ?? 1 });
-      }
-      const ready = await this.store.update(
-        id,
-        { state: 'stopped', disk_path: path, detail: null },
-        ['creating'],
-      );
-      if (ready && options.startAfter) await this.start(id);
-    } catch (err) {
-      this.log.warn({ err, id }, 'disk creation failed');
-      await this.store.update(id, { state: 'failed', detail: (err as Error).message }, [
-        'creating',
-      ]);
     }
   }
 
@@ -486,121 +331,63 @@ export class DesktopEngine {
   }
 
   /** Bytes a disk file takes on the host (0 when it is gone). */
-  async diskUsage(path: string): Promise<number> {
-    return this.driver
-      .diskInfo(path)
-      .then((info) => info.actualSize)
-      .catch(() => 0);
+  diskUsage(path: string): Promise<number> {
+    return diskUsage(this.driver, path);
   }
 
   /** Replaces a stopped desktop's disk with a fresh overlay on its template's disk. */
-  async recreateDisk(id: string, backingFile: string): Promise<void> {
-    const desktop = await this.mustGet(id);
-    const path = desktop.disk_path ?? this.diskPath(id);
-    await this.driver.deleteDisk(path);
-    await this.driver.prepareDisk({ path, backingFile });
+  recreateDisk(id: string, backingFile: string): Promise<void> {
+    return recreateDisk(this.diskParts(), id, backingFile);
   }
 
+  /** What booting a queued desktop uses. */
+  private bootParts(): BootParts {
+    return {
+      store: this.store,
+      driver: this.driver,
+      idle: this.idle,
+      log: this.log,
+      diskPath: (id) => this.diskPath(id),
+    };
+  }
+
+  /** What the disk operations use. */
+  private diskParts(): DiskParts {
+    return {
+      store: this.store,
+      driver: this.driver,
+      log: this.log,
+      diskPath: (id) => this.diskPath(id),
+      mustGet: (id) => this.mustGet(id),
+      start: (id) => this.start(id),
+    };
+  }
+
+  /** A VM ended: its desktop is `stopped` when that was meant, `failed` with the reason otherwise. */
   private async handleExit(id: string, info: ExitInfo): Promise<void> {
     if (this.closed) return;
     clearTimeout(this.shutdownTimers.get(id));
     this.shutdownTimers.delete(id);
-    const desktop = await this.store.get(id);
-    if (!desktop) return;
-    if (
-      ['stopping', 'shutting-down'].includes(desktop.state) ||
-      (info.expected && desktop.state !== 'starting')
-    ) {
-      await this.store.update(id, { state: 'stopped', runtime: null, detail: null }, [
-        'stopping',
-        'shutting-down',
-        'started',
-        'waitingip',
-        'reset',
-        'paused',
-      ]);
-    } else if (['started', 'waitingip', 'reset', 'paused'].includes(desktop.state)) {
-      await this.store.update(id, { state: 'failed', runtime: null, detail: info.reason }, [
-        'started',
-        'waitingip',
-        'reset',
-        'paused',
-      ]);
-    }
+    await settleExit(this.store, id, info);
   }
 
   /** Settles every row whose state disagrees with the hypervisor. Safe to run any time. */
-  async reconcile(): Promise<void> {
-    const rows = await this.store.listInStates([...TRANSITIONAL, 'started', 'waitingip', 'paused']);
-    const now = Date.now();
-    for (const listed of rows) {
-      if (this.active.has(listed.id) || this.queue.includes(listed.id)) continue;
-      // The row as it is now: a start that finished since the list was read must not be taken
-      // for an interrupted one (its VM would be stopped and the start lost).
-      const d = await this.store.get(listed.id);
-      if (!d || d.state !== listed.state || d.updated_at.getTime() !== listed.updated_at.getTime())
-        continue;
-      const status = await this.driver.status(d.id);
-      const alive = status === 'running' || status === 'paused';
-      const age = now - d.updated_at.getTime();
-      switch (d.state) {
-        case 'started':
-        case 'waitingip':
-        case 'paused':
-        case 'reset':
-          if (!alive) {
-            const last = await this.driver.lastExit(d.id);
-            await this.store.update(
-              d.id,
-              {
-                state: 'failed',
-                runtime: null,
-                detail: last?.reason ?? 'The desktop process is gone',
-              },
-              [d.state],
-            );
-          }
-          break;
-        case 'starting':
-          // Interrupted start (server restart): a live VM is started; otherwise start it again.
-          if (alive && d.runtime)
-            await this.store.update(d.id, { state: 'started', queue: null }, ['starting']);
-          else if (alive) {
-            await this.driver.stop(d.id).catch(() => undefined);
-            this.queue.push(d.id);
-            await this.pump();
-          } else {
-            this.queue.push(d.id);
-            await this.pump();
-          }
-          break;
-        case 'stopping':
-          if (alive) await this.driver.stop(d.id).catch(() => undefined);
-          await this.store.update(d.id, { state: 'stopped', runtime: null }, ['stopping']);
-          break;
-        case 'shutting-down':
-          if (!alive)
-            await this.store.update(d.id, { state: 'stopped', runtime: null }, ['shutting-down']);
-          else if (!this.shutdownTimers.has(d.id)) {
-            if (age > this.shutdownTimeoutMs) await this.forceStop(d.id, ['shutting-down']);
-            else this.armShutdownTimer(d.id);
-          }
-          break;
-        case 'creating':
-          // Not being created by this process (new seed rows, or interrupted by a restart): create the disk.
-          this.background(this.createDisk(d.id), 'disk creation failed', d.id);
-          break;
-        case 'updating':
-          if (age > this.transitionalLimitMs)
-            await this.store.update(
-              d.id,
-              { state: 'failed', detail: 'Verification was interrupted' },
-              ['updating'],
-            );
-          break;
-        default:
-          break;
-      }
-    }
+  reconcile(): Promise<void> {
+    return reconcileRows({
+      store: this.store,
+      driver: this.driver,
+      shutdownTimeoutMs: this.shutdownTimeoutMs,
+      transitionalLimitMs: this.transitionalLimitMs,
+      isBusy: (id) => this.active.has(id) || this.queue.includes(id),
+      requeue: async (id) => {
+        this.queue.push(id);
+        await this.pump();
+      },
+      hasShutdownTimer: (id) => this.shutdownTimers.has(id),
+      armShutdownTimer: (id) => this.armShutdownTimer(id),
+      forceStop: (id, from) => this.forceStop(id, from),
+      createDiskInBackground: (id) =>
+        this.background(this.createDisk(id), 'disk creation failed', id),
+    });
   }
 }

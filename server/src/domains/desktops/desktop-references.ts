@@ -25,6 +25,7 @@ import type {
 import type { MediaRow, TemplateRow } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { isAllowed, type Caller } from '../../platform/lib/ownership.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 /** The ids of a create or update body. */
 export interface DesktopReferences {
@@ -62,7 +63,7 @@ export function hardwareCatalog(
     name,
     description,
     allowed: true,
-    editable: auth.role === 'admin',
+    editable: hasRoleAtLeast(auth.role, role.admin),
   });
   return {
     interfaces: [item('default', 'Default', 'NAT network')],

@@ -2,7 +2,8 @@
 export { prepareCardImage } from './card-images.ts';
 export { createReferenceCheck } from './desktop-references.ts';
 export { assertStateAllows, checkViewers, profilesOf } from './desktop-rules.ts';
-export { NEW_DESKTOP_HARDWARE, VIEWER_STATES } from './desktop-service.ts';
+export { NEW_DESKTOP_HARDWARE } from './desktop-hardware.ts';
+export { VIEWER_STATES } from './desktop-viewing.ts';
 export { default as desktopsRepository, stockImageOf, toWire } from './desktops-repository.ts';
 export type { OwnedDesktopRow } from './desktops-repository.ts';
 export { MEDIA_INSTALLS } from './media-installs.ts';

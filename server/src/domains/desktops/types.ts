@@ -4,6 +4,8 @@
  * store persists desktops (every write bumps `version` and publishes the socket event).
  */
 import type { DesktopHardware, DesktopState } from '../../../../src/generated/types.ts';
+import type { IdleManager } from '../../platform/hypervisor/idle.ts';
+import type { Hypervisor } from '../../platform/hypervisor/types.ts';
 
 /** Hypervisor runtime of a started desktop, kept in the desktop row (passwords included: QEMU keeps them across a server restart). */
 export interface DesktopRuntime {
@@ -56,3 +58,31 @@ export interface DesktopStore {
   /** Media file paths by media id (ISOs / floppies attached to a desktop). */
   mediaPaths(ids: string[]): Promise<Map<string, string>>;
 }
+
+export interface EngineLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface DesktopEngineOptions {
+  store: DesktopStore;
+  driver: Hypervisor;
+  idle?: IdleManager | undefined;
+  dataDir: string;
+  log: EngineLogger;
+  /** A graceful shutdown not finished after this becomes a forced stop. Default 60 s. */
+  shutdownTimeoutMs?: number;
+  /** Starts running at once; the others wait with a queue position. Default 2. */
+  startConcurrency?: number;
+  /** Reconciler period. Default 5 s. */
+  reconcileMs?: number;
+  /** A row stuck in a transitional state longer than this is settled by the reconciler. Default 120 s. */
+  transitionalLimitMs?: number;
+}
+
+/**
+ * A check every start passes first (the booking gate): it throws the refusal. A desktop that
+ * already runs or is starting is not checked again.
+ */
+export type StartGate = (desktop: EngineDesktop) => Promise<void>;

@@ -13,6 +13,7 @@ import { globalPlugin } from '../../platform/lib/plugin.ts';
 import { desktops, media, templates, users } from '../../platform/db/schema.ts';
 import type { DesktopHardware } from '../../../../src/generated/types.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
+import { mediaStatuses } from '../../../../src/generated/policy.ts';
 
 export interface MediaUsage {
   /** media not deleted */
@@ -49,7 +50,7 @@ declare module 'fastify' {
 }
 
 /** Statuses whose media hold no file (they count as units, not as bytes). */
-const WITHOUT_FILE = ['deleted', 'downloadfailed', 'downloadfailedinvalidformat'] as const;
+const WITHOUT_FILE = mediaStatuses.withoutFile;
 
 const plugin: FastifyPluginAsync = async (app) => {
   const { db } = app;

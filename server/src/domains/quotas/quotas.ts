@@ -5,6 +5,7 @@
  */
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { Query } from '../../platform/db/client.ts';
+import { desktopStates, role } from '../../../../src/generated/policy.ts';
 
 /** Spec section 9 defaults when no quota applies. */
 export const DEFAULT_HARDWARE_LIMITS = {
@@ -49,13 +50,7 @@ export interface QuotaSubject {
 }
 
 /** Running set (used for running/memory/vcpus counters). */
-export const RUNNING_STATES = [
-  'started',
-  'starting',
-  'shutting-down',
-  'waitingip',
-  'reset',
-] as const;
+export const RUNNING_STATES = desktopStates.running;
 
 const asQuota = (v: unknown): QuotaObject | null =>
   v && typeof v === 'object' ? (v as QuotaObject) : null;
@@ -232,7 +227,7 @@ export async function checkDesktopStart(
   subject: QuotaSubject,
   hw: { memory: number; vcpus: number },
 ): Promise<void> {
-  if (subject.role === 'admin') return;
+  if (subject.role === role.admin) return;
   const applied = await appliedQuota(query, subject);
   const scopes: [
     QuotaObject | Partial<Record<string, number>> | undefined | false,

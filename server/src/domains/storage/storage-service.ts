@@ -34,6 +34,7 @@ import { assertStateAllows } from '../desktops/index.ts';
 import { createDiskSizeReader, type DiskSizeReader } from './disk-sizes.ts';
 import { appliedQuota, hardwareLimits } from '../quotas/index.ts';
 import { storageLocation } from '../recycle-bin/index.ts';
+import { desktopState, hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 /** Disk operations running at once (the others wait in the queue). */
 export const STORAGE_CONCURRENCY = 2;
@@ -43,12 +44,12 @@ const MIB = 1024 ** 2;
 
 /** The desktop states whose disk is not ready: not made yet, being made, or under an operation. */
 const NOT_READY: readonly DesktopState[] = [
-  'notCreated',
-  'creating',
-  'readyCreation',
-  'downloading',
-  'maintenance',
-  'forcedeleting',
+  desktopState.notCreated,
+  desktopState.creating,
+  desktopState.readyCreation,
+  desktopState.downloading,
+  desktopState.maintenance,
+  desktopState.forcedeleting,
 ];
 
 /** The action a desktop under a disk increase shows. */
@@ -275,7 +276,7 @@ export function createStorageService(app: FastifyInstance): StorageService {
             ownerId: desktop.userId,
             path,
             initiator: auth.userId,
-            priority: auth.role === 'admin' ? priority : 'low',
+            priority: hasRoleAtLeast(auth.role, role.admin) ? priority : 'low',
             serial: ++serial,
             fromBytes: current,
             toBytes,

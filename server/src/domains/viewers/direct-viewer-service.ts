@@ -37,6 +37,7 @@ import type {
   DirectViewerActionParams,
 } from '../../../../src/generated/types.ts';
 import { checkDesktopStart } from '../quotas/index.ts';
+import { desktopStates, inSet } from '../../../../src/generated/policy.ts';
 
 /** The console path of direct viewers (their own proxy: no login session behind them). */
 export const DIRECT_VNC_PATH = '/api/v3/viewer/direct-vnc';
@@ -284,7 +285,7 @@ export function createDirectViewerService(
         const row = await desktopOfLink(token);
         switch (action) {
           case 'start': {
-            if (!['stopped', 'failed'].includes(row.state)) break;
+            if (!inSet(desktopStates.startable, row.state)) break;
             const owner = await app.users.byId(row.userId);
             if (owner)
               await checkDesktopStart(

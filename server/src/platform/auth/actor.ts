@@ -5,6 +5,7 @@
  */
 import { ApiError } from '../http/api-error.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 export interface Actor {
   /** user id, or `cli` for the command line */
@@ -16,7 +17,7 @@ export interface Actor {
 }
 
 /** The command line: an admin, so the audit log names it. */
-export const CLI_ACTOR: Actor = { id: 'cli', name: 'cli', role: 'admin', categoryId: '' };
+export const CLI_ACTOR: Actor = { id: 'cli', name: 'cli', role: role.admin, categoryId: '' };
 
 export const forbidden = (message: string, params: Record<string, unknown> | null = null) =>
   new ApiError('forbidden', message, 'forbidden', params);
@@ -26,17 +27,17 @@ export const notFound = (what: string, code = 'not_found', params: Record<string
 
 /** Only admins and managers administer anything. */
 export function requireStaff(actor: Actor): void {
-  if (actor.role !== 'admin' && actor.role !== 'manager')
+  if (!hasRoleAtLeast(actor.role, role.manager))
     throw forbidden('Only admins and managers administer users');
 }
 
 export function requireAdmin(actor: Actor): void {
-  if (actor.role !== 'admin') throw forbidden('Only admins may do this');
+  if (!hasRoleAtLeast(actor.role, role.admin)) throw forbidden('Only admins may do this');
 }
 
 /** Whether the actor reaches records of the category. */
 export function reaches(actor: Actor, categoryId: string): boolean {
-  return actor.role === 'admin' || actor.categoryId === categoryId;
+  return hasRoleAtLeast(actor.role, role.admin) || actor.categoryId === categoryId;
 }
 
 /** Writes outside the actor's category are refused. */
@@ -46,6 +47,6 @@ export function requireReach(actor: Actor, categoryId: string): void {
 
 /** A manager never acts on an admin account nor gives the admin role. */
 export function requireRoleReach(actor: Actor, ...roles: (Role | undefined)[]): void {
-  if (actor.role !== 'admin' && roles.includes('admin'))
-    throw forbidden('Only admins manage admin accounts', { role: 'admin' });
+  if (!hasRoleAtLeast(actor.role, role.admin) && roles.includes(role.admin))
+    throw forbidden('Only admins manage admin accounts', { role: role.admin });
 }

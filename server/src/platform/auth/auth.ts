@@ -27,6 +27,7 @@ import type { AuthIdentity } from './auth-context.ts';
 import type { SessionState } from './sessions-repository.ts';
 import { operations } from '../../../../src/generated/api.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 /** request.auth: the caller's identity and the session row it was read from. */
 export interface AuthContext extends AuthIdentity {
@@ -151,7 +152,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     }
     if (
       !options.skipMaintenance &&
-      session.role !== 'admin' &&
+      !hasRoleAtLeast(session.role, role.admin) &&
       (await app.settings.maintenanceFor(session.categoryId))
     ) {
       throw new ApiError('service_unavailable', 'Under maintenance', 'maintenance');

@@ -13,6 +13,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../lib/plugin.ts';
 import { isLoginClaims } from './tokens.ts';
 import { ADMINS_ROOM, roleRoom, userRoom } from '../events/event-bus.ts';
+import { role } from '../../../../src/generated/policy.ts';
 
 export const REJECTED = 'Connection rejected by server';
 export const MAX_CLIENT_EMITS_PER_SECOND = 20;
@@ -57,7 +58,7 @@ const plugin: FastifyPluginAsync = async (app) => {
 
   io.on('connection', (socket) => {
     void socket.join([userRoom(socket.data.userId), roleRoom(socket.data.role)]);
-    if (socket.data.role === 'admin') void socket.join(ADMINS_ROOM);
+    if (socket.data.role === role.admin) void socket.join(ADMINS_ROOM);
     const exceeded = rateLimiter(MAX_CLIENT_EMITS_PER_SECOND);
     // The middleware never passes a packet on: no handler exists, nothing a client emits reaches one.
     socket.use(() => {

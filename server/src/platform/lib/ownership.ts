@@ -10,6 +10,7 @@
 import { ApiError } from '../http/api-error.ts';
 import type { Caller } from '../auth/auth-context.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 export type { Caller };
 
@@ -26,13 +27,17 @@ export interface OwnedDesktop extends Scoped {
 
 /** True when the caller is a manager who may act on the items of this owner (see above). */
 export function managesOwner(auth: Caller, owner: { categoryId: string; role: Role }): boolean {
-  return auth.role === 'manager' && owner.categoryId === auth.categoryId && owner.role !== 'admin';
+  return (
+    auth.role === role.manager &&
+    owner.categoryId === auth.categoryId &&
+    !hasRoleAtLeast(owner.role, role.admin)
+  );
 }
 
 /** Whether the caller may act on the desktop: admin, owner, or a manager who manages its owner. */
 export function canManageDesktop(auth: Caller, desktop: OwnedDesktop): boolean {
   return (
-    auth.role === 'admin' ||
+    hasRoleAtLeast(auth.role, role.admin) ||
     desktop.userId === auth.userId ||
     managesOwner(auth, { categoryId: desktop.categoryId, role: desktop.ownerRole })
   );
@@ -56,7 +61,7 @@ export function assertDesktopAccess<T extends OwnedDesktop>(
  */
 export function canManageItem(auth: Caller, item: Scoped & { ownerRole: Role | null }): boolean {
   return (
-    auth.role === 'admin' ||
+    hasRoleAtLeast(auth.role, role.admin) ||
     item.userId === auth.userId ||
     (item.ownerRole !== null &&
       managesOwner(auth, { categoryId: item.categoryId, role: item.ownerRole }))
@@ -83,9 +88,9 @@ export function isAllowed(
 ): boolean {
   if (
     !options.listsOnly &&
-    (auth.role === 'admin' ||
+    (hasRoleAtLeast(auth.role, role.admin) ||
       item.userId === auth.userId ||
-      (auth.role === 'manager' && item.categoryId === auth.categoryId))
+      (auth.role === role.manager && item.categoryId === auth.categoryId))
   )
     return true;
   const allowed = (item.allowed ?? {}) as AllowedLists;

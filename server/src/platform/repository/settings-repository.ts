@@ -141,6 +141,7 @@ export const defaultSettings: Settings = {
       disclaimer: false,
     },
   ],
+  // The default text in every portal language: a user reads their language's, else the default one's.
   disclaimer_text: {
     default: 'en',
     lang: {
@@ -148,6 +149,61 @@ export const defaultSettings: Settings = {
         title: 'Terms of use',
         body: '<p>This portal is for work and study. Your activity may be logged.</p>',
         footer: '<p>Accept to continue, or decline to log out.</p>',
+      },
+      ca: {
+        title: 'Condicions d’ús',
+        body: '<p>Aquest portal és per a la feina i l’estudi. La teva activitat es pot registrar.</p>',
+        footer: '<p>Accepta per continuar o rebutja per tancar la sessió.</p>',
+      },
+      de: {
+        title: 'Nutzungsbedingungen',
+        body: '<p>Dieses Portal dient der Arbeit und dem Studium. Ihre Aktivität kann protokolliert werden.</p>',
+        footer: '<p>Akzeptieren Sie, um fortzufahren, oder lehnen Sie ab, um sich abzumelden.</p>',
+      },
+      eo: {
+        title: 'Uzkondiĉoj',
+        body: '<p>Ĉi tiu portalo estas por laboro kaj studado. Via agado povas esti protokolata.</p>',
+        footer: '<p>Akceptu por daŭrigi, aŭ rifuzu por elsaluti.</p>',
+      },
+      es: {
+        title: 'Condiciones de uso',
+        body: '<p>Este portal es para el trabajo y el estudio. Tu actividad puede quedar registrada.</p>',
+        footer: '<p>Acepta para continuar o rechaza para cerrar la sesión.</p>',
+      },
+      eu: {
+        title: 'Erabilera-baldintzak',
+        body: '<p>Atari hau lanerako eta ikasketetarako da. Zure jarduera erregistra daiteke.</p>',
+        footer: '<p>Onartu jarraitzeko, edo ukatu saioa amaitzeko.</p>',
+      },
+      fr: {
+        title: 'Conditions d’utilisation',
+        body: '<p>Ce portail est destiné au travail et aux études. Votre activité peut être journalisée.</p>',
+        footer: '<p>Acceptez pour continuer, ou refusez pour vous déconnecter.</p>',
+      },
+      hi: {
+        title: 'उपयोग की शर्तें',
+        body: '<p>यह पोर्टल काम और पढ़ाई के लिए है। आपकी गतिविधि लॉग की जा सकती है।</p>',
+        footer: '<p>जारी रखने के लिए स्वीकार करें, या लॉग आउट करने के लिए अस्वीकार करें।</p>',
+      },
+      ko: {
+        title: '이용 약관',
+        body: '<p>이 포털은 업무와 학습을 위한 것입니다. 활동이 기록될 수 있습니다.</p>',
+        footer: '<p>계속하려면 동의하고, 로그아웃하려면 거부하세요.</p>',
+      },
+      pl: {
+        title: 'Warunki korzystania',
+        body: '<p>Ten portal służy do pracy i nauki. Twoja aktywność może być rejestrowana.</p>',
+        footer: '<p>Zaakceptuj, aby kontynuować, lub odrzuć, aby się wylogować.</p>',
+      },
+      ru: {
+        title: 'Условия использования',
+        body: '<p>Этот портал предназначен для работы и учёбы. Ваши действия могут записываться в журнал.</p>',
+        footer: '<p>Примите условия, чтобы продолжить, или откажитесь, чтобы выйти.</p>',
+      },
+      zh_Hans: {
+        title: '使用条款',
+        body: '<p>本门户用于工作和学习。你的活动可能会被记录。</p>',
+        footer: '<p>接受以继续，或拒绝以退出登录。</p>',
       },
     },
   },

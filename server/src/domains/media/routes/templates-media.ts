@@ -9,6 +9,7 @@ import { isAllowed } from '../../../platform/lib/ownership.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
 import { media, mediaToWire } from '../../../platform/db/schema.ts';
 import type { Media } from '../../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role } from '../../../../../src/generated/policy.ts';
 
 export default async function templatesMediaRoutes(app: FastifyInstance) {
   route(app, 'media.shared', async (request) => {
@@ -17,7 +18,7 @@ export default async function templatesMediaRoutes(app: FastifyInstance) {
     return rows
       .filter(({ row }) => isAllowed(auth, row))
       .map(({ row, userName }): Media => {
-        const editable = auth.role === 'admin' || row.userId === auth.userId;
+        const editable = hasRoleAtLeast(auth.role, role.admin) || row.userId === auth.userId;
         const { url, ...wire } = mediaToWire(row);
         return {
           ...wire,

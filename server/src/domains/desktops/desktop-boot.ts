@@ -1,0 +1,58 @@
+/**
+ * Booting a desktop the start queue hands over: the driver starts its spec, and the desktop
+ * becomes `started` (its VM stopped again if the desktop left `starting` meanwhile) or `failed`
+ * with the reason.
+ */
+import { ApiError } from '../../platform/http/api-error.ts';
+import type { IdleManager } from '../../platform/hypervisor/idle.ts';
+import { HypervisorError, type Hypervisor } from '../../platform/hypervisor/types.ts';
+import type { DesktopStore, EngineLogger } from './types.ts';
+
+import { domainSpecOf } from './domain-spec.ts';
+
+/** What a boot needs of the engine. */
+export interface BootParts {
+  store: DesktopStore;
+  driver: Hypervisor;
+  idle: IdleManager | undefined;
+  log: EngineLogger;
+  diskPath(id: string): string;
+}
+
+export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
+  const desktop = await parts.store.get(id);
+  if (!desktop || desktop.state !== 'starting') return;
+  try {
+    const spec = await domainSpecOf(desktop, {
+      mediaPaths: (ids) => parts.store.mediaPaths(ids),
+      diskPath: parts.diskPath,
+    });
+    const rt = await parts.driver.start(spec);
+    const runtime = {
+      pid: rt.pid,
+      vncPort: rt.vncPort,
+      spicePort: rt.spicePort,
+      vncPassword: spec.vncPassword,
+      spicePassword: spec.spicePassword,
+      startedAt: rt.startedAt,
+    };
+    const started = await parts.store.update(id, { state: 'started', runtime, queue: null }, [
+      'starting',
+    ]);
+    if (!started) {
+      // Stopped or deleted while starting: do not leave an orphan VM behind.
+      await parts.driver.stop(id).catch(() => undefined);
+      return;
+    }
+    parts.idle?.started(id);
+  } catch (err) {
+    const detail =
+      err instanceof HypervisorError || err instanceof ApiError
+        ? err.message
+        : 'Unable to start the desktop';
+    parts.log.warn({ err, id }, 'desktop start failed');
+    await parts.store.update(id, { state: 'failed', detail, runtime: null, queue: null }, [
+      'starting',
+    ]);
+  }
+}

@@ -1,0 +1,87 @@
+/** Watching a running desktop: its thumbnail, and opening one of its viewers. */
+import { ApiError } from '../../platform/http/api-error.ts';
+import type { AuthContext } from '../../platform/auth/auth.ts';
+import { ruleStates } from '../../../../common/state-actions.ts';
+import { configuredViewers } from '../../../../common/viewers.ts';
+import type { DesktopViewerAnswer, ViewerKey } from '../../../../src/generated/types.ts';
+import { resourceOf } from '../../../../src/generated/resources.ts';
+import { assertStateAllows } from './desktop-rules.ts';
+import { VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
+
+import type { DesktopContext } from './desktop-context.ts';
+
+/** States in which a desktop has a screen (thumbnails, consoles). */
+export const VIEWER_STATES = ruleStates('desktops', 'viewer');
+
+/** The SPA route of the browser VNC viewer, from the desktops resource. */
+const VNC_VIEWER_ROUTE = resourceOf('desktops')?.meta.extraRoutes.viewer ?? '/viewer/vnc/:id';
+
+/** The latest screenshot of a running desktop, at most 3 s old while somebody watches it. */
+export async function desktopThumbnail(
+  ctx: DesktopContext,
+  auth: AuthContext,
+  id: string,
+): Promise<Buffer> {
+  const { app } = ctx;
+  const desktop = await ctx.desktopFor(auth, id);
+  if (!VIEWER_STATES.includes(desktop.state))
+    throw new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, {
+      status: 409,
+    });
+  let shot = app.idle.lastScreenshot(desktop.id);
+  if (!shot || (app.idle.viewers(desktop.id) > 0 && Date.now() - shot.at.getTime() > 3000))
+    shot = await app.idle.refreshScreenshot(desktop.id).catch(() => shot);
+  if (!shot) throw new ApiError('not_found', 'No screenshot yet', 'not_found');
+  return shot.png;
+}
+
+/**
+ * A viewer of a running desktop: a browser viewer's single-use ticket (bound to the caller's
+ * login session), or a SPICE file with a fresh password and tunnel credential.
+ */
+export async function openViewer(
+  ctx: DesktopContext,
+  auth: AuthContext,
+  id: string,
+  viewer: ViewerKey,
+): Promise<DesktopViewerAnswer> {
+  const { app } = ctx;
+  const desktop = await ctx.desktopFor(auth, id);
+  if (!configuredViewers(desktop.guestProperties.viewers).includes(viewer))
+    throw new ApiError(
+      'not_found',
+      `The desktop has no ${viewer} viewer`,
+      'viewer_not_configured',
+      { viewer },
+    );
+  assertStateAllows('viewer', desktop.state);
+  const rt = desktop.runtime;
+  if (!rt.vncPort || !rt.spicePort)
+    throw new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, {
+      status: 409,
+    });
+  await app.desktops.update(desktop.id, { accessed: new Date() });
+  if (viewer === 'browser-vnc') {
+    const { ticket, expiresAt } = app.viewers.tickets.issue({
+      userId: auth.userId,
+      sessionId: auth.sessionId,
+      desktopId: desktop.id,
+      protocol: 'vnc',
+    });
+    return {
+      kind: 'browser' as const,
+      protocol: 'vnc',
+      viewer: VNC_VIEWER_ROUTE.replace(':id', desktop.id),
+      url: `${VNC_WS_PATH}?ticket=${ticket}`,
+      expires: Math.floor(expiresAt / 1000),
+      values: { vmName: desktop.name, password: rt.vncPassword ?? '' },
+    };
+  }
+  if (viewer === 'file-spice') return app.viewers.spiceFile(auth, desktop);
+  throw new ApiError(
+    'precondition_required',
+    'RDP viewers need the wireguard network, which is not enabled',
+    'no_wireguard_keys',
+    { viewer },
+  );
+}
