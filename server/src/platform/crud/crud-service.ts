@@ -18,6 +18,7 @@ import type { Executor, InsertOf, RowOf } from '../repository/entity-repository.
 import { ApiError } from '../http/api-error.ts';
 import { operations, type Operation } from '../../../../src/generated/api.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import { role } from '../../../../src/generated/policy.ts';
 
 /** Who writes: a user of the portal or the command line (an admin). */
 export interface CrudActor {
@@ -136,14 +137,14 @@ export function crudService<N extends StorageName, Wire, Create, Update>(
   };
   /** The rows the actor reaches: admins all, managers their category, others their own. */
   const scope = (actor: CrudActor): SQL | undefined => {
-    if (actor.role === 'admin') return undefined;
-    if (actor.role === 'manager' && category) return eq(category, actor.categoryId);
+    if (actor.role === role.admin) return undefined;
+    if (actor.role === role.manager && category) return eq(category, actor.categoryId);
     return owner ? eq(owner, actor.id) : sql`false`;
   };
   const reaches = (actor: CrudActor, row: Row): boolean => {
     const record = row as Record<string, unknown>;
-    if (actor.role === 'admin') return true;
-    if (actor.role === 'manager' && entry.category)
+    if (actor.role === role.admin) return true;
+    if (actor.role === role.manager && entry.category)
       return record[entry.category] === actor.categoryId;
     return !!entry.owner && record[entry.owner] === actor.id;
   };
