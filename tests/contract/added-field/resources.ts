@@ -190,10 +190,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     noShow: 'plans have no show operation',
     form: { none: 'plans are drawn on the planning page, not a generated form' },
     noListColumn: 'the planning list is a bespoke page',
-    gaps: {
-      stored: 'create and update drop it: the planner lists its columns by hand',
-      list: 'nothing was stored to list',
-    },
   },
   {
     resource: 'reservables',

@@ -19,6 +19,8 @@ import { constants, constraints } from '../../../../src/generated/constants.ts';
 import {
   bookings,
   desktops,
+  plannerEventFromCreate,
+  plannerEventFromUpdate,
   plannerEvents,
   plannerEventToWire,
   reservableItems,
@@ -399,6 +401,8 @@ export function createPlanningService(app: FastifyInstance, bookingService: () =
           const [inserted] = await tx
             .insert(plannerEvents)
             .values({
+              // every stored field of the body, by the generated mapper; then what differs
+              ...plannerEventFromCreate(body),
               id: randomUUID(),
               itemType: item.type,
               itemId: item.id,
@@ -456,6 +460,8 @@ export function createPlanningService(app: FastifyInstance, bookingService: () =
         const [updated] = await tx
           .update(plannerEvents)
           .set({
+            // every stored field of the body, by the generated mapper; then what differs
+            ...plannerEventFromUpdate(body),
             subitemId: profile.id,
             units: profile.units,
             startAt: start,
