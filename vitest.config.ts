@@ -1,27 +1,36 @@
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-
-// Vitest 5's reporter calls Map.groupBy (Node 21+) when it prints failures; Node 20 lacks it.
-if (!('groupBy' in Map)) {
-  Object.defineProperty(Map, 'groupBy', {
-    value<T, K>(items: Iterable<T>, key: (item: T, index: number) => K): Map<K, T[]> {
-      const groups = new Map<K, T[]>();
-      let index = 0;
-      for (const item of items) {
-        const k = key(item, index++);
-        const list = groups.get(k);
-        if (list) list.push(item);
-        else groups.set(k, [item]);
-      }
-      return groups;
-    },
-  });
-}
 
 const alias = {
   '@common': fileURLToPath(new URL('./common', import.meta.url)),
   '@': fileURLToPath(new URL('./src', import.meta.url)),
+};
+
+/** Test files run in parallel, one per core. */
+const workers = availableParallelism();
+/**
+ * The server files that keep cores busy on their own: the ones that boot real QEMU (TCG) desktops
+ * and the 1,000-request booking race. They run after the others with half the workers, so their
+ * time limits hold on a loaded machine.
+ */
+const heavyFiles = [
+  'server/test/bookings-race.test.ts',
+  'server/test/bookings-scheduler.test.ts',
+  'server/test/consoles-hardening.test.ts',
+  'server/test/fuzz.test.ts',
+  'server/test/lifecycle.test.ts',
+  'server/test/media-desktop.test.ts',
+  'server/test/templates.test.ts',
+  'server/test/videowall-access.test.ts',
+];
+const serverProject = {
+  environment: 'node' as const,
+  // One PostgreSQL cluster per run; each file clones the migrated template database.
+  globalSetup: ['./tests/support/postgres-global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
 };
 
 export default defineConfig({
@@ -42,6 +51,7 @@ export default defineConfig({
             'tests/conformance/**/*.test.{ts,tsx}',
           ],
           setupFiles: ['./tests/support/setup-dom.ts'],
+          maxWorkers: workers,
           // refine's router bindings must share the app's (ESM) react-router, not load its CommonJS copy.
           server: { deps: { inline: [/@refinedev\//] } },
           testTimeout: 20_000,
@@ -50,13 +60,22 @@ export default defineConfig({
       {
         resolve: { alias },
         test: {
+          ...serverProject,
           name: 'server',
-          environment: 'node',
           include: ['server/**/*.test.ts'],
-          globalSetup: ['./tests/support/postgres-global-setup.ts'],
-          fileParallelism: false,
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+          exclude: heavyFiles,
+          maxWorkers: workers,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          ...serverProject,
+          name: 'server-heavy',
+          include: heavyFiles,
+          maxWorkers: Math.max(1, Math.floor(workers / 2)),
+          // After the unit and plain server files (group 0), so these get the cores.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

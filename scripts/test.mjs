@@ -1,9 +1,9 @@
 // `npm test`: installs what is missing, then codegen (with the schema check), typecheck, lint,
 // unit + server tests (vitest, real PostgreSQL) and the Playwright end-to-end suite (Debian
 // Chromium, real server, real QEMU). Ends with one plain "N passed, N failed" line over all suites.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
 
 ensureNodeModules();
@@ -18,6 +18,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const results = [];
+/** Every test file's time in ms, from the vitest reporter and the Playwright JSON report. */
+const fileTimes = [];
 
 function run(name, cmd, args, env = {}) {
   const started = Date.now();
@@ -42,10 +44,57 @@ function readCounts() {
     .map((l) => JSON.parse(l));
 }
 
+/** A Playwright file's time: the sum of its tests' attempts (its share of the workers' time). */
+function playwrightFileTimes(report) {
+  const times = new Map();
+  const walk = (suite, file) => {
+    const here = suite.file ?? file;
+    for (const spec of suite.specs ?? [])
+      for (const test of spec.tests ?? [])
+        for (const r of test.results ?? [])
+          times.set(here, (times.get(here) ?? 0) + (r.duration ?? 0));
+    for (const child of suite.suites ?? []) walk(child, here);
+  };
+  for (const suite of report.suites ?? []) walk(suite, suite.file);
+  const dir = report.config?.rootDir ? relative(root, report.config.rootDir) : 'tests/e2e';
+  return [...times].map(([file, ms]) => ({ file: join(dir, file), ms }));
+}
+
+/**
+ * Gates that read the same files and write nothing run side by side (each is one process on one
+ * core); their output is printed whole, one gate after the other, once all of them have ended.
+ */
+async function gatesTogether(gates) {
+  const started = Date.now();
+  console.log(`\n=== ${gates.map((g) => g.name).join(' + ')} (side by side)`);
+  const ends = await Promise.all(
+    gates.map(
+      ({ name, cmd, args }) =>
+        new Promise((resolve) => {
+          const child = spawn(cmd, args, { cwd: root, env: process.env });
+          let output = '';
+          child.stdout.on('data', (chunk) => (output += chunk));
+          child.stderr.on('data', (chunk) => (output += chunk));
+          child.on('close', (code) =>
+            resolve({ name, ok: code === 0, output, seconds: (Date.now() - started) / 1000 }),
+          );
+        }),
+    ),
+  );
+  for (const { name, ok, output, seconds } of ends) {
+    console.log(`\n--- ${name}: ${ok ? 'ok' : 'FAILED'}\n${output.trimEnd()}`);
+    results.push(`${ok ? 'ok  ' : 'FAIL'} ${name} (${seconds.toFixed(1)} s)`);
+    if (ok) passed++;
+    else failed++;
+  }
+}
+
 gate('codegen + schema check', 'npx', ['tsx', 'scripts/codegen/index.ts']);
-gate('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
-gate('lint', 'npx', ['eslint', '.', '--max-warnings', '0']);
-gate('format', 'npx', ['prettier', '--check', '.']);
+await gatesTogether([
+  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
+  { name: 'lint', cmd: 'npx', args: ['eslint', '.', '--max-warnings', '0'] },
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'] },
+]);
 
 const before = readCounts().length;
 const vitestOk = run('unit + server tests', 'npx', ['vitest', 'run'], {
@@ -56,6 +105,7 @@ for (const c of vitest) {
   passed += c.passed;
   failed += c.failed;
   skipped += c.skipped;
+  for (const f of c.files ?? []) fileTimes.push({ file: relative(root, f.file), ms: f.ms });
 }
 if (!vitestOk && vitest.every((c) => c.failed === 0)) failed++; // crashed before reporting
 
@@ -69,7 +119,9 @@ if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.con
       PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
     });
     if (existsSync(jsonFile)) {
-      const stats = JSON.parse(readFileSync(jsonFile, 'utf8')).stats ?? {};
+      const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
+      const stats = report.stats ?? {};
+      fileTimes.push(...playwrightFileTimes(report));
       passed += (stats.expected ?? 0) + (stats.flaky ?? 0);
       failed += stats.unexpected ?? 0;
       skipped += stats.skipped ?? 0;
@@ -79,5 +131,10 @@ if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.con
 }
 
 console.log('\n' + results.join('\n'));
+if (fileTimes.length > 0) {
+  console.log('\nslowest test files:');
+  for (const { file, ms } of fileTimes.sort((a, b) => b.ms - a.ms).slice(0, 10))
+    console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+}
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 ? 1 : 0);

@@ -12,6 +12,7 @@ import {
   TEST_PASSWORD,
   type TestApp,
 } from './helper.ts';
+import { sleep } from './wait.ts';
 
 let t: TestApp;
 
@@ -197,7 +198,7 @@ describe('POST /authentication/renew and /logout', () => {
   it('renews into a new token whose exp never passes the session max_time', async () => {
     const token = await login(t.app, 'user');
     const before = decodePayload(token);
-    await new Promise((r) => setTimeout(r, 1100));
+    await sleep(1100);
     const res = await injectWithToken(t.app, token, {
       method: 'POST',
       url: '/authentication/renew',

@@ -27,17 +27,9 @@ import {
   outcome,
   steps,
 } from './booking-fixtures.ts';
+import { untilWithin } from './wait.ts';
 
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached, last ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await fn();
-  }
-  return last;
-};
+const until = untilWithin(30_000);
 
 let t: TestApp;
 let token: string;

@@ -22,6 +22,7 @@ import {
   login,
   type TestApp,
 } from './helper.ts';
+import { sleep, until } from './wait.ts';
 
 const DEMO_TEMPLATE_ID = 'demo-template';
 /** The portal's configured public address: deliberately not the address the tests connect to. */
@@ -29,19 +30,6 @@ const PUBLIC_URL = 'http://vdi.test:8080';
 const PORTAL_ORIGIN = 'http://vdi.test:8080';
 /** A short channel window so the test can watch it end. */
 const CHANNEL_WINDOW_MS = 1500;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last: T = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached: ${JSON.stringify(last)}`);
-    await sleep(100);
-    last = await fn();
-  }
-  return last;
-};
 
 interface ConnectAnswer {
   status: number;

@@ -16,6 +16,7 @@ import {
   loginRequest,
   type TestApp,
 } from './helper.ts';
+import { sleep } from './wait.ts';
 
 const CANARY = 'Canary-Guest-Pw-93';
 
@@ -72,7 +73,7 @@ describe('database outage', () => {
   it('answers 503 with our error body while PostgreSQL is down, then recovers without a restart', async () => {
     cluster.halt();
     // halt() blocks the event loop: let the pool see its connections being cut.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
 
     // The calls a user makes first: each needs the database and must say it is unavailable.
     const key = {
@@ -122,7 +123,7 @@ describe('database outage', () => {
     while (!recovered && Date.now() - back < 15_000) {
       const res = await call('GET', '/api/v3/user');
       recovered = res.statusCode === 200;
-      if (!recovered) await new Promise((r) => setTimeout(r, 100));
+      if (!recovered) await sleep(100);
     }
     expect(recovered).toBe(true);
     const desktops = await call('GET', '/api/v3/user/desktops');

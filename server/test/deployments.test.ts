@@ -25,6 +25,7 @@ import {
   type TestApp,
 } from './helper.ts';
 import { addUser, userRow } from './fixtures.ts';
+import { sleep, untilWithin } from './wait.ts';
 
 let t: TestApp;
 let base: string;
@@ -44,16 +45,7 @@ const api = (
     ...(payload ? { payload } : {}),
   });
 
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached, last ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
-    last = await fn();
-  }
-  return last;
-};
+const until = untilWithin(60_000);
 
 const expectCode = (res: LightMyRequestResponse, status: number, code: string) => {
   expect(res.statusCode, res.body).toBe(status);
@@ -304,7 +296,7 @@ describe('deployments', () => {
       const res = await api('teacher', 'PUT', `/deployments/visible/${id}`, {});
       expect(res.statusCode, res.body).toBe(200);
       await t.app.deploymentService.events.settled();
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       apply();
       expect(count()).toBe(expected);
       const server = (await api(studentName(31), 'GET', '/user/desktops')).json<Desktop[]>();
@@ -330,7 +322,7 @@ describe('deployments', () => {
     const res = await api('teacher', 'PUT', `/deployments/${id}`);
     expect(res.statusCode, res.body).toBe(200);
     await settled(id);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     for (const { event, payload } of seen) {
       if ((payload as { tag?: string }).tag !== id) continue;
       if (event === 'deploymentdesktop_add' || event === 'deploymentdesktop_update')

@@ -16,14 +16,17 @@ import { seedIfEmpty } from '../src/seed/index.ts';
 
 export const TEST_PASSWORD = 'test-password-123';
 
-/** Creates an empty database on the shared test cluster and returns its URL. */
+/**
+ * Creates a database on the shared test cluster as a copy of the run's migrated template (the
+ * global setup applies the migrations once) and returns its URL.
+ */
 export async function createTestDatabase(): Promise<string> {
   const base = inject('databaseUrl');
   const name = `t_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}`);
+    await client.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
   } finally {
     await client.end();
   }

@@ -20,20 +20,11 @@ import {
   login,
   type TestApp,
 } from './helper.ts';
+import { untilWithin } from './wait.ts';
 
 const DEMO_TEMPLATE_ID = 'demo-template';
 
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last: T = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end)
-      throw new Error(`condition not reached, last value ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await fn();
-  }
-  return last;
-};
+const until = untilWithin(15_000);
 
 describe('desktop lifecycle (real QEMU)', () => {
   let t: TestApp;

@@ -20,17 +20,9 @@ import {
 } from './helper.ts';
 import { addMedia, addUser, loginTo, userRow } from './fixtures.ts';
 import { startMediaSource, type MediaSource } from './media-source.ts';
+import { untilWithin } from './wait.ts';
 
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached, last ${String(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await fn();
-  }
-  return last;
-};
+const until = untilWithin(30_000);
 
 /**
  * True when the screen shows a menu's highlight bar: a pixel row lit across most of the width

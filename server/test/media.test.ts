@@ -31,19 +31,9 @@ import {
 } from './helper.ts';
 import { addDesktop, addTemplate, addUser, loginTo, userRow } from './fixtures.ts';
 import { GRUB_ISO, startMediaSource, type MediaSource } from './media-source.ts';
+import { until } from './wait.ts';
 
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached, last ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
-    last = await fn();
-  }
-  return last;
-};
 
 let t: TestApp;
 let source: MediaSource;

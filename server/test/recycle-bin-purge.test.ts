@@ -15,6 +15,7 @@ import {
   type TestApp,
 } from './helper.ts';
 import { addDesktop, userRow } from './fixtures.ts';
+import { untilWithin } from './wait.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -29,16 +30,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`not reached, last ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 25));
-    last = await fn();
-  }
-  return last;
-};
+const until = untilWithin(10_000);
 
 /** A desktop with a real disk, deleted to the recycle bin `hoursAgo` hours ago: entry id and disk path. */
 const recycled = async (name: string, hoursAgo: number) => {

@@ -16,6 +16,7 @@ import {
   login,
   type TestApp,
 } from './helper.ts';
+import { sleep } from './wait.ts';
 
 let t: TestApp;
 let base: string;
@@ -58,8 +59,6 @@ const disconnected = (s: Socket) =>
   new Promise<{ reason: string; at: number }>((resolve) =>
     s.once('disconnect', (reason) => resolve({ reason, at: Date.now() })),
   );
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('socket.io origin', () => {
   it("refuses a handshake without Origin, with a null one or another scheme, host or port; accepts the portal's own", async () => {

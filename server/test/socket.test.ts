@@ -10,6 +10,7 @@ import {
   type TestApp,
 } from './helper.ts';
 import type { Desktop } from '../../src/generated/types.ts';
+import { sleep } from './wait.ts';
 
 let t: TestApp;
 let base: string;
@@ -104,7 +105,7 @@ describe('socket.io /api/v3/socket.io', () => {
     expect(typeof payload).toBe('object');
     expect(payload).toMatchObject({ id: target?.id, state: 'starting' });
     expect(payload.version).toBe((target?.version ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     expect(seenByOther).toEqual([]);
     await t.app.desktops.update(target?.id ?? '', { state: 'stopped' });
   });

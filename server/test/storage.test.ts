@@ -23,6 +23,7 @@ import {
   type TestApp,
 } from './helper.ts';
 import { addDesktop, addUser, desktopRows, loginTo, userRow } from './fixtures.ts';
+import { untilWithin } from './wait.ts';
 
 const GIB = 1024 ** 3;
 
@@ -49,16 +50,7 @@ const tokenOf = (role: Role): string => {
   return token;
 };
 
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`not reached, last ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 25));
-    last = await fn();
-  }
-  return last;
-};
+const until = untilWithin(15_000);
 
 const pathOf = (id: string) => t.app.engine.diskPath(id);
 const virtualGiB = async (id: string) =>

@@ -37,6 +37,7 @@ import {
   loginTo,
   userRow,
 } from './fixtures.ts';
+import { until } from './wait.ts';
 
 const DEMO_TEMPLATE_ID = 'demo-template';
 
@@ -57,17 +58,6 @@ const api = (
     url: `/api/v3${url}`,
     ...(payload ? { payload } : {}),
   });
-
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached, last ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
-    last = await fn();
-  }
-  return last;
-};
 
 const templateRow = (id: string) => t.app.templates.get(id);
 const desktopState = async (id: string) => (await t.app.desktops.byId(id))?.state;

@@ -19,23 +19,13 @@ import {
   type TestApp,
 } from './helper.ts';
 import { userRow } from './fixtures.ts';
+import { untilWithin } from './wait.ts';
 
 const PUBLIC_URL = 'http://vdi.test:8080';
 const ORIGIN = 'http://vdi.test:8080';
 const CLASS_B = 'default-class-b';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> => {
-  const end = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`condition not reached: ${JSON.stringify(last)}`);
-    await sleep(100);
-    last = await fn();
-  }
-  return last;
-};
+const until = untilWithin(60_000);
 
 let t: TestApp;
 let wsBase: string;

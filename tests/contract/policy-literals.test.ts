@@ -29,19 +29,9 @@ const ROLE_NAMES: ReadonlySet<string> = new Set(roles);
  */
 const SERVER_ALLOWED: Readonly<Record<string, number>> = {
   'audit.ts': 2, // admin/audit.ts
-  'booking-service.ts': 5, // engine/booking-service.ts
   'categories.ts': 1, // admin/categories.ts
-  'config.ts': 1, // routes/api/config.ts
-  'deployment-access.ts': 2, // engine/deployment-access.ts
-  'deployment-service.ts': 6, // engine/deployment-service.ts
   'entity-repository.ts': 4, // plugins/app/entity-repository.ts
   'groups.ts': 2, // admin/groups.ts
-  'index.ts': 1, // seed/index.ts
-  'migration-service.ts': 6, // engine/migration-service.ts
-  'recycle-bin-service.ts': 2, // engine/recycle-bin-service.ts
-  'reservables-service.ts': 1, // admin/reservables-service.ts
-  'session.ts': 1, // routes/api/session.ts
-  'user-recycle.ts': 1, // engine/user-recycle.ts
   'users-csv.ts': 6, // admin/users-csv.ts
   'users-repository.ts': 1, // plugins/app/users-repository.ts
   'users.ts': 5, // admin/users.ts

@@ -1,6 +1,7 @@
 /**
- * Vitest reporter that writes the test counts to $TEST_COUNTS_FILE (JSON) so scripts/test.mjs can
- * print one plain "N passed, N failed" line over every suite.
+ * Vitest reporter that writes the test counts and each file's time to $TEST_COUNTS_FILE (JSON) so
+ * scripts/test.mjs can print one plain "N passed, N failed" line over every suite and the slowest
+ * files.
  */
 import { appendFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
@@ -10,7 +11,14 @@ export default class PlainReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
+    const files: { file: string; ms: number }[] = [];
     for (const m of modules) {
+      // A file's time: importing it and its setup files, then its tests and hooks.
+      const d = m.diagnostic();
+      files.push({
+        file: m.moduleId,
+        ms: Math.round(d.collectDuration + d.setupDuration + d.duration),
+      });
       for (const t of m.children.allTests()) {
         const state = t.result().state;
         if (state === 'passed') passed++;
@@ -26,7 +34,10 @@ export default class PlainReporter implements Reporter {
     }
     const file = process.env.TEST_COUNTS_FILE;
     if (file)
-      appendFileSync(file, `${JSON.stringify({ suite: 'vitest', passed, failed, skipped })}\n`);
+      appendFileSync(
+        file,
+        `${JSON.stringify({ suite: 'vitest', passed, failed, skipped, files })}\n`,
+      );
     else console.log(`${passed} passed, ${failed} failed`);
   }
 }

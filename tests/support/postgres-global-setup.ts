@@ -1,24 +1,88 @@
+/**
+ * Vitest global setup of the server projects: one private PostgreSQL cluster per run (or
+ * TEST_DATABASE_URL's) and on it one template database with every migration applied, which each
+ * test file copies into a database of its own (server/test/helper.ts createTestDatabase).
+ */
 import type { TestProject } from 'vitest/node';
-import { startPostgres, type PgCluster } from './postgres';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase } from '../../server/src/platform/db/client.ts';
+import { migrate } from '../../server/src/platform/db/migrate.ts';
+import { startPostgres } from './postgres';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** a database with every migration applied; test files clone it (CREATE DATABASE … TEMPLATE) */
+    templateDatabase: string;
   }
 }
 
-let cluster: PgCluster | undefined;
+interface Shared {
+  url: string;
+  template: string;
+  /** the projects whose teardown has not run yet */
+  users: number;
+  stop(): Promise<void>;
+}
+
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates the template database on `base` and applies the migrations to it. */
+async function migratedTemplate(base: string, name: string): Promise<void> {
+  await sql(base, `CREATE DATABASE ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: '' });
+  try {
+    await migrate(database);
+  } finally {
+    // A template database can only be copied while nobody is connected to it.
+    await database.close();
+  }
+}
+
+async function start(): Promise<Shared> {
+  const template = `vdi_template_${randomBytes(4).toString('hex')}`;
+  const external = process.env.TEST_DATABASE_URL;
+  const cluster = external ? undefined : await startPostgres();
+  const url = external ?? cluster?.url ?? '';
+  await migratedTemplate(url, template);
+  return {
+    url,
+    template,
+    users: 0,
+    async stop() {
+      if (cluster) cluster.stop();
+      // Someone else's cluster keeps its databases: drop this run's template there.
+      else await sql(url, `DROP DATABASE IF EXISTS ${template}`);
+    },
+  };
+}
+
+// The server projects (plain and QEMU) share the cluster and the template: the first setup makes
+// them, the last teardown removes them. Global setups all run in vitest's main process.
+const shared = globalThis as { vdiTestPostgres?: Promise<Shared> };
 
 export async function setup(project: TestProject) {
-  const external = process.env.TEST_DATABASE_URL;
-  if (external) {
-    project.provide('databaseUrl', external);
-    return;
-  }
-  cluster = await startPostgres();
-  project.provide('databaseUrl', cluster.url);
+  shared.vdiTestPostgres ??= start();
+  const run = await shared.vdiTestPostgres;
+  run.users++;
+  project.provide('databaseUrl', run.url);
+  project.provide('templateDatabase', run.template);
 }
 
-export function teardown() {
-  cluster?.stop();
+export async function teardown() {
+  const run = await shared.vdiTestPostgres;
+  if (!run || --run.users > 0) return;
+  shared.vdiTestPostgres = undefined;
+  await run.stop();
 }

@@ -17,6 +17,7 @@ import {
 } from '../platform/db/schema.ts';
 import type { Executor } from '../platform/repository/entity-repository.ts';
 import type { DesktopGuestProperties, DesktopHardware } from '../../../src/generated/types.ts';
+import { role } from '../../../src/generated/policy.ts';
 
 export const DEMO_GPU_ID = 'demo-gpu';
 export const DEMO_PROFILE_2Q = 'DEMO-GPU-2Q';
@@ -52,7 +53,7 @@ export const DEMO_BOOKING_RULES: BookingRuleInsert[] = [
     ruleId: 'default',
     name: 'Administrators',
     description: 'Administrators book first and longer',
-    allowed: { roles: ['admin'], categories: false, groups: false, users: false },
+    allowed: { roles: [role.admin], categories: false, groups: false, users: false },
     priority: 10,
     forbidTime: 0,
     maxTime: 720,

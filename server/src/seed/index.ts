@@ -21,6 +21,7 @@ import { eq } from 'drizzle-orm';
 import { hashPassword } from '../platform/auth/passwords.ts';
 import { categories, desktops, groups, media, templates, users } from '../platform/db/schema.ts';
 import { NEW_DESKTOP_HARDWARE } from '../domains/desktops/index.ts';
+import { roles } from '../../../src/generated/policy.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
 import { seedBookings } from './bookings.ts';
@@ -38,7 +39,7 @@ import type {
   Role,
 } from '../../../src/generated/types.ts';
 
-export const DEMO_ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
+export const DEMO_ROLES: readonly Role[] = roles;
 export const DEMO_TEMPLATE_ID = 'demo-template';
 export const DEMO_MEDIA_ID = 'demo-iso';
 

@@ -8,7 +8,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
-import { createBookingService, type BookingService, type ItemType } from './booking-service.ts';
+import { createBookingService, type BookingService } from './booking-service.ts';
+import type { ItemType } from './booking-items.ts';
 import { createPlanningService, type PlanningService } from './booking-plans.ts';
 import { createBookingScheduler, type BookingScheduler } from './booking-scheduler.ts';
 

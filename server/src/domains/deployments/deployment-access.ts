@@ -12,6 +12,7 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import { managesOwner } from '../../platform/lib/ownership.ts';
 import type { DeploymentRow } from '../../platform/db/schema.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 export type DeploymentRight = 'manage' | 'own';
 
@@ -32,10 +33,10 @@ export function canActOnDeployment(
   right: DeploymentRight,
 ): boolean {
   const { row, ownerRole } = deployment;
-  if (auth.role === 'admin' || row.userId === auth.userId) return true;
+  if (hasRoleAtLeast(auth.role, role.admin) || row.userId === auth.userId) return true;
   if (ownerRole !== null && managesOwner(auth, { categoryId: row.categoryId, role: ownerRole }))
     return true;
-  return right === 'manage' && auth.role !== 'user' && isCoOwner(auth, row);
+  return right === 'manage' && hasRoleAtLeast(auth.role, role.advanced) && isCoOwner(auth, row);
 }
 
 /** 404 for an unknown deployment, 403 (with its own code for co-owners) when not allowed. */

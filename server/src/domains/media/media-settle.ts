@@ -7,8 +7,8 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eq, inArray } from 'drizzle-orm';
 import { media, type MediaRow } from '../../platform/db/schema.ts';
-import { mediaStatus } from '../../../../src/generated/policy.ts';
-import { DOWNLOADING, STOP_WAIT_MS, VM_STATES, withoutMedia } from './media-rules.ts';
+import { mediaStatus, mediaStatuses } from '../../../../src/generated/policy.ts';
+import { STOP_WAIT_MS, VM_STATES, withoutMedia } from './media-rules.ts';
 import type { MediaContext } from './media-context.ts';
 
 /** Force-stops a desktop running with a medium (graceful, then forced) and waits for it. */
@@ -54,19 +54,15 @@ export async function settleMedia(ctx: MediaContext): Promise<void> {
   const { app } = ctx;
   await mkdir(ctx.mediaDir, { recursive: true });
   const rows = await app.media.list({
-    where: inArray(media.status, [
-      ...DOWNLOADING,
-      mediaStatus.downloadaborting,
-      mediaStatus.deleting,
-    ]),
+    where: inArray(media.status, [...mediaStatuses.fileBusy]),
   });
   for (const row of rows) {
-    if (row.status === 'deleting') {
+    if (row.status === mediaStatus.deleting) {
       await finishDelete(ctx, row);
       continue;
     }
     await ctx.removeFiles({ ...row, path: null });
-    if (row.status === 'downloadaborting') {
+    if (row.status === mediaStatus.downloadaborting) {
       const gone = await app.media.remove(row.id);
       if (gone) ctx.publishDeleted(gone);
     } else {

@@ -2,6 +2,6 @@
 export { default as recycleBinPlugin } from './plugin.ts';
 export { createRecycleBinPurge } from './recycle-bin-purge.ts';
 export type { RecycleBinPurge } from './recycle-bin-purge.ts';
-export { storageLocation } from './recycle-bin-service.ts';
+export { storageLocation } from './recycle-bin-entry.ts';
 export { default as recycleBinRoutes } from './routes.ts';
 export { createUserRecycler } from './user-recycle.ts';

@@ -13,95 +13,28 @@
  * A user entry holds a deleted account with everything it owned: a restore recreates the account
  * first (same id and password), then its items, in one transaction.
  */
-import { basename, dirname, isAbsolute, relative } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { and, eq, inArray, ne } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { managesOwner } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import {
-  groups,
-  recycleBin,
-  recycleBinToDetail,
-  recycleBinToWire,
-  templates,
-  users,
-  type DeploymentRow,
-  type DesktopRow,
-  type RecycleBinRow,
-  type TemplateRow,
-  type UserRow,
-} from '../../platform/db/schema.ts';
-import { queryOn } from '../../platform/db/query.ts';
-import type { Executor } from '../../platform/repository/entity-repository.ts';
-import {
-  checkDesktopCreate,
-  checkTemplateCreate,
-  lockQuotaScopesOf,
-  type QuotaSubject,
-} from '../quotas/index.ts';
-import { fields } from '../../../../src/generated/fields.ts';
+import { recycleBin, type RecycleBinRow } from '../../platform/db/schema.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 import type { RecycleBin, RecycleBinDetail } from '../../../../src/generated/types.ts';
-
-interface EntryData {
-  /** The rows as they were, through JSON: timestamps are text, and the row times are not restored. */
-  desktops?: (Omit<DesktopRow, 'accessed' | 'createdAt' | 'updatedAt'> & {
-    accessed: string | Date;
-    createdAt?: unknown;
-    updatedAt?: unknown;
-    ownerRole?: unknown;
-  })[];
-  templates?: (Omit<TemplateRow, 'createdAt' | 'updatedAt'> & {
-    createdAt?: unknown;
-    updatedAt?: unknown;
-  })[];
-  storages?: { id: string; directory_path: string; status: string; actual_size?: number }[];
-  /** A deployment entry: the deployment, restored before its desktops (they name it in `tag`). */
-  deployments?: (Omit<DeploymentRow, 'createdAt' | 'updatedAt'> & {
-    createdAt?: unknown;
-    updatedAt?: unknown;
-  })[];
-  agent_name?: string;
-  /** A user entry: the account as it was (through JSON: its times are text). */
-  user?: Omit<UserRow, 'passwordLastUpdated' | 'accessed' | 'apiKeyExpires' | 'createdAt'> & {
-    passwordLastUpdated: string | null;
-    accessed: string | null;
-    apiKeyExpires: string | null;
-    createdAt: string;
-  };
-}
-
-const dateOrNull = (value: string | null) => (value === null ? null : new Date(value));
-
-/**
- * Where a disk lives, as clients are told: its directory relative to the data directory (`disks`),
- * or only the directory's own name when it lives elsewhere. Server paths never leave the server.
- */
-export function storageLocation(dataDir: string, diskPath: string): string {
-  const dir = dirname(diskPath);
-  const inside = relative(dataDir, dir);
-  if (inside === '') return '.';
-  return inside.startsWith('..') || isAbsolute(inside) ? basename(dir) : inside;
-}
-
-/** Longest desktop name (the edit form's limit). */
-const MAX_NAME = Number(fields.DesktopUpdate.find((f) => f.path === 'name')?.maxLength);
-/** How many " (restored n)" names a restore tries. */
-const MAX_RESTORED_NAMES = 20;
+import { entryDetail, listItem, type EntryData } from './recycle-bin-entry.ts';
+import { recycleBinRestore } from './recycle-bin-restore.ts';
 
 /** Hours an entry stays in the bin when no retention is configured. */
 const DEFAULT_CUTOFF_HOURS = 48;
 
-function listItem(row: RecycleBinRow): RecycleBin {
-  const data = row.data as EntryData;
-  return {
-    ...recycleBinToWire(row),
-    agent_name: data.agent_name ?? null,
-    desktops: data.desktops?.length ?? 0,
-    templates: data.templates?.length ?? 0,
-    deployments: data.deployments?.length ?? 0,
-    storages: data.storages?.length ?? 0,
-  };
+/** What the restore shares with the rest of the service. */
+export interface RecycleBinDeps {
+  app: FastifyInstance;
+  /** The entry when the caller may act on it (404/403 otherwise). */
+  entryFor(auth: AuthContext, id: string): Promise<RecycleBinRow>;
+  /** 428 unless the entry is still recycled. */
+  assertRecycled(row: RecycleBinRow): void;
+  publishStatus(row: RecycleBinRow, status: 'restored' | 'deleting' | 'deleted'): void;
 }
 
 export type RecycleBinService = ReturnType<typeof createRecycleBinService>;
@@ -110,8 +43,8 @@ export function createRecycleBinService(app: FastifyInstance) {
   const entryFor = async (auth: AuthContext, id: string): Promise<RecycleBinRow> => {
     const row = await app.recycleBin.get(id);
     if (!row) throw new ApiError('not_found', 'Recycle bin entry not found', 'not_found');
-    if (auth.role === 'admin' || row.ownerId === auth.userId) return row;
-    if (auth.role === 'manager') {
+    if (hasRoleAtLeast(auth.role, role.admin) || row.ownerId === auth.userId) return row;
+    if (auth.role === role.manager) {
       const owner = await app.users.byId(row.ownerId);
       if (owner && managesOwner(auth, owner)) return row;
     }
@@ -140,90 +73,6 @@ export function createRecycleBinService(app: FastifyInstance) {
   const setStatus = async (row: RecycleBinRow, status: 'restored' | 'deleting' | 'deleted') => {
     await app.recycleBin.update(row.id, { status });
     publishStatus(row, status);
-  };
-
-  /** True when the owner has a template by this (trimmed) name. */
-  const templateNameTaken = async (ownerId: string, name: string, on: Executor) =>
-    (
-      await app.templates.list({
-        where: eq(templates.userId, ownerId),
-        on,
-      })
-    ).some((t) => t.name.trim() === name.trim());
-
-  /**
-   * The name a restored desktop or template comes back under: its own, or with a " (restored)"
-   * suffix (then " (restored 2)", ...) when the owner has another one by that name meanwhile.
-   */
-  const restoredName = async (
-    kind: 'desktop' | 'template',
-    ownerId: string,
-    name: string,
-    on: Executor,
-  ): Promise<string> => {
-    for (let n = 0; n <= MAX_RESTORED_NAMES; n++) {
-      const suffix = n === 0 ? '' : n === 1 ? ' (restored)' : ` (restored ${n})`;
-      const candidate = `${name.slice(0, MAX_NAME - suffix.length)}${suffix}`;
-      const taken =
-        kind === 'desktop'
-          ? await app.desktops.nameTaken(ownerId, candidate, undefined, on)
-          : await templateNameTaken(ownerId, candidate, on);
-      if (!taken) return candidate;
-    }
-    throw new ApiError(
-      'conflict',
-      `The owner already has ${kind}s by this name`,
-      kind === 'desktop' ? 'new_desktop_name_exists' : 'new_template_name_exists',
-      { name },
-    );
-  };
-
-  /**
-   * Recreates a deleted account as it was (same id, password and keys), in its group: 404
-   * group_not_found when the group is gone, 409 user_exists when the user name was taken again in
-   * that category. Links sent by mail before the delete no longer work; the VPN address is given
-   * up when somebody else has it now.
-   */
-  const recreateUser = async (account: NonNullable<EntryData['user']>, tx: Executor) => {
-    const [group] = await tx
-      .select({ id: groups.id })
-      .from(groups)
-      .where(eq(groups.id, account.groupId))
-      .limit(1);
-    if (!group)
-      throw new ApiError('not_found', 'The group of this user is gone', 'group_not_found', {
-        group: account.groupId,
-      });
-    const addressTaken =
-      account.wgAddress !== null &&
-      (
-        await tx
-          .select({ id: users.id })
-          .from(users)
-          .where(and(eq(users.wgAddress, account.wgAddress), ne(users.id, account.id)))
-          .limit(1)
-      ).length > 0;
-    const inserted = await tx
-      .insert(users)
-      .values({
-        ...account,
-        passwordLastUpdated: dateOrNull(account.passwordLastUpdated),
-        accessed: dateOrNull(account.accessed),
-        apiKeyExpires: dateOrNull(account.apiKeyExpires),
-        createdAt: new Date(account.createdAt),
-        emailVerificationJti: null,
-        passwordResetJti: null,
-        ...(addressTaken ? { wgAddress: null, wgPrivateKey: null, wgPublicKey: null } : {}),
-      })
-      .onConflictDoNothing()
-      .returning({ id: users.id });
-    if (inserted.length === 0)
-      throw new ApiError(
-        'conflict',
-        `The user ${account.username} exists already in that category`,
-        'user_exists',
-        { username: account.username },
-      );
   };
 
   /** Recycled entries holding items made from these templates (overlays on their disks, duplicates). */
@@ -286,216 +135,10 @@ export function createRecycleBinService(app: FastifyInstance) {
     },
 
     async detail(auth: AuthContext, id: string): Promise<RecycleBinDetail> {
-      const row = await entryFor(auth, id);
-      const data = row.data as EntryData;
-      const items = [
-        ...(data.desktops ?? []),
-        ...(data.templates ?? []),
-        ...(data.deployments ?? []),
-      ];
-      const unique = (ids: string[]) => [...new Set(ids)];
-      const [owners, categories, groups] = await Promise.all([
-        app.directory.usersByIds(unique(items.map((i) => i.userId))),
-        app.directory.categoriesByIds(unique(items.map((i) => i.categoryId))),
-        app.directory.groupsByIds(unique(items.map((i) => i.groupId))),
-      ]);
-      const username = (userId: string) =>
-        owners.find((u) => u.id === userId)?.username ??
-        (data.user?.id === userId ? data.user.username : null);
-      const named = (ref: string, rows: { id: string; name: string }[]) => ({
-        id: ref,
-        name: rows.find((r) => r.id === ref)?.name ?? '[Deleted]',
-      });
-      const domain = (d: (typeof items)[number], accessed: number) => ({
-        id: d.id,
-        name: d.name,
-        accessed,
-        category: named(d.categoryId, categories),
-        group: named(d.groupId, groups),
-        username: username(d.userId),
-      });
-      const entryTime = Math.floor(row.accessed.getTime() / 1000);
-      return {
-        ...recycleBinToDetail(row),
-        agent_name: data.agent_name ?? null,
-        desktops: (data.desktops ?? []).map((d) =>
-          domain(d, Math.floor(new Date(d.accessed).getTime() / 1000)),
-        ),
-        templates: (data.templates ?? []).map((t) => domain(t, entryTime)),
-        deployments: (data.deployments ?? []).map((p) => ({
-          id: p.id,
-          name: p.name,
-          create_dict: { name: p.desktopName },
-          category: named(p.categoryId, categories),
-          group: named(p.groupId, groups),
-          user: username(p.userId),
-        })),
-        storages: (data.storages ?? []).map((s) => {
-          const desktop = data.desktops?.find((d) => d.id === s.id);
-          const template = data.templates?.find((t) => t.id === s.id);
-          const item = desktop ?? template;
-          return {
-            id: s.id,
-            directory_path: storageLocation(app.config.dataDir, s.directory_path),
-            status: s.status,
-            type: 'qcow2',
-            parent: desktop?.templateId ?? null,
-            user: item ? username(item.userId) : null,
-            domains: [
-              ...(data.desktops ?? []).filter((d) => d.id === s.id).map((d) => d.name),
-              ...(data.templates ?? [])
-                .filter((t) => t.id === s.id || t.duplicateOf === s.id)
-                .map((t) => t.name),
-            ],
-            actual_size: s.actual_size ?? 0,
-          };
-        }),
-      };
+      return entryDetail(app, await entryFor(auth, id));
     },
 
-    /**
-     * Puts the entry's templates (usable again, with their disks) and desktops (stopped, with
-     * theirs) back, each inside its owner's quota and limits.
-     */
-    async restore(auth: AuthContext, id: string): Promise<{ recycle_bin_ids: string[] }> {
-      const row = await entryFor(auth, id);
-      assertRecycled(row);
-      const data = row.data as EntryData;
-      const account = data.user;
-      const ownerIds = [
-        ...new Set([
-          row.ownerId,
-          ...(data.templates ?? []).map((t) => t.userId),
-          ...(data.desktops ?? []).map((d) => d.userId),
-        ]),
-      ].filter((ownerId) => ownerId !== account?.id);
-      const subjects = new Map<string, QuotaSubject>();
-      // a user entry brings its owner back first: the items count against the recreated account
-      if (account)
-        subjects.set(account.id, {
-          userId: account.id,
-          groupId: account.groupId,
-          categoryId: account.categoryId,
-          role: account.role,
-        });
-      for (const ownerId of ownerIds) {
-        const owner = await app.users.byId(ownerId);
-        if (!owner)
-          throw new ApiError(
-            'not_found',
-            'The owner of these items no longer exists',
-            'unable_to_restore_user',
-            { user: ownerId },
-          );
-        subjects.set(owner.id, {
-          userId: owner.id,
-          groupId: owner.groupId,
-          categoryId: owner.categoryId,
-          role: owner.role,
-        });
-      }
-      const subjectOf = (ownerId: string): QuotaSubject => {
-        const subject = subjects.get(ownerId);
-        if (!subject) throw new Error(`no quota subject for ${ownerId}`);
-        return subject;
-      };
-      // One transaction: the entry is claimed first (recycled -> restored, a row lock), so among
-      // restores sent at the same time exactly one brings the items back; each item counts
-      // against its owner's quota and limits like a create, under the same locks.
-      const restored = await app.db.transaction(async (tx) => {
-        const claimed = await app.recycleBin.update(
-          row.id,
-          { status: 'restored' },
-          { condition: eq(recycleBin.status, 'recycled'), on: tx },
-        );
-        if (!claimed) return undefined;
-        if (account) await recreateUser(account, tx);
-        const query = queryOn(tx);
-        await lockQuotaScopesOf(query, [...subjects.values()]);
-        // Every item needs the template whose disk it is made on: in this entry, or still there.
-        const inEntry = new Set((data.templates ?? []).map((t) => t.id));
-        const needed = [
-          ...(data.desktops ?? []).map((d) => d.templateId),
-          ...(data.templates ?? []).map((t) => t.duplicateOf),
-        ].filter((t): t is string => t !== null && !inEntry.has(t));
-        const present = new Set(
-          needed.length === 0
-            ? []
-            : (await app.templates.list({ where: inArray(templates.id, needed), on: tx })).map(
-                (t) => t.id,
-              ),
-        );
-        const missing = needed.find((t) => !present.has(t));
-        if (missing !== undefined)
-          throw new ApiError(
-            'precondition_required',
-            'The template these items were made from is gone',
-            'parent_template_not_found',
-            { id: missing },
-          );
-        const templateIds: string[] = [];
-        for (const recycled of data.templates ?? []) {
-          const { createdAt: _created, updatedAt: _updated, ...t } = recycled;
-          await checkTemplateCreate(query, subjectOf(t.userId));
-          await app.templates.create(
-            {
-              ...t,
-              name: await restoredName('template', t.userId, t.name, tx),
-              // a copy the deletion interrupted can not be taken up again: its disk is incomplete
-              status: t.status === 'creating' ? 'failed' : t.status,
-              progress: null,
-            },
-            tx,
-          );
-          templateIds.push(t.id);
-        }
-        const deploymentIds: string[] = [];
-        for (const recycled of data.deployments ?? []) {
-          const { createdAt: _created, updatedAt: _updated, ...p } = recycled;
-          await app.deployments.create(p, tx);
-          deploymentIds.push(p.id);
-        }
-        const desktopIds: string[] = [];
-        for (const recycled of data.desktops ?? []) {
-          const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
-          await checkDesktopCreate(
-            query,
-            subjectOf(d.userId),
-            d.type === 'nonpersistent' ? 'volatile' : 'desktops',
-          );
-          await app.desktops.table.create(
-            {
-              ...d,
-              name: await restoredName('desktop', d.userId, d.name, tx),
-              state: 'stopped',
-              runtime: {},
-              queue: null,
-              accessed: new Date(d.accessed),
-            },
-            tx,
-          );
-          desktopIds.push(d.id);
-        }
-        return { templateIds, desktopIds, deploymentIds };
-      });
-      if (!restored) {
-        const now = await app.recycleBin.get(row.id);
-        if (now) assertRecycled(now);
-        throw new ApiError('not_found', 'Recycle bin entry not found', 'not_found');
-      }
-      for (const templateId of restored.templateIds)
-        await app.templateService.publish(templateId, 'templates.created');
-      for (const desktopId of restored.desktopIds) {
-        const row = await app.desktops.table.get(desktopId);
-        // a desktop of an invisible deployment stays out of its user's list
-        if (row && (!row.tag || (row.visible && (await app.deploymentService.isVisible(row)))))
-          await app.desktops.publishCurrent(desktopId, 'desktops.created');
-      }
-      await app.deploymentService.restored(restored.deploymentIds);
-      publishStatus(row, 'restored');
-      app.log.info({ entry: row.id, agent: auth.userId }, 'recycle bin entry restored');
-      return { recycle_bin_ids: [row.id] };
-    },
+    ...recycleBinRestore({ app, entryFor, assertRecycled, publishStatus }),
 
     async delete(auth: AuthContext, id: string): Promise<void> {
       const row = await entryFor(auth, id);

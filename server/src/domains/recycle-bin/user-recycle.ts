@@ -23,6 +23,7 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import { managesOwner } from '../../platform/lib/ownership.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import type { Actor } from '../../platform/auth/actor.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 export function createUserRecycler(app: FastifyInstance) {
   /** Everything the user's deletion takes along: each row once. */
@@ -72,7 +73,7 @@ export function createUserRecycler(app: FastifyInstance) {
       );
     // A manager takes along only what belongs to the users they manage (items made from the
     // user's templates may belong to others).
-    if (actor.role !== 'admin') {
+    if (!hasRoleAtLeast(actor.role, role.admin)) {
       const others = [...found.templates, ...found.desktops, ...found.deployments]
         .map((row) => row.userId)
         .filter((id) => id !== user.id);

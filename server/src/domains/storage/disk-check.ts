@@ -29,7 +29,7 @@ import type { FastifyInstance } from 'fastify';
 import { ne } from 'drizzle-orm';
 import { desktops, recycleBin, type RecycleBinRow } from '../../platform/db/schema.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
-import { desktopStates, mediaStatus, mediaStatuses } from '../../../../src/generated/policy.ts';
+import { desktopStates, mediaStatuses } from '../../../../src/generated/policy.ts';
 
 /** A file younger than this is never taken for an orphan. */
 export const ORPHAN_GRACE_MS = 60 * 60_000;
@@ -41,11 +41,7 @@ export const QUARANTINE_DIR = '.quarantine';
 export const MISSING_DISK_DETAIL = 'The disk file of this desktop is missing';
 
 /** Media states during which its file is being written or removed. */
-const MEDIA_BUSY: readonly string[] = [
-  ...mediaStatuses.downloading,
-  mediaStatus.downloadaborting,
-  mediaStatus.deleting,
-];
+const MEDIA_BUSY: readonly string[] = mediaStatuses.fileBusy;
 /** Template states during which its disk is being copied. */
 const TEMPLATE_BUSY: readonly string[] = ['creating'];
 /** Desktop states in which its disk may be open in a running machine. */

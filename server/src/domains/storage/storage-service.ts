@@ -34,23 +34,13 @@ import { assertStateAllows } from '../desktops/index.ts';
 import { createDiskSizeReader, type DiskSizeReader } from './disk-sizes.ts';
 import { appliedQuota, hardwareLimits } from '../quotas/index.ts';
 import { storageLocation } from '../recycle-bin/index.ts';
-import { desktopState, hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
+import { desktopStates, hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 /** Disk operations running at once (the others wait in the queue). */
 export const STORAGE_CONCURRENCY = 2;
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
-
-/** The desktop states whose disk is not ready: not made yet, being made, or under an operation. */
-const NOT_READY: readonly DesktopState[] = [
-  desktopState.notCreated,
-  desktopState.creating,
-  desktopState.readyCreation,
-  desktopState.downloading,
-  desktopState.maintenance,
-  desktopState.forcedeleting,
-];
 
 /** The action a desktop under a disk increase shows. */
 const RESIZE_ACTION = 'resize';
@@ -189,7 +179,7 @@ export function createStorageService(app: FastifyInstance): StorageService {
         where: and(
           eq(desktops.userId, auth.userId),
           or(isNull(desktops.tag), eq(desktops.visible, true)),
-          notInArray(desktops.state, [...NOT_READY]),
+          notInArray(desktops.state, [...desktopStates.diskNotReady]),
         ),
         orderBy: asc(desktops.name),
       });

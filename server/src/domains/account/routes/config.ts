@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { route } from '../../../platform/http/route.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
 import type { UserConfig } from '../../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role } from '../../../../../src/generated/policy.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -12,7 +13,7 @@ export default async function configRoutes(app: FastifyInstance) {
     const s = await app.settings.all();
     const bastion = s.bastion.enabled;
     const config: UserConfig = {
-      show_bookings_button: auth.role === 'admin' || s.show_bookings_button,
+      show_bookings_button: hasRoleAtLeast(auth.role, role.admin) || s.show_bookings_button,
       documentation_url: s.documentation_url,
       viewers_documentation_url: s.viewers_documentation_url,
       show_temporal_tab: s.show_temporal_tab,

@@ -9,6 +9,7 @@ import { route } from '../../../platform/http/route.ts';
 import { roleNames } from '../../../platform/auth/tokens.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
 import type { SessionUser, SessionUserCategory } from '../../../../../src/generated/types.ts';
+import { hasRoleAtLeast, role } from '../../../../../src/generated/policy.ts';
 import type { CategoryRow } from '../../directory/index.ts';
 import { appliedQuota } from '../../quotas/index.ts';
 import apiKeyRoutes from './api-key.ts';
@@ -83,7 +84,9 @@ export default async function sessionRoutes(app: FastifyInstance) {
     'session.maintenance',
     async (request, reply) => {
       const auth = authOf(request);
-      const on = auth.role === 'admin' ? false : await app.settings.maintenanceFor(auth.categoryId);
+      const on = hasRoleAtLeast(auth.role, role.admin)
+        ? false
+        : await app.settings.maintenanceFor(auth.categoryId);
       return reply.type('application/json').send(JSON.stringify(on));
     },
     { skipMaintenance: true },
