@@ -16,6 +16,8 @@ import {
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCodegen, validateSchemas } from './index.ts';
+import { expandSchema, loadSchemas } from './load.ts';
+import { tablesOf } from './emit-db.ts';
 
 // The tests mutate arbitrary nested schema JSON in place; `unknown` would need a cast per step.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -441,5 +443,41 @@ describe('the named state sets (x-state-sets) and state looks (x-ui.states)', ()
       json.$defs.status['x-ui'].states.maintenance = { color: 'pink', icon: 'circle' };
     });
     expect(failure(dir)).toMatch(/maintenance looks unlike the maintenance of/);
+  });
+});
+
+describe('one schema file per stored resource', () => {
+  it('x-in: true copies a property into the $defs the show, create and update name', () => {
+    const { json, problems } = expandSchema({
+      $id: 'https://vdi-portal.dev/schema/entities/thing.json',
+      properties: { tag: { type: 'string', 'x-in': true, 'x-db': true } },
+      $defs: { info: {}, create: {}, update: {}, other: {} },
+      'x-resource': {
+        name: 'things',
+        operations: {
+          show: { response: '#/$defs/info' },
+          create: { request: '#/$defs/create' },
+          update: { request: '#/$defs/update' },
+          list: { response: '#/$defs/other' },
+        },
+      },
+    });
+    expect(problems).toEqual([]);
+    const defs = json.$defs as Record<string, { properties?: Json }>;
+    for (const def of ['info', 'create', 'update'])
+      expect(defs[def]?.properties?.tag, def).toEqual({ type: 'string' });
+    expect(defs.other?.properties).toBeUndefined();
+  });
+
+  it('a computed property is read, not stored, and secrets stay out of the snapshot', () => {
+    const groups = tablesOf(loadSchemas(schemaDir)).find((t) => t.table === 'groups');
+    expect(groups?.entity).toBe('AdminGroup');
+    expect(groups?.computed.map((c) => c.name).sort()).toEqual(['category_name', 'users']);
+    expect(groups?.columns.map((c) => c.column)).not.toContain('users');
+    expect(groups?.columns.find((c) => c.name === 'category')?.column).toBe('category_id');
+    const users = tablesOf(loadSchemas(schemaDir)).find((t) => t.table === 'users');
+    // credentials are storage-only columns: never a wire property
+    for (const column of ['password_hash', 'api_key_hash', 'wg_private_key', 'password_reset_jti'])
+      expect(users?.columns.find((c) => c.column === column)?.wire, column).toBeNull();
   });
 });

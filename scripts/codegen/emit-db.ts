@@ -27,6 +27,8 @@ interface ColumnOptions {
   values?: string[];
   schema?: string;
   tsType?: string;
+  /** a read-only wire property computed by this SQL expression in every read */
+  computed?: string;
 }
 
 export interface Column {
@@ -62,6 +64,10 @@ export interface Table {
   owner: string | null;
   category: string | null;
   version: string | null;
+  /** read-only wire properties computed in every read (x-db.computed): row key, wire name, SQL */
+  computed: { key: string; name: string; sql: string }[];
+  /** wire properties the audit snapshots leave out (x-secret) */
+  secrets: string[];
   /** $defs shapes with stored fields: type name -> [property, column key] */
   shapes: { type: string; fields: Column[]; read: boolean; write: boolean }[];
 }
@@ -163,10 +169,17 @@ export function tablesOf(files: SchemaFile[]): Table[] {
     const entity = keyOf(f);
     const required = new Set((f.json.required as string[] | undefined) ?? []);
     const columns: Column[] = [];
+    const computed: Table['computed'] = [];
+    const secrets: string[] = [];
     for (const [name, prop] of Object.entries((f.json.properties ?? {}) as Record<string, Json>)) {
+      if (prop['x-secret'] === true) secrets.push(name);
       const raw = prop['x-db'];
       if (raw === undefined) continue;
       const opts: ColumnOptions = raw === true ? {} : (raw as ColumnOptions);
+      if (opts.computed !== undefined) {
+        computed.push({ key: camel(opts.column ?? name), name, sql: opts.computed });
+        continue;
+      }
       const { schema } = resolve(f.$id, prop);
       const sql = opts.sql ?? inferSql(schema);
       const hasDefault = opts.default !== undefined || opts.defaultNow === true;
@@ -269,6 +282,8 @@ export function tablesOf(files: SchemaFile[]): Table[] {
       owner: (root.owner as string | undefined) ?? null,
       category: (root.category as string | undefined) ?? null,
       version: (root.version as string | undefined) ?? null,
+      computed,
+      secrets,
       shapes,
     });
   }
@@ -383,6 +398,15 @@ function mappers(t: Table): string {
   out.push(
     `/** The stored fields of a ${t.entity} as they go on the wire. */\nexport function ${fn}ToWire(row: ${t.entity}Row): Pick<${t.entity}, ${keys(wire)}> {\n  return {\n${wire.map((c) => `    ${JSON.stringify(c.name)}: ${toWireValue(c, 'row')},`).join('\n')}\n  };\n}`,
   );
+  const computedKeys = t.computed.map((c) => JSON.stringify(c.name)).join(' | ');
+  if (t.computed.length > 0)
+    out.push(
+      `/** A ${t.entity} row with its computed properties (read with ${t.variable}Computed). */\nexport type ${t.entity}ReadRow = ${t.entity}Row & { ${t.computed.map((c) => `${c.key}: ${t.entity}[${JSON.stringify(c.name)}]`).join('; ')} };\n\n/** The computed properties of a ${t.entity}, selected with its columns. */\nexport const ${t.variable}Computed = {\n${t.computed.map((c) => `  ${c.key}: sql<${t.entity}[${JSON.stringify(c.name)}]>\`\${sql.raw(${JSON.stringify(c.sql)})}\`,`).join('\n')}\n};\n\n/** A ${t.entity} as it goes on the wire: its stored and its computed properties. */\nexport function ${fn}ReadToWire(row: ${t.entity}ReadRow): Pick<${t.entity}, ${keys(wire)} | ${computedKeys}> {\n  return {\n    ...${fn}ToWire(row),\n${t.computed.map((c) => `    ${JSON.stringify(c.name)}: row.${c.key},`).join('\n')}\n  };\n}`,
+    );
+  const kept = wire.filter((c) => !t.secrets.includes(c.name));
+  out.push(
+    `/** What the audit keeps of a ${t.entity}: its stored wire properties${t.secrets.length ? ` but the secrets (${t.secrets.join(', ')})` : ''}. */\nexport function ${fn}Snapshot(row: ${t.entity}Row): Record<string, unknown> {\n  return {\n${kept.map((c) => `    ${JSON.stringify(c.name)}: ${toWireValue(c, 'row')},`).join('\n')}\n  };\n}`,
+  );
   for (const s of t.shapes) {
     const short = s.type.slice(t.entity.length) || s.type;
     if (s.read)
@@ -420,7 +444,7 @@ export function emitDb(files: SchemaFile[], banner: string): string {
   const storage = tables
     .map(
       (t) =>
-        `  ${t.variable}: { table: ${t.variable}, entity: '${t.entity}', owner: ${t.owner ? `'${camel(t.owner)}'` : 'null'}, category: ${t.category ? `'${camel(t.category)}'` : 'null'}, version: ${t.version ? `'${camel(t.version)}'` : 'null'}, toWire: ${lowerFirst(t.entity)}ToWire },`,
+        `  ${t.variable}: { table: ${t.variable}, entity: '${t.entity}', owner: ${t.owner ? `'${camel(t.owner)}'` : 'null'}, category: ${t.category ? `'${camel(t.category)}'` : 'null'}, version: ${t.version ? `'${camel(t.version)}'` : 'null'}, toWire: ${lowerFirst(t.entity)}ToWire, snapshot: ${lowerFirst(t.entity)}Snapshot, computed: ${t.computed.length ? `${t.variable}Computed` : 'null'} },`,
     )
     .join('\n');
   return `${banner}/* eslint-disable */

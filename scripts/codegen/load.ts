@@ -21,9 +21,30 @@ function walk(dir: string): string[] {
 }
 
 /**
+ * The `$defs` of the file the resource's `show` answers and its `create` and `update` take (an
+ * `x-in: true` property goes to them); the entity itself (`#`) and other files' shapes are not.
+ */
+function resourceDefs(json: SchemaFile['json']): string[] {
+  const ops = ((json['x-resource'] as Json | undefined)?.operations ?? {}) as Record<string, Json>;
+  return (
+    [
+      ['show', 'response'],
+      ['create', 'request'],
+      ['update', 'request'],
+    ] as const
+  ).flatMap(([op, part]) => {
+    const ref = ops[op]?.[part];
+    return typeof ref === 'string' && ref.startsWith('#/$defs/')
+      ? [ref.slice('#/$defs/'.length)]
+      : [];
+  });
+}
+
+/**
  * `x-in` on an entity property names the `$defs` of the same file the property also belongs to
- * (the show answer, the create and update bodies): the property is copied there, so a field is
- * declared once and reaches every shape. Storage (`x-db`) stays on the entity. Returns a new
+ * (the show answer, the create and update bodies), or is `true` for those the resource's show,
+ * create and update name: the property is copied there, so a field is declared once and reaches
+ * every shape. Storage (`x-db`) stays on the entity. Returns a new
  * object (the file on disk is untouched) and the problems found: an unknown target, or a target
  * that declares the property itself.
  */
@@ -32,13 +53,16 @@ export function expandSchema(json: SchemaFile['json']): {
   problems: string[];
 } {
   const props = json.properties as Record<string, Json> | undefined;
-  const copies = Object.entries(props ?? {}).filter(([, p]) => Array.isArray(p['x-in']));
+  const copies = Object.entries(props ?? {}).filter(
+    ([, p]) => Array.isArray(p['x-in']) || p['x-in'] === true,
+  );
   if (copies.length === 0) return { json, problems: [] };
   const out = structuredClone(json);
   const defs = (out.$defs ?? {}) as Record<string, Json>;
   const problems: string[] = [];
   for (const [name, prop] of copies) {
-    for (const target of prop['x-in'] as string[]) {
+    const targets = prop['x-in'] === true ? resourceDefs(json) : (prop['x-in'] as string[]);
+    for (const target of targets) {
       const def = defs[target];
       if (!def) {
         problems.push(`property ${name} names x-in target $defs/${target}, which does not exist`);

@@ -1,10 +1,13 @@
 /**
- * The schema promise, proved on a copy of the repository: one new top-level desktop property
- * (stored, a list column, a card line, an edit-form field with a constraint) plus its label in
- * the English catalogue and the migration drizzle-kit writes, and nothing else, reaches the
- * TypeScript types, the drizzle table, a migration that applies on PostgreSQL and on PGlite, the
- * list, show and update calls (validated, with its code), the OpenAPI document, the table, the
- * card and the edit form. "Adding a field" in docs/contracts.md lists the same steps.
+ * The schema promise, proved on one copy of the repository for every stored resource at once:
+ * each resource of tests/contract/added-field/resources.ts gains one top-level property in the
+ * schema file that declares the resource (stored, a list column, a form field with a pattern and
+ * its own code), its label in the English catalogue and the migration drizzle-kit writes, and
+ * nothing else. The field must reach the TypeScript types, the drizzle table, a migration that
+ * applies on PostgreSQL and on PGlite, the create, update, list and show calls (validated, with
+ * its code), the OpenAPI document, the table column and the form. "Adding a field" in
+ * docs/contracts.md lists the same steps. Codegen, drizzle-kit, the server probe (per database)
+ * and the UI probe each run once for all the resources.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -21,23 +24,30 @@ import {
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './helper.ts';
+import {
+  CHECKS,
+  CODE,
+  FIELD,
+  LABEL,
+  RESOURCE_PROBES,
+  type Check,
+  type ResourceProbe,
+} from '../../tests/contract/added-field/resources.ts';
 
 const root = join(import.meta.dirname, '..', '..');
-const FIELD = 'asset_tag';
-const LABEL = 'Asset tag';
-const CODE = 'asset_tag_format';
-const VALID = 'AT-0001';
-const INVALID = 'not a tag!';
 
-/** What a developer adds to schema/entities/desktop.schema.json `properties`. */
+type Json = Record<string, unknown>;
+
+/** What a developer adds to the `properties` of the resource's schema file. */
 const property = {
   type: ['string', 'null'],
   maxLength: 12,
   pattern: '^[A-Z0-9-]+$',
-  description: 'inventory tag of the desktop',
+  description: 'inventory tag of the record',
   'x-error': { pattern: CODE },
   'x-db': true,
-  'x-in': ['info', 'update'],
+  // also in the show answer and the create and update bodies the resource's operations name
+  'x-in': true,
   'x-ui': { column: true, card: true, order: 8, filter: true },
 };
 
@@ -69,6 +79,9 @@ function run(command: string, args: string[], extraEnv: Record<string, string> =
 }
 
 const readCopy = (path: string) => readFileSync(join(copy, path), 'utf8');
+const readJson = (path: string) => JSON.parse(readCopy(path)) as Json;
+const writeJson = (path: string, value: unknown) =>
+  writeFileSync(join(copy, path), JSON.stringify(value, null, 2));
 
 /** The body of one generated interface in types.ts (nested object types included). */
 function interfaceBlock(types: string, name: string): string {
@@ -82,7 +95,28 @@ function interfaceBlock(types: string, name: string): string {
   return '';
 }
 
-beforeAll(() => {
+/** The schema file declaring the resource (its x-resource). */
+function resourceFile(resource: string): string {
+  for (const name of readdirSync(join(copy, 'schema/entities'))) {
+    const path = `schema/entities/${name}`;
+    if ((readJson(path)['x-resource'] as { name?: string } | undefined)?.name === resource)
+      return path;
+  }
+  throw new Error(`no schema file declares the resource ${resource}`);
+}
+
+/** What one server probe run saw, per resource. */
+interface ServerSeen {
+  database: string;
+  migrations: string[];
+  resources: Record<string, Json>;
+}
+const servers: ServerSeen[] = [];
+/** The UI probe's test results: `<resource> <check>` -> passed, and the failure messages. */
+const ui = new Map<string, { passed: boolean; messages: string[] }>();
+let migration = '';
+
+beforeAll(async () => {
   mkdirSync(join(root, '.tmp'), { recursive: true });
   copy = mkdtempSync(join(root, '.tmp', 'added-field-'));
   for (const entry of readdirSync(root))
@@ -96,30 +130,74 @@ beforeAll(() => {
       });
   symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
 
-  // 1. the schema: one property
-  const schemaPath = join(copy, 'schema/entities/desktop.schema.json');
-  const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as {
-    properties: Record<string, unknown>;
-  };
-  schema.properties[FIELD] = property;
-  writeFileSync(schemaPath, JSON.stringify(schema, null, 2));
-  // 2. the locale: its label and the message of its code
-  const resourcesPath = join(copy, 'locales/en/resources.json');
-  const resources = JSON.parse(readFileSync(resourcesPath, 'utf8')) as {
-    desktops: { fields: Record<string, string> };
-  };
-  resources.desktops.fields[FIELD] = LABEL;
-  writeFileSync(resourcesPath, JSON.stringify(resources, null, 2));
-  const errorsPath = join(copy, 'locales/en/errors.json');
-  const errors = JSON.parse(readFileSync(errorsPath, 'utf8')) as {
-    validation: Record<string, string>;
-  };
+  const resources = readJson('locales/en/resources.json') as Record<
+    string,
+    { fields?: Record<string, string> }
+  >;
+  for (const probe of RESOURCE_PROBES) {
+    // 1. the schema: one property in the file that declares the resource
+    const path = resourceFile(probe.resource);
+    const schema = readJson(path) as { properties: Json };
+    schema.properties[FIELD] = property;
+    writeJson(path, schema);
+    // 2. the locale: its label
+    const entry = (resources[probe.resource] ??= {});
+    entry.fields = { ...entry.fields, [FIELD]: LABEL };
+  }
+  writeJson('locales/en/resources.json', resources);
+  const errors = readJson('locales/en/errors.json') as { validation: Record<string, string> };
   errors.validation[CODE] = 'An asset tag has capital letters, digits and hyphens only.';
-  writeFileSync(errorsPath, JSON.stringify(errors, null, 2));
+  writeJson('locales/en/errors.json', errors);
   // 3. the generated code and the migration drizzle-kit writes from it
   run('npx', ['tsx', 'scripts/codegen/index.ts']);
   run('npx', ['drizzle-kit', 'generate', '--name', FIELD]);
-}, 120_000);
+  const added = readdirSync(join(copy, 'server/migrations')).filter(
+    (name) => name.endsWith('.sql') && !existsSync(join(root, 'server/migrations', name)),
+  );
+  expect(added).toHaveLength(1);
+  migration = readCopy(`server/migrations/${added[0]}`);
+
+  // 4. the server, once per database, probing every resource
+  for (const database of ['postgres', 'pglite'] as const) {
+    const url = database === 'postgres' ? await createTestDatabase() : '';
+    const out = run('npx', ['tsx', 'tests/contract/added-field/probe-server.ts'], {
+      DATABASE_URL: url,
+    });
+    const seen = JSON.parse(out.trim().split('\n').pop() ?? '{}') as ServerSeen;
+    expect(seen.database).toBe(database);
+    expect(seen.migrations.at(-1)).toMatch(new RegExp(`^\\d{4}_${FIELD}$`));
+    servers.push(seen);
+  }
+
+  // 5. the screens, once, probing every resource
+  writeFileSync(
+    join(copy, 'vitest.probe.config.ts'),
+    readFileSync(join(root, 'tests/contract/added-field/vitest.probe.config.ts'), 'utf8'),
+  );
+  spawnSync(
+    'npx',
+    [
+      'vitest',
+      'run',
+      '--config',
+      'vitest.probe.config.ts',
+      '--reporter=json',
+      '--outputFile=ui.json',
+    ],
+    { cwd: copy, env, encoding: 'utf8' },
+  );
+  const report = readJson('ui.json') as {
+    testResults: {
+      assertionResults: { title: string; status: string; failureMessages: string[] }[];
+    }[];
+  };
+  for (const file of report.testResults)
+    for (const test of file.assertionResults)
+      ui.set(test.title, {
+        passed: test.status === 'passed',
+        messages: test.failureMessages.map((m) => m.split('\n')[0] ?? ''),
+      });
+}, 600_000);
 
 afterAll(() => {
   // ADDED_FIELD_KEEP=1 keeps the copy to look into a failure.
@@ -127,64 +205,124 @@ afterAll(() => {
     rmSync(copy, { recursive: true, force: true });
 });
 
-describe('a property added to the desktop schema', () => {
-  it('is in the generated types of the list item, the show answer and the update body', () => {
-    const types = readCopy('src/generated/types.ts');
-    for (const name of ['Desktop', 'DesktopInfo', 'DesktopUpdate'])
-      expect(interfaceBlock(types, name), name).toMatch(
-        new RegExp(`^${FIELD}\\?: \\(?string \\| null\\)?$`, 'm'),
-      );
-    expect(
-      interfaceBlock(readFileSync(join(root, 'src/generated/types.ts'), 'utf8'), 'Desktop'),
-    ).not.toContain(FIELD);
+/** Which checks hold for the resource, each with what was seen when it does not. */
+function checksOf(probe: ResourceProbe): Map<Check, string | null> {
+  const result = new Map<Check, string | null>();
+  const verdict = (check: Check, ok: boolean, seen: unknown) =>
+    result.set(check, ok ? null : JSON.stringify(seen));
+  const types = readCopy('src/generated/types.ts');
+  const typeNames = Object.keys((servers[0]?.resources[probe.resource]?.openapi ?? {}) as Json);
+  const missing = typeNames.filter(
+    (name) =>
+      !new RegExp(`^${FIELD}\\?: \\(?string \\| null\\)?$`, 'm').test(interfaceBlock(types, name)),
+  );
+  verdict('type', typeNames.length > 0 && missing.length === 0, { typeNames, missing });
+  const db = readCopy('src/generated/db.ts');
+  const start = db.indexOf(`pgTable('${probe.table}', {`);
+  const block = start < 0 ? '' : db.slice(start, db.indexOf('\n}', start));
+  verdict('table', block.includes(`: text('${FIELD}')`), `no ${FIELD} column in ${probe.table}`);
+  verdict(
+    'migration',
+    migration.includes(`ALTER TABLE "${probe.table}" ADD COLUMN "${FIELD}" text;`),
+    migration,
+  );
+  const perDatabase = (check: Check, ok: (seen: Json) => boolean, pick: (seen: Json) => unknown) =>
+    verdict(
+      check,
+      servers.every((s) => ok(s.resources[probe.resource] ?? {})),
+      servers.map((s) => ({
+        database: s.database,
+        seen: pick(s.resources[probe.resource] ?? {}),
+        error: s.resources[probe.resource]?.error,
+      })),
+    );
+  const ok2xx = (status: unknown) => typeof status === 'number' && status < 300;
+  perDatabase(
+    'column',
+    (s) => s.column === true,
+    (s) => s.column,
+  );
+  if ('body' in probe.create)
+    perDatabase(
+      'create',
+      (s) => ok2xx(s.create),
+      (s) => [s.create, s.createAnswer],
+    );
+  if (!('none' in probe.update))
+    perDatabase(
+      'update',
+      (s) => ok2xx(s.update),
+      (s) => [s.update, s.updateAnswer],
+    );
+  perDatabase(
+    'stored',
+    (s) => s.stored === s.expected,
+    (s) => [s.stored, s.expected],
+  );
+  if (servers.some((s) => 'list' in (s.resources[probe.resource] ?? {})))
+    perDatabase(
+      'list',
+      (s) => s.list === s.expected,
+      (s) => [s.list, s.expected],
+    );
+  if (!probe.noShow)
+    perDatabase(
+      'show',
+      (s) => s.show === s.expected,
+      (s) => [s.show, s.expected],
+    );
+  if ('body' in probe.create || !('none' in probe.update))
+    perDatabase(
+      'invalid',
+      (s) => {
+        const bad = s.invalid as { status?: number; code?: string } | undefined;
+        return bad?.status === 400 && bad.code === CODE;
+      },
+      (s) => s.invalid,
+    );
+  perDatabase(
+    'openapi',
+    (s) => {
+      const found = Object.values((s.openapi ?? {}) as Record<string, boolean>);
+      return found.length > 0 && found.every(Boolean);
+    },
+    (s) => s.openapi,
+  );
+  const screens: Check[] = [
+    ...(probe.noListColumn ? [] : ['listColumn' as const]),
+    ...(probe.card ? ['card' as const] : []),
+    ...(typeof probe.form === 'string' ? ['form' as const] : []),
+  ];
+  for (const check of screens) {
+    const test = ui.get(`${probe.resource} ${check}`);
+    verdict(check, test?.passed === true, test?.messages ?? 'the UI probe has no result');
+  }
+  return result;
+}
+
+describe('a property added to every stored resource', () => {
+  it('is probed for every resource of the table of expectations', () => {
+    expect(servers).toHaveLength(2);
+    for (const probe of RESOURCE_PROBES) {
+      expect(servers[0]?.resources[probe.resource], probe.resource).toBeDefined();
+      for (const check of Object.keys(probe.gaps ?? {}))
+        expect(CHECKS, `${probe.resource}: gap ${check}`).toContain(check);
+    }
   });
 
-  it('is a column of the generated drizzle table, and the new migration adds it', () => {
-    expect(readCopy('src/generated/db.ts')).toMatch(/assetTag: text\('asset_tag'\)/);
-    const added = readdirSync(join(copy, 'server/migrations')).filter(
-      (name) => name.endsWith('.sql') && !existsSync(join(root, 'server/migrations', name)),
-    );
-    expect(added).toHaveLength(1);
-    expect(readCopy(`server/migrations/${added[0]}`)).toMatch(
-      /ALTER TABLE "desktops" ADD COLUMN "asset_tag" text;/,
-    );
-  });
-
-  for (const database of ['postgres', 'pglite'] as const)
-    it(`is migrated, stored, listed, shown, validated and documented on ${database}`, async () => {
-      const url = database === 'postgres' ? await createTestDatabase() : '';
-      const out = run(
-        'npx',
-        ['tsx', 'tests/contract/added-field/probe-server.ts', FIELD, VALID, INVALID],
-        {
-          DATABASE_URL: url,
-        },
+  for (const probe of RESOURCE_PROBES)
+    it(`reaches every layer of ${probe.resource} (table ${probe.table})`, () => {
+      const checks = checksOf(probe);
+      const failed = Object.fromEntries(
+        [...checks].filter(([, seen]) => seen !== null).map(([check, seen]) => [check, seen]),
       );
-      const seen = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
-      expect(seen).toMatchObject({
-        database,
-        column: true,
-        put: 200,
-        stored: VALID,
-        listed: VALID,
-        info: VALID,
-        bad: { status: 400, code: CODE },
-        openapi: ['Desktop', 'DesktopInfo', 'DesktopUpdate'],
-      });
-      expect((seen.migrations as string[]).at(-1)).toMatch(new RegExp(`^\\d{4}_${FIELD}$`));
-    }, 120_000);
-
-  it('is a table column, a card line and an edit-form input that checks its constraint', () => {
-    writeFileSync(
-      join(copy, 'vitest.probe.config.ts'),
-      readFileSync(join(root, 'tests/contract/added-field/vitest.probe.config.ts'), 'utf8'),
-    );
-    const out = run('npx', ['vitest', 'run', '--config', 'vitest.probe.config.ts'], {
-      PROBE_FIELD: FIELD,
-      PROBE_LABEL: LABEL,
-      PROBE_VALID: VALID,
-      PROBE_INVALID: INVALID,
+      // The checks that fail are exactly the gaps the table of expectations admits.
+      expect(Object.keys(failed).sort(), JSON.stringify(failed, null, 2)).toEqual(
+        Object.keys(probe.gaps ?? {}).sort(),
+      );
+      // Every check the resource has ran (listColumn, card and form where it has them).
+      expect([...checks.keys()]).toEqual(
+        expect.arrayContaining(['type', 'table', 'migration', 'column', 'stored', 'openapi']),
+      );
     });
-    expect(out).toMatch(/3 passed, 0 failed/);
-  }, 180_000);
 });

@@ -15,7 +15,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { and, asc, eq, gt, lt, or, sql } from 'drizzle-orm';
-import { plannerEvents } from '../../platform/db/schema.ts';
+import {
+  plannerEventFromCreate,
+  plannerEventFromUpdate,
+  plannerEvents,
+} from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type {
@@ -88,6 +92,8 @@ export function createPlanningService(app: FastifyInstance, bookingService: () =
           const [inserted] = await tx
             .insert(plannerEvents)
             .values({
+              // every stored field of the body, by the generated mapper; then what differs
+              ...plannerEventFromCreate(body),
               id: randomUUID(),
               itemType: item.type,
               itemId: item.id,
@@ -145,6 +151,8 @@ export function createPlanningService(app: FastifyInstance, bookingService: () =
         const [updated] = await tx
           .update(plannerEvents)
           .set({
+            // every stored field of the body, by the generated mapper; then what differs
+            ...plannerEventFromUpdate(body),
             subitemId: profile.id,
             units: profile.units,
             startAt: start,

@@ -1,18 +1,14 @@
 /**
  * The audit log: one row per write made in the administration area, added inside the same
- * transaction as the write (so a write without its entry cannot happen). Snapshots hold only
- * allow-listed fields: never a password hash or history, an API key, a VPN key or a link id.
+ * transaction as the write (so a write without its entry cannot happen). Snapshots are the
+ * generated `<Entity>Snapshot` of the record: its stored wire properties but those marked
+ * `x-secret`; credentials (password hash and history, API key, VPN keys, link ids) are
+ * storage-only columns, never on the wire, so never in a snapshot.
  * Entries are only added; the database refuses to change or delete them.
  */
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import {
-  auditLog,
-  type AuditEntryRow,
-  type CategoryRow,
-  type GroupRow,
-  type UserRow,
-} from '../../platform/db/schema.ts';
+import { auditLog, type AuditEntryRow } from '../../platform/db/schema.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import type { AuditEntry } from '../../../../src/generated/types.ts';
@@ -48,48 +44,6 @@ export async function appendAudit(on: Executor, actor: Actor, entry: AuditWrite)
     before: entry.before,
     after: entry.after,
   });
-}
-
-/** What the audit keeps of a user: the administration's fields, no secret. */
-export function userSnapshot(u: UserRow): Record<string, unknown> {
-  return {
-    id: u.id,
-    username: u.username,
-    name: u.name,
-    email: u.email,
-    role: u.role,
-    category: u.categoryId,
-    group: u.groupId,
-    secondary_groups: u.secondaryGroups,
-    provider: u.provider,
-    active: u.active,
-    email_verified: u.emailVerified,
-    password_reset_required: u.passwordResetRequired,
-    quota: u.quota,
-  };
-}
-
-export function groupSnapshot(g: GroupRow): Record<string, unknown> {
-  return {
-    id: g.id,
-    name: g.name,
-    description: g.description,
-    category: g.categoryId,
-    enrollment: g.enrollment,
-    quota: g.quota,
-  };
-}
-
-export function categorySnapshot(c: CategoryRow): Record<string, unknown> {
-  return {
-    id: c.id,
-    name: c.name,
-    description: c.description,
-    custom_url_name: c.customUrlName,
-    frontend: c.frontend,
-    maintenance: c.maintenance,
-    quota: c.quota,
-  };
 }
 
 function toWire(r: AuditEntryRow): AuditEntry {

@@ -14,27 +14,10 @@ import {
   updateUser,
 } from './users.ts';
 import { exportUsersCsv, importUsersCsv } from './users-csv.ts';
-import {
-  createGroup,
-  deleteGroup,
-  findGroup,
-  listGroups,
-  showGroup,
-  updateGroup,
-} from './groups.ts';
-import {
-  createCategory,
-  deleteCategory,
-  listCategories,
-  showCategory,
-  updateCategory,
-} from './categories.ts';
+import { findGroup, groupsCrud } from './groups.ts';
+import { categoriesCrud } from './categories.ts';
 import { listAudit, showAudit } from './audit.ts';
 import type {
-  AdminCategoryCreate,
-  AdminCategoryUpdate,
-  AdminGroupCreate,
-  AdminGroupUpdate,
   AdminUserCreate,
   AdminUserCsvImport,
   AdminUserPassword,
@@ -59,22 +42,11 @@ export function adminService(deps: AdminDeps) {
         findUsersByName(db, a, username, categoryId),
     },
     groups: {
-      list: (a: Actor) => listGroups(db, a),
-      show: (a: Actor, id: string) => showGroup(db, a, id),
-      create: (a: Actor, body: AdminGroupCreate) => createGroup(deps, a, body),
-      update: (a: Actor, id: string, body: AdminGroupUpdate) => updateGroup(deps, a, id, body),
-      remove: (a: Actor, id: string) => deleteGroup(deps, a, id),
+      ...groupsCrud(deps),
       find: (a: Actor, idOrName: string, categoryId?: string) =>
         findGroup(db, a, idOrName, categoryId),
     },
-    categories: {
-      list: (a: Actor) => listCategories(db, a),
-      show: (a: Actor, id: string) => showCategory(db, a, id),
-      create: (a: Actor, body: AdminCategoryCreate) => createCategory(deps, a, body),
-      update: (a: Actor, id: string, body: AdminCategoryUpdate) =>
-        updateCategory(deps, a, id, body),
-      remove: (a: Actor, id: string) => deleteCategory(deps, a, id),
-    },
+    categories: categoriesCrud(deps),
     audit: {
       list: (a: Actor) => listAudit(db, a),
       show: (a: Actor, id: string) => showAudit(db, a, id),

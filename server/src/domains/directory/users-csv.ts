@@ -16,6 +16,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { hashPassword } from '../../platform/auth/passwords.ts';
 import {
+  adminUserSnapshot,
   categories,
   groups,
   users,
@@ -30,7 +31,7 @@ import type {
   Role,
 } from '../../../../src/generated/types.ts';
 import { reaches, requireStaff, type Actor } from '../../platform/auth/actor.ts';
-import { appendAudit, userSnapshot } from './audit.ts';
+import { appendAudit } from './audit.ts';
 import { parseCsv, CsvSyntaxError } from './csv.ts';
 import { generatePassword, passwordPolicyOf, type AdminDeps } from './deps.ts';
 import { listUsers } from './users.ts';
@@ -287,8 +288,8 @@ export async function importUsersCsv(
           targetId: current.id,
           targetName: after.username,
           categoryId: after.categoryId,
-          before: userSnapshot(current),
-          after: { ...userSnapshot(after), ...(hash ? { password_changed: true } : {}) },
+          before: adminUserSnapshot(current),
+          after: { ...adminUserSnapshot(after), ...(hash ? { password_changed: true } : {}) },
         });
         continue;
       }
@@ -321,7 +322,7 @@ export async function importUsersCsv(
         targetName: row.username,
         categoryId: row.categoryId,
         before: null,
-        after: userSnapshot(row),
+        after: adminUserSnapshot(row),
       });
     }
   });

@@ -5,10 +5,14 @@
  * is disabled, or whose password is set, loses their sessions.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { hashPassword } from '../../platform/auth/passwords.ts';
 import {
+  adminUserFromCreate,
+  adminUserFromUpdate,
+  adminUserReadToWire,
+  adminUserSnapshot,
   categories,
   deployments,
   desktops,
@@ -17,7 +21,9 @@ import {
   recycleBin,
   templates,
   users,
+  usersComputed,
   type GroupRow,
+  type UserInsert,
   type UserRow,
 } from '../../platform/db/schema.ts';
 import type { Db } from '../../platform/db/client.ts';
@@ -37,48 +43,17 @@ import {
   requireStaff,
   type Actor,
 } from '../../platform/auth/actor.ts';
-import { appendAudit, userSnapshot } from './audit.ts';
+import { appendAudit } from './audit.ts';
 import { passwordPolicyOf, type AdminDeps } from './deps.ts';
 
-type Quota = AdminUser['quota'];
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-/** The administration's view of a user: never a hash, key or link id. */
-export function toAdminUser(
-  u: UserRow,
-  names: { category: string | null; group: string | null },
-): AdminUser {
-  return {
-    id: u.id,
-    username: u.username,
-    name: u.name,
-    email: u.email,
-    role: u.role,
-    category: u.categoryId,
-    category_name: names.category,
-    group: u.groupId,
-    group_name: names.group,
-    secondary_groups: u.secondaryGroups,
-    provider: u.provider,
-    active: u.active,
-    email_verified: u.emailVerified,
-    password_reset_required: u.passwordResetRequired,
-    quota: (u.quota ?? null) as Quota,
-    accessed: iso(u.accessed),
-    created_at: u.createdAt.toISOString(),
-  };
-}
-
+/** Users with their category's and main group's names, as the administration reads them. */
 async function usersWithNames(db: Db, where: ReturnType<typeof eq> | undefined) {
   const rows = await db
-    .select({ user: users, category: categories.name, group: groups.name })
+    .select({ ...getTableColumns(users), ...usersComputed })
     .from(users)
-    .leftJoin(categories, eq(categories.id, users.categoryId))
-    .leftJoin(groups, eq(groups.id, users.groupId))
     .where(where)
     .orderBy(asc(users.username), asc(users.categoryId));
-  return rows.map((r) => toAdminUser(r.user, { category: r.category, group: r.group }));
+  return rows.map(adminUserReadToWire);
 }
 
 export async function listUsers(db: Db, actor: Actor): Promise<AdminUser[]> {
@@ -194,22 +169,21 @@ export async function createUser(
     const inserted = await tx
       .insert(users)
       .values({
+        // every stored field of the body, by the generated mapper; then what differs
+        ...adminUserFromCreate(body),
         id,
         uid: body.username,
         username: body.username,
         name: body.name,
+        role: body.role,
+        groupId: body.group,
         provider: 'local',
         categoryId,
-        groupId: body.group,
         secondaryGroups: body.secondary_groups ?? [],
-        role: body.role,
         passwordHash,
         passwordHistory: nextHistory([], passwordHash, policy?.old_passwords ?? 0),
         passwordLastUpdated: new Date(),
-        passwordResetRequired: body.password_reset_required ?? false,
-        active: body.active ?? true,
         email: emailOrNull(body.email) ?? null,
-        quota: (body.quota ?? null) as Record<string, unknown> | null,
       })
       .onConflictDoNothing()
       .returning();
@@ -222,7 +196,7 @@ export async function createUser(
       targetName: row.username,
       categoryId,
       before: null,
-      after: userSnapshot(row),
+      after: adminUserSnapshot(row),
     });
   });
   return { id };
@@ -258,16 +232,11 @@ export async function updateUser(
   if (body.group !== undefined) await checkMainGroup(deps.db, body.group, current.categoryId);
   if (body.secondary_groups !== undefined)
     await checkSecondaryGroups(deps.db, actor, body.secondary_groups);
-  const patch: Partial<UserRow> = {};
-  if (body.name !== undefined) patch.name = body.name;
+  // every stored field of the body, by the generated mapper; then what differs
+  const patch: Partial<UserInsert> = adminUserFromUpdate(body);
   const email = emailOrNull(body.email);
   if (email !== undefined) patch.email = email;
   if (email !== undefined && email !== current.email) patch.emailVerified = false;
-  if (body.role !== undefined) patch.role = body.role;
-  if (body.group !== undefined) patch.groupId = body.group;
-  if (body.secondary_groups !== undefined) patch.secondaryGroups = body.secondary_groups;
-  if (body.active !== undefined) patch.active = body.active;
-  if (body.quota !== undefined) patch.quota = body.quota as Record<string, unknown> | null;
   await deps.db.transaction(async (tx) => {
     const before = await writableUser(tx, actor, id);
     const updated = Object.keys(patch).length
@@ -282,8 +251,8 @@ export async function updateUser(
       targetId: id,
       targetName: updated.username,
       categoryId: updated.categoryId,
-      before: userSnapshot(before),
-      after: userSnapshot(updated),
+      before: adminUserSnapshot(before),
+      after: adminUserSnapshot(updated),
     });
   });
   const disabled = body.active === false && current.active;
@@ -328,8 +297,8 @@ export async function setUserPassword(
       targetId: id,
       targetName: updated.username,
       categoryId: updated.categoryId,
-      before: userSnapshot(before),
-      after: { ...userSnapshot(updated), password_changed: true },
+      before: adminUserSnapshot(before),
+      after: { ...adminUserSnapshot(updated), password_changed: true },
     });
   });
   await deps.sessionsChanged(id, true);
@@ -400,7 +369,7 @@ export async function deleteUser(deps: AdminDeps, actor: Actor, id: string): Pro
       targetId: id,
       targetName: before.username,
       categoryId: before.categoryId,
-      before: userSnapshot(before),
+      before: adminUserSnapshot(before),
       after: null,
     });
   };

@@ -4,3 +4,7 @@
  */
 export * from '../../../../src/generated/db.ts';
 export type { SessionRecordRow as SessionRow } from '../../../../src/generated/db.ts';
+export type { AdminGroupRow as GroupRow } from '../../../../src/generated/db.ts';
+export type { AdminCategoryRow as CategoryRow } from '../../../../src/generated/db.ts';
+export type { AdminUserRow as UserRow } from '../../../../src/generated/db.ts';
+export type { AdminUserInsert as UserInsert } from '../../../../src/generated/db.ts';

@@ -303,3 +303,19 @@ export async function plannedOperations(app: FastifyInstance): Promise<void> {
     registry.planned.add(op.key as OperationKey);
   }
 }
+
+/**
+ * Registers the operation `key` with a handler that is generic over operations (the plain CRUD
+ * of server/src/platform/crud): the same method, path, schemas and access as route(); the body
+ * and params were validated against the operation's schemas and the answer is serialised by its
+ * response schema.
+ */
+export function routeOperation(
+  app: FastifyInstance,
+  key: OperationKey,
+  handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+  extra: RouteExtra = {},
+): void {
+  app.route(routeOptions(app, operation(key), handler, extra));
+  registryOf(app).handled.add(key);
+}
