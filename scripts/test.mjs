@@ -115,6 +115,7 @@ if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.con
   const ok = run('build', 'npx', ['vite', 'build']);
   if (!ok) failed++;
   else {
+    gate('login-route JS budget', 'npx', ['tsx', 'scripts/bench/bundle.ts', '--budget', '140']);
     const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], {
       PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
     });

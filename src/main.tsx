@@ -25,11 +25,13 @@ import './styles.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { initI18n } from '@/i18n/i18n';
+import { detectLanguage, LOGIN_NAMESPACES } from '@/i18n/languages';
 import { Root } from '@/app/root';
 
 const container = document.getElementById('root');
 if (container) {
-  void initI18n().then(() => {
+  // The first page renders with the login catalogues; the application loads the others with it.
+  void initI18n(detectLanguage(), LOGIN_NAMESPACES).then(() => {
     createRoot(container).render(
       <StrictMode>
         <Root />

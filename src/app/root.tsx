@@ -1,29 +1,37 @@
 /**
- * Root: Mantine, notifications and the router. Login and maintenance live outside the refine
- * application, so the login route does not load refine, socket.io or the
- * desktops screen; everything else is the lazily loaded `App`.
+ * Root: Mantine, the toasts and either the login form alone or the router. The login form (the
+ * page an anonymous visit to a guarded path is sent to, decided from the stored session) renders
+ * without the router, the refine application, socket.io, the desktops screen, the toasts or the
+ * catalogues it does not use; they load while the user types, and its first navigation (the
+ * login's, a link, maintenance) hands over to the router (`router-root`).
  */
-import { lazy, Suspense, useEffect } from 'react';
+import { lazy, startTransition, Suspense, useEffect, useState } from 'react';
 import { MantineProvider, createTheme, type CSSVariablesResolver } from '@mantine/core';
-import { Notifications } from '@mantine/notifications';
-import { BrowserRouter, Route, Routes, useNavigate } from 'react-router';
 import { LoginPage } from '@/features/auth/login-page';
-import { setNavigator } from '@/lib/navigation';
+import { whenIdle } from '@/lib/idle';
+import { navigateTo, setNavigator } from '@/lib/navigation';
 import { setSessionModal } from '@/lib/session-modal-store';
+import { hasStoredSession } from '@/lib/token';
 import { configureHttpClient } from '@/providers/http-client';
-import { logout } from '@/providers/auth-provider';
+import { LOGIN_PATH, logout } from '@/providers/auth-provider';
+import { loadApp } from './app-loader';
+import { decideEntry } from './guard/entry-decision';
+import { prefetchLanding } from './landing-prefetch';
 import { PageLoader } from './page-loader';
 
-const App = lazy(() => import('./app').then((m) => ({ default: m.App })));
+/** The router and its routes (everything but the login form on its own). */
+const loadRouterRoot = () => import('./router-root');
+const RouterRoot = lazy(() => loadRouterRoot().then((m) => ({ default: m.RouterRoot })));
+const Notifications = lazy(() =>
+  import('@mantine/notifications').then((m) => ({ default: m.Notifications })),
+);
 
-/** Starts loading the application and the landing list while the user types the login (goal G3). */
+/** Fetches the router, the application and the landing list while the user types the login (goal G3). */
 function preloadLanding(): void {
-  void import('./app');
+  void loadRouterRoot();
+  void loadApp();
   void import('@/resources/list/resource-list-page');
 }
-const MaintenancePage = lazy(() =>
-  import('@/features/system/maintenance-page').then((m) => ({ default: m.MaintenancePage })),
-);
 
 // autoContrast and darker shades keep text at WCAG AA contrast (axe colour-contrast).
 const theme = createTheme({
@@ -44,62 +52,61 @@ const cssVariablesResolver: CSSVariablesResolver = (t) => ({
 
 configureHttpClient({
   onUnauthorized: () => void logout(),
-  onServerError: () => navigateReplace('/error/500'),
-  onMaintenance: () => navigateReplace('/maintenance'),
+  onServerError: () => navigateTo('/error/500', { replace: true }),
+  onMaintenance: () => navigateTo('/maintenance', { replace: true }),
   onRenewFailed: () => setSessionModal('logout'),
 });
 
-let routerNavigate: ((path: string, options?: { replace?: boolean }) => void) | null = null;
-function navigateReplace(path: string): void {
-  if (routerNavigate) routerNavigate(path, { replace: true });
-  else window.location.assign(path);
+/** The toasts' container, mounted once the first page is idle (a toast shown before waits). */
+function DeferredNotifications() {
+  const [ready, setReady] = useState(false);
+  useEffect(() => whenIdle(() => setReady(true)), []);
+  if (!ready) return null;
+  return (
+    <Suspense fallback={null}>
+      <Notifications position="top-center" autoClose={2000} />
+    </Suspense>
+  );
 }
 
-/** Hands the router's navigate function to code outside React. */
-function NavigatorBridge() {
-  const navigate = useNavigate();
-  useEffect(() => {
-    routerNavigate = (path, options) => void navigate(path, options);
-    const undo = setNavigator((path, options) => void navigate(path, options));
-    return () => {
-      routerNavigate = null;
-      undo();
-    };
-  }, [navigate]);
-  return null;
+/** The login form alone: the login path, or an anonymous visit to a guarded path (sent there). */
+function startsOnLogin(): boolean {
+  const { pathname } = window.location;
+  if (pathname === LOGIN_PATH) return true;
+  if (decideEntry(pathname, hasStoredSession()) !== LOGIN_PATH) return false;
+  window.history.replaceState(null, '', LOGIN_PATH);
+  return true;
 }
 
 /** The whole SPA. */
 export function Root() {
+  const [routed, setRouted] = useState(() => !startsOnLogin());
+  // Until the router mounts, a navigation away from the login form changes the address and hands
+  // the page to the router, which renders that address (the form stays until it is ready).
+  useEffect(() => {
+    if (routed) return undefined;
+    return setNavigator((path, options) => {
+      if (path === window.location.pathname) return;
+      if (options?.replace) window.history.replaceState(null, '', path);
+      else window.history.pushState(null, '', path);
+      startTransition(() => setRouted(true));
+    });
+  }, [routed]);
+
   return (
     <MantineProvider
       theme={theme}
       defaultColorScheme="auto"
       cssVariablesResolver={cssVariablesResolver}
     >
-      <Notifications position="top-center" autoClose={2000} />
-      <BrowserRouter>
-        <NavigatorBridge />
-        <Routes>
-          <Route path="/login" element={<LoginPage preload={preloadLanding} />} />
-          <Route
-            path="/maintenance"
-            element={
-              <Suspense fallback={<PageLoader />}>
-                <MaintenancePage />
-              </Suspense>
-            }
-          />
-          <Route
-            path="*"
-            element={
-              <Suspense fallback={<PageLoader />}>
-                <App />
-              </Suspense>
-            }
-          />
-        </Routes>
-      </BrowserRouter>
+      <DeferredNotifications />
+      <Suspense fallback={<PageLoader />}>
+        {routed ? (
+          <RouterRoot preload={preloadLanding} />
+        ) : (
+          <LoginPage preload={preloadLanding} onSignedIn={prefetchLanding} />
+        )}
+      </Suspense>
     </MantineProvider>
   );
 }

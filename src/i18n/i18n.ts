@@ -12,6 +12,7 @@ import {
   NAMESPACES,
   detectLanguage,
   type Language,
+  type Namespace,
 } from './languages';
 
 const catalogues = import.meta.glob<{ default: Record<string, unknown> }>('../../locales/*/*.json');
@@ -32,8 +33,14 @@ const lazyBackend: BackendModule = {
   },
 };
 
-/** Initialises i18next with the detected language; resolves once its catalogues are loaded. */
-export async function initI18n(language: Language = detectLanguage()): Promise<typeof i18next> {
+/**
+ * Initialises i18next with the detected language; resolves once the catalogues of `namespaces`
+ * are loaded (the others load with `loadAllNamespaces`).
+ */
+export async function initI18n(
+  language: Language = detectLanguage(),
+  namespaces: readonly Namespace[] = NAMESPACES,
+): Promise<typeof i18next> {
   if (!i18next.isInitialized) {
     await i18next
       .use(lazyBackend)
@@ -43,7 +50,7 @@ export async function initI18n(language: Language = detectLanguage()): Promise<t
         fallbackLng: DEFAULT_LANGUAGE,
         supportedLngs: [...LANGUAGES],
         load: 'currentOnly',
-        ns: [...NAMESPACES],
+        ns: [...namespaces],
         defaultNS: 'common',
         interpolation: { escapeValue: false },
         // A key a locale lacks, or holds empty, shows the English text; a key English lacks too
@@ -55,6 +62,11 @@ export async function initI18n(language: Language = detectLanguage()): Promise<t
   }
   document.documentElement.lang = language.replace('_', '-');
   return i18next;
+}
+
+/** Loads the catalogues of every namespace in the current language (a no-op once loaded). */
+export function loadAllNamespaces(): Promise<void> {
+  return i18next.loadNamespaces([...NAMESPACES]);
 }
 
 /** Switches the language and remembers it (survives reload). */

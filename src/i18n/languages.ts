@@ -15,6 +15,9 @@ export const LANGUAGES = [
 ] as const;
 export type Language = (typeof LANGUAGES)[number];
 export const NAMESPACES = ['common', 'errors', 'resources'] as const;
+export type Namespace = (typeof NAMESPACES)[number];
+/** What the login page renders with; the other namespaces load while the user types. */
+export const LOGIN_NAMESPACES: readonly Namespace[] = ['common'];
 export const DEFAULT_LANGUAGE: Language = 'en';
 export const LANGUAGE_STORAGE_KEY = 'language';
 

@@ -102,6 +102,11 @@ export function clearToken(): void {
   document.cookie = `${AUTHORIZATION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
 }
 
+/** True when a session is stored: the session cookie, or a provider cookie the guard adopts. */
+export function hasStoredSession(): boolean {
+  return !!getToken() || !!readCookie(AUTHORIZATION_COOKIE);
+}
+
 /** Adopts the provider's `authorization` cookie as the session when no session exists. */
 export function adoptAuthorizationCookie(): string | null {
   const existing = getToken();

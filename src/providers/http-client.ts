@@ -48,6 +48,59 @@ export { ensureFreshToken, renewToken } from './token-renewal';
 const LOGIN_OPERATION = 'session.login';
 const NO_LOGOUT_ON_401 = new Set<string>([LOGIN_OPERATION, 'session.logout', 'session.renew']);
 
+/** How long a prefetched answer waits for the call it was started for. */
+export const PREFETCH_TTL_MS = 10_000;
+
+interface Prefetched {
+  at: number;
+  /** The session the answer was asked with: another session never takes it. */
+  token: string | null;
+  answer: Promise<unknown>;
+}
+
+const prefetched = new Map<string, Prefetched>();
+
+const callKey = (key: string, options: RequestOptions): string =>
+  JSON.stringify([key, options.params ?? {}, options.query ?? {}]);
+
+/**
+ * Starts a read ahead of the call that needs it (the landing page's reads, right after login):
+ * the next call of the same operation with the same params and query, in the same session and
+ * within PREFETCH_TTL_MS, takes this answer (or its failure) instead of asking again.
+ */
+export function prefetchOperation(
+  key: string,
+  options: Pick<RequestOptions, 'params' | 'query'> = {},
+): void {
+  const id = callKey(key, options);
+  const existing = prefetched.get(id);
+  if (existing && Date.now() - existing.at <= PREFETCH_TTL_MS && existing.token === getToken())
+    return;
+  const answer = requestOperation(key, { ...options, background: true });
+  // The call that takes the answer sees its failure; an answer nobody takes fails silently.
+  answer.catch(() => undefined);
+  prefetched.set(id, { at: Date.now(), token: getToken(), answer });
+}
+
+/** Forgets every prefetched answer (logout). */
+export function clearPrefetched(): void {
+  prefetched.clear();
+}
+
+/** The prefetched answer of a plain read (no body, token, signal or file), taken once. */
+function takePrefetched(key: string, options: RequestOptions): Promise<unknown> | null {
+  if (prefetched.size === 0 || options.body !== undefined || options.token !== undefined)
+    return null;
+  if (options.signal || options.responseType || options.timeoutMs !== undefined) return null;
+  const id = callKey(key, options);
+  const entry = prefetched.get(id);
+  if (!entry) return null;
+  prefetched.delete(id);
+  return Date.now() - entry.at <= PREFETCH_TTL_MS && entry.token === getToken()
+    ? entry.answer
+    : null;
+}
+
 /**
  * Calls a generated operation. Resolves with the parsed JSON (or text) body; 429 resolves with
  * null except on login. Rejects with an ApiError.
@@ -56,6 +109,8 @@ export async function requestOperation(
   key: string,
   options: RequestOptions = {},
 ): Promise<unknown> {
+  const ahead = takePrefetched(key, options);
+  if (ahead) return ahead;
   const op = (operations as Record<string, Operation>)[key];
   if (!op)
     throw new ApiError({

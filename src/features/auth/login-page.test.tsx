@@ -3,11 +3,13 @@
  * the category choice of a category-select token (answered or already stored) and the register
  * token's page. The sign-up and forgot-password calls are taken as built here, as they will be.
  */
+import { useEffect } from 'react';
 import { MantineProvider } from '@mantine/core';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { I18nextProvider } from 'react-i18next';
-import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
+import { MemoryRouter, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { setNavigator } from '@/lib/navigation';
 import { clearToken, getToken, setToken } from '@/lib/token';
 import { testI18n } from '@/resources/form/test-utils';
 import { LoginPage } from './login-page';
@@ -75,11 +77,19 @@ function Where() {
   return <p data-testid="where">{useLocation().pathname}</p>;
 }
 
+/** Hands the router's navigate function to the page (the SPA's navigation bridge does the same). */
+function Navigation() {
+  const navigate = useNavigate();
+  useEffect(() => setNavigator((path, options) => void navigate(path, options)), [navigate]);
+  return null;
+}
+
 function renderLogin() {
   return render(
     <I18nextProvider i18n={testI18n}>
       <MantineProvider>
         <MemoryRouter initialEntries={['/login']}>
+          <Navigation />
           <Routes>
             <Route path="/login" element={<LoginPage />} />
             <Route path="*" element={<Where />} />

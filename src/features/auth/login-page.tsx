@@ -13,7 +13,6 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
-import { Link, useNavigate } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import type { SessionUserCategory, SessionUserProviders } from '@/generated/types';
 import { operations } from '@/generated/api';
@@ -22,6 +21,8 @@ import { ColorSchemeSwitch } from '@/components/color-scheme-switch';
 import { LanguageSwitcher } from '@/components/language-switcher';
 import { SubmitButton } from '@/components/submit-button';
 import { usePageTitle } from '@/hooks/use-page-title';
+import { whenIdle } from '@/lib/idle';
+import { followLink, navigateTo } from '@/lib/navigation';
 import { decodeToken, getToken, rememberLoginCategory, tokenType } from '@/lib/token';
 import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
@@ -30,6 +31,8 @@ import { loginErrorText, type LoginErrorText } from './login-errors';
 export interface LoginPageProps {
   /** Starts loading the application while the user types (the app composes it). */
   preload?: () => void;
+  /** Called with the page a successful login leads to, before going there. */
+  onSignedIn?: (to: string) => void;
 }
 
 const accountPages = resourceOf('session')?.meta.extraRoutes ?? {};
@@ -57,9 +60,9 @@ function storedChoice(): CategoryChoice | null {
  * A category-select answer (or such a token already stored) turns it into the category choice,
  * which logs in again with that token as the bearer and the chosen category.
  */
-export function LoginPage({ preload }: LoginPageProps) {
-  const { t } = useTranslation();
-  const navigate = useNavigate();
+export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
+  // The error texts' catalogue loads after the form is shown (a failed login re-renders with it).
+  const { t } = useTranslation(['common', 'errors']);
   usePageTitle(t('common:routes.login'));
   const [categories, setCategories] = useState<SessionUserCategory[]>([]);
   const [providers, setProviders] = useState<SessionUserProviders['providers']>([]);
@@ -80,10 +83,8 @@ export function LoginPage({ preload }: LoginPageProps) {
     request('session.providers')
       .then((answer) => setProviders(answer?.providers ?? []))
       .catch(() => setProviders([]));
-    if (preload) {
-      if ('requestIdleCallback' in window) window.requestIdleCallback(preload, { timeout: 2000 });
-      else setTimeout(preload, 500);
-    }
+    // Once the form is interactive, the application is fetched while the user types.
+    return preload ? whenIdle(preload) : undefined;
   }, [preload]);
 
   const finish = async (params: { categoryId: string; token?: string | null }): Promise<void> => {
@@ -97,14 +98,15 @@ export function LoginPage({ preload }: LoginPageProps) {
     }
     if (result.success && result.redirectTo) {
       const to = result.redirectTo;
+      onSignedIn?.(to);
       // A transition keeps the login form on screen until the (preloaded) app can render, instead
       // of flashing the suspense fallback and waiting out React's fallback throttle.
-      startTransition(() => navigate(to, { replace: true }));
+      startTransition(() => navigateTo(to, { replace: true }));
       return;
     }
     if (result.error) {
       const text = loginErrorText(result.error);
-      if (text.maintenance) navigate('/maintenance', { replace: true });
+      if (text.maintenance) navigateTo('/maintenance', { replace: true });
       else setError(text);
     }
   };
@@ -204,12 +206,17 @@ export function LoginPage({ preload }: LoginPageProps) {
             {(FORGOT_PASSWORD || SIGN_UP) && (
               <Group justify="space-between">
                 {FORGOT_PASSWORD && (
-                  <Anchor component={Link} to={FORGOT_PASSWORD} size="sm">
+                  <Anchor href={FORGOT_PASSWORD} onClick={followLink(FORGOT_PASSWORD)} size="sm">
                     {t('common:login.forgotPassword')}
                   </Anchor>
                 )}
                 {SIGN_UP && (
-                  <Anchor component={Link} to={SIGN_UP} size="sm" data-testid="login-signup">
+                  <Anchor
+                    href={SIGN_UP}
+                    onClick={followLink(SIGN_UP)}
+                    size="sm"
+                    data-testid="login-signup"
+                  >
                     {t('common:login.signUp')}
                   </Anchor>
                 )}

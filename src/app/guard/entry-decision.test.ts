@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { resourceOf } from '@/generated/resources';
+import { HOME_PATH } from '@/lib/paths';
+import { LOGIN_PATH } from '@/providers/auth-provider';
+import { decideEntry, isGuardedPath, matchesRoute } from './entry-decision';
+
+const accountPages = Object.values(resourceOf('session')?.meta.extraRoutes ?? {});
+
+describe('the decision before the application loads', () => {
+  it('sends an anonymous visit to the index or a guarded route to the login page', () => {
+    expect(decideEntry('/', false)).toBe(LOGIN_PATH);
+    expect(decideEntry(HOME_PATH, false)).toBe(LOGIN_PATH);
+    expect(decideEntry('/deployment/abc/edit', false)).toBe(LOGIN_PATH);
+  });
+
+  it('matches a path against static and parameter segments', () => {
+    expect(matchesRoute('/deployment/:id', '/deployment/abc')).toBe(true);
+    expect(matchesRoute('/deployment/:id', '/deployment/abc/')).toBe(true);
+    expect(matchesRoute('/deployment/:id', '/deployment')).toBe(false);
+    expect(matchesRoute('/deployment/:id', '/deployment/abc/edit')).toBe(false);
+    expect(matchesRoute('/', '/')).toBe(true);
+    expect(matchesRoute('/', '/desktops')).toBe(false);
+  });
+
+  it('loads the application with a stored session', () => {
+    expect(decideEntry('/', true)).toBeNull();
+    expect(decideEntry(HOME_PATH, true)).toBeNull();
+  });
+
+  it('loads the application for pages without login: account pages, errors, unknown paths', () => {
+    expect(accountPages.length).toBeGreaterThan(0);
+    for (const page of accountPages) expect(decideEntry(page, false)).toBeNull();
+    expect(decideEntry('/error/500', false)).toBeNull();
+    expect(decideEntry('/no/such/page', false)).toBeNull();
+    expect(isGuardedPath(`${HOME_PATH}/no/such/page`)).toBe(false);
+  });
+});

@@ -1,0 +1,78 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { HOME_PATH } from '@/lib/paths';
+import { clearToken, setToken } from '@/lib/token';
+import { clearPrefetched, requestOperation } from '@/providers/http-client';
+import { prefetchLanding } from './landing-prefetch';
+
+function jwt(claims: Record<string, unknown>): string {
+  const enc = (value: unknown): string =>
+    btoa(JSON.stringify(value)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  return `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc(claims)}.sig`;
+}
+
+const inAnHour = (): number => Math.floor(Date.now() / 1000) + 3600;
+const fetchMock = vi.fn<typeof fetch>();
+const paths = (): string[] =>
+  fetchMock.mock.calls.map(([url]) => new URL(String(url), 'http://portal.test').pathname);
+
+beforeEach(() => {
+  vi.stubGlobal('fetch', fetchMock);
+  fetchMock.mockImplementation(() =>
+    Promise.resolve(
+      new Response(JSON.stringify({ id: 'u1' }), {
+        headers: { 'Content-Type': 'application/json' },
+      }),
+    ),
+  );
+});
+afterEach(() => {
+  clearPrefetched();
+  vi.unstubAllGlobals();
+  fetchMock.mockReset();
+  clearToken();
+});
+
+describe('the landing reads after login', () => {
+  it('sends the bootstrap reads and the home list together, and the later calls take them', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), data: { role_id: 'user' } }));
+    prefetchLanding(HOME_PATH);
+    prefetchLanding(HOME_PATH); // the entry after the login asks again: nothing more is sent
+    expect(paths()).toEqual([]); // the token check is awaited first
+    await vi.waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(4));
+    expect(paths()).toEqual([
+      '/api/v3/user',
+      '/api/v3/user/role-visibility',
+      '/api/v3/user/config',
+      '/api/v3/user/desktops',
+    ]);
+    expect(await requestOperation('session.user')).toEqual({ id: 'u1' });
+    expect(await requestOperation('desktops.list', { params: {} })).toEqual({ id: 'u1' });
+    expect(fetchMock).toHaveBeenCalledTimes(4);
+    // Taken once: the next call asks the server again.
+    await requestOperation('session.user');
+    expect(fetchMock).toHaveBeenCalledTimes(5);
+  });
+
+  it('leaves the home list out elsewhere and does nothing for another token or none', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), data: { role_id: 'user' } }));
+    prefetchLanding('/templates');
+    await vi.waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(3));
+    expect(paths()).not.toContain('/api/v3/user/desktops');
+    fetchMock.mockClear();
+    setToken(jwt({ kid: 'isardvdi', type: 'register', exp: inAnHour() }));
+    prefetchLanding(HOME_PATH);
+    clearToken();
+    prefetchLanding(HOME_PATH);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fetchMock).not.toHaveBeenCalled();
+  });
+
+  it('never hands an answer asked in one session to another', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), session_id: 'a' }));
+    prefetchLanding(HOME_PATH);
+    await vi.waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(4));
+    setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), session_id: 'b' }));
+    await requestOperation('session.user');
+    expect(fetchMock).toHaveBeenCalledTimes(5);
+  });
+});

@@ -1,0 +1,30 @@
+/**
+ * The reads a signed-in page needs first, started together: the session bootstrap's user, role
+ * visibility and config, and the home list on the home page. They go out as soon as the session
+ * exists (right after login, or while the application loads), instead of one after another once
+ * the application has rendered; the bootstrap and the list take the answers (`prefetchOperation`).
+ */
+import { resourceList } from '@/generated/resources';
+import { HOME_PATH } from '@/lib/paths';
+import { decodeToken, expiresWithin, getToken, tokenType } from '@/lib/token';
+import { clearPrefetched, prefetchOperation } from '@/providers/http-client';
+import { onLogout } from '@/providers/auth-provider';
+
+onLogout(clearPrefetched);
+
+/** The resource the home page lists. */
+const HOME_RESOURCE = resourceList.find((resource) => resource.list === HOME_PATH)?.name ?? null;
+
+/**
+ * Prefetches for a visit to `pathname` with the stored session: only a login token that is not
+ * due for renewal (the guard handles the others).
+ */
+export function prefetchLanding(pathname: string, nowMs = Date.now()): void {
+  const claims = decodeToken(getToken());
+  if (!claims || tokenType(claims) !== 'login' || expiresWithin(claims, nowMs)) return;
+  prefetchOperation('session.user');
+  prefetchOperation('roleVisibility.mine');
+  prefetchOperation('config.show');
+  if (HOME_RESOURCE && (pathname === HOME_PATH || pathname === '/'))
+    prefetchOperation(`${HOME_RESOURCE}.list`, { params: {} });
+}
