@@ -6,7 +6,7 @@
  * (`role === 'admin'`): it names a generated set, `roles`, or `hasRoleAtLeast`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -21,21 +21,6 @@ const VOCABULARIES: readonly { name: string; values: ReadonlySet<string> }[] = [
   { name: 'roles', values: new Set(roles) },
 ];
 const ROLE_NAMES: ReadonlySet<string> = new Set(roles);
-
-/**
- * Server files that still write states or roles out, with how many findings each may have, keyed
- * by file name (the server's files are moving between folders). TEMPORARY: the server adopts the
- * generated policy in its own step, which empties this list; a count may only go down.
- */
-const SERVER_ALLOWED: Readonly<Record<string, number>> = {
-  'audit.ts': 2, // admin/audit.ts
-  'categories.ts': 1, // admin/categories.ts
-  'entity-repository.ts': 4, // plugins/app/entity-repository.ts
-  'groups.ts': 2, // admin/groups.ts
-  'users-csv.ts': 6, // admin/users-csv.ts
-  'users-repository.ts': 1, // plugins/app/users-repository.ts
-  'users.ts': 5, // admin/users.ts
-};
 
 interface Finding {
   file: string;
@@ -130,23 +115,9 @@ describe('states and roles come from the generated policy', () => {
     expect(findPolicyLiterals('x.ts', code).map((f) => f.line)).toEqual([1, 2, 3, 4, 10]);
   });
 
-  it('the SPA and common/ write no state set, role list or role comparison', () => {
-    expect(scan(['src', 'common'])).toEqual([]);
-  });
-
-  it('the server writes none beyond its temporary allow-list', () => {
-    const counts = new Map<string, Finding[]>();
-    for (const f of scan(['server/src'])) {
-      const key = basename(f.file);
-      counts.set(key, [...(counts.get(key) ?? []), f]);
-    }
-    const over = [...counts]
-      .filter(([key, list]) => list.length > (SERVER_ALLOWED[key] ?? 0))
-      .map(([key, list]) => ({
-        file: key,
-        allowed: SERVER_ALLOWED[key] ?? 0,
-        found: list.map((f) => `${relative('server/src', f.file)}:${f.line} ${f.text}`),
-      }));
-    expect(over).toEqual([]);
+  it('the SPA, common/ and the server write no state set, role list or role comparison', () => {
+    expect(
+      scan(['src', 'common', 'server/src']).map((f) => `${f.file}:${f.line} ${f.text}`),
+    ).toEqual([]);
   });
 });

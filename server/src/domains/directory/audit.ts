@@ -13,6 +13,7 @@ import type { Db } from '../../platform/db/client.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import type { AuditEntry } from '../../../../src/generated/types.ts';
 import { notFound, type Actor } from '../../platform/auth/actor.ts';
+import { role } from '../../../../src/generated/policy.ts';
 
 /** The most entries a list answers. */
 export const AUDIT_LIST_LIMIT = 1000;
@@ -68,7 +69,7 @@ export async function listAudit(db: Db, actor: Actor): Promise<AuditEntry[]> {
   const rows = await db
     .select()
     .from(auditLog)
-    .where(actor.role === 'admin' ? undefined : eq(auditLog.categoryId, actor.categoryId))
+    .where(actor.role === role.admin ? undefined : eq(auditLog.categoryId, actor.categoryId))
     .orderBy(desc(auditLog.at))
     .limit(AUDIT_LIST_LIMIT);
   return rows.map(toWire);
@@ -82,7 +83,7 @@ export async function showAudit(db: Db, actor: Actor, id: string): Promise<Audit
     .where(
       and(
         eq(auditLog.id, id),
-        actor.role === 'admin' ? undefined : eq(auditLog.categoryId, actor.categoryId),
+        actor.role === role.admin ? undefined : eq(auditLog.categoryId, actor.categoryId),
       ),
     )
     .limit(1);

@@ -35,6 +35,7 @@ import type {
 import { notFound, reaches, type Actor } from '../../platform/auth/actor.ts';
 import { appendAudit } from './audit.ts';
 import type { AdminDeps } from './deps.ts';
+import { role } from '../../../../src/generated/policy.ts';
 
 type Enrollment = NonNullable<GroupRow['enrollment']>;
 
@@ -140,7 +141,7 @@ export function groupsCrud(deps: Pick<AdminDeps, 'db'>) {
       }),
       async beforeCreate({ tx, actor }, body) {
         // A manager's groups go to the manager's own category whatever is sent.
-        const categoryId = actor.role === 'admin' ? body.category : actor.categoryId;
+        const categoryId = actor.role === role.admin ? body.category : actor.categoryId;
         const cat = await tx
           .select({ id: categories.id })
           .from(categories)

@@ -35,13 +35,14 @@ import { appendAudit } from './audit.ts';
 import { parseCsv, CsvSyntaxError } from './csv.ts';
 import { generatePassword, passwordPolicyOf, type AdminDeps } from './deps.ts';
 import { listUsers } from './users.ts';
+import { role, roles } from '../../../../src/generated/policy.ts';
 
 export const EXPORT_HEADER = ['username', 'name', 'email', 'role', 'category', 'group', 'active'];
 const REQUIRED = ['username', 'name', 'email', 'role', 'group'] as const;
 const OPTIONAL = ['password', 'category'] as const;
 type Column = (typeof REQUIRED)[number] | (typeof OPTIONAL)[number];
 
-const ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
+const ROLES: readonly Role[] = roles;
 const USERNAME = /^[A-Za-z0-9._@-]{3,50}$/;
 const EMAIL = /^[^@\s]+@[^@\s]+$/;
 /** Hashes computed at once (argon2 runs on the libuv thread pool). */
@@ -164,12 +165,12 @@ export async function importUsersCsv(
       fail('validation', 'email');
       continue;
     }
-    const role = col(c, 'role') as Role;
-    if (!ROLES.includes(role)) {
+    const rowRole = col(c, 'role') as Role;
+    if (!ROLES.includes(rowRole)) {
       fail('validation', 'role');
       continue;
     }
-    if (role === 'admin' && actor.role !== 'admin') {
+    if (rowRole === role.admin && actor.role !== role.admin) {
       fail('forbidden', 'role');
       continue;
     }
@@ -184,7 +185,7 @@ export async function importUsersCsv(
         fail(categoryId ? 'forbidden' : 'not_found', 'category');
         continue;
       }
-    } else if (actor.role !== 'admin') categoryId = actor.categoryId;
+    } else if (actor.role !== role.admin) categoryId = actor.categoryId;
     const groupCell = col(c, 'group') ?? '';
     const candidates: GroupRow[] = allGroups.filter(
       (g) =>
@@ -207,14 +208,14 @@ export async function importUsersCsv(
     }
     seen.add(key);
     const existing = existingUsers.find((u) => u.uid === username && u.categoryId === categoryId);
-    if (existing && existing.role === 'admin' && actor.role !== 'admin') {
+    if (existing && existing.role === role.admin && actor.role !== role.admin) {
       fail('forbidden', 'username');
       continue;
     }
     const password = col(c, 'password') || undefined;
     if (password !== undefined) {
       try {
-        await checkPassword(await policyOf(categoryId, role), password, {
+        await checkPassword(await policyOf(categoryId, rowRole), password, {
           username,
           history: existing?.passwordHistory ?? [],
         });
@@ -229,7 +230,7 @@ export async function importUsersCsv(
       username,
       name,
       email: email === '' ? null : email,
-      role,
+      role: rowRole,
       categoryId,
       groupId: group.id,
       password,

@@ -14,6 +14,7 @@ import {
   type UserRow,
 } from '../../platform/db/schema.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import { role, roles } from '../../../../src/generated/policy.ts';
 
 export interface UserWithNames extends UserRow {
   categoryName: string;
@@ -27,8 +28,13 @@ export interface Enrollment {
   role: Role;
 }
 
-/** Roles a code can give, in the order codes are looked up. */
-export const ENROLLMENT_ROLES = ['manager', 'advanced', 'user'] as const;
+/** A role a registration code can give: every role but admin (admins are never self-registered). */
+export type EnrollmentRole = Exclude<Role, typeof role.admin>;
+
+/** Roles a code can give, highest first: the order codes are looked up. */
+export const ENROLLMENT_ROLES: readonly EnrollmentRole[] = roles.filter(
+  (r): r is EnrollmentRole => r !== role.admin,
+);
 
 /** A new password: its hash and the trimmed history that already holds it. */
 export interface PasswordChange {

@@ -45,6 +45,7 @@ import {
 } from '../../platform/auth/actor.ts';
 import { appendAudit } from './audit.ts';
 import { passwordPolicyOf, type AdminDeps } from './deps.ts';
+import { role } from '../../../../src/generated/policy.ts';
 
 /** Users with their category's and main group's names, as the administration reads them. */
 async function usersWithNames(db: Db, where: ReturnType<typeof eq> | undefined) {
@@ -60,7 +61,7 @@ export async function listUsers(db: Db, actor: Actor): Promise<AdminUser[]> {
   requireStaff(actor);
   return usersWithNames(
     db,
-    actor.role === 'admin' ? undefined : eq(users.categoryId, actor.categoryId),
+    actor.role === role.admin ? undefined : eq(users.categoryId, actor.categoryId),
   );
 }
 
@@ -152,7 +153,7 @@ export async function createUser(
   if (!group) throw notFound('Group', 'group_not_found', { group: body.group });
   // A manager's users go to the manager's own category whatever is sent.
   const categoryId =
-    actor.role === 'admin' ? (body.category ?? group.categoryId) : actor.categoryId;
+    actor.role === role.admin ? (body.category ?? group.categoryId) : actor.categoryId;
   if (!(await categoryExists(deps.db, categoryId)))
     throw notFound('Category', 'category_not_found', { category: categoryId });
   await checkMainGroup(deps.db, body.group, categoryId);
@@ -212,7 +213,7 @@ async function keepAnAdmin(tx: Executor): Promise<void> {
   const [row] = await tx
     .select({ n: count() })
     .from(users)
-    .where(and(eq(users.role, 'admin'), eq(users.active, true)));
+    .where(and(eq(users.role, role.admin), eq(users.active, true)));
   if ((row?.n ?? 0) === 0)
     throw new ApiError(
       'precondition_required',
@@ -243,7 +244,11 @@ export async function updateUser(
       ? (await tx.update(users).set(patch).where(eq(users.id, id)).returning())[0]
       : before;
     if (!updated) throw notFound('User');
-    if (before.role === 'admin' && before.active && (updated.role !== 'admin' || !updated.active))
+    if (
+      before.role === role.admin &&
+      before.active &&
+      (updated.role !== role.admin || !updated.active)
+    )
       await keepAnAdmin(tx);
     await appendAudit(tx, actor, {
       action: 'adminUsers.update',
@@ -362,7 +367,7 @@ export async function deleteUser(deps: AdminDeps, actor: Actor, id: string): Pro
     // anything made meanwhile, after the items were gathered, keeps the user
     await refuseOwned(tx, false);
     await tx.delete(users).where(eq(users.id, id));
-    if (before.role === 'admin' && before.active) await keepAnAdmin(tx);
+    if (before.role === role.admin && before.active) await keepAnAdmin(tx);
     await appendAudit(tx, actor, {
       action: 'adminUsers.delete',
       targetType: 'user',

@@ -10,6 +10,7 @@ import type { PgColumn } from 'drizzle-orm/pg-core';
 import { storage, type StorageName } from '../db/schema.ts';
 import type { Db } from '../db/client.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import { role } from '../../../../src/generated/policy.ts';
 
 /** Who is asking: scoping reads and writes to what this caller may see. */
 export interface Scope {
@@ -83,8 +84,8 @@ export function entityRepository<N extends StorageName>(db: Db, name: N): Entity
     };
 
   const scopeCondition = (scope: Scope): SQL | undefined => {
-    if (scope.role === 'admin') return undefined;
-    if (scope.role === 'manager' && category) return eq(category, scope.categoryId);
+    if (scope.role === role.admin) return undefined;
+    if (scope.role === role.manager && category) return eq(category, scope.categoryId);
     return owner ? eq(owner, scope.userId) : sql`false`;
   };
 
@@ -105,8 +106,12 @@ export function entityRepository<N extends StorageName>(db: Db, name: N): Entity
     },
     visibleTo(scope, row) {
       const record = row as Record<string, unknown>;
-      if (scope.role === 'admin') return true;
-      if (scope.role === 'manager' && entry.category && record[entry.category] === scope.categoryId)
+      if (scope.role === role.admin) return true;
+      if (
+        scope.role === role.manager &&
+        entry.category &&
+        record[entry.category] === scope.categoryId
+      )
         return true;
       return !!entry.owner && record[entry.owner] === scope.userId;
     },
