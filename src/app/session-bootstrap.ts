@@ -23,7 +23,7 @@ import { setRoleVisibility } from '@/lib/role-visibility';
 import { getSessionState, updateSessionState } from '@/lib/session-state';
 import { closeSocket, openSocket } from '@/lib/socket';
 import { decodeToken, getToken } from '@/lib/token';
-import { onOperationSuccess, request } from '@/providers/http-client';
+import { clearPrefetched, onOperationSuccess, request } from '@/providers/http-client';
 import { logout, onLogout } from '@/providers/auth-provider';
 import type { PortalLiveProvider } from '@/providers/live-provider';
 import { queryClient } from './query-client';
@@ -108,7 +108,11 @@ async function run(): Promise<void> {
   openSocket({
     getToken,
     onEvent: (wire, payload) => liveProvider?.dispatch(wire, payload),
-    onReconnect: () => liveProvider?.resync(),
+    onConnect: () => {
+      // Answers read ahead of the socket may predate an event it would have carried.
+      clearPrefetched();
+      liveProvider?.resync();
+    },
     onFatal: () => void logout(),
   });
   if (!getSessionState().config) {

@@ -13,7 +13,11 @@ export const FATAL_SOCKET_ERRORS = ['timeout', 'websocket error', 'Connection re
 export interface SocketHandlers {
   getToken: () => string | null;
   onEvent: (wire: string, payload: unknown) => void;
-  onReconnect: () => void;
+  /**
+   * Every connect, the first one included: what the page read before the socket listened (or
+   * while it was away) may have missed events, so the caller reads it again.
+   */
+  onConnect: () => void;
   onFatal: (message: string) => void;
 }
 
@@ -33,11 +37,7 @@ export function openSocket(handlers: SocketHandlers): Socket<ServerToClientEvent
     randomizationFactor: 0.5,
     timeout: 3000,
   });
-  let connectedBefore = false;
-  created.on('connect', () => {
-    if (connectedBefore) handlers.onReconnect();
-    connectedBefore = true;
-  });
+  created.on('connect', () => handlers.onConnect());
   created.on('connect_error', (error: Error) => {
     if (FATAL_SOCKET_ERRORS.includes(error.message)) handlers.onFatal(error.message);
     else console.warn('socket error', error.message);
