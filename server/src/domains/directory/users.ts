@@ -5,7 +5,7 @@
  * is disabled, or whose password is set, loses their sessions.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { hashPassword } from '../../platform/auth/passwords.ts';
 import {
@@ -45,6 +45,7 @@ import {
 } from '../../platform/auth/actor.ts';
 import { appendAudit } from './audit.ts';
 import { passwordPolicyOf, type AdminDeps } from './deps.ts';
+import { keepAnAdmin } from './last-admin.ts';
 import { role } from '../../../../src/generated/policy.ts';
 
 /** Users with their category's and main group's names, as the administration reads them. */
@@ -201,25 +202,6 @@ export async function createUser(
     });
   });
   return { id };
-}
-
-/**
- * The portal keeps at least one enabled admin: a write that would leave none is refused (428
- * last_admin). Writes that demote, disable or delete an admin take one lock, so two of them at
- * once cannot each leave the other as the last one.
- */
-async function keepAnAdmin(tx: Executor): Promise<void> {
-  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('portal-admins'))`);
-  const [row] = await tx
-    .select({ n: count() })
-    .from(users)
-    .where(and(eq(users.role, role.admin), eq(users.active, true)));
-  if ((row?.n ?? 0) === 0)
-    throw new ApiError(
-      'precondition_required',
-      'The portal would be left without an enabled admin',
-      'last_admin',
-    );
 }
 
 export async function updateUser(
