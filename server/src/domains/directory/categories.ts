@@ -14,12 +14,7 @@ import {
   adminCategoryReadToWire,
   adminGroupSnapshot,
   categories,
-  deployments,
-  desktops,
   groups,
-  media,
-  templates,
-  users,
   type AdminCategoryReadRow,
 } from '../../platform/db/schema.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
@@ -29,6 +24,7 @@ import type {
   AdminCategoryCreate,
   AdminCategoryUpdate,
 } from '../../../../src/generated/types.ts';
+import { itemsIn, usersIn } from './item-counts.ts';
 import { appendAudit } from './audit.ts';
 import type { AdminDeps } from './deps.ts';
 
@@ -90,18 +86,6 @@ async function newCategoryId(on: Executor, name: string): Promise<string> {
   return randomUUID();
 }
 
-const countIn = async (
-  on: Executor,
-  table: typeof users | typeof desktops | typeof templates | typeof media | typeof deployments,
-  categoryId: string,
-) =>
-  (
-    await on
-      .select({ n: sql<number>`count(*)::int` })
-      .from(table)
-      .where(eq(table.categoryId, categoryId))
-  )[0]?.n ?? 0;
-
 /**
  * The categories' plain CRUD (list with the groups and users counts, show, create, update,
  * delete) and what categories add to it: a readable id, unique names and custom URL names, the
@@ -152,12 +136,9 @@ export function categoriesCrud(deps: Pick<AdminDeps, 'db'>) {
           // The default group is the one named after the category (made with it).
           const others = own.filter((g) => g.name !== before.name);
           const counts = {
-            users: await countIn(tx, users, id),
+            users: await usersIn(tx, 'categoryId', id),
             groups: others.length,
-            desktops: await countIn(tx, desktops, id),
-            templates: await countIn(tx, templates, id),
-            media: await countIn(tx, media, id),
-            deployments: await countIn(tx, deployments, id),
+            ...(await itemsIn(tx, 'categoryId', id)),
           };
           if (Object.values(counts).some((n) => n > 0))
             throw new ApiError(

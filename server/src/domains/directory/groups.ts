@@ -13,11 +13,7 @@ import {
   adminGroupFromUpdate,
   adminGroupReadToWire,
   categories,
-  deployments,
-  desktops,
   groups,
-  media,
-  templates,
   users,
   type AdminGroupReadRow,
   type GroupRow,
@@ -33,6 +29,7 @@ import type {
   AdminGroupUpdate,
 } from '../../../../src/generated/types.ts';
 import { notFound, reaches, type Actor } from '../../platform/auth/actor.ts';
+import { itemsIn, usersIn } from './item-counts.ts';
 import { appendAudit } from './audit.ts';
 import type { AdminDeps } from './deps.ts';
 import { role } from '../../../../src/generated/policy.ts';
@@ -102,18 +99,6 @@ async function lockGroups(on: Executor): Promise<void> {
   await on.execute(sql`SELECT pg_advisory_xact_lock(7406321013)`);
 }
 
-const countWhere = async (
-  on: Executor,
-  table: typeof desktops | typeof templates | typeof media | typeof deployments,
-  groupId: string,
-) =>
-  (
-    await on
-      .select({ n: sql<number>`count(*)::int` })
-      .from(table)
-      .where(eq(table.groupId, groupId))
-  )[0]?.n ?? 0;
-
 /**
  * The groups' plain CRUD (list with the users count and the category name, show, create,
  * update, delete) and what groups add to it: a manager's group goes to the manager's category,
@@ -167,12 +152,7 @@ export function groupsCrud(deps: Pick<AdminDeps, 'db'>) {
       },
       async beforeDelete({ tx, before }) {
         const id = before.id;
-        const members = (
-          await tx
-            .select({ n: sql<number>`count(*)::int` })
-            .from(users)
-            .where(eq(users.groupId, id))
-        )[0]?.n;
+        const members = await usersIn(tx, 'groupId', id);
         if (members)
           throw new ApiError(
             'precondition_required',
@@ -180,12 +160,7 @@ export function groupsCrud(deps: Pick<AdminDeps, 'db'>) {
             'group_has_users',
             { users: members },
           );
-        const items = {
-          desktops: await countWhere(tx, desktops, id),
-          templates: await countWhere(tx, templates, id),
-          media: await countWhere(tx, media, id),
-          deployments: await countWhere(tx, deployments, id),
-        };
+        const items = await itemsIn(tx, 'groupId', id);
         if (Object.values(items).some((n) => n > 0))
           throw new ApiError(
             'precondition_required',
