@@ -38,6 +38,9 @@ export default defineConfig({
   testMatch: '*.spec.ts',
   workers: 1,
   fullyParallel: false,
+  // On CI a test that fails once runs once more; `npm test` names every such flaky test and its
+  // first error at the end of the run, so a flake is seen and fixed, not hidden.
+  retries: process.env.CI ? 1 : 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },
   reporter: [['list']],

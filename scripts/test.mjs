@@ -20,6 +20,8 @@ let skipped = 0;
 const results = [];
 /** Every test file's time in ms, from the vitest reporter and the Playwright JSON report. */
 const fileTimes = [];
+/** Every failed test's title and the first lines of its error, printed again at the very end. */
+const failures = [];
 
 function run(name, cmd, args, env = {}) {
   const started = Date.now();
@@ -60,6 +62,38 @@ function playwrightFileTimes(report) {
   return [...times].map(([file, ms]) => ({ file: join(dir, file), ms }));
 }
 
+/** The failed tests of a Playwright JSON report, each with its first error. */
+function playwrightFailures(report) {
+  const found = [];
+  const walk = (suite, file, titles) => {
+    const here = suite.file ?? file;
+    for (const spec of suite.specs ?? [])
+      for (const test of spec.tests ?? [])
+        if (test.status === 'unexpected' || test.status === 'flaky') {
+          const first = test.results?.find((r) => r.status !== 'passed');
+          const error = first?.errors?.[0] ?? first?.error;
+          const flaky = test.status === 'flaky' ? ' (flaky: failed, then passed on retry)' : '';
+          found.push({
+            title: `${here}:${spec.line} › ${[...titles, spec.title].join(' › ')}${flaky}`,
+            error: String(error?.message ?? error?.value ?? ''),
+          });
+        }
+    for (const child of suite.suites ?? []) walk(child, here, [...titles, child.title]);
+  };
+  for (const suite of report.suites ?? []) walk(suite, suite.file, []);
+  return found;
+}
+
+/** An error's first lines, without terminal colours, indented under its test. */
+function firstLines(text, count = 12) {
+  return text
+    .replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '')
+    .split('\n')
+    .slice(0, count)
+    .map((line) => `      ${line}`)
+    .join('\n');
+}
+
 /**
  * Gates that read the same files and write nothing run side by side (each is one process on one
  * core); their output is printed whole, one gate after the other, once all of them have ended.
@@ -85,7 +119,10 @@ async function gatesTogether(gates) {
     console.log(`\n--- ${name}: ${ok ? 'ok' : 'FAILED'}\n${output.trimEnd()}`);
     results.push(`${ok ? 'ok  ' : 'FAIL'} ${name} (${seconds.toFixed(1)} s)`);
     if (ok) passed++;
-    else failed++;
+    else {
+      failed++;
+      failures.push({ title: name, error: output.trimEnd().split('\n').slice(-12).join('\n') });
+    }
   }
 }
 
@@ -106,6 +143,7 @@ for (const c of vitest) {
   failed += c.failed;
   skipped += c.skipped;
   for (const f of c.files ?? []) fileTimes.push({ file: relative(root, f.file), ms: f.ms });
+  failures.push(...(c.failures ?? []));
 }
 if (!vitestOk && vitest.every((c) => c.failed === 0)) failed++; // crashed before reporting
 
@@ -123,6 +161,7 @@ if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.con
       const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
       const stats = report.stats ?? {};
       fileTimes.push(...playwrightFileTimes(report));
+      failures.push(...playwrightFailures(report));
       passed += (stats.expected ?? 0) + (stats.flaky ?? 0);
       failed += stats.unexpected ?? 0;
       skipped += stats.skipped ?? 0;
@@ -136,6 +175,10 @@ if (fileTimes.length > 0) {
   console.log('\nslowest test files:');
   for (const { file, ms } of fileTimes.sort((a, b) => b.ms - a.ms).slice(0, 10))
     console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+}
+if (failures.length > 0) {
+  console.log('\nfailed and flaky tests:');
+  for (const { title, error } of failures) console.log(`  ✘ ${title}\n${firstLines(error)}`);
 }
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 ? 1 : 0);

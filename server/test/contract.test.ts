@@ -3,7 +3,8 @@
  * not planned has a real handler on its method and path; every planned one answers 501
  * not_implemented after the same token and role checks a handler would get; no /api/v3 or
  * /authentication route exists outside the table (except the OpenAPI document built from it), and
- * the OpenAPI document marks exactly the planned operations.
+ * the OpenAPI document marks exactly the planned operations. Every route's request validators and
+ * response serialisers compile.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
@@ -11,6 +12,7 @@ import { operations, type Operation } from '../../src/generated/api.ts';
 import type { Role } from '../../src/generated/types.ts';
 import { operationTableProblems, registeredOperations, urlOf } from '../src/platform/http/route.ts';
 import { DEMO_ROLES } from '../src/seed/index.ts';
+import { compilePending } from '../src/platform/http/compilers.ts';
 import {
   buildTestApp,
   createTestDatabase,
@@ -57,6 +59,12 @@ describe('routes and the generated operation table', () => {
     for (const role of DEMO_ROLES) tokens.set(role, await login(t.app, role));
   });
   afterAll(async () => t.close());
+
+  it('compiles the validators and serialisers of every route (they compile lazily otherwise)', () => {
+    // Throws the first schema that ajv or fast-json-stringify refuses.
+    expect(() => compilePending()).not.toThrow();
+    expect(compilePending()).toBe(0);
+  });
 
   it('has planned and built operations in the table', () => {
     expect(plannedOps.length).toBeGreaterThan(0);

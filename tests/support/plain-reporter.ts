@@ -12,6 +12,7 @@ export default class PlainReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     const files: { file: string; ms: number }[] = [];
+    const failures: { title: string; error: string }[] = [];
     for (const m of modules) {
       // A file's time: importing it and its setup files, then its tests and hooks.
       const d = m.diagnostic();
@@ -22,21 +23,30 @@ export default class PlainReporter implements Reporter {
       for (const t of m.children.allTests()) {
         const state = t.result().state;
         if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
-        else skipped++;
+        else if (state === 'failed') {
+          failed++;
+          const error = t.result().errors?.[0];
+          failures.push({
+            title: `${m.relativeModuleId} › ${t.fullName}`,
+            error: String(error?.message ?? error ?? ''),
+          });
+        } else skipped++;
       }
       // A file that failed outside its tests (a hook, an import) counts once as a failure.
       if (
         m.state() === 'failed' &&
         ![...m.children.allTests()].some((t) => t.result().state === 'failed')
-      )
+      ) {
         failed++;
+        const error = m.errors()[0];
+        failures.push({ title: m.relativeModuleId, error: String(error?.message ?? '') });
+      }
     }
     const file = process.env.TEST_COUNTS_FILE;
     if (file)
       appendFileSync(
         file,
-        `${JSON.stringify({ suite: 'vitest', passed, failed, skipped, files })}\n`,
+        `${JSON.stringify({ suite: 'vitest', passed, failed, skipped, files, failures })}\n`,
       );
     else console.log(`${passed} passed, ${failed} failed`);
   }

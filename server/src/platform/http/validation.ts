@@ -1,15 +1,14 @@
 /**
  * Request validation from the same schemas as the SPA: every schema in src/generated/schemas.ts is
- * added to fastify (for $ref by $id, serialisation and OpenAPI) and to the shared ajv factory's
- * instances used as fastify's validator compiler (our x-* keywords known, strict mode on).
+ * added to fastify (for $ref by $id and OpenAPI); validators and response serialisers come from
+ * ./compilers.ts (our x-* keywords known, strict mode on, compiled once per schema).
  * Bodies are not coerced; querystring, params and headers are (they arrive as strings).
  * Also the body parsers (JSON with a depth limit and no prototype keys, urlencoded and multipart
  * forms) and the guard that refuses a NUL or a lone surrogate anywhere in the path parameters, the
  * query or the body with 400 before validation.
  */
-import type { FastifyPluginAsync, FastifySchema } from 'fastify';
-import type { AnySchema, ValidateFunction } from 'ajv';
-import { createAjv } from './schema-ajv.ts';
+import type { FastifyPluginAsync } from 'fastify';
+import { serializerFor, validatorFor } from './compilers.ts';
 import { globalPlugin } from '../lib/plugin.ts';
 import { absoluteSchemas as schemaList } from './schema-refs.ts';
 import { parseMultipart } from './multipart.ts';
@@ -28,30 +27,8 @@ export function formToObject(params: URLSearchParams): Record<string, string | s
 const plugin: FastifyPluginAsync = async (app) => {
   for (const schema of schemaList) app.addSchema(schema);
 
-  const bodyAjv = createAjv({
-    coerceTypes: false,
-    verbose: true,
-    code: { source: false, lines: false },
-  });
-  const paramAjv = createAjv({
-    coerceTypes: 'array',
-    verbose: true,
-    code: { source: false, lines: false },
-  });
-  for (const schema of schemaList) {
-    bodyAjv.addSchema(schema as AnySchema);
-    paramAjv.addSchema(schema as AnySchema);
-  }
-  const cache = new WeakMap<object, ValidateFunction>();
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
-    const key = schema as object;
-    const hit = httpPart === 'body' ? cache.get(key) : undefined;
-    if (hit) return hit;
-    const fn = ajv.compile(schema as FastifySchema as AnySchema);
-    if (httpPart === 'body') cache.set(key, fn);
-    return fn;
-  });
+  app.setValidatorCompiler(({ schema, httpPart }) => validatorFor(schema, httpPart));
+  app.setSerializerCompiler(({ schema }) => serializerFor(schema));
 
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
