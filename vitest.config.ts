@@ -47,18 +47,25 @@ export default defineConfig({
         test: {
           name: 'unit',
           environment: 'jsdom',
-          include: [
-            'src/**/*.test.{ts,tsx}',
-            'common/**/*.test.ts',
-            'scripts/**/*.test.ts',
-            'tests/contract/**/*.test.ts',
-            'tests/conformance/**/*.test.{ts,tsx}',
-          ],
+          include: ['src/**/*.test.{ts,tsx}', 'tests/conformance/**/*.test.{ts,tsx}'],
           setupFiles: ['./tests/support/setup-dom.ts'],
           maxWorkers: workers,
           // refine's router bindings must share the app's (ESM) react-router, not load its CommonJS copy.
           server: { deps: { inline: [/@refinedev\//] } },
           testTimeout: 20_000,
+        },
+      },
+      {
+        // Tests of plain code (codegen, scripts, shared rules, contracts over the source tree): no
+        // DOM to set up for each file.
+        resolve: { alias },
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['common/**/*.test.ts', 'scripts/**/*.test.ts', 'tests/contract/**/*.test.ts'],
+          maxWorkers: workers,
+          // Some run codegen or eslint in a child process.
+          testTimeout: 60_000,
         },
       },
       {

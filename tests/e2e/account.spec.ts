@@ -4,8 +4,8 @@
  * sign-up with a registration code, the VPN file, API keys and moving desktops between accounts.
  * Each test uses its own demo student, so the other suites' accounts stay as they are.
  */
-import { expect, request, test, type Page } from '@playwright/test';
-import { E2E_MAIL_HTTP_PORT } from '../../playwright.config';
+import { request, type Page } from '@playwright/test';
+import { expect, test, type Portal } from './fixtures';
 import { DEMO_PASSWORD, apiAs, apiToken, loginUi } from './helpers';
 
 interface Mail {
@@ -20,15 +20,13 @@ async function chooseDemoCategory(page: Page): Promise<void> {
   await page.getByRole('listbox').getByRole('option', { name: 'Default', exact: true }).click();
 }
 
-/** The first mail to `address` whose subject matches, waiting for it to arrive. */
-async function mailTo(address: string, subject: RegExp): Promise<Mail> {
+/** The first mail the portal sent to `address` whose subject matches, waiting for it to arrive. */
+async function mailTo(portal: Portal, address: string, subject: RegExp): Promise<Mail> {
   let found: Mail | undefined;
   await expect
     .poll(
-      async () => {
-        const response = await fetch(`http://127.0.0.1:${E2E_MAIL_HTTP_PORT}/messages`);
-        const messages = (await response.json()) as Mail[];
-        found = messages.find((m) => m.to.includes(address) && subject.test(m.subject));
+      () => {
+        found = portal.mail().find((m) => m.to.includes(address) && subject.test(m.subject));
         return !!found;
       },
       { timeout: 15_000 },
@@ -105,6 +103,7 @@ test('a password change keeps this session, ends the others, and the old passwor
 test('forgot password: the mail arrives and its link sets a new password', async ({
   page,
   baseURL,
+  portal,
 }) => {
   const base = baseURL ?? '';
   await page.goto('/login');
@@ -115,7 +114,7 @@ test('forgot password: the mail arrives and its link sets a new password', async
   await page.locator('button[type=submit]').click();
   await expect(page.getByTestId('form-done')).toBeVisible();
 
-  const mail = await mailTo('student12@example.org', /password/i);
+  const mail = await mailTo(portal, 'student12@example.org', /password/i);
   const link = mail.links.find((l) => l.includes('/reset-password?token='));
   expect(link).toBeTruthy();
   await page.goto(link ?? '');
@@ -155,6 +154,7 @@ test('a first login passes the disclaimer and the password reset, then lands on 
 test('sign-up: the mailed link and a registration code make the account, which logs in', async ({
   page,
   baseURL,
+  portal,
 }) => {
   const base = baseURL ?? '';
   const username = `signup${Date.now() % 100000}`;
@@ -169,7 +169,7 @@ test('sign-up: the mailed link and a registration code make the account, which l
   await page.locator('button[type=submit]').click();
   await expect(page.getByTestId('form-done')).toBeVisible();
 
-  const mail = await mailTo(email, /.*/);
+  const mail = await mailTo(portal, email, /.*/);
   const link = mail.links.find((l) => l.includes('/register?token='));
   expect(link).toBeTruthy();
   await page.goto(link ?? '');

@@ -5,7 +5,8 @@
  * logged-in user sees, live, and what the API answers them.
  */
 import { randomUUID } from 'node:crypto';
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, DEMO_PASSWORD, loginUi } from './helpers';
 
 /** Picks an option of a Mantine select by the select's label. */

@@ -5,7 +5,8 @@
  * no plan now changes profile and starts from the cannot-start-now modal, and the admin plans
  * availability.
  */
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, loginUi } from './helpers';
 
 interface Plan {

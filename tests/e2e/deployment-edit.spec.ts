@@ -3,7 +3,7 @@
  * API with its own hardware, viewers and credentials) opens in the generated edit form with those
  * values, one hardware value changed and saved leaves every other setting as it was.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, loginUi } from './helpers';
 
 interface DeploymentInfo {

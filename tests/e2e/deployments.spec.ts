@@ -7,7 +7,8 @@
  * made invisible again. Start all starts every desktop (the demo guest idles in HLT, so thirty-odd run
  * on two cores), stop all stops them, and the deployment goes for good with its disks.
  */
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { type Locator, type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, loginUi } from './helpers';
 
 /** A value cell of the deployments table row (by its column's field). */

@@ -6,7 +6,7 @@
  * memory on the edit page, delete it from the card and find it in the recycle-bin count.
  */
 import { readFileSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, canvasStats, loginUi } from './helpers';
 
 test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async ({

@@ -6,7 +6,8 @@
  * owner resets the link and the old URL shows the invalid-link page (404 from the API); the new
  * link stops the desktop.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, canvasStats, loginUi } from './helpers';
 
 const LINK = /\/vw\/([A-Za-z0-9_-]{43})$/;

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { loginUi } from './helpers';
 
 test('the language switch changes the UI and survives a reload', async ({ page }) => {

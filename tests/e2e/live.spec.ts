@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, loginUi } from './helpers';
 
 test('a desktop changed on the server appears changed without reload within 1 s', async ({

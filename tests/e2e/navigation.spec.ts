@@ -5,7 +5,8 @@
  * /api/v3 answer, no "not available" placeholder. External links must open a valid URL in a new
  * tab. Failures name the entry and what it showed.
  */
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { type Locator, type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { loginUi, trackHttpProblems, type HttpProblem } from './helpers';
 
 const ROLES = ['admin', 'manager', 'advanced', 'user'] as const;
@@ -76,7 +77,7 @@ async function settle(page: Page): Promise<void> {
   await page
     .locator('h1')
     .first()
-    .waitFor({ state: 'visible', timeout: 10_000 })
+    .waitFor({ state: 'visible', timeout: 20_000 })
     .catch(() => undefined);
   await page.waitForLoadState('networkidle', { timeout: 5_000 }).catch(() => undefined);
 }
@@ -105,6 +106,8 @@ test.describe('navigation', () => {
 
   for (const role of ROLES) {
     test(`${role}: every navbar entry leads to a working screen`, async ({ page }) => {
+      // Some twenty screens, each followed and reloaded.
+      test.setTimeout(180_000);
       const http = trackHttpProblems(page);
       await loginUi(page, role);
       const nav = navbar(page);

@@ -12,15 +12,14 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { expect, test, type BrowserContext, type Locator, type Page } from '@playwright/test';
-import { E2E_MEDIA_PORT } from '../../playwright.config';
+import { type BrowserContext, type Locator, type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, canvasStats, loginUi } from './helpers';
 
-const DATA_DIR = process.env.E2E_DATA_DIR ?? '';
 const ISO = '/usr/lib/grub-rescue/grub-rescue-cdrom.iso';
 
-/** Files under DATA_DIR whose name contains the id (disks are named after their desktop). */
-function filesOf(id: string): string[] {
+/** Files under the portal's data directory whose name contains the id (disks are named after their desktop). */
+function filesOf(dataDir: string, id: string): string[] {
   const found: string[] = [];
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir)) {
@@ -29,7 +28,7 @@ function filesOf(id: string): string[] {
       else if (name.includes(id)) found.push(path);
     }
   };
-  walk(DATA_DIR);
+  walk(dataDir);
   return found;
 }
 
@@ -118,6 +117,7 @@ test.describe('templates, media, storage and recycle bin', () => {
   test('a template made from a desktop and shared with user boots for user only', async ({
     browser,
     baseURL,
+    portal,
   }) => {
     test.setTimeout(300_000);
     const advanced = await signedIn(await browser.newContext(), 'advanced');
@@ -136,7 +136,9 @@ test.describe('templates, media, storage and recycle bin', () => {
     await expect(row).toContainText('Ready', { timeout: 60_000 });
     // The template has its own flattened image; the desktop keeps its disk.
     const templateId = (await row.getAttribute('data-record-id')) ?? '';
-    const templateFiles = filesOf(templateId).filter((path) => path.endsWith('.qcow2'));
+    const templateFiles = filesOf(portal.dataDir, templateId).filter((path) =>
+      path.endsWith('.qcow2'),
+    );
     expect(templateFiles).toHaveLength(1);
     const backing = execFileSync(
       'qemu-img',
@@ -144,7 +146,7 @@ test.describe('templates, media, storage and recycle bin', () => {
       { encoding: 'utf8' },
     );
     expect(JSON.parse(backing) as Record<string, unknown>).not.toHaveProperty('backing-filename');
-    expect(filesOf(id).some((path) => path.endsWith('.qcow2'))).toBe(true);
+    expect(filesOf(portal.dataDir, id).some((path) => path.endsWith('.qcow2'))).toBe(true);
 
     // Nobody else sees it yet.
     const userToken = await apiToken(baseURL ?? '', 'user');
@@ -185,6 +187,7 @@ test.describe('templates, media, storage and recycle bin', () => {
 
   test('an ISO downloads with moving progress and a desktop made from it boots it', async ({
     browser,
+    portal,
   }) => {
     test.setTimeout(300_000);
     // The source: the GRUB rescue ISO, sent slowly enough for the progress to be seen moving.
@@ -208,7 +211,7 @@ test.describe('templates, media, storage and recycle bin', () => {
       }, 100);
       response.on('close', () => clearInterval(timer));
     });
-    await new Promise<void>((resolve) => server.listen(E2E_MEDIA_PORT, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(portal.mediaPort, '127.0.0.1', resolve));
     try {
       const page = await signedIn(await browser.newContext(), 'advanced');
       const name = `e2e-iso-${Date.now()}`;
@@ -218,7 +221,7 @@ test.describe('templates, media, storage and recycle bin', () => {
       await page.getByRole('textbox', { name: 'Name', exact: true }).fill(name);
       await page
         .getByRole('textbox', { name: 'URL' })
-        .fill(`http://127.0.0.1:${E2E_MEDIA_PORT}/grub.iso`);
+        .fill(`http://127.0.0.1:${portal.mediaPort}/grub.iso`);
       await page.getByRole('button', { name: 'Create', exact: true }).click();
       await expect(page).toHaveURL(/\/media$/, { timeout: 30_000 });
 
@@ -255,24 +258,24 @@ test.describe('templates, media, storage and recycle bin', () => {
       await page.getByRole('textbox', { name: 'Name', exact: true }).fill(bad);
       await page
         .getByRole('textbox', { name: 'URL' })
-        .fill(`http://127.0.0.1:${E2E_MEDIA_PORT}/not-an-iso.iso`);
+        .fill(`http://127.0.0.1:${portal.mediaPort}/not-an-iso.iso`);
       await page.getByRole('button', { name: 'Create', exact: true }).click();
       await expect(page).toHaveURL(/\/media$/, { timeout: 30_000 });
       const badRow = page.locator('[data-testid="record"]', { hasText: bad });
       await expect(badRow).toContainText('Invalid format', { timeout: 30_000 });
       const badId = (await badRow.getAttribute('data-record-id')) ?? '';
-      expect(filesOf(badId)).toEqual([]);
+      expect(filesOf(portal.dataDir, badId)).toEqual([]);
     } finally {
       server.close();
     }
   });
 
-  test('a disk grows from the storage page', async ({ browser }) => {
+  test('a disk grows from the storage page', async ({ browser, portal }) => {
     test.setTimeout(180_000);
     const page = await signedIn(await browser.newContext(), 'advanced');
     const id = await newDesktop(page, 'Demo template', `e2e-grow-${Date.now()}`);
     await expect(cardOf(page, id)).toHaveAttribute('data-state', 'stopped', { timeout: 30_000 });
-    const disk = filesOf(id).find((path) => path.endsWith('.qcow2')) ?? '';
+    const disk = filesOf(portal.dataDir, id).find((path) => path.endsWith('.qcow2')) ?? '';
     const before = virtualSize(disk);
 
     await page.goto('/userstorage');
@@ -287,6 +290,7 @@ test.describe('templates, media, storage and recycle bin', () => {
 
   test('a deleted desktop is restored from the recycle bin and boots; emptying removes its files', async ({
     browser,
+    portal,
   }) => {
     test.setTimeout(240_000);
     const page = await signedIn(await browser.newContext(), 'user');
@@ -313,13 +317,13 @@ test.describe('templates, media, storage and recycle bin', () => {
     await cardAction(page, cardOf(page, id), 'delete');
     await page.getByTestId('confirm-action').click();
     await expect(cardOf(page, id)).toHaveCount(0, { timeout: 15_000 });
-    expect(filesOf(id).length).toBeGreaterThan(0);
+    expect(filesOf(portal.dataDir, id).length).toBeGreaterThan(0);
     await page.goto('/recycleBins');
     await page.locator('[data-action="empty"]').click();
     await page.getByTestId('confirm-action').click();
     await expect(page.locator('[data-testid="record"]', { hasText: name })).toHaveCount(0, {
       timeout: 15_000,
     });
-    await expect.poll(() => filesOf(id), { timeout: 30_000 }).toEqual([]);
+    await expect.poll(() => filesOf(portal.dataDir, id), { timeout: 30_000 }).toEqual([]);
   });
 });

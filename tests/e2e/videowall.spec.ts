@@ -7,7 +7,8 @@
  * assertion on timing). Everything is stopped through the API at the end.
  * `E2E_VIDEOWALL_30=1` also measures Class A (30 students, 31 tiles).
  */
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { apiAs, apiToken, canvasStats, loginUi } from './helpers';
 
 /** Seeded demo classes (server/src/seed/classes.ts). */

@@ -1,7 +1,9 @@
 /**
  * Playwright globalTeardown: QEMU processes are detached and outlive the server, so kill every
- * QEMU whose pidfile is under the e2e DATA_DIR (`<DATA_DIR>/run/<id>/qemu.pid`). Only pids whose
- * command line is a qemu-system process mentioning that DATA_DIR are signalled.
+ * QEMU whose pidfile is under a worker portal's data directory
+ * (`<E2E_DATA_DIR>/worker-<n>/run/<id>/qemu.pid`). Only pids whose command line is a qemu-system
+ * process mentioning that directory are signalled. (Each worker stops its own when it ends; this
+ * catches a worker that was killed.)
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,6 +58,10 @@ export async function killQemus(dataDir: string, graceMs = 2000): Promise<number
 export default async function globalTeardown(): Promise<void> {
   const dataDir = process.env.E2E_DATA_DIR;
   if (!dataDir) return;
-  const killed = await killQemus(dataDir);
+  const portals = readdirSync(dataDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name.startsWith('worker-'))
+    .map((entry) => join(dataDir, entry.name));
+  let killed = 0;
+  for (const portal of portals) killed += await killQemus(portal);
   if (killed) console.log(`qemu-teardown: stopped ${killed} QEMU process(es) under ${dataDir}`);
 }

@@ -1,0 +1,97 @@
+/**
+ * The portal the end-to-end tests run against: one per Playwright worker, each with its own port,
+ * data directory (embedded database, disks, QEMU run files), mail sink and media port, so the
+ * workers' tests never see each other's changes and run side by side. A worker that restarts
+ * after a failure starts a fresh portal. Specs import `test` and `expect` from here; `baseURL`
+ * points at the worker's portal.
+ */
+import { test as base, expect } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { start as startMailSink, type SinkMessage } from '../../server/test/mail-sink';
+import { DEMO_PASSWORD, E2E_PORT } from '../../playwright.config';
+import { killQemus } from '../support/qemu-teardown';
+
+export interface Portal {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** the portal's DATA_DIR */
+  dataDir: string;
+  /** a port for the test's own media source, admitted by the portal's MEDIA_ALLOWED_HOSTS */
+  mediaPort: number;
+  /** every mail the portal has sent so far */
+  mail(): SinkMessage[];
+}
+
+/** Ports of a worker: the portal's, then its media source's. */
+const PORTS_PER_WORKER = 10;
+const STARTUP_MS = 150_000;
+const STOP_GRACE_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const test = base.extend<object, { portal: Portal }>({
+  portal: [
+    // Playwright reads a fixture's dependencies from its first parameter: this one needs none but
+    // the (worker-scoped) browser name, which it does not use.
+    async ({ browserName: _browserName }, use, workerInfo) => {
+      const port = E2E_PORT + PORTS_PER_WORKER * workerInfo.parallelIndex;
+      const url = `http://127.0.0.1:${port}`;
+      const dataDir = join(process.env.E2E_DATA_DIR ?? '', `worker-${workerInfo.workerIndex}`);
+      mkdirSync(dataDir, { recursive: true });
+      const sink = await startMailSink();
+      const mediaPort = port + 1;
+      const server = spawn(process.execPath, ['--import', 'tsx', 'server/src/server.ts'], {
+        env: {
+          ...process.env,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          DEMO_PASSWORD,
+          QEMU_ACCEL: 'tcg',
+          // Stopping desktops is tested; their guests ignore the power button, so each stop
+          // waits this long before it is forced.
+          DESKTOP_STOP_TIMEOUT: '5s',
+          MEDIA_ALLOWED_HOSTS: `127.0.0.1:${mediaPort}`,
+          SMTP_URL: sink.url,
+          PUBLIC_URL: url,
+          // The role-visibility screen writes here, never into the checkout's config/.
+          PORTAL_CONFIG: join(dataDir, 'portal.json'),
+        },
+        stdio: ['ignore', process.env.E2E_SERVER_LOG ? 'inherit' : 'ignore', 'pipe'],
+      });
+      let errors = '';
+      server.stderr?.on('data', (chunk: Buffer) => {
+        errors = (errors + chunk.toString()).slice(-4000);
+        if (process.env.E2E_SERVER_LOG) process.stderr.write(chunk);
+      });
+      const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+      let running = true;
+      void exited.then(() => (running = false));
+
+      const deadline = Date.now() + STARTUP_MS;
+      for (;;) {
+        if (!running) throw new Error(`the e2e portal on ${url} exited:\n${errors}`);
+        const healthy = await fetch(`${url}/api/v3/health`)
+          .then((response) => response.ok)
+          .catch(() => false);
+        if (healthy) break;
+        if (Date.now() > deadline) throw new Error(`the e2e portal on ${url} did not start`);
+        await sleep(250);
+      }
+
+      await use({ url, dataDir, mediaPort, mail: () => sink.messages });
+
+      server.kill('SIGTERM');
+      await Promise.race([exited, sleep(STOP_GRACE_MS)]);
+      if (running) server.kill('SIGKILL');
+      await killQemus(dataDir);
+      await sink.stop();
+    },
+    { scope: 'worker', timeout: STARTUP_MS + 30_000 },
+  ],
+  baseURL: async ({ portal }, use) => use(portal.url),
+});
+
+export { expect };
