@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.ts';
+
+describe('loadConfig', () => {
+  it('gives a desktop 20 s to power off unless DESKTOP_STOP_TIMEOUT says otherwise', () => {
+    expect(loadConfig({}).shutdownGraceMs).toBe(20_000);
+    expect(loadConfig({ DESKTOP_STOP_TIMEOUT: '5s' }).shutdownGraceMs).toBe(5_000);
+    expect(loadConfig({ DESKTOP_STOP_TIMEOUT: '2m' }).shutdownGraceMs).toBe(120_000);
+  });
+
+  it('refuses a DESKTOP_STOP_TIMEOUT that is not a duration', () => {
+    expect(() => loadConfig({ DESKTOP_STOP_TIMEOUT: 'soon' })).toThrow(/DESKTOP_STOP_TIMEOUT/);
+  });
+});
