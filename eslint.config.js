@@ -141,6 +141,7 @@ export default tseslint.config(
     ignores: [
       'node_modules',
       'dist',
+      'dist-server',
       'src/generated',
       'data',
       'test-results',

@@ -1,6 +1,6 @@
 /**
  * End-to-end tests against the real server (which serves the built SPA from dist/). Build first:
- * `npx vite build`. Each worker starts its own portal (tests/e2e/fixtures.ts) with a fresh data
+ * `npx vite build` (the server bundle is built by the global setup). Each worker starts its own portal (tests/e2e/fixtures.ts) with a fresh data
  * directory under a temporary E2E_DATA_DIR, on E2E_PORT + 10 × its index.
  */
 import { defineConfig } from '@playwright/test';
@@ -43,6 +43,7 @@ export default defineConfig({
   timeout: 60_000,
   expect: { timeout: 10_000 },
   reporter: [['list']],
+  globalSetup: './tests/support/e2e-global-setup.ts',
   globalTeardown: './tests/support/qemu-teardown.ts',
   // Recording a trace costs a third of the browser's CPU: only a retry records one (on CI). Run
   // with `--trace retain-on-failure` to keep the trace of a failing test.

@@ -1,11 +1,12 @@
 // `npm start`: installs what is missing, runs codegen, builds the SPA when src/ changed since the
-// last build, then runs the server (migrations + demo seed on first start). The server prints the
+// last build and the server bundle when server/ changed, then runs the server (migrations + demo seed on first start). The server prints the
 // URL and the demo logins. PORT and DATA_DIR select the port and the data directory, so several
 // instances can run side by side.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
+import { SERVER_BUNDLE, buildServer, serverBundleStale } from './lib/build-server.mjs';
 
 const log = (msg) => console.log(`[start] ${msg}`);
 
@@ -59,7 +60,13 @@ else {
     );
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'server/src/server.ts')], {
+if (serverBundleStale(root)) {
+  log('building the server (esbuild)');
+  await buildServer(root);
+}
+
+// Plain JavaScript at run time: no TypeScript compiler in the server's memory or boot.
+const child = spawn(process.execPath, ['--enable-source-maps', join(root, SERVER_BUNDLE)], {
   cwd: root,
   stdio: 'inherit',
   env: process.env,

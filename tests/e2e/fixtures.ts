@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { start as startMailSink, type SinkMessage } from '../../server/test/mail-sink';
 import { DEMO_PASSWORD, E2E_PORT } from '../../playwright.config';
 import { killQemus } from '../support/qemu-teardown';
+import { SERVER_BUNDLE } from '../../scripts/lib/build-server.mjs';
 
 export interface Portal {
   /** `http://127.0.0.1:<port>` */
@@ -42,7 +43,8 @@ export const test = base.extend<object, { portal: Portal }>({
       mkdirSync(dataDir, { recursive: true });
       const sink = await startMailSink();
       const mediaPort = port + 1;
-      const server = spawn(process.execPath, ['--import', 'tsx', 'server/src/server.ts'], {
+      // The bundle `npm start` runs (built by the global setup).
+      const server = spawn(process.execPath, ['--enable-source-maps', SERVER_BUNDLE], {
         env: {
           ...process.env,
           PORT: String(port),

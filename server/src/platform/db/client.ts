@@ -86,11 +86,18 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   };
 }
 
+/**
+ * The embedded database serves one process: PostgreSQL's default 128 MB of shared buffers would
+ * be most of the portal's memory (the WebAssembly heap never shrinks), 16 MB hold the working set
+ * of a school's portal.
+ */
+const EMBEDDED_POSTGRESQL_CONF = 'shared_buffers = 16MB';
+
 async function openPglite(dir: string): Promise<Database> {
   mkdirSync(dir, { recursive: true });
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
-  const client = await PGlite.create(dir);
+  const client = await PGlite.create(dir, { postgresqlconf: EMBEDDED_POSTGRESQL_CONF });
   const query: Query = async <T>(text: string, params?: unknown[]) =>
     (await client.query<T>(text, params)).rows;
   return {

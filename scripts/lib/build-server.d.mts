@@ -1,0 +1,7 @@
+/** The server bundle `npm start` runs and the end-to-end portals run (see build-server.mjs). */
+export declare const SERVER_ENTRY: string;
+export declare const SERVER_BUNDLE: string;
+/** Whether the bundle is older than the code it is built from. */
+export declare function serverBundleStale(root: string): boolean;
+/** Builds the bundle; resolves to its size in bytes. */
+export declare function buildServer(root: string): Promise<number>;

@@ -1,0 +1,75 @@
+// The server as one ES module (`dist-server/server.mjs`), so `npm start` runs plain JavaScript:
+// no TypeScript compiler loaded at run time, nothing transpiled while booting. Packages stay
+// imports of node_modules. `import.meta.url` keeps naming each source file, so what a module
+// finds beside itself (the migrations, a CLI's own entry check) is found as before.
+import { build } from 'esbuild';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+
+export const SERVER_ENTRY = 'server/src/server.ts';
+export const SERVER_BUNDLE = 'dist-server/server.mjs';
+
+/**
+ * Keeps `import.meta.url` pointing at the TypeScript file the code was written in, as a path
+ * relative to the bundle (so the checkout may move).
+ */
+function sourceUrls(root) {
+  const bundleDir = join(root, dirname(SERVER_BUNDLE));
+  return {
+    name: 'source-import-meta-url',
+    setup(plugin) {
+      plugin.onLoad({ filter: /\.ts$/ }, (args) => {
+        const text = readFileSync(args.path, 'utf8');
+        if (!text.includes('import.meta.url')) return undefined;
+        const path = JSON.stringify(relative(bundleDir, args.path).split('\\').join('/'));
+        const url = `new URL(${path}, import.meta.url).href`;
+        return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' };
+      });
+    },
+  };
+}
+
+/** Newest mtime of the files under `path` (0 when missing). */
+function newest(path) {
+  if (!existsSync(path)) return 0;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let max = 0;
+  for (const entry of readdirSync(path)) {
+    if (entry === 'node_modules') continue;
+    max = Math.max(max, newest(join(path, entry)));
+  }
+  return max;
+}
+
+/** Whether the bundle is older than the code it is built from. */
+export function serverBundleStale(root) {
+  const built = newest(join(root, SERVER_BUNDLE));
+  const sources = Math.max(
+    newest(join(root, 'server/src')),
+    newest(join(root, 'common')),
+    newest(join(root, 'src/generated')),
+    newest(join(root, 'package-lock.json')),
+  );
+  return built <= sources;
+}
+
+/** Builds the bundle; resolves to its size in bytes. */
+export async function buildServer(root) {
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [SERVER_ENTRY],
+    outfile: SERVER_BUNDLE,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'linked',
+    legalComments: 'none',
+    logLevel: 'warning',
+    metafile: true,
+    plugins: [sourceUrls(root)],
+  });
+  return Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
+}
