@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { i18next, initI18n } from './i18n';
+import { optionalText } from './optional-text';
 
 describe('i18next fallback', () => {
   beforeAll(async () => {
@@ -32,6 +33,15 @@ describe('i18next fallback', () => {
     expect(i18next.t('resources:desktops.fields.template_probe_id')).toBe(
       'desktops.fields.template_probe_id',
     );
+  });
+
+  it('leaves an optional text out when no catalogue has it, never showing its key', () => {
+    const t = (key: string | string[], options?: Record<string, unknown>) =>
+      i18next.t(key, options);
+    expect(optionalText(t, 'resources:session.help.username_probe')).toBe('');
+    i18next.addResource('en', 'resources', 'session.help.name_probe', 'Your full name');
+    expect(optionalText(t, 'resources:session.help.name_probe')).toBe('Your full name');
+    expect(optionalText(t, 'resources:templates.title')).toBe('Vorlagen');
   });
 
   it('picks the plural form the count needs', () => {

@@ -5,6 +5,7 @@
  * without a name is not named by its id.
  */
 import type { TFunction } from 'i18next';
+import { optionalText } from '@/i18n/optional-text';
 
 /** The keys of an operation's own success text, most specific first. */
 export function doneKeys(resource: string, operation: string): string[] {
@@ -34,5 +35,5 @@ export function ownDoneMessage(
   operation: string,
   name: string,
 ): string | null {
-  return t(doneKeys(resource, operation), { name, defaultValue: '' }) || null;
+  return optionalText(t, doneKeys(resource, operation), { name }) || null;
 }

@@ -13,6 +13,7 @@ import { fields, type FieldMeta } from '@/generated/fields';
 import { Icon } from '@/components/icon';
 import { FieldValue } from '../cells/cell-registry';
 import { operationOf } from './operation-inputs';
+import { optionalText } from '@/i18n/optional-text';
 
 export interface ActionResultProps {
   resource: string;
@@ -34,7 +35,7 @@ export function ActionResult({ resource, name, operation, answer, onClose }: Act
   const record = (answer && typeof answer === 'object' ? answer : {}) as Readonly<
     Record<string, unknown>
   >;
-  const hint = t(`resources:${resource}.resultHints.${name}`, { defaultValue: '' });
+  const hint = optionalText(t, `resources:${resource}.resultHints.${name}`);
   return (
     <Stack gap="md" data-testid="action-result" data-action={name}>
       {hint && (

@@ -10,6 +10,7 @@ import { useState, type ReactNode } from 'react';
 import { Button, Group, Modal, Text } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import { showError } from '@/lib/error-display';
+import { optionalText } from '@/i18n/optional-text';
 
 export interface ConfirmDialogProps {
   resource: string;
@@ -29,7 +30,7 @@ export interface ConfirmDialogProps {
 /** The hint of an action's confirmation, or '' when it has none. */
 export function useConfirmHint(resource: string, action: string): string {
   const { t } = useTranslation();
-  return t(`resources:${resource}.confirmHints.${action}`, { defaultValue: '' });
+  return optionalText(t, `resources:${resource}.confirmHints.${action}`);
 }
 
 export function ConfirmDialog({

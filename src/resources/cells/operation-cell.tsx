@@ -3,6 +3,7 @@ import { useCellText } from './cell-text';
 import { empty } from './empty-cell';
 import type { CellProps } from './cell-types';
 import type { TFunction } from 'i18next';
+import { optionalText } from '@/i18n/optional-text';
 
 /**
  * An operation key (`adminUsers.update`) in words: the resource's title and the operation's label
@@ -13,11 +14,11 @@ export function operationText(t: TFunction, key: string): string {
   if (dot <= 0) return key;
   const resource = key.slice(0, dot);
   const operation = key.slice(dot + 1);
-  const title = t(`resources:${resource}.title`, { defaultValue: '' });
-  const label = t(
-    [`resources:${resource}.stateActions.${operation}`, `common:operations.${operation}`],
-    { defaultValue: '' },
-  );
+  const title = optionalText(t, `resources:${resource}.title`);
+  const label = optionalText(t, [
+    `resources:${resource}.stateActions.${operation}`,
+    `common:operations.${operation}`,
+  ]);
   return title && label ? `${title} · ${label}` : key;
 }
 

@@ -23,8 +23,10 @@ import { FormSkeleton, missingHidden, NO_EXTENSION, SchemaFormBody } from './for
 import type { FormTokenState } from './form-token';
 import { resolvePreview } from './preview-registry';
 import { AnswerView } from './answer-view';
+import { useStaysTrue } from './use-stays-true';
 import { FormTitle } from './form-title';
 import { LoginCountdown } from './login-countdown';
+import { optionalText } from '@/i18n/optional-text';
 
 type TokenOk = Extract<FormTokenState, { kind: 'ok' }>;
 
@@ -142,8 +144,10 @@ export function OperationForm({ resource, kind, formRoute, op, token }: Operatio
     }
   };
 
+  // Once shown, the form stays (a reload of its reference data would unmount it and drop input).
+  const formReady = useStaysTrue(!data.loading && Boolean(validator.data));
   const title = <FormTitle resource={resource} kind={kind} />;
-  const done = t(`${texts}.done`, { defaultValue: '' });
+  const done = optionalText(t, `${texts}.done`);
   const leave = isPublic ? (
     <Button component={Link} to={LOGIN_PATH} variant="default">
       {t('common:form.toLogin')}
@@ -176,7 +180,7 @@ export function OperationForm({ resource, kind, formRoute, op, token }: Operatio
       </Stack>
     );
 
-  const intro = t(`${texts}.intro`, { defaultValue: '' });
+  const intro = optionalText(t, `${texts}.intro`);
   const previewView = previewKey ? (
     preview.isPending ? (
       <Loader size="sm" aria-label={t('common:loading')} />
@@ -229,7 +233,7 @@ export function OperationForm({ resource, kind, formRoute, op, token }: Operatio
           </Alert>
         </Stack>
       );
-    if (data.loading || !validator.data) return <FormSkeleton />;
+    if (!formReady || !validator.data) return <FormSkeleton />;
     return (
       <SchemaFormBody
         resource={resource}

@@ -27,6 +27,7 @@ import { routeHref, usableOperation } from '../actions/available-actions';
 import { changedSections } from './form-values';
 import { resolveFormExtension, type FormMode } from './form-extension-registry';
 import { FormSkeleton, missingHidden, NO_EXTENSION, SchemaFormBody } from './form-body';
+import { useStaysTrue } from './use-stays-true';
 
 /** Asks `<resource>.checkQuota` before a create form opens; goes back to the list when refused. */
 function useCreateQuota(resource: string, mode: FormMode, enabled: boolean): boolean {
@@ -109,6 +110,14 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
   );
   const { mutateAsync: create } = useCreate();
   const { mutateAsync: update } = useUpdate();
+  // Once shown, the form stays (a reload of its reference data would unmount it and drop input).
+  const formReady = useStaysTrue(
+    quotaOk &&
+      !data.loading &&
+      Boolean(validator.data) &&
+      !(mode === 'edit' && !record) &&
+      !(prefillOperation && !prefill.data),
+  );
   const title = (
     <Title order={1} size="h2" id={`${resource}-${mode}-title`}>
       {t(`resources:${resource}.actions.${mode}`)}
@@ -148,14 +157,7 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
         {back}
       </Stack>
     );
-  if (
-    !quotaOk ||
-    data.loading ||
-    !validator.data ||
-    (mode === 'edit' && !record) ||
-    (prefillOperation && !prefill.data)
-  )
-    return <FormSkeleton />;
+  if (!formReady || !validator.data) return <FormSkeleton />;
 
   const submit = async (values: FieldValues, initial: FieldValues): Promise<void> => {
     const name = String(values.name ?? (record ? recordTitle(resource, record) : ''));

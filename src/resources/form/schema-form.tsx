@@ -24,6 +24,7 @@ import { isSetObject } from './nullable-object-widget';
 import { baseWidgets, resolveWidget } from './widget-registry';
 import type { FieldOption, WidgetRegistry } from './types';
 import type { SchemaFormHandle } from './use-schema-form';
+import { optionalText } from '@/i18n/optional-text';
 
 export interface SchemaFormProps<T extends FieldValues> {
   /** The handle from `useSchemaForm`. */
@@ -168,5 +169,5 @@ function helpText(
   path: string,
 ): string | undefined {
   const key = `resources:${resource}.help.${path}`;
-  return t(key, { defaultValue: '' }) || undefined;
+  return optionalText(t, key) || undefined;
 }
