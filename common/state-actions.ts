@@ -35,6 +35,8 @@ export interface ActionDefinition {
   section?: string;
   /** Read operation whose answer (what the action affects) the confirmation or form shows. */
   preview?: string;
+  /** Read operation whose answer names the ids the form starts with (`{ id, name }` objects). */
+  names?: string;
   handler?: string;
   offer?: {
     rule?: string;

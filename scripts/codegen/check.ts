@@ -46,6 +46,7 @@ interface Actions {
       body?: Record<string, unknown>;
       form?: boolean;
       preview?: string;
+      names?: string;
       fields?: string[];
       prefill?: Record<string, string>;
       result?: boolean;
@@ -326,6 +327,10 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         }
         if (def.preview && !res?.operations?.[def.preview])
           problems.push(`${f.file}: action ${a} previews with unknown operation ${def.preview}`);
+        if (def.names && res?.operations?.[def.names]?.method !== 'GET')
+          problems.push(`${f.file}: action ${a} names its values with ${def.names}, not a read`);
+        if (def.names && !def.form)
+          problems.push(`${f.file}: action ${a} names the values of a form it does not ask`);
         if (def.body && !operation)
           problems.push(`${f.file}: action ${a} has a body but no operation`);
         if (def.form && !operation?.request && !operation?.params)

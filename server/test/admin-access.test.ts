@@ -143,6 +143,38 @@ describe('manager scope', () => {
     expect((await userRow(t.app, 'user')).role).toBe('user');
   });
 
+  it('never shows an admin account to a manager: list, show, CSV export and the user search', async () => {
+    const m = tokens.manager ?? '';
+    const admin = await userRow(t.app, 'admin');
+    const manager = await userRow(t.app, 'manager');
+    // the seeded admin is in the manager's own category: only the role hides it
+    expect(admin.categoryId).toBe(manager.categoryId);
+    const list = await call(m, 'GET', '/admin/users');
+    expect(list.statusCode, list.body).toBe(200);
+    const listed = list.json<{ id: string; role: string }[]>();
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.map((u) => u.role)).not.toContain('admin');
+    expect(listed.map((u) => u.id)).not.toContain(admin.id);
+    const show = await call(m, 'GET', `/admin/users/${admin.id}`);
+    expect(show.statusCode, show.body).toBe(404);
+    expectErrorShape(show.json(), 'not_found');
+    const csv = await call(m, 'GET', '/admin/users/csv');
+    expect(csv.statusCode).toBe(200);
+    expect(csv.body).not.toMatch(/^admin,/m);
+    const search = (token: string) =>
+      call(token, 'POST', '/admin/allowed/term/users', { term: 'adm' });
+    const found = await search(m);
+    expect(found.statusCode, found.body).toBe(200);
+    expect(found.json<{ id: string }[]>().map((u) => u.id)).not.toContain(admin.id);
+    // an admin still finds and reads the admin account
+    expect((await search(tokens.admin ?? '')).json<{ id: string }[]>().map((u) => u.id)).toContain(
+      admin.id,
+    );
+    expect((await call(tokens.admin ?? '', 'GET', `/admin/users/${admin.id}`)).statusCode).toBe(
+      200,
+    );
+  });
+
   it("puts a manager's new user and group in the manager's category whatever is sent", async () => {
     const m2 = tokens.manager2 ?? '';
     const group = await call(m2, 'POST', '/admin/groups', { name: 'Pupils', category: 'default' });

@@ -66,6 +66,9 @@ describe('GET /api/v3/user/config', () => {
     expect(body.session.max_time - body.session.max_renew_time).toBeGreaterThan(7 * 3600);
     expect(body.show_bookings_button).toBe(false);
     expect((await get('/api/v3/user/config', adminToken)).json().show_bookings_button).toBe(true);
+    // the seconds a shutting-down desktop gets before the engine forces it off
+    expect(body.desktop_shutdown_timeout).toBe(Math.ceil(t.app.config.shutdownGraceMs / 1000));
+    expect(body.desktop_shutdown_timeout).toBeGreaterThan(0);
   });
 });
 

@@ -529,7 +529,9 @@ describe('edit, delete and lists', () => {
       now: true,
     });
     expect(made.statusCode).toBe(200);
-    const { id, start } = made.json<{ id: string; start: string }>();
+    const { id, start, title } = made.json<{ id: string; start: string; title: string }>();
+    // a booking from now names its desktop
+    expect(title).toBe((await desktopOf(a.token, a.desktopId))?.name);
     const longer = await editBooking(t.app, a.token, id, { start, end: iso(step(3)) });
     expect(outcome(longer)).toEqual({ status: 200, code: null });
     expect(longer.json()).toMatchObject({ start, end: iso(step(3)) });

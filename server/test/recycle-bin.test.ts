@@ -93,6 +93,14 @@ describe('recycle bin', () => {
       "SELECT id FROM recycle_bin WHERE data->'desktops'->0->>'id' = $1",
       [id],
     );
+    const disks = async () =>
+      (
+        await injectWithToken(t.app, userToken, {
+          method: 'GET',
+          url: `/api/v3/recycle_bin/${entry?.id ?? ''}`,
+        })
+      ).json<{ storages: { id: string; status: string }[] }>().storages;
+    expect(await disks()).toMatchObject([{ id, status: 'recycled' }]);
     const res = await injectWithToken(t.app, userToken, {
       method: 'PUT',
       url: `/api/v3/recycle_bin/restore/${entry?.id ?? ''}`,
@@ -100,6 +108,8 @@ describe('recycle bin', () => {
     expect(res.statusCode, res.body).toBe(200);
     const row = await t.app.desktops.byId(id);
     expect(row).toMatchObject({ name: 'Restored desktop', state: 'stopped' });
+    // the entry's disk is in use again
+    expect(await disks()).toMatchObject([{ id, status: 'ready' }]);
   });
 
   it('restores an entry once when five restores of it arrive at the same time', async () => {

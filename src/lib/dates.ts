@@ -34,6 +34,11 @@ export function formatTime(date: Date): string {
   return `${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
+/** Local time of day with seconds, HH:mm:ss. */
+export function formatTimeWithSeconds(date: Date): string {
+  return `${formatTime(date)}:${pad(date.getSeconds())}`;
+}
+
 const nameFormats = new Map<string, Intl.DateTimeFormat>();
 
 function names(language: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {

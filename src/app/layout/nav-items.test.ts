@@ -29,6 +29,7 @@ const config: UserConfig = {
   can_use_bastion: false,
   can_use_bastion_individual_domains: false,
   migrations_block: false,
+  desktop_shutdown_timeout: 20,
   session: { id: 's', max_renew_time: 0, max_time: 0 },
 };
 const noFlags: UserConfig = {

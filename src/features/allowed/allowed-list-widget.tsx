@@ -15,6 +15,7 @@ import { constants } from '@/generated/constants';
 import type { AllowedTermResult } from '@/generated/types';
 import { showError } from '@/lib/error-display';
 import { request } from '@/providers/http-client';
+import { useNamedValues, type NamedValue } from '@/resources/form/named-values';
 import type { FieldOption, WidgetProps } from '@/resources/form/types';
 
 export const SEARCH_MIN = constants.allowed.searchMinLength.value;
@@ -23,12 +24,23 @@ const SEARCH_DELAY_MS = 250;
 
 /** The label of a search hit: the name, and what tells two people or groups of that name apart. */
 export function allowedOptionLabel(
-  hit: Pick<AllowedTermResult, 'name' | 'uid' | 'category_name' | 'group_name'>,
+  hit: Pick<AllowedTermResult, 'name'> &
+    Partial<Record<'uid' | 'category_name' | 'group_name', unknown>>,
 ): string {
   const detail = [hit.uid, hit.group_name, hit.category_name].filter(
     (part): part is string => typeof part === 'string' && part !== '',
   );
   return detail.length ? `${hit.name} (${detail.join(', ')})` : hit.name;
+}
+
+/**
+ * The label of an id the form started with, from the entry its action's `names` read gave it
+ * (a uid that merely repeats the id says nothing); the bare id when nothing names it.
+ */
+export function namedOptionLabel(id: string, named: ReadonlyMap<string, NamedValue>): string {
+  const entry = named.get(id);
+  if (!entry) return id;
+  return allowedOptionLabel({ ...entry, uid: entry.uid === id ? undefined : entry.uid });
 }
 
 /**
@@ -80,11 +92,14 @@ export function AllowedListWidget({
   // The names of the entries picked so far: a later search shows other people, and a picked entry
   // keeps the name it was chosen by.
   const [named, setNamed] = useState<ReadonlyMap<string, string>>(new Map());
+  // The entries the form started with, named by its action's read.
+  const startNames = useNamedValues();
 
   // The picked entries keep their labels (from the item's expanded list or an earlier search).
   const data = new Map<string, string>(named);
   for (const option of [...(options ?? []), ...found]) data.set(option.value, option.label);
-  for (const chosen of picked ?? []) if (!data.has(chosen)) data.set(chosen, chosen);
+  for (const chosen of picked ?? [])
+    if (!data.has(chosen)) data.set(chosen, namedOptionLabel(chosen, startNames));
 
   return (
     <Stack gap={6}>

@@ -1,8 +1,11 @@
 /**
- * The `allowed` field of a create form (a new template or medium shared at once): the users and
- * groups lists of the sharing object, each drawn by the allowed-list widget. Roles and categories
- * are not offered; they stay as they are (`false` when new).
+ * The `allowed` field of a form (a new deployment's users, a deployment's Edit users, a profile's
+ * extra users): the users and groups lists of the sharing object, each drawn by the allowed-list
+ * widget. The field holds those two lists only (the share lists the bodies take): a record's
+ * roles and categories lists, which these forms neither offer nor send, are dropped when the
+ * form starts from it.
  */
+import { useEffect, useMemo } from 'react';
 import { Stack } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { WidgetProps } from '@/resources/form/types';
@@ -15,8 +18,19 @@ const LISTS = [
 
 export function AllowedWidget(props: WidgetProps) {
   const { t } = useTranslation();
-  const value =
-    props.value && typeof props.value === 'object' ? (props.value as Record<string, unknown>) : {};
+  const { value: held, onChange } = props;
+  const value = useMemo(
+    () => (held && typeof held === 'object' ? (held as Record<string, unknown>) : {}),
+    [held],
+  );
+  useEffect(() => {
+    if (Object.keys(value).some((key) => !LISTS.some((list) => list.key === key)))
+      onChange(
+        Object.fromEntries(
+          LISTS.flatMap(({ key }) => (value[key] === undefined ? [] : [[key, value[key]]])),
+        ),
+      );
+  }, [value, onChange]);
   return (
     <Stack gap="sm" role="group" aria-label={props.label}>
       {LISTS.map(({ key, widget }) => (

@@ -9,7 +9,8 @@ import { useState } from 'react';
 import { MultiSelect, Select, type ComboboxParsedItem } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import type { WidgetProps } from '@/resources/form/types';
-import { SEARCH_MIN, useAllowedSearch } from './allowed-list-widget';
+import { useNamedValues } from '@/resources/form/named-values';
+import { SEARCH_MIN, namedOptionLabel, useAllowedSearch } from './allowed-list-widget';
 
 export function UserPickerWidget({
   id,
@@ -27,6 +28,8 @@ export function UserPickerWidget({
   const [search, setSearch] = useState('');
   const found = useAllowedSearch('users', search);
   const [labels, setLabels] = useState<Readonly<Record<string, string>>>({});
+  // The users the form started with, named by its action's read.
+  const startNames = useNamedValues();
   const data = new Map(found.map((option) => [option.value, option.label]));
   const remember = (ids: readonly string[]) =>
     setLabels((all) => ({
@@ -58,7 +61,8 @@ export function UserPickerWidget({
     const picked = Array.isArray(value)
       ? value.filter((one): one is string => typeof one === 'string')
       : [];
-    for (const one of picked) if (!data.has(one)) data.set(one, labels[one] ?? one);
+    for (const one of picked)
+      if (!data.has(one)) data.set(one, labels[one] ?? namedOptionLabel(one, startNames));
     return (
       <MultiSelect
         {...common}
@@ -72,7 +76,8 @@ export function UserPickerWidget({
     );
   }
   const chosen = typeof value === 'string' && value ? value : null;
-  if (chosen && !data.has(chosen)) data.set(chosen, labels[chosen] ?? chosen);
+  if (chosen && !data.has(chosen))
+    data.set(chosen, labels[chosen] ?? namedOptionLabel(chosen, startNames));
   return (
     <Select
       {...common}

@@ -12,6 +12,7 @@ import {
   bookingFailures,
   bookingFieldOfCode,
   earliestStart,
+  firstFreeSpan,
   proposedSpan,
 } from './booking-rules';
 
@@ -129,5 +130,34 @@ describe('new booking spans', () => {
     );
     expect(span.start).toEqual(new Date(2026, 10, 23, 11, 30));
     expect(span.end.valueOf() - span.start.valueOf()).toBe(STEP_MINUTES * MINUTE);
+  });
+});
+
+describe('firstFreeSpan', () => {
+  const step = STEP_MINUTES * MINUTE;
+  const start = new Date(2026, 10, 23, 10, 30);
+  const event = (from: number, to: number, event_type = 'event') => ({
+    id: `${event_type}-${from}`,
+    start: new Date(start.valueOf() + from * MINUTE),
+    end: new Date(start.valueOf() + to * MINUTE),
+    event_type,
+  });
+
+  it('keeps the first step when nothing is booked there', () => {
+    expect(firstFreeSpan(start, [event(60, 90)])).toEqual({
+      start,
+      end: new Date(start.valueOf() + step),
+    });
+  });
+
+  it('moves past bookings and full windows, to the first step after them', () => {
+    const span = firstFreeSpan(start, [
+      event(0, 45),
+      event(60, 90, 'unavailable'),
+      event(-600, 6000, 'available'),
+      event(-600, 6000, 'overridable'),
+    ]);
+    expect(span.start).toEqual(new Date(start.valueOf() + 90 * MINUTE));
+    expect(span.end).toEqual(new Date(start.valueOf() + 90 * MINUTE + step));
   });
 });

@@ -87,6 +87,35 @@ export function earliestStart(now: number, priority: BookingPriority | null | un
 }
 
 /**
+ * The first span of one step from `from` on that the create body's overlap rules allow: a
+ * clash (a booking, a window without a free unit) moves it to the first step after the clash.
+ */
+export function firstFreeSpan(
+  from: Date,
+  others: readonly OtherEvent[],
+): { start: Date; end: Date } {
+  const overlapRules = rulesFor(RULES, 'BookingCreate').filter(
+    ([, rule]) => rule.kind === 'noOverlap',
+  );
+  const blocking = others.filter((other) =>
+    overlapRules.some(
+      ([, rule]) => !(rule.exceptField && rule.except?.includes(String(other[rule.exceptField]))),
+    ),
+  );
+  const length = STEP_MINUTES * 60_000;
+  let start = from;
+  // Each clash is passed once and never met again, so this ends.
+  for (;;) {
+    const end = new Date(start.valueOf() + length);
+    const clash = blocking.find(
+      (other) => other.start.valueOf() < end.valueOf() && other.end.valueOf() > start.valueOf(),
+    );
+    if (!clash) return { start, end };
+    start = ceilToStep(clash.end, STEP_MINUTES);
+  }
+}
+
+/**
  * The span a calendar selection proposes: a time-grid selection as it is; a whole day (month
  * view) from the later of its start and the earliest start, one step long.
  */

@@ -9,7 +9,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/re
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from 'i18next';
 import type { Booking, BookingPriority } from '@/generated/types';
-import { toWireDate } from '@/lib/dates';
+import { formatDate, formatTime, toWireDate } from '@/lib/dates';
 import { clearToken, setToken } from '@/lib/token';
 import { renderEngine } from '@/resources/testing/engine-test-wrapper';
 import common from '../../../locales/en/common.json';
@@ -94,8 +94,12 @@ beforeEach(() => {
     if (url.includes('/bookings/user/d1/desktop')) return json(itemList);
     if (url.includes('/bookings/user?')) return json(itemList.slice(0, 1));
     if (url.endsWith('/bookings/priority/desktop/d1')) return json(priority);
+    // The start-now limit: without a plan in force now the server refuses it.
     if (url.endsWith('/booking/max_booking_date/d1'))
-      return json({ max_booking_date: toWireDate(Date.now() + 14 * 24 * 60 * MINUTE) });
+      return json(
+        { error: 'precondition_required', description_code: 'current_plan_doesnt_match' },
+        428,
+      );
     if (url.endsWith('/booking/event') && method === 'POST')
       return createAnswer ?? json({ id: 'b2', event_type: 'event', start: 'x', end: 'y' });
     return json({}, 404);
@@ -166,24 +170,80 @@ describe('item calendar', () => {
     await waitFor(() => expect(screen.queryByTestId('booking-modal')).not.toBeInTheDocument());
   });
 
-  it('keeps an overlapping booking in the form with the overlap on its start', async () => {
-    const start = earliestStart(Date.now(), priority);
-    itemList[0] = {
-      ...(itemList[0] as Booking),
-      start: toWireDate(start),
-      end: toWireDate(start.valueOf() + 60 * MINUTE),
+  it('limits a booking by the latest date of the item, without asking the start-now limit', async () => {
+    const latest = new Date(Date.now() + 14 * 24 * 60 * MINUTE);
+    priority.max_booking_date = toWireDate(latest);
+    try {
+      renderItem();
+      fireEvent.click(await screen.findByTestId('booking-new'));
+      const modal = await screen.findByTestId('booking-modal');
+      expect(within(modal).getByTestId('booking-limits')).toHaveTextContent(
+        common.bookings.limits.until.replace('{{date}}', formatDate(latest.valueOf() / 1000)),
+      );
+      expect(sent.some((call) => call.url.includes('/booking/max_booking_date/'))).toBe(false);
+    } finally {
+      delete priority.max_booking_date;
+    }
+  });
+
+  describe('at a fixed time (10:05 today)', () => {
+    beforeEach(() => {
+      const today = new Date();
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(new Date(today.getFullYear(), today.getMonth(), today.getDate(), 10, 5));
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** A booking of the item from the earliest start (10:30) until 11:30. */
+    const bookEarliest = (): Date => {
+      const start = earliestStart(Date.now(), priority);
+      itemList[0] = {
+        ...(itemList[0] as Booking),
+        start: toWireDate(start),
+        end: toWireDate(start.valueOf() + 60 * MINUTE),
+      };
+      return start;
     };
-    renderItem();
-    // The booking may fall in the next week: wait for the list, not for its drawing.
-    await screen.findByText('Bookings · GPU box');
-    await waitFor(() => expect(screen.queryByTestId('calendar-skeleton')).not.toBeInTheDocument());
-    fireEvent.click(await screen.findByTestId('booking-new'));
-    const modal = await screen.findByTestId('booking-modal');
-    fireEvent.click(within(modal).getByTestId('booking-save'));
-    expect(await within(modal).findByTestId('booking-start-error')).toHaveTextContent(
-      errors.booking_overlap,
-    );
-    expect(posts()).toHaveLength(0);
+
+    it('proposes the first free step after the existing booking', async () => {
+      const booked = bookEarliest();
+      renderItem();
+      await screen.findByText('Course');
+      fireEvent.click(await screen.findByTestId('booking-new'));
+      const modal = await screen.findByTestId('booking-modal');
+      fireEvent.click(within(modal).getByTestId('booking-save'));
+      await waitFor(() => expect(posts()).toHaveLength(1));
+      expect(posts()[0]?.body).toMatchObject({
+        start: toWireDate(booked.valueOf() + 60 * MINUTE),
+        end: toWireDate(booked.valueOf() + (60 + STEP_MINUTES) * MINUTE),
+      });
+    });
+
+    it('keeps an overlapping booking in the form with the overlap on its start', async () => {
+      const booked = bookEarliest();
+      renderItem();
+      await screen.findByText('Course');
+      fireEvent.click(await screen.findByTestId('booking-new'));
+      const modal = await screen.findByTestId('booking-modal');
+      // The user moves the proposed start onto the booking.
+      const time = within(modal).getByTestId('booking-start-time');
+      fireEvent.click(time);
+      await waitFor(() => expect(time).toHaveAttribute('aria-controls'));
+      const listbox = document.getElementById(time.getAttribute('aria-controls') ?? '');
+      fireEvent.click(
+        within(listbox as HTMLElement).getByRole('option', {
+          name: formatTime(booked),
+          hidden: true,
+        }),
+      );
+      fireEvent.click(within(modal).getByTestId('booking-save'));
+      expect(await within(modal).findByTestId('booking-start-error')).toHaveTextContent(
+        errors.booking_overlap,
+      );
+      expect(posts()).toHaveLength(0);
+    });
   });
 
   it('shows a refusal on the field its rule names', async () => {

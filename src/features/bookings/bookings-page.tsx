@@ -31,7 +31,7 @@ import { routePath } from '@/resources/actions/available-actions';
 import { bookingItemHref } from './booking-href';
 import { bookingCalendar, dayShades, type BookingEventTexts } from './booking-events';
 import { BookingModal, canCreateBooking, type BookingModalState } from './booking-modal';
-import { STEP_MINUTES, earliestStart, proposedSpan } from './booking-rules';
+import { STEP_MINUTES, earliestStart, firstFreeSpan, proposedSpan } from './booking-rules';
 import { bookingQueries } from './queries';
 
 const ITEM_TYPES: readonly BookingItemType[] = ['desktop', 'deployment'];
@@ -103,7 +103,6 @@ function ItemBookings({ type, id }: { type: BookingItemType; id: string }) {
   const [modal, setModal] = useState<BookingModalState | null>(null);
   const list = useQuery(bookingQueries.item(type, id, range));
   const priority = useQuery(bookingQueries.priority(type, id));
-  const maxDate = useQuery({ ...bookingQueries.maxBookingDate(id), retry: false });
   const canCreate = canCreateBooking(role);
 
   // A plan added, changed or removed moves the availability: read the item again.
@@ -126,12 +125,15 @@ function ItemBookings({ type, id }: { type: BookingItemType; id: string }) {
     (now: number) => calendar.events.filter((event) => event.start.valueOf() > now).length,
     [calendar.events],
   );
-  const maxEnd = parseWireDate(maxDate.data?.max_booking_date ?? null);
+  // The caller's latest booking end for the item (null: no limit). Not the start-now limit of
+  // `bookings.maxBookingDate`, which only a booking from now has.
+  const maxEnd = parseWireDate(priority.data?.max_booking_date ?? null);
 
   const create = (start: Date, end: Date): void => setModal({ mode: 'create', start, end });
+  // A new booking proposes the first free step after the advance notice.
   const newBooking = (): void => {
-    const start = earliestStart(Date.now(), priority.data);
-    create(start, new Date(start.valueOf() + STEP_MINUTES * 60_000));
+    const span = firstFreeSpan(earliestStart(Date.now(), priority.data), calendar.others);
+    create(span.start, span.end);
   };
   const onSelectEvent = (event: CalendarEvent<Booking>): void => {
     if (event.kind === 'event') {
@@ -141,9 +143,8 @@ function ItemBookings({ type, id }: { type: BookingItemType; id: string }) {
     // Clicking a window that can be booked proposes its first free step.
     if (!canCreate || (event.kind !== 'available' && event.kind !== 'overridable')) return;
     const earliest = earliestStart(Date.now(), priority.data);
-    const start = event.start < earliest ? earliest : event.start;
-    const stepEnd = new Date(start.valueOf() + STEP_MINUTES * 60_000);
-    create(start, stepEnd < event.end ? stepEnd : event.end);
+    const span = firstFreeSpan(event.start < earliest ? earliest : event.start, calendar.others);
+    create(span.start, span.end < event.end ? span.end : event.end);
   };
 
   const name = priority.data?.name ?? id;

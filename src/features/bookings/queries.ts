@@ -63,10 +63,4 @@ export const bookingQueries = {
       queryKey: ['bookings.priority', type, id],
       queryFn: () => request('bookings.priority', { params: { type, id } }),
     }),
-  /** The furthest end a booking of the item may have. */
-  maxBookingDate: (id: string) =>
-    queryOptions({
-      queryKey: ['bookings.maxBookingDate', id],
-      queryFn: () => request('bookings.maxBookingDate', { params: { id } }),
-    }),
 };

@@ -6,9 +6,11 @@
  * schema, so this suite sees them built.
  */
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { useState } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Desktop } from '@/generated/types';
-import { formatDate, parseWireDate, toWireDate } from '@/lib/dates';
+import { formatDate, formatTimeWithSeconds, parseWireDate, toWireDate } from '@/lib/dates';
+import { resetSessionState, updateSessionState } from '@/lib/session-state';
 import { clearToken, setToken } from '@/lib/token';
 import { requestOperation } from '@/providers/http-client';
 import { registerActionHandler } from '@/resources/actions/action-registry';
@@ -271,5 +273,44 @@ describe('DesktopCard bookings', () => {
     expect(within(modal).getByTestId('cannot-start-reason')).toBeInTheDocument();
     expect(screen.queryByTestId('start-now-modal')).not.toBeInTheDocument();
     expect(calls()).not.toContain('POST /booking/event');
+  });
+});
+
+describe('DesktopCard shutting down', () => {
+  const config = {
+    show_bookings_button: false,
+    documentation_url: '',
+    viewers_documentation_url: '',
+    show_temporal_tab: true,
+    show_change_email_button: true,
+    http_port: '80',
+    https_port: '443',
+    bastion_domain: null,
+    bastion_ssh_port: null,
+    can_use_bastion: false,
+    can_use_bastion_individual_domains: false,
+    migrations_block: false,
+    desktop_shutdown_timeout: 20,
+    session: { id: 's', max_renew_time: 0, max_time: 0 },
+  };
+  afterEach(() => resetSessionState());
+
+  it('names the timeout and when the desktop is forced off, only while it shuts down', () => {
+    let setState: (state: Desktop['state']) => void = () => undefined;
+    function Live() {
+      const [state, set] = useState<Desktop['state']>('shutting-down');
+      setState = set;
+      return <DesktopCard resource="desktops" record={desktop({ state, needs_booking: false })} />;
+    }
+    const before = Date.now();
+    renderEngine(<Live />);
+    act(() => updateSessionState({ config }));
+    const hint = screen.getByTestId('desktop-shutdown-hint');
+    const at = (moment: number) => formatTimeWithSeconds(new Date(moment + 20_000));
+    const text = hint.textContent ?? '';
+    expect(text).toContain('20 s');
+    expect([at(before), at(Date.now())].some((time) => text.includes(time))).toBe(true);
+    act(() => setState('stopped'));
+    expect(screen.queryByTestId('desktop-shutdown-hint')).not.toBeInTheDocument();
   });
 });

@@ -27,6 +27,7 @@ import { FieldValue, cellNameOf, useCellText } from '@/resources/cells/cell-regi
 import { cardFields } from '@/resources/list/list-columns';
 import { needsBookingNow } from './booking-start';
 import { BookingStartHost, StartNowActions } from './booking-start-parts';
+import { ShutdownHint } from './shutdown-hint';
 import { useDesktopThumbnail } from './use-desktop-thumbnail';
 
 /** States in which the desktop has a screen to show. */
@@ -165,6 +166,7 @@ export const DesktopCard = memo(function DesktopCard({ resource, record }: CardP
           <CardLine key={meta.path} resource={resource} meta={meta} record={record} />
         ))}
         <NextBooking desktop={desktop} />
+        <ShutdownHint desktop={desktop} />
         <Box mt="auto" pt={4}>
           <Group gap={6} wrap="wrap">
             {gated && <StartNowActions desktop={desktop} />}

@@ -5,7 +5,8 @@
  * the same precompiled validator the server uses. `fields` narrows it to the fields the action is
  * about (a profile's name, not its password): only those are asked and sent. Server field errors
  * land on their fields; others show as an alert. After success it closes, or shows the answer
- * (`result`) until the user closes it; then the action's `then` route opens.
+ * (`result`) until the user closes it; then the action's `then` route opens. With `names`, the
+ * form waits for that read of the record and its pickers show the ids it starts with by name.
  */
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
@@ -35,6 +36,7 @@ import { actionDoneMessage } from './action-done';
 import { ActionPreview } from './action-preview';
 import { ActionResult } from './action-result';
 import { thenHref, useActionSuccess } from './action-success';
+import { namedValuesOf, NamedValuesProvider } from '../form/named-values';
 import { filledInputs, operationInputs, operationOf } from './operation-inputs';
 import { titleWithName } from './record-operation';
 
@@ -92,6 +94,22 @@ export function ActionFormDialog(props: ActionFormDialogProps) {
     queryFn: load,
     staleTime: Infinity,
   });
+  // The read that names the ids the form starts with (the users already chosen).
+  const namesOperation = props.def.names ?? null;
+  const namesParams = namesOperation
+    ? operationInputs(props.resource, namesOperation, props.def, props.record).params
+    : {};
+  const names = useQuery({
+    queryKey: [`${props.resource}.${namesOperation ?? ''}`, namesParams],
+    queryFn: () =>
+      requestOperation(`${props.resource}.${namesOperation ?? ''}`, { params: namesParams }),
+    enabled: namesOperation !== null,
+    staleTime: 0,
+  });
+  const named = useMemo(() => namedValuesOf(names.data), [names.data]);
+  // Without its names the form would show bare ids: it waits for them (a failed read does not
+  // keep it closed).
+  const namesSettled = namesOperation === null || names.isFetched;
   const label = t(`resources:${props.resource}.stateActions.${props.name}`);
   const navigate = useNavigate();
   const [answer, setAnswer] = useState<{ value: unknown } | null>(null);
@@ -124,15 +142,17 @@ export function ActionFormDialog(props: ActionFormDialogProps) {
           answer={answer.value}
           onClose={close}
         />
-      ) : validator.data ? (
-        <LoadedActionForm
-          {...props}
-          onClose={close}
-          onSuccess={done}
-          type={type}
-          validate={validator.data}
-          label={label}
-        />
+      ) : validator.data && namesSettled ? (
+        <NamedValuesProvider value={named}>
+          <LoadedActionForm
+            {...props}
+            onClose={close}
+            onSuccess={done}
+            type={type}
+            validate={validator.data}
+            label={label}
+          />
+        </NamedValuesProvider>
       ) : (
         <Group justify="center" p="lg">
           <Loader size="sm" aria-label={t('common:loading')} />

@@ -12,8 +12,8 @@
  * request, so a list is saved entirely or not at all.
  *
  * The search matches a piece of the name (any case, at least 2 characters) and never reaches past
- * the caller's scope: non-admins see only their own category's users, groups and category, and only
- * the media and templates they may use.
+ * the caller's scope: non-admins see only their own category's users (never an admin account),
+ * groups and category, and only the media and templates they may use.
  */
 import type { FastifyInstance } from 'fastify';
 import { eq } from 'drizzle-orm';
@@ -123,7 +123,10 @@ export function createAllowedService(app: FastifyInstance) {
       users.forEach((id, i) => {
         const user = found.get(id);
         if (!user) throw unknown(id, `/allowed/users/${i}`);
-        if (!hasRoleAtLeast(auth.role, role.admin) && user.categoryId !== auth.categoryId)
+        if (
+          !hasRoleAtLeast(auth.role, role.admin) &&
+          (user.categoryId !== auth.categoryId || user.role === role.admin)
+        )
           throw outOfScope(id, `/allowed/users/${i}`);
       });
     }
@@ -246,10 +249,14 @@ export function createAllowedService(app: FastifyInstance) {
             category_name: g.categoryName,
           }));
         case 'users': {
+          // Only admins find admin accounts.
           const found = await app.directory.searchUsers({
             term,
             categoryId: admin ? body.category : auth.categoryId,
-            excludeRole: body.exclude_role,
+            excludeRoles: [
+              ...(body.exclude_role ? [body.exclude_role] : []),
+              ...(admin ? [] : [role.admin]),
+            ],
           });
           return found.map((u): AllowedTermResult =>
             admin

@@ -4,7 +4,7 @@
  * one). Reads only; every search is bounded and scoped by the caller-side filters it is given.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { and, asc, eq, inArray, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import { categories, groups, users } from '../../platform/db/schema.ts';
@@ -43,8 +43,8 @@ export interface UserSearch {
   term: string;
   /** only users of this category */
   categoryId?: string | undefined;
-  /** leave users of this role out */
-  excludeRole?: Role | undefined;
+  /** leave users of these roles out */
+  excludeRoles?: readonly Role[] | undefined;
 }
 
 export interface DirectoryRepository {
@@ -130,13 +130,13 @@ const plugin: FastifyPluginAsync = async (app) => {
       if (ids.length === 0) return [];
       return selectCategories(inArray(categories.id, [...ids]), ids.length);
     },
-    searchUsers({ term, categoryId, excludeRole }) {
+    searchUsers({ term, categoryId, excludeRoles = [] }) {
       return selectUsers(
         and(
           eq(users.active, true),
           or(contains(users.name, term), contains(users.username, term)),
           categoryId !== undefined ? eq(users.categoryId, categoryId) : undefined,
-          excludeRole !== undefined ? ne(users.role, excludeRole) : undefined,
+          excludeRoles.length > 0 ? notInArray(users.role, [...excludeRoles]) : undefined,
         ),
         DIRECTORY_SEARCH_LIMIT,
       );

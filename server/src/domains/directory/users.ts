@@ -5,7 +5,7 @@
  * is disabled, or whose password is set, loses their sessions.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { hashPassword } from '../../platform/auth/passwords.ts';
 import {
@@ -46,10 +46,10 @@ import {
 import { appendAudit } from './audit.ts';
 import { passwordPolicyOf, type AdminDeps } from './deps.ts';
 import { keepAnAdmin } from './last-admin.ts';
-import { role } from '../../../../src/generated/policy.ts';
+import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 
 /** Users with their category's and main group's names, as the administration reads them. */
-async function usersWithNames(db: Db, where: ReturnType<typeof eq> | undefined) {
+async function usersWithNames(db: Db, where: SQL | undefined) {
   const rows = await db
     .select({ ...getTableColumns(users), ...usersComputed })
     .from(users)
@@ -58,19 +58,23 @@ async function usersWithNames(db: Db, where: ReturnType<typeof eq> | undefined) 
   return rows.map(adminUserReadToWire);
 }
 
-export async function listUsers(db: Db, actor: Actor): Promise<AdminUser[]> {
-  requireStaff(actor);
-  return usersWithNames(
-    db,
-    actor.role === role.admin ? undefined : eq(users.categoryId, actor.categoryId),
-  );
+/** The users the actor sees: every user for an admin; a manager's own category but its admins. */
+function visibleTo(actor: Actor): SQL | undefined {
+  return hasRoleAtLeast(actor.role, role.admin)
+    ? undefined
+    : and(eq(users.categoryId, actor.categoryId), ne(users.role, role.admin));
 }
 
-/** One user; another category's user is not found for a manager. */
+export async function listUsers(db: Db, actor: Actor): Promise<AdminUser[]> {
+  requireStaff(actor);
+  return usersWithNames(db, visibleTo(actor));
+}
+
+/** One user; for a manager, another category's user and an admin account are not found. */
 export async function showUser(db: Db, actor: Actor, id: string): Promise<AdminUser> {
   requireStaff(actor);
-  const [found] = await usersWithNames(db, eq(users.id, id));
-  if (!found || !reaches(actor, found.category)) throw notFound('User');
+  const [found] = await usersWithNames(db, and(eq(users.id, id), visibleTo(actor)));
+  if (!found) throw notFound('User');
   return found;
 }
 

@@ -67,6 +67,16 @@ export function listItem(row: RecycleBinRow): RecycleBin {
   };
 }
 
+/**
+ * A disk's status follows its entry's: back in use (`ready`) once the entry is restored, gone
+ * once it is deleted, else as it was recycled.
+ */
+function diskStatus(entry: RecycleBinRow['status'], recycled: string): string {
+  if (entry === 'restored') return 'ready';
+  if (entry === 'deleted') return 'deleted';
+  return recycled;
+}
+
 /** The detail of an entry: its desktops, templates, deployments and disks, named. */
 export async function entryDetail(
   app: FastifyInstance,
@@ -118,7 +128,7 @@ export async function entryDetail(
       return {
         id: s.id,
         directory_path: storageLocation(app.config.dataDir, s.directory_path),
-        status: s.status,
+        status: diskStatus(row.status, s.status),
         type: 'qcow2',
         parent: desktop?.templateId ?? null,
         user: item ? username(item.userId) : null,

@@ -26,6 +26,7 @@ export default async function configRoutes(app: FastifyInstance) {
       can_use_bastion: bastion,
       can_use_bastion_individual_domains: bastion && s.bastion.individual_domains,
       migrations_block: s.migration.force && !s.migration.force_exceptions.includes(auth.role),
+      desktop_shutdown_timeout: Math.ceil(app.config.shutdownGraceMs / 1000),
       session: {
         id: auth.sessionId,
         max_renew_time: epoch(auth.session.maxRenewAt),
