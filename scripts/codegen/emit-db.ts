@@ -427,10 +427,59 @@ function mappers(t: Table): string {
   return out.join('\n\n');
 }
 
+/**
+ * The entities that read another file's table (`x-db: { "view": "<table>" }` at the root): each
+ * property with `x-db: true` is the table's wire property of the same name and shape, so a read
+ * view (the booking screens' reservable item) is mapped from the stored row by the generated
+ * `<entity>ToWire` as well; a field added to both files reaches both answers.
+ */
+export interface View {
+  file: string;
+  entity: string;
+  table: Table;
+  fields: Column[];
+}
+
+export function viewsOf(
+  files: SchemaFile[],
+  tables: Table[],
+): { views: View[]; problems: string[] } {
+  const resolve = resolver(files);
+  const views: View[] = [];
+  const problems: string[] = [];
+  for (const f of files) {
+    const view = (f.json['x-db'] as (Json & { view?: string }) | undefined)?.view;
+    if (!view) continue;
+    const table = tables.find((t) => t.table === view);
+    if (!table) {
+      problems.push(`${f.file}: x-db view ${view} is not a declared table`);
+      continue;
+    }
+    const fields: Column[] = [];
+    for (const [name, prop] of Object.entries((f.json.properties ?? {}) as Record<string, Json>)) {
+      if (prop['x-db'] === undefined) continue;
+      const col = table.columns.find((c) => c.wire === name);
+      if (prop['x-db'] !== true || !col)
+        problems.push(`${f.file}: ${name} is not a wire property of ${view} (a view reads them)`);
+      else if (shapeOf(resolve, f.$id, prop) !== col.shape)
+        problems.push(`${f.file}: ${name} has not the shape of ${view}.${col.column}`);
+      else fields.push(col);
+    }
+    views.push({ file: f.file, entity: keyOf(f), table, fields });
+  }
+  return { views, problems };
+}
+
+function viewMapper(v: View): string {
+  const keys = v.fields.map((c) => JSON.stringify(c.name)).join(' | ');
+  return `/** The stored fields of a ${v.entity}, read from a ${v.table.entity} row (${v.table.table}). */\nexport function ${lowerFirst(v.entity)}ToWire(row: ${v.table.entity}Row): Pick<${v.entity}, ${keys}> {\n  return {\n${v.fields.map((c) => `    ${JSON.stringify(c.name)}: ${toWireValue(c, 'row')},`).join('\n')}\n  };\n}`;
+}
+
 /** src/generated/db.ts: tables, row types, mappers and the storage table of every entity. */
 export function emitDb(files: SchemaFile[], banner: string): string {
   const tables = tablesOf(files);
-  const problems = checkTables(tables);
+  const { views, problems: viewProblems } = viewsOf(files, tables);
+  const problems = [...checkTables(tables), ...viewProblems];
   if (problems.length) throw new Error(`schema check failed:\n- ${problems.join('\n- ')}`);
   const typeNames = new Set<string>();
   for (const t of tables) {
@@ -440,6 +489,7 @@ export function emitDb(files: SchemaFile[], banner: string): string {
         typeNames.add(m[1] ?? '');
     for (const s of t.shapes) typeNames.add(s.type);
   }
+  for (const v of views) typeNames.add(v.entity);
   for (const builtin of ['NonNullable', 'Record', 'Partial', 'Pick']) typeNames.delete(builtin);
   const storage = tables
     .map(
@@ -455,6 +505,8 @@ import type { ${[...typeNames].sort().join(', ')} } from './types';
 ${tables.map((t) => tableCode(t, tables)).join('\n\n')}
 
 ${tables.map(mappers).join('\n\n')}
+
+${views.map(viewMapper).join('\n\n')}
 
 /** Every stored entity: its table, scoping columns (row keys) and wire mapper. */
 export const storage = {
