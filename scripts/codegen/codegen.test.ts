@@ -17,7 +17,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCodegen, validateSchemas } from './index.ts';
 import { expandSchema, loadSchemas } from './load.ts';
-import { tablesOf, viewsOf } from './emit-db.ts';
+import { tablesOf } from './emit-db.ts';
+import { viewsOf } from './emit-db-code.ts';
 
 // The tests mutate arbitrary nested schema JSON in place; `unknown` would need a cast per step.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
