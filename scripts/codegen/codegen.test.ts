@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { runCodegen, validateSchemas } from './index.ts';
 import { expandSchema, loadSchemas } from './load.ts';
 import { tablesOf } from './emit-db.ts';
+import { viewsOf } from './emit-db-code.ts';
 
 // The tests mutate arbitrary nested schema JSON in place; `unknown` would need a cast per step.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -479,5 +480,28 @@ describe('one schema file per stored resource', () => {
     // credentials are storage-only columns: never a wire property
     for (const column of ['password_hash', 'api_key_hash', 'wg_private_key', 'password_reset_jti'])
       expect(users?.columns.find((c) => c.column === column)?.wire, column).toBeNull();
+  });
+
+  it("a view reads the stored properties of another file's table by name", () => {
+    const files = loadSchemas(schemaDir);
+    const tables = tablesOf(files);
+    const { views, problems } = viewsOf(files, tables);
+    expect(problems).toEqual([]);
+    const reservable = views.find((v) => v.entity === 'Reservable');
+    expect(reservable?.table.entity).toBe('AdminReservable');
+    expect(reservable?.fields.map((c) => c.name)).toEqual([
+      'id',
+      'name',
+      'model',
+      'brand',
+      'description',
+    ]);
+    const broken = mutate('entities/reservable.schema.json', (json) => {
+      json.properties.architecture['x-db'] = true;
+    });
+    const again = loadSchemas(broken);
+    expect(viewsOf(again, tablesOf(again)).problems).toEqual([
+      'entities/reservable.schema.json: architecture is not a wire property of reservable_items (a view reads them)',
+    ]);
   });
 });

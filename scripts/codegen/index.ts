@@ -9,7 +9,7 @@ import { compile } from 'json-schema-to-typescript';
 import { createAjv } from '../../server/src/platform/http/schema-ajv.ts';
 import { loadSchemas, type SchemaFile } from './load.ts';
 import { checkSchemas, resolveRef } from './check.ts';
-import { emitDb } from './emit-db.ts';
+import { emitDb } from './emit-db-code.ts';
 import { emitPolicy, policyProblems } from './emit-policy.ts';
 import { operationTypes } from './emit.ts';
 import { banner, fieldsOf, flatSchema, keyOf, literal, operations, refTable } from './emit.ts';

@@ -358,3 +358,37 @@ describe('deletes and units in use', () => {
     });
   });
 });
+
+describe('an update that changes nothing stored', () => {
+  it('answers 200 to an empty item update and keeps the item as it was', async () => {
+    const { itemId, name } = await newItemAndProfile();
+    const before = (await call('GET', `/admin/reservable-items/${itemId}`)).json();
+    const res = await call('PUT', `/admin/reservable-items/${itemId}`, {});
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({});
+    expect((await call('GET', `/admin/reservable-items/${itemId}`)).json()).toEqual(before);
+    expect(before).toMatchObject({ id: itemId, name, profiles: 1 });
+    // a field the body does not know is refused before anything is written
+    const unknown = await call('PUT', `/admin/reservable-items/${itemId}`, { colour: 'red' });
+    expect(unknown.statusCode).toBe(400);
+  });
+
+  it('answers 200 to an empty profile or rule update and keeps them as they were', async () => {
+    const { profileId } = await newItemAndProfile();
+    const rule = await call('POST', '/admin/booking-priorities', {
+      rule_group: `g-${uid()}`,
+      name: `Rule ${uid()}`,
+    });
+    expect(rule.statusCode, rule.body).toBe(200);
+    const ruleId = rule.json<{ id: string }>().id;
+    for (const url of [
+      `/admin/reservable-profiles/${profileId}`,
+      `/admin/booking-priorities/${ruleId}`,
+    ]) {
+      const before = (await call('GET', url)).json();
+      const res = await call('PUT', url, {});
+      expect({ url, status: res.statusCode }).toEqual({ url, status: 200 });
+      expect((await call('GET', url)).json()).toEqual(before);
+    }
+  });
+});

@@ -244,12 +244,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     create: { body: { name: '$name' } },
     update: {},
     form: 'edit',
-    gaps: {
-      update: 'an update carrying only the field sets no column and fails (500)',
-      stored: 'create and update drop it (the column exists: reservable.schema.json adds it)',
-      list: 'itemToWire lists the fields by hand',
-      show: 'itemToWire lists the fields by hand',
-    },
   },
   {
     resource: 'adminReservableProfiles',
@@ -266,16 +260,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     },
     update: {},
     form: 'edit',
-    gaps: {
-      table:
-        'admin-reservable-profile.schema.json has no storage: schema/storage/reservable-profile.schema.json holds the table',
-      migration: 'no column in the reservable_profiles table',
-      column: 'no column in the reservable_profiles table',
-      update: 'an update carrying only the field sets no column and fails (500)',
-      stored: 'no column',
-      list: 'profileToWire lists the fields by hand',
-      show: 'profileToWire lists the fields by hand',
-    },
   },
   {
     resource: 'adminBookingPriorities',
@@ -284,16 +268,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     create: { body: { rule_group: 'probe', name: '$name' } },
     update: {},
     form: 'edit',
-    gaps: {
-      table:
-        'admin-booking-priority.schema.json has no storage: schema/storage/booking-rule.schema.json holds the table',
-      migration: 'no column in the booking_priorities table',
-      column: 'no column in the booking_priorities table',
-      update: 'an update carrying only the field sets no column and fails (500)',
-      stored: 'no column',
-      list: 'ruleToWire lists the fields by hand',
-      show: 'ruleToWire lists the fields by hand',
-    },
   },
   {
     resource: 'audit',

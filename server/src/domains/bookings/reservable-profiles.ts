@@ -2,59 +2,41 @@
  * The administration of reservable profiles (what a desktop names and a booking takes units of).
  * A profile keeps at least the units its bookings take at once and is not deleted while in use.
  */
-import { and, asc, count, eq, gt, ne, sql } from 'drizzle-orm';
-import type { AdminReservableProfile } from '../../../../src/generated/types.ts';
+import { and, count, eq, gt, ne, sql } from 'drizzle-orm';
+import type {
+  AdminReservableProfile,
+  AdminReservableProfileCreate,
+  AdminReservableProfileUpdate,
+} from '../../../../src/generated/types.ts';
 import {
+  adminReservableProfileFromCreate,
+  adminReservableProfileFromUpdate,
+  adminReservableProfileReadToWire,
   bookingPriorities,
   bookings,
   deployments,
   desktops,
   plannerEvents,
-  reservableItems,
   reservableProfiles,
   templates,
-  type ReservableProfileRow,
+  type AdminReservableProfileReadRow,
 } from '../../platform/db/schema.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { crudService, type CrudActor } from '../../platform/crud/crud-service.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
-import { recordAudit } from './reservables-audit.ts';
-import type { ReservablesAdmin } from './reservables-service.ts';
+import { appendAudit } from '../directory/index.ts';
 import {
   allowedFrom,
+  checkLists,
   countOf,
   creating,
-  defined,
   exists,
   inUse,
   itemRow,
-  notFound,
   rolesOf,
+  type Directory,
 } from './reservables-shared.ts';
-
-const profileToWire = (
-  row: ReservableProfileRow,
-  itemName: string | null,
-): AdminReservableProfile => ({
-  id: row.id,
-  item_id: row.itemId,
-  item_name: itemName,
-  name: row.name,
-  description: row.description,
-  profile: row.profile,
-  units: row.units,
-  enabled: row.enabled,
-  priority_id: row.priorityId,
-  allowed_roles: rolesOf(row.allowed),
-  allowed: row.allowed,
-});
-
-async function profileRow(on: Executor, id: string, lock = false): Promise<ReservableProfileRow> {
-  const query = on.select().from(reservableProfiles).where(eq(reservableProfiles.id, id));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Reservable profile', id);
-  return row;
-}
 
 /** A profile's name is unique within its item. */
 async function checkProfileName(
@@ -152,84 +134,59 @@ async function profileUses(on: Executor, id: string, now: Date): Promise<Record<
   return Object.fromEntries(Object.entries(uses).filter(([, n]) => n > 0));
 }
 
-export function reservableProfilesAdmin(
-  db: Db,
-): Pick<
-  ReservablesAdmin,
-  'profiles' | 'profile' | 'createProfile' | 'updateProfile' | 'deleteProfile'
-> {
-  return {
-    async profiles() {
-      const rows = await db
-        .select({ profile: reservableProfiles, itemName: reservableItems.name })
-        .from(reservableProfiles)
-        .leftJoin(reservableItems, eq(reservableItems.id, reservableProfiles.itemId))
-        .orderBy(asc(reservableProfiles.name), asc(reservableProfiles.id));
-      return rows.map((r) => profileToWire(r.profile, r.itemName));
-    },
-
-    async profile(id) {
-      const row = await profileRow(db, id);
-      const [item] = await db
-        .select({ name: reservableItems.name })
-        .from(reservableItems)
-        .where(eq(reservableItems.id, row.itemId));
-      return profileToWire(row, item?.name ?? null);
-    },
-
-    async createProfile(actor, body) {
-      return creating(
-        () =>
-          db.transaction(async (tx) => {
-            // The item's row is locked so that it is not deleted while it gets a profile.
-            await itemRow(tx, body.item_id, true);
-            const [taken] = await tx
-              .select({ id: reservableProfiles.id })
-              .from(reservableProfiles)
-              .where(eq(reservableProfiles.id, body.id));
-            if (taken) throw exists('reservable profile', 'id', 'reservable_exists');
-            await checkProfileName(tx, body.item_id, body.name);
-            const priorityId = body.priority_id ?? 'default';
-            await checkRuleGroup(tx, priorityId);
-            const [row] = await tx
-              .insert(reservableProfiles)
-              .values({
-                id: body.id,
-                itemId: body.item_id,
-                name: body.name.trim(),
-                description: body.description ?? null,
-                profile: body.profile,
-                units: body.units,
-                enabled: body.enabled ?? true,
-                priorityId,
-                allowed: allowedFrom({}, body.allowed_roles ?? [], body.allowed),
-              })
-              .returning();
-            if (!row) throw new ApiError('internal_server');
-            await recordAudit(tx, {
-              actor,
-              action: 'adminReservableProfiles.create',
-              targetType: 'reservable_profile',
-              targetId: row.id,
-              targetName: row.name,
-              before: null,
-              after: profileToWire(row, null),
-            });
-            return row.id;
-          }),
-        () => exists('reservable profile', 'id', 'reservable_exists'),
-      );
-    },
-
-    async updateProfile(actor, id, body) {
-      await db.transaction(async (tx) => {
-        // The profile's row lock is the one every booking change takes: no booking slips in
-        // between the check of the units and the change.
-        const before = await profileRow(tx, id, true);
-        if (body.name !== undefined) await checkProfileName(tx, before.itemId, body.name, id);
+/**
+ * The profiles' plain CRUD (list and show with the item's name and the allowed roles as the form
+ * shows them, create, update, delete) and what profiles add to it: the id is the one sent (what a
+ * desktop names), names are unique within the item, the rule group exists, the allowed lists name
+ * existing users and groups, the units stay at least what bookings take at once (the profile's
+ * row, locked by the write, is the lock every booking change takes), and a profile in use is not
+ * deleted.
+ */
+export function reservableProfilesCrud(db: Db, directory: Directory) {
+  const service = crudService<
+    'reservableProfiles',
+    AdminReservableProfile,
+    AdminReservableProfileCreate,
+    AdminReservableProfileUpdate
+  >(db, {
+    resource: 'adminReservableProfiles',
+    storage: 'reservableProfiles',
+    label: 'Reservable profile',
+    toWire: (row) => ({
+      ...adminReservableProfileReadToWire(row as AdminReservableProfileReadRow),
+      allowed_roles: rolesOf(row.allowed),
+    }),
+    fromCreate: adminReservableProfileFromCreate,
+    fromUpdate: adminReservableProfileFromUpdate,
+    orderBy: ['name'],
+    audit: { targetType: 'reservable_profile', append: appendAudit },
+    hooks: {
+      async beforeCreate({ tx }, body) {
+        await checkLists(directory, body.allowed);
+        // The item's row is locked so that it is not deleted while it gets a profile.
+        await itemRow(tx, body.item_id, true);
+        const [taken] = await tx
+          .select({ id: reservableProfiles.id })
+          .from(reservableProfiles)
+          .where(eq(reservableProfiles.id, body.id));
+        if (taken) throw exists('reservable profile', 'id', 'reservable_exists');
+        await checkProfileName(tx, body.item_id, body.name);
+        const priorityId = body.priority_id ?? 'default';
+        await checkRuleGroup(tx, priorityId);
+        return {
+          id: body.id,
+          name: body.name.trim(),
+          priorityId,
+          allowed: allowedFrom({}, body.allowed_roles ?? [], body.allowed),
+        };
+      },
+      async beforeUpdate({ tx, before }, body) {
+        await checkLists(directory, body.allowed);
+        if (body.name !== undefined)
+          await checkProfileName(tx, before.itemId, body.name, before.id);
         if (body.priority_id !== undefined) await checkRuleGroup(tx, body.priority_id);
         if (body.units !== undefined && body.units < before.units) {
-          const booked = await unitsBookedAtOnce(tx, id, new Date());
+          const booked = await unitsBookedAtOnce(tx, before.id, new Date());
           if (body.units < booked)
             throw new ApiError(
               'precondition_required',
@@ -238,54 +195,27 @@ export function reservableProfilesAdmin(
               { units: booked },
             );
         }
-        const allowed =
-          body.allowed_roles !== undefined || body.allowed !== undefined
-            ? allowedFrom(before.allowed, body.allowed_roles, body.allowed)
-            : undefined;
-        const [after] = await tx
-          .update(reservableProfiles)
-          .set(
-            defined({
-              name: body.name?.trim(),
-              description: body.description,
-              profile: body.profile,
-              units: body.units,
-              enabled: body.enabled,
-              priorityId: body.priority_id,
-              allowed,
-            }),
-          )
-          .where(eq(reservableProfiles.id, id))
-          .returning();
-        if (!after) throw notFound('Reservable profile', id);
-        await recordAudit(tx, {
-          actor,
-          action: 'adminReservableProfiles.update',
-          targetType: 'reservable_profile',
-          targetId: id,
-          targetName: after.name,
-          before: profileToWire(before, null),
-          after: profileToWire(after, null),
-        });
-      });
-    },
-
-    async deleteProfile(actor, id) {
-      await db.transaction(async (tx) => {
-        const before = await profileRow(tx, id, true);
-        const uses = await profileUses(tx, id, new Date());
+        return {
+          ...(body.name === undefined ? {} : { name: body.name.trim() }),
+          ...(body.allowed_roles !== undefined || body.allowed !== undefined
+            ? { allowed: allowedFrom(before.allowed, body.allowed_roles, body.allowed) }
+            : {}),
+        };
+      },
+      async beforeDelete({ tx, before }) {
+        const uses = await profileUses(tx, before.id, new Date());
         if (Object.keys(uses).length > 0) throw inUse('reservable profile', uses);
-        await tx.delete(reservableProfiles).where(eq(reservableProfiles.id, id));
-        await recordAudit(tx, {
-          actor,
-          action: 'adminReservableProfiles.delete',
-          targetType: 'reservable_profile',
-          targetId: id,
-          targetName: before.name,
-          before: profileToWire(before, null),
-          after: null,
-        });
-      });
+        return {};
+      },
     },
-  };
+  });
+  // A create whose id another create took meanwhile answers the same 409 as one taken before.
+  return {
+    ...service,
+    create: (actor: CrudActor, body: AdminReservableProfileCreate) =>
+      creating(
+        () => service.create(actor, body),
+        () => exists('reservable profile', 'id', 'reservable_exists'),
+      ),
+  } satisfies typeof service;
 }

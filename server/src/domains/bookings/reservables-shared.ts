@@ -1,16 +1,49 @@
 /**
- * What the administration of reservables shares: the acting admin, the allowed roles as the forms
- * show them and as they are stored, the errors, and the helpers of its writes.
+ * What the administration of reservables shares: the allowed roles as the forms show them and as
+ * they are stored, the check of the users and groups the allowed lists name, the errors, and the
+ * helpers of its writes.
  */
 import type { Allowed, AllowedShareLists2, Role } from '../../../../src/generated/types.ts';
 import { roles as ALL_ROLES } from '../../../../src/generated/policy.ts';
 import { reservableItems, type ReservableRow } from '../../platform/db/schema.ts';
 import { eq } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
-import type { Caller } from '../../platform/auth/auth-context.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 
-export type Actor = Caller & { name: string };
+/** The directory's lookups the allowed lists are checked against. */
+export interface Directory {
+  groupsByIds(ids: readonly string[]): Promise<{ id: string }[]>;
+  usersByIds(ids: readonly string[]): Promise<{ id: string }[]>;
+}
+
+/** Every group and user the allowed lists name exists (404 `not_found` on the first that does not). */
+export async function checkLists(
+  directory: Directory,
+  lists: { groups?: string[] | false; users?: string[] | false } | undefined,
+): Promise<void> {
+  const unknown = (id: string, path: string) =>
+    new ApiError(
+      'not_found',
+      `Unknown ${id}`,
+      'not_found',
+      { id },
+      { errors: { [path]: 'not_found' } },
+    );
+  const groups = lists?.groups || [];
+  const users = lists?.users || [];
+  if (groups.length > 0) {
+    const found = new Set((await directory.groupsByIds(groups)).map((g) => g.id));
+    groups.forEach((id, i) => {
+      if (!found.has(id)) throw unknown(id, `/allowed/groups/${i}`);
+    });
+  }
+  if (users.length > 0) {
+    const found = new Set((await directory.usersByIds(users)).map((u) => u.id));
+    users.forEach((id, i) => {
+      if (!found.has(id)) throw unknown(id, `/allowed/users/${i}`);
+    });
+  }
+}
 
 /** The stored roles list as the form shows it: [] (everyone) lists every role, false none. */
 export function rolesOf(allowed: Allowed): Role[] {
@@ -74,13 +107,6 @@ export async function creating<T>(work: () => Promise<T>, conflict: () => ApiErr
     if (uniqueViolation(err)) throw conflict();
     throw err;
   }
-}
-
-/** Drops the keys whose value is undefined (a body's absent fields). */
-export function defined<T extends object>(values: T): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(values).filter(([, v]) => v !== undefined),
-  ) as Partial<T>;
 }
 
 /** The item's row (locked for update when asked); 404 when it does not exist. */

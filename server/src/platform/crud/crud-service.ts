@@ -189,13 +189,18 @@ export function crudService<N extends StorageName, Wire, Create, Update>(
   };
   const idKey =
     Object.entries(getTableColumns(entry.table)).find(([, c]) => c.primary)?.[0] ?? 'id';
-  /** The record a write changes: 404 when absent, 403 outside the actor's scope. */
+  /**
+   * The record a write changes, its row locked until the write commits (so the checks of the
+   * hooks and the before snapshot hold for the write): 404 when absent, 403 outside the actor's
+   * scope.
+   */
   const writable = async (tx: Executor, actor: CrudActor, key: string): Promise<Row> => {
     const [row] = (await tx
       .select()
       .from(entry.table as never)
       .where(eq(id, key))
-      .limit(1)) as Row[];
+      .limit(1)
+      .for('update')) as Row[];
     if (!row) throw notFound();
     if (!reaches(actor, row)) throw forbidden(`That ${def.label.toLowerCase()} is out of reach`);
     return row;

@@ -8,3 +8,7 @@ export type { AdminGroupRow as GroupRow } from '../../../../src/generated/db.ts'
 export type { AdminCategoryRow as CategoryRow } from '../../../../src/generated/db.ts';
 export type { AdminUserRow as UserRow } from '../../../../src/generated/db.ts';
 export type { AdminUserInsert as UserInsert } from '../../../../src/generated/db.ts';
+export type { AdminReservableRow as ReservableRow } from '../../../../src/generated/db.ts';
+export type { AdminReservableProfileRow as ReservableProfileRow } from '../../../../src/generated/db.ts';
+export type { AdminBookingPriorityRow as BookingRuleRow } from '../../../../src/generated/db.ts';
+export type { AdminBookingPriorityInsert as BookingRuleInsert } from '../../../../src/generated/db.ts';
