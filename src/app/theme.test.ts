@@ -1,0 +1,32 @@
+/** Light-variant text keeps AA contrast on its light background and its hover, in every colour. */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_THEME } from '@mantine/core';
+import { contrastRatio, lightVariantColors, readableOn, TEXT_CONTRAST } from './theme';
+
+describe('theme contrast', () => {
+  it('measures the WCAG ratio', () => {
+    expect(contrastRatio('#000000', '#ffffff')).toBeCloseTo(21, 1);
+    expect(contrastRatio('#ffffff', '#ffffff')).toBeCloseTo(1, 5);
+  });
+
+  it('darkens green light-variant text until it reads on its background (was 3.8:1)', () => {
+    const { green } = DEFAULT_THEME.colors;
+    expect(contrastRatio(green[9], green[1])).toBeLessThan(TEXT_CONTRAST);
+    const readable = lightVariantColors()['--mantine-color-green-light-color'];
+    expect(readable).toBeDefined();
+    expect(contrastRatio(readable ?? '', green[1])).toBeGreaterThanOrEqual(TEXT_CONTRAST);
+  });
+
+  it('leaves every colour of the theme readable on its light background and hover', () => {
+    const variables = lightVariantColors();
+    for (const [name, shades] of Object.entries(DEFAULT_THEME.colors)) {
+      const text = variables[`--mantine-color-${name}-light-color`] ?? shades[9];
+      expect(contrastRatio(text, shades[1]), name).toBeGreaterThanOrEqual(TEXT_CONTRAST);
+      expect(contrastRatio(text, shades[2]), name).toBeGreaterThanOrEqual(TEXT_CONTRAST);
+    }
+  });
+
+  it('keeps a colour that already reads', () => {
+    expect(readableOn('#000000', ['#ffffff'])).toBe('#000000');
+  });
+});
