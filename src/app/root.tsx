@@ -5,7 +5,8 @@
  * catalogues it does not use; they load while the user types, and its first navigation (the
  * login's, a link, maintenance) hands over to the router (`router-root`).
  */
-import { lazy, startTransition, Suspense, useEffect, useState } from 'react';
+import { lazy, startTransition, Suspense, useEffect, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { MantineProvider } from '@mantine/core';
 import { LoginPage } from '@/features/auth/login-page';
 import { whenIdle } from '@/lib/idle';
@@ -18,7 +19,7 @@ import { loadApp } from './app-loader';
 import { decideEntry } from './guard/entry-decision';
 import { prefetchLanding } from './landing-prefetch';
 import { PageLoader } from './page-loader';
-import { cssVariablesResolver, theme } from './theme';
+import { cssVariablesResolver, themeWithLabels } from './theme';
 
 /** The router and its routes (everything but the login form on its own). */
 const loadRouterRoot = () => import('./router-root');
@@ -64,6 +65,9 @@ function startsOnLogin(): boolean {
 
 /** The whole SPA. */
 export function Root() {
+  const { t } = useTranslation();
+  const closeLabel = t('common:actions.close');
+  const theme = useMemo(() => themeWithLabels(closeLabel), [closeLabel]);
   const [routed, setRouted] = useState(() => !startsOnLogin());
   // Until the router mounts, a navigation away from the login form changes the address and hands
   // the page to the router, which renders that address (the form stays until it is ready).

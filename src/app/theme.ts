@@ -3,7 +3,13 @@
  * background (light badges, the active navbar entry, calendar shading) keeps WCAG AA contrast
  * (4.5:1) in the light scheme, also on the hover background, for every colour of the theme.
  */
-import { createTheme, darken, DEFAULT_THEME, type CSSVariablesResolver } from '@mantine/core';
+import {
+  createTheme,
+  darken,
+  DEFAULT_THEME,
+  type CSSVariablesResolver,
+  type MantineThemeOverride,
+} from '@mantine/core';
 
 /** The minimum contrast ratio of normal text (WCAG 2 AA). */
 export const TEXT_CONTRAST = 4.5;
@@ -51,6 +57,23 @@ export const theme = createTheme({
   luminanceThreshold: 0.17,
   defaultRadius: 'md',
 });
+
+/**
+ * The theme with the labels its components need in the interface language: every modal's and
+ * drawer's close button is named (it is an icon alone).
+ */
+export function themeWithLabels(closeLabel: string): MantineThemeOverride {
+  const closeButtonProps = { 'aria-label': closeLabel };
+  return {
+    ...theme,
+    components: {
+      ...theme.components,
+      // Plain objects, not `Modal.extend`: the login route does not load the modal's code.
+      Modal: { defaultProps: { closeButtonProps } },
+      Drawer: { defaultProps: { closeButtonProps } },
+    },
+  };
+}
 
 /**
  * The light scheme's `--mantine-color-<name>-light-color` (shade 9 by default), darkened where

@@ -1,7 +1,17 @@
-/** Light-variant text keeps AA contrast on its light background and its hover, in every colour. */
+/**
+ * Light-variant text keeps AA contrast on its light background and its hover, in every colour;
+ * modal close buttons are named.
+ */
+import { render, screen } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_THEME } from '@mantine/core';
-import { contrastRatio, lightVariantColors, readableOn, TEXT_CONTRAST } from './theme';
+import { DEFAULT_THEME, MantineProvider, Modal } from '@mantine/core';
+import {
+  contrastRatio,
+  lightVariantColors,
+  readableOn,
+  TEXT_CONTRAST,
+  themeWithLabels,
+} from './theme';
 
 describe('theme contrast', () => {
   it('measures the WCAG ratio', () => {
@@ -28,5 +38,18 @@ describe('theme contrast', () => {
 
   it('keeps a colour that already reads', () => {
     expect(readableOn('#000000', ['#ffffff'])).toBe('#000000');
+  });
+});
+
+describe('theme labels', () => {
+  it('names the close button of every modal', async () => {
+    render(
+      <MantineProvider theme={themeWithLabels('Close')}>
+        <Modal opened onClose={() => undefined} title="Rename" transitionProps={{ duration: 0 }}>
+          body
+        </Modal>
+      </MantineProvider>,
+    );
+    expect(await screen.findByRole('button', { name: 'Close' })).toBeInTheDocument();
   });
 });
