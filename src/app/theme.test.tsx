@@ -2,9 +2,9 @@
  * Light-variant text keeps AA contrast on its light background and its hover, in every colour;
  * modal close buttons are named.
  */
-import { render, screen } from '@testing-library/react';
+import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_THEME, MantineProvider, Modal } from '@mantine/core';
+import { Alert, DEFAULT_THEME, MantineProvider, Modal, Notification } from '@mantine/core';
 import {
   contrastRatio,
   lightVariantColors,
@@ -51,5 +51,17 @@ describe('theme labels', () => {
       </MantineProvider>,
     );
     expect(await screen.findByRole('button', { name: 'Close' })).toBeInTheDocument();
+  });
+
+  it('names the close button of a toast and of an alert', () => {
+    const { container } = render(
+      <MantineProvider theme={themeWithLabels('Close')}>
+        <Notification title="Saved">done</Notification>
+        <Alert withCloseButton title="Note">
+          text
+        </Alert>
+      </MantineProvider>,
+    );
+    expect(within(container).getAllByRole('button', { name: 'Close' })).toHaveLength(2);
   });
 });

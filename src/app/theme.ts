@@ -59,8 +59,8 @@ export const theme = createTheme({
 });
 
 /**
- * The theme with the labels its components need in the interface language: every modal's and
- * drawer's close button is named (it is an icon alone).
+ * The theme with the labels its components need in the interface language: the close button of
+ * every modal, drawer, toast and alert is named (it is an icon alone).
  */
 export function themeWithLabels(closeLabel: string): MantineThemeOverride {
   const closeButtonProps = { 'aria-label': closeLabel };
@@ -71,6 +71,8 @@ export function themeWithLabels(closeLabel: string): MantineThemeOverride {
       // Plain objects, not `Modal.extend`: the login route does not load the modal's code.
       Modal: { defaultProps: { closeButtonProps } },
       Drawer: { defaultProps: { closeButtonProps } },
+      Notification: { defaultProps: { closeButtonProps } },
+      Alert: { defaultProps: { closeButtonLabel: closeLabel } },
     },
   };
 }
