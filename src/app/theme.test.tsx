@@ -42,7 +42,7 @@ describe('theme contrast', () => {
 });
 
 describe('theme labels', () => {
-  it('names the close button of every modal', async () => {
+  it('names the close button of every modal, whose header is no banner', async () => {
     render(
       <MantineProvider theme={themeWithLabels('Close')}>
         <Modal opened onClose={() => undefined} title="Rename" transitionProps={{ duration: 0 }}>
@@ -51,6 +51,7 @@ describe('theme labels', () => {
       </MantineProvider>,
     );
     expect(await screen.findByRole('button', { name: 'Close' })).toBeInTheDocument();
+    expect(screen.queryByRole('banner')).toBeNull();
   });
 
   it('names the close button of a toast and of an alert', () => {

@@ -69,8 +69,9 @@ export function themeWithLabels(closeLabel: string): MantineThemeOverride {
     components: {
       ...theme.components,
       // Plain objects, not `Modal.extend`: the login route does not load the modal's code.
-      Modal: { defaultProps: { closeButtonProps } },
-      Drawer: { defaultProps: { closeButtonProps } },
+      // A dialog's header is its title row, not a second banner landmark of the page.
+      Modal: { defaultProps: { closeButtonProps, attributes: { header: { role: 'none' } } } },
+      Drawer: { defaultProps: { closeButtonProps, attributes: { header: { role: 'none' } } } },
       Notification: { defaultProps: { closeButtonProps } },
       Alert: { defaultProps: { closeButtonLabel: closeLabel } },
     },
