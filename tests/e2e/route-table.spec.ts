@@ -277,12 +277,15 @@ async function visitAll(
   };
 
   for (const route of plain) await check(route.path);
+  const unreached: string[] = [];
   for (const route of withParams) {
     const match = pattern(route.path);
     const target = [...seenLinks].find((href) => match.test(href.split('?')[0] ?? ''));
     if (target) await check(target);
+    else unreached.push(route.path);
   }
   console.log(`${label}: ${visited.length} screens in ${Date.now() - started} ms`);
+  if (unreached.length) console.log(`${label}: no link offered to ${unreached.join(', ')}`);
   return { visited, problems };
 }
 
@@ -291,6 +294,9 @@ async function loggedIn(page: Page, role: Role, size = DESKTOP): Promise<void> {
   await page.setViewportSize(size);
   await page.emulateMedia({ colorScheme: 'light' });
   await loginUi(page, role);
+  // The router has taken over from the login form once the app shell is drawn: only then does a
+  // client-side navigation reach it.
+  await expect(page.locator('#main-content')).toBeVisible();
 }
 
 test.describe('route table', () => {
