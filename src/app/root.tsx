@@ -5,8 +5,9 @@
  * catalogues it does not use; they load while the user types, and its first navigation (the
  * login's, a link, maintenance) hands over to the router (`router-root`).
  */
-import { lazy, startTransition, Suspense, useEffect, useState } from 'react';
-import { MantineProvider, createTheme, type CSSVariablesResolver } from '@mantine/core';
+import { lazy, startTransition, Suspense, useEffect, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { MantineProvider } from '@mantine/core';
 import { LoginPage } from '@/features/auth/login-page';
 import { whenIdle } from '@/lib/idle';
 import { navigateTo, setNavigator } from '@/lib/navigation';
@@ -18,6 +19,7 @@ import { loadApp } from './app-loader';
 import { decideEntry } from './guard/entry-decision';
 import { prefetchLanding } from './landing-prefetch';
 import { PageLoader } from './page-loader';
+import { cssVariablesResolver, themeWithLabels } from './theme';
 
 /** The router and its routes (everything but the login form on its own). */
 const loadRouterRoot = () => import('./router-root');
@@ -32,23 +34,6 @@ function preloadLanding(): void {
   void loadApp();
   void import('@/resources/list/resource-list-page');
 }
-
-// autoContrast and darker shades keep text at WCAG AA contrast (axe colour-contrast).
-const theme = createTheme({
-  primaryColor: 'blue',
-  primaryShade: { light: 8, dark: 8 },
-  autoContrast: true,
-  luminanceThreshold: 0.17,
-  defaultRadius: 'md',
-});
-const cssVariablesResolver: CSSVariablesResolver = (t) => ({
-  variables: {},
-  light: {
-    '--mantine-color-dimmed': t.colors.gray[7] ?? '#495057',
-    '--mantine-color-anchor': t.colors.blue[9] ?? '#1864ab',
-  },
-  dark: { '--mantine-color-dimmed': t.colors.dark[1] ?? '#c9c9c9' },
-});
 
 configureHttpClient({
   onUnauthorized: () => void logout(),
@@ -80,6 +65,9 @@ function startsOnLogin(): boolean {
 
 /** The whole SPA. */
 export function Root() {
+  const { t } = useTranslation();
+  const closeLabel = t('common:actions.close');
+  const theme = useMemo(() => themeWithLabels(closeLabel), [closeLabel]);
   const [routed, setRouted] = useState(() => !startsOnLogin());
   // Until the router mounts, a navigation away from the login form changes the address and hands
   // the page to the router, which renders that address (the form stays until it is ready).

@@ -30,6 +30,7 @@ import { isFileDownload, saveFile } from '@/lib/download';
 import { ActionDialogHost } from '@/resources/actions/action-dialogs';
 import { buildNavEntries, isEntryActive, type NavEntry } from './nav-items';
 import { ProductMark } from './product-mark';
+import { MAIN_CONTENT_ID, SkipLink } from './skip-link';
 
 const NAV_ICON_SIZE = 18;
 
@@ -191,6 +192,7 @@ export function AppLayout({ children }: AppLayoutProps) {
       padding="md"
     >
       <AppShell.Header>
+        <SkipLink />
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
             <Burger
@@ -234,7 +236,7 @@ export function AppLayout({ children }: AppLayoutProps) {
           ))}
         </AppShell.Section>
       </AppShell.Navbar>
-      <AppShell.Main>
+      <AppShell.Main id={MAIN_CONTENT_ID} tabIndex={-1} style={{ outline: 'none' }}>
         <StatusBar />
         {children ?? <Outlet />}
       </AppShell.Main>

@@ -13,6 +13,7 @@ import {
   useCallback,
   useContext,
   useMemo,
+  useRef,
   type KeyboardEvent,
   type SyntheticEvent,
   type ReactNode,
@@ -35,6 +36,7 @@ import {
   calendarMessages,
   type CalendarView,
 } from './calendar-localizer';
+import { useCalendarSemantics } from './calendar-semantics';
 import classes from './portal-calendar.module.css';
 
 export type CalendarEventKind =
@@ -191,6 +193,8 @@ export function PortalCalendar<R>({
 }: PortalCalendarProps<R>) {
   const { t, i18n } = useTranslation();
   const localizer = calendarLocalizer();
+  const regionRef = useRef<HTMLDivElement>(null);
+  useCalendarSemantics(regionRef);
   const formats = useMemo(() => calendarFormats(i18n.language), [i18n.language]);
   const messages = useMemo(() => calendarMessages(t), [t]);
   const select = useCallback(
@@ -231,6 +235,7 @@ export function PortalCalendar<R>({
   );
   return (
     <Box
+      ref={regionRef}
       className={classes.calendar}
       role="region"
       aria-label={label}

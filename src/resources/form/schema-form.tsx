@@ -7,7 +7,7 @@
  */
 import '@mantine/core/styles/Fieldset.css';
 import { Alert, Box, Stack, Title } from '@mantine/core';
-import type { ReactNode } from 'react';
+import { useId, type ReactNode } from 'react';
 import {
   Controller,
   FormProvider,
@@ -62,6 +62,8 @@ export function SchemaForm<T extends FieldValues>({
   const optional = visible.filter(isOptionalObject).map((meta) => meta.path);
   const parentOf = (meta: FieldMeta): string | undefined =>
     optional.find((path) => meta.path.startsWith(`${path}.`));
+  // Unique per form: a details page shows the same sections with ids of its own.
+  const formId = useId();
   const sections = groupBySection(
     visible.filter((meta) => parentOf(meta) === undefined),
     sectionOrder,
@@ -113,11 +115,13 @@ export function SchemaForm<T extends FieldValues>({
           </Alert>
         )}
         {sections.map((section) => {
-          const headingId = `${resource}-section-${section.id}`;
+          const headingId = `${formId}-${resource}-section-${section.id}`;
           return (
+            // A group, not a region landmark: a form in a dialog over a details page would
+            // repeat the page's own section landmarks.
             <Stack
               key={section.id}
-              component="section"
+              role="group"
               gap="sm"
               aria-labelledby={headingId}
               data-section={section.id}

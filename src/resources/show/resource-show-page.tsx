@@ -29,6 +29,7 @@ import { availableActions, routeHref } from '../actions/available-actions';
 import { operationOf } from '../actions/operation-inputs';
 import { CellTextProvider, FieldValue, valueAt } from '../cells/cell-registry';
 import { visibleFields } from '../form/field-meta';
+import detailsClasses from './details-list.module.css';
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -117,20 +118,13 @@ function DetailsList({
   const present = list.filter((meta) => valueAt(record, meta.path) !== undefined);
   if (present.length === 0) return null;
   return (
-    <dl
-      style={{
-        display: 'grid',
-        gridTemplateColumns: 'minmax(0, max-content) minmax(0, 1fr)',
-        gap: '6px 24px',
-        margin: 0,
-      }}
-    >
+    <dl className={detailsClasses.list}>
       {present.map((meta) => (
         <div key={meta.path} style={{ display: 'contents' }}>
           <Text component="dt" size="sm" c="dimmed">
             {t(`resources:${resource}.fields.${meta.path}`)}
           </Text>
-          <dd style={{ margin: 0, minWidth: 0 }} data-field={meta.path}>
+          <dd className={detailsClasses.value} data-field={meta.path}>
             <FieldValue resource={resource} meta={meta} record={record} />
           </dd>
         </div>
