@@ -9,6 +9,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import type { ErrorObject } from 'ajv';
 import { ApiError, errorBody, kindForStatus } from './api-error.ts';
 import { globalPlugin } from '../lib/plugin.ts';
+import { retryAfterHeaders } from './rate-limit.ts';
 import { isDatabaseUnavailable, safeError } from '../lib/db-errors.ts';
 
 /** ajv errors -> { '/path': keyword } and the first x-error code, if any. */
@@ -90,6 +91,8 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     if (err instanceof ApiError) {
       if (err.headers) void reply.headers(err.headers);
+      if (err.statusCode === 429 && !reply.hasHeader('retry-after'))
+        void reply.headers(retryAfterHeaders());
       return reply.code(err.statusCode).type('application/json').send(err.toBody());
     }
     if (err.validation) {
@@ -105,6 +108,8 @@ const plugin: FastifyPluginAsync = async (app) => {
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 400 && status < 500) {
       const kind = kindForStatus(status);
+      if (status === 429 && !reply.hasHeader('retry-after'))
+        void reply.headers(retryAfterHeaders());
       const description =
         err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
           ? 'Request body is too large'
