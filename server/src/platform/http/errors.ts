@@ -1,7 +1,7 @@
 /**
  * One error shape everywhere: ApiError as it is, fastify's own errors (validation, body limit,
  * malformed JSON, media type) mapped to their kind, a database that cannot be reached -> 503
- * service_unavailable, anything unexpected -> 500 internal_server without stack or SQL (logged
+ * service_unavailable, a full disk -> 507 insufficient_storage, anything unexpected -> 500 internal_server without stack or SQL (logged
  * without the statement's parameters). Unknown routes -> 404 JSON (the SPA fallback is tried first
  * for pages).
  */
@@ -10,6 +10,7 @@ import type { ErrorObject } from 'ajv';
 import { ApiError, errorBody, kindForStatus } from './api-error.ts';
 import { globalPlugin } from '../lib/plugin.ts';
 import { retryAfterHeaders } from './rate-limit.ts';
+import { isStorageFull, storageFullError } from '../lib/storage-errors.ts';
 import { isDatabaseUnavailable, safeError } from '../lib/db-errors.ts';
 
 /** ajv errors -> { '/path': keyword } and the first x-error code, if any. */
@@ -119,6 +120,10 @@ const plugin: FastifyPluginAsync = async (app) => {
               ? 'Unsupported content type'
               : err.message;
       return reply.code(status).type('application/json').send(errorBody(kind, description));
+    }
+    if (isStorageFull(err)) {
+      request.log.warn({ err: safeError(err) }, 'storage full');
+      return reply.code(507).type('application/json').send(storageFullError().toBody());
     }
     if (isDatabaseUnavailable(err)) {
       markDown(err);
