@@ -1,7 +1,8 @@
 /**
  * One error shape everywhere: ApiError as it is, fastify's own errors (validation, body limit,
  * malformed JSON, media type) mapped to their kind, a database that cannot be reached -> 503
- * service_unavailable, a full disk -> 507 insufficient_storage, anything unexpected -> 500 internal_server without stack or SQL (logged
+ * service_unavailable (a statement over its time limit or a full bulkhead too, without taking the
+ * database for down; all with Retry-After), a full disk -> 507 insufficient_storage, anything unexpected -> 500 internal_server without stack or SQL (logged
  * without the statement's parameters). Unknown routes -> 404 JSON (the SPA fallback is tried first
  * for pages).
  */
@@ -11,7 +12,7 @@ import { ApiError, errorBody, kindForStatus } from './api-error.ts';
 import { globalPlugin } from '../lib/plugin.ts';
 import { retryAfterHeaders } from './rate-limit.ts';
 import { isStorageFull, storageFullError } from '../lib/storage-errors.ts';
-import { isDatabaseUnavailable, safeError } from '../lib/db-errors.ts';
+import { isDatabaseSlow, isDatabaseUnavailable, safeError } from '../lib/db-errors.ts';
 
 /** ajv errors -> { '/path': keyword } and the first x-error code, if any. */
 export function fieldErrors(errors: ErrorObject[]): {
@@ -41,6 +42,9 @@ declare module 'fastify' {
     databaseDown: () => boolean;
   }
 }
+
+/** The Retry-After of a 503 for a database that is down, too slow or too busy. */
+const DATABASE_RETRY_SECONDS = 2;
 
 /** How often a lost database is pinged until it answers again. */
 const RECOVERY_PING_MS = 500;
@@ -85,6 +89,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     if (!down || !needsDatabase(request.url)) return;
     return reply
       .code(503)
+      .headers(retryAfterHeaders({ seconds: DATABASE_RETRY_SECONDS }))
       .type('application/json')
       .send(errorBody('service_unavailable', 'The database is unavailable', 'service_unavailable'));
   });
@@ -125,10 +130,25 @@ const plugin: FastifyPluginAsync = async (app) => {
       request.log.warn({ err: safeError(err) }, 'storage full');
       return reply.code(507).type('application/json').send(storageFullError().toBody());
     }
+    if (isDatabaseSlow(err)) {
+      request.log.warn({ err: safeError(err) }, 'database too slow');
+      return reply
+        .code(503)
+        .headers(retryAfterHeaders({ seconds: DATABASE_RETRY_SECONDS }))
+        .type('application/json')
+        .send(
+          errorBody(
+            'service_unavailable',
+            'The database is too slow to answer now',
+            'database_busy',
+          ),
+        );
+    }
     if (isDatabaseUnavailable(err)) {
       markDown(err);
       return reply
         .code(503)
+        .headers(retryAfterHeaders({ seconds: DATABASE_RETRY_SECONDS }))
         .type('application/json')
         .send(
           errorBody('service_unavailable', 'The database is unavailable', 'service_unavailable'),
