@@ -18,7 +18,7 @@ import {
 } from './helper.ts';
 import { sleep } from './wait.ts';
 import pg from 'pg';
-import { MAX_WAITING, STATEMENT_TIMEOUT_MS } from '../src/platform/db/client.ts';
+import { CONNECTION_WAIT_MS, STATEMENT_TIMEOUT_MS } from '../src/platform/db/client.ts';
 
 const CANARY = 'Canary-Guest-Pw-93';
 
@@ -72,7 +72,7 @@ const call = (method: Operation['method'], url: string, payload?: unknown) =>
   });
 
 describe('slow database', () => {
-  it('cuts every statement at 3 s: 20 parallel reads against a locked table (GET /user) all answer 503 with Retry-After within 4.5 s, the database is not taken for down, and reads work once the lock goes', async () => {
+  it('cuts every statement at 3 s: 20 parallel reads against a locked table (GET /user) all answer 503 with Retry-After within 6 s, the database is not taken for down, and reads work once the lock goes', async () => {
     // Another connection holds a lock every read of these tables waits for: statements hang.
     const holder = new pg.Client({ connectionString: cluster.url });
     await holder.connect();
@@ -89,15 +89,15 @@ describe('slow database', () => {
         }),
       );
       const slowest = Math.max(...answers.map((a) => a.ms));
-      expect(slowest).toBeLessThan(STATEMENT_TIMEOUT_MS + 1500);
+      // A call waits at most CONNECTION_WAIT_MS for a connection, then runs at most 3 s.
+      expect(slowest).toBeLessThan(CONNECTION_WAIT_MS + STATEMENT_TIMEOUT_MS + 1000);
       for (const { res } of answers) {
         expect(res.statusCode, res.body).toBe(503);
         expectErrorShape(res.json(), 'service_unavailable');
         expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       }
-      // The bulkhead refused some at once instead of letting them queue behind the pool.
+      // Calls that found every connection held answered busy instead of queueing on.
       expect(answers.some((a) => a.res.json().description_code === 'database_busy')).toBe(true);
-      expect(MAX_WAITING).toBeLessThan(20);
       expect(t.app.databaseDown()).toBe(false);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);

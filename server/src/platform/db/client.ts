@@ -19,11 +19,11 @@ import { DatabaseBusyError, StatementTimeoutError } from '../lib/db-errors.ts';
 export const STATEMENT_TIMEOUT_MS = 3_000;
 /**
  * The longest a call waits for a pooled connection (a new one to connect, or a busy one to come
- * free): with the statement limit, no call holds a request longer than about 4 s.
+ * free): with the statement limit, no call holds a request longer than about 5 s.
  */
-export const CONNECTION_WAIT_MS = 1_000;
+export const CONNECTION_WAIT_MS = 2_000;
 /** How many calls may wait for a pooled connection (PGlite: run or wait) before more are refused. */
-export const MAX_WAITING = 10;
+export const MAX_WAITING = 50;
 
 export type Db = PgDatabase<PgQueryResultHKT>;
 
