@@ -7,7 +7,10 @@
  * STATEMENT_TIMEOUT_MS (PostgreSQL's `statement_timeout` on each pooled connection; for PGlite,
  * which runs in this process and cannot cancel, the caller stops waiting), and a bulkhead refuses
  * a statement at once (DatabaseBusyError) when MAX_WAITING calls already wait for a connection,
- * so waiting calls never pile up. Both answer 503 with Retry-After (platform/http/errors.ts).
+ * so waiting calls never pile up; a call that waits CONNECTION_WAIT_MS while every connection is
+ * in use gives up as busy too. The bulkhead is wide (1,000 simultaneous bookings on one unit must
+ * all get their answer); the connection wait ends a pile-up first. All answer 503 with
+ * Retry-After (platform/http/errors.ts).
  * The migrator's transaction lifts the statement limit: a migration may take its time.
  */
 import { mkdirSync } from 'node:fs';
@@ -23,7 +26,7 @@ export const STATEMENT_TIMEOUT_MS = 3_000;
  */
 export const CONNECTION_WAIT_MS = 2_000;
 /** How many calls may wait for a pooled connection (PGlite: run or wait) before more are refused. */
-export const MAX_WAITING = 50;
+export const MAX_WAITING = 1_000;
 
 export type Db = PgDatabase<PgQueryResultHKT>;
 
