@@ -88,6 +88,21 @@ describe('PUT /api/v3/user: password', () => {
     });
   });
 
+  it('refuses a known-common password (password123 and the like) with 400 password_common and keeps the old one', async () => {
+    const token = await login(t.app, 'student03');
+    for (const password of ['password123', 'Qwerty123!', 'P@ssw0rd2024', 'Summer2024!']) {
+      const res = await updateUser(token, {
+        current_password: TEST_PASSWORD,
+        password,
+        password_confirmation: password,
+      });
+      expect(res.statusCode, password).toBe(400);
+      expectErrorShape(res.json(), 'bad_request');
+      expect(res.json().description_code, password).toBe('password_common');
+    }
+    expect((await loginRequest(t.app, 'student03')).statusCode).toBe(200);
+  });
+
   it('refuses a wrong current password with 403 wrong_password_entered and changes nothing', async () => {
     const token = await login(t.app, 'student02');
     const res = await updateUser(token, {

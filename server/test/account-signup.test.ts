@@ -137,7 +137,7 @@ describe('POST /api/v3/user/register', () => {
       password_confirmation: 'Coded-pass-1',
     });
     expect(elsewhere.statusCode).toBe(404);
-    expect(elsewhere.json().description_code).toBe('not_found');
+    expect(elsewhere.json().description_code).toBe('code_not_found');
     const existing = await register(await registerToken('user', 'user2@example.org'), {
       code: 'WELCOME-USERS',
       password: 'Coded-pass-1',
@@ -169,6 +169,53 @@ describe('POST /api/v3/user/register', () => {
     });
     expect(login.statusCode).toBe(401);
     expect(await t.app.users.findLocal('coded01', 'default')).toBeUndefined();
+  });
+
+  it("another category's valid code answers exactly like an unknown code (no existence oracle)", async () => {
+    const token = await registerToken('oracle01', 'oracle01@example.org');
+    const body = (code: string) => ({
+      code,
+      password: 'Coded-pass-1',
+      password_confirmation: 'Coded-pass-1',
+    });
+    const unknown = await register(token, body('NO-SUCH-CODE'));
+    const elsewhere = await register(token, body('OTHER-CODE'));
+    expect(elsewhere.statusCode).toBe(unknown.statusCode);
+    expect(elsewhere.json()).toEqual(unknown.json());
+    expect(unknown.json().description_code).toBe('code_not_found');
+  });
+
+  it('allows 10 wrong registration codes per 10 minutes per address, then 429 with Retry-After, even for a right code', async () => {
+    const token = await registerToken('guess01', 'guess01@example.org');
+    const body = (code: string) => ({
+      code,
+      password: 'Coded-pass-1',
+      password_confirmation: 'Coded-pass-1',
+    });
+    const send = (code: string, remoteAddress: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v3/user/register',
+        payload: body(code),
+        headers: { authorization: `Bearer ${token}` },
+        remoteAddress,
+      });
+    for (let i = 0; i < 10; i++) {
+      const res = await send(`GUESS-${i}`, '203.0.113.9');
+      expect(res.statusCode, `attempt ${i + 1}`).toBe(404);
+    }
+    for (const code of ['GUESS-10', 'WELCOME-USERS']) {
+      const res = await send(code, '203.0.113.9');
+      expect(res.statusCode, code).toBe(429);
+      expect(res.json().error).toBe('too_many_requests');
+      const retryAfter = Date.parse(String(res.headers['retry-after']));
+      expect(retryAfter).toBeGreaterThan(Date.now());
+      expect(retryAfter).toBeLessThanOrEqual(Date.now() + 10 * 60_000 + 1000);
+    }
+    expect(await t.app.users.findLocal('guess01', 'default')).toBeUndefined();
+    // Another address is not held back by this one's guesses.
+    const other = await send('NO-SUCH-CODE', '203.0.113.10');
+    expect(other.statusCode).toBe(404);
   });
 
   it('registers from the mailed link and logs in with the same token, once', async () => {

@@ -96,15 +96,22 @@ describe('API keys', () => {
     expect(Array.isArray(admin.json())).toBe(true);
   });
 
-  it("follows the owner's current role: a key of a demoted user loses what the role lost", async () => {
+  it("follows the owner's current role: a key stops working (401) once its owner's role may not hold API keys", async () => {
     const key = await keyFor('manager');
     const state = () => injectWithToken(t.app, key, { method: 'GET', url: '/api/v3/user/api_key' });
     expect((await state()).statusCode).toBe(200);
+    const unknown = await me(`vdik_${'A'.repeat(43)}`);
     const manager = await userRow(t.app, 'manager');
-    await t.app.db.update(users).set({ role: 'user' }).where(eq(users.id, manager.id));
     try {
-      expect((await state()).statusCode).toBe(403);
+      // Demoted to a role that may still hold keys: the key keeps working with that role.
+      await t.app.db.update(users).set({ role: 'advanced' }).where(eq(users.id, manager.id));
       expect((await me(key)).statusCode).toBe(200);
+      // Demoted to a role that may not: the key answers like an unknown one, on every call.
+      await t.app.db.update(users).set({ role: 'user' }).where(eq(users.id, manager.id));
+      for (const res of [await state(), await me(key)]) {
+        expect(res.statusCode).toBe(401);
+        expect(res.json()).toEqual(unknown.json());
+      }
     } finally {
       await t.app.db.update(users).set({ role: 'manager' }).where(eq(users.id, manager.id));
     }

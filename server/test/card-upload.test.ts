@@ -18,6 +18,7 @@ import {
   type TestApp,
 } from './helper.ts';
 import { addDesktop, allDesktops, desktopRows, userRow } from './fixtures.ts';
+import { cardStorage } from '../src/domains/desktops/card-images.ts';
 
 const DEMO_TEMPLATE_ID = 'demo-template';
 const WEBP_MAGIC = (data: Buffer) =>
@@ -191,6 +192,38 @@ describe('card image uploads', () => {
     expect(res.json().description_code).toBe('new_desktop_name_exists');
     expect(await cardFiles()).toEqual(files);
     expect(await allDesktops(t.app)).toEqual(desktops);
+  });
+
+  it('a full disk during a card upload answers 507 insufficient_storage, leaves no file and the desktop unchanged (fault injected at the fs boundary)', async () => {
+    const id = await addDesktop(t.app, await userRow(t.app, 'user'), 'Full disk card');
+    const files = await cardFiles();
+    const row = await desktopRows(t.app, 'id = $1', [id]);
+    const everyDesktop = await allDesktops(t.app);
+    const realWrite = cardStorage.writeFile;
+    // The write stores part of the file and then fails as a full filesystem does.
+    cardStorage.writeFile = (async (path: string, data: Buffer) => {
+      await realWrite(path, data.subarray(0, 100));
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+      });
+    }) as unknown as typeof realWrite;
+    try {
+      const edit = await put(id, { image: imageBody(await polyglot()) });
+      expect(edit.statusCode, edit.body).toBe(507);
+      expectErrorShape(edit.json(), 'insufficient_storage');
+      expect(edit.json().description_code).toBe('storage_full');
+      const made = await create({
+        name: 'Created on a full disk',
+        image: imageBody(await polyglot()),
+      });
+      expect(made.statusCode, made.body).toBe(507);
+      expectErrorShape(made.json(), 'insufficient_storage');
+    } finally {
+      cardStorage.writeFile = realWrite;
+    }
+    expect(await cardFiles()).toEqual(files);
+    expect(await desktopRows(t.app, 'id = $1', [id])).toEqual(row);
+    expect(await allDesktops(t.app)).toEqual(everyDesktop);
   });
 
   it('writes no card when an edit fails on a duplicate name (409)', async () => {

@@ -17,6 +17,8 @@ import {
   type TestApp,
 } from './helper.ts';
 import { sleep } from './wait.ts';
+import pg from 'pg';
+import { CONNECTION_WAIT_MS, STATEMENT_TIMEOUT_MS } from '../src/platform/db/client.ts';
 
 const CANARY = 'Canary-Guest-Pw-93';
 
@@ -68,6 +70,48 @@ const call = (method: Operation['method'], url: string, payload?: unknown) =>
     url,
     ...(payload === undefined ? {} : { payload: payload as Json }),
   });
+
+describe('slow database', () => {
+  it('cuts every statement at 3 s: 20 parallel reads against a locked table (GET /user) all answer 503 with Retry-After within 6 s, the database is not taken for down, and reads work once the lock goes', async () => {
+    // Another connection holds a lock every read of these tables waits for: statements hang.
+    const holder = new pg.Client({ connectionString: cluster.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(
+        'LOCK TABLE desktops, users, sessions, categories, groups, settings IN ACCESS EXCLUSIVE MODE',
+      );
+      const started = Date.now();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const res = await call('GET', '/api/v3/user');
+          return { res, ms: Date.now() - started };
+        }),
+      );
+      const slowest = Math.max(...answers.map((a) => a.ms));
+      // A call waits at most CONNECTION_WAIT_MS for a connection, then runs at most 3 s.
+      expect(slowest).toBeLessThan(CONNECTION_WAIT_MS + STATEMENT_TIMEOUT_MS + 1000);
+      for (const { res } of answers) {
+        expect(res.statusCode, res.body).toBe(503);
+        expectErrorShape(res.json(), 'service_unavailable');
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      // Calls that found every connection held answered busy instead of queueing on.
+      expect(answers.some((a) => a.res.json().description_code === 'database_busy')).toBe(true);
+      expect(t.app.databaseDown()).toBe(false);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+    const back = Date.now();
+    let res = await call('GET', '/api/v3/user/desktops');
+    while (res.statusCode !== 200 && Date.now() - back < 5000) {
+      await sleep(100);
+      res = await call('GET', '/api/v3/user/desktops');
+    }
+    expect(res.statusCode).toBe(200);
+  });
+});
 
 describe('database outage', () => {
   it('answers 503 with our error body while PostgreSQL is down, then recovers without a restart', async () => {

@@ -134,6 +134,29 @@ describe('bodies, queries and forms', () => {
       expect(emoji.json().description_code).not.toBe('invalid_characters');
   });
 
+  it('a lone surrogate or a NUL in an object key answers 400 invalid_characters in our error shape, never 500', async () => {
+    const before = await desktopRow();
+    const keys = ['\\ud800', '\\udfff', 'a\\udbff', '\\u0000', 'a/b~\\ud800'];
+    for (const key of keys) {
+      for (const [method, url] of [
+        ['POST', '/api/v3/persistent_desktop'],
+        ['PUT', `/api/v3/domain/${desktopId}`],
+      ] as const) {
+        const res = await injectWithToken(t.app, token, {
+          method,
+          url,
+          headers: { 'content-type': 'application/json' },
+          payload: `{"name":"k","options":{"${key}":"\\udfff"}}`,
+        });
+        expect(res.statusCode, `${method} ${url} ${key}`).toBe(400);
+        expectErrorShape(res.json(), 'bad_request');
+        expect(res.json().description_code).toBe('invalid_characters');
+        expect(res.json().params.path).toMatch(/^\/options\//);
+      }
+    }
+    expect(await desktopRow()).toEqual(before);
+  });
+
   it('JSON nested deeper than 32 levels answers 400 without parsing it, at any depth', async () => {
     const before = await desktopRow();
     for (const depth of [33, 40, 20_000, 200_000]) {

@@ -339,6 +339,23 @@ describe('import', () => {
     expectCode(await importCode(target.token, wrongType), 404, 'migration_not_found');
   });
 
+  it('allows one user 5 migration-code imports a minute, then answers 429 with Retry-After, whatever the code', async () => {
+    const origin = await account('user');
+    const target = await account('user');
+    const other = await account('user');
+    await addDesktop(t.app, origin.row, 'desk');
+    for (let i = 0; i < 5; i++)
+      expectCode(await importCode(target.token, `wrong.code.${i}`), 404, 'migration_not_found');
+    const sixth = await importCode(target.token, await codeOf(origin));
+    expectCode(sixth, 429, 'too_many_requests');
+    const retryAfter = Date.parse(String(sixth.headers['retry-after']));
+    expect(retryAfter).toBeGreaterThan(Date.now());
+    expect(retryAfter).toBeLessThanOrEqual(Date.now() + 61_000);
+    expect((await migrationRow(origin.row.id))?.status).not.toBe('imported');
+    // The limit is the user's own: another user still imports.
+    expectCode(await importCode(other.token, 'wrong.code.x'), 404, 'migration_not_found');
+  });
+
   it('is refused while imports are disabled', async () => {
     const origin = await account('user');
     const target = await account('user');

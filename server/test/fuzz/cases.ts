@@ -428,6 +428,32 @@ function jsonBodyCases(b: Builder, request: string): FuzzCase[] {
     withKey('"constructor":{"prototype":{"polluted":true}}'),
     'reject',
   );
+  // Object keys are text like values: a NUL or a lone surrogate in one is refused (400), at the
+  // root and inside the first object-valued field, high and low surrogates alike.
+  const rootKeys: [string, string][] = [
+    ['key-nul', 'k\\u0000'],
+    ['key-surrogate', '\\ud800'],
+  ];
+  const nestedKeys: [string, string][] = [
+    ['key-nul', '\\u0000'],
+    ['key-surrogate', 'k\\udfff'],
+  ];
+  for (const [kind, key] of rootKeys)
+    push(kind, `root key "${key}"`, withKey(`"${key}":"fuzz"`), 'reject');
+  const nestedField = objectBase
+    ? Object.entries(base).find(
+        ([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v),
+      )?.[0]
+    : undefined;
+  if (nestedField !== undefined && objectBase)
+    for (const [kind, key] of nestedKeys) {
+      const inner = JSON.stringify((base as Record<string, Json>)[nestedField]);
+      const text = JSON.stringify({ ...base, [nestedField]: RAW_MARKER }).replace(
+        `"${RAW_MARKER}"`,
+        inner === '{}' ? `{"${key}":1}` : `{"${key}":1,${inner.slice(1)}`,
+      );
+      push(kind, `${nestedField} key "${key}"`, text, 'reject');
+    }
   push('malformed', 'truncated JSON', '{"fuzz":', 'reject');
   push('malformed', 'trailing garbage', `${baseText}}`, 'reject');
   push('malformed', 'empty body', '', 'reject');

@@ -12,13 +12,20 @@
  * and are served with their image type and nosniff. Nothing is written while the request can still
  * fail: prepareCardImage() validates and encodes in memory, the caller stores the file with
  * write() once its database checks have passed, and remove() deletes it again when the database
- * write that needed it fails.
+ * write that needed it fails. A full disk answers 507 insufficient_storage and leaves no file.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { ApiError } from '../../platform/http/api-error.ts';
+import { isStorageFull, storageFullError } from '../../platform/lib/storage-errors.ts';
+
+/**
+ * The filesystem calls that store a card, in one object so a fault-injection test can make them
+ * fail as a full disk would (the route and everything around it stay real).
+ */
+export const cardStorage = { mkdir, writeFile };
 
 export const MAX_CARD_BYTES = 3 * 1024 * 1024;
 /** Largest side of an uploaded picture, in pixels. */
@@ -137,8 +144,17 @@ export async function prepareCardImage(dataDir: string, base64: string): Promise
   return {
     image: { id: file, type: 'user', url: `/api/v3/images/desktops/user/${file}` },
     async write() {
-      await mkdir(dir, { recursive: true });
-      await writeFile(path, encoded, { mode: 0o644, flag: 'wx' });
+      try {
+        await cardStorage.mkdir(dir, { recursive: true });
+        await cardStorage.writeFile(path, encoded, { mode: 0o644, flag: 'wx' });
+      } catch (err) {
+        // A full disk may leave part of the file: nothing of a failed write stays behind.
+        if (isStorageFull(err)) {
+          await unlink(path).catch(() => undefined);
+          throw storageFullError();
+        }
+        throw err;
+      }
       written = true;
     },
     async remove() {

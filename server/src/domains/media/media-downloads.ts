@@ -7,6 +7,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import { media, type MediaRow } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
+import { DEFAULT_RETRY_AFTER_SECONDS, tooManyRequests } from '../../platform/http/rate-limit.ts';
 import type { MediaProgress, MediaStatus } from '../../../../src/generated/types.ts';
 import { DownloadSlots, type DownloadSlot } from './download-slots.ts';
 import { DownloadFailure, saveDownload } from './download.ts';
@@ -38,14 +39,18 @@ export function createMediaDownloads(ctx: MediaContext) {
     const slot = slots.take(userId);
     if (slot) return slot;
     const reached = slots.limitReached(userId);
-    throw new ApiError(
-      'too_many_requests',
-      reached?.scope === 'user'
-        ? `At most ${reached.limit} media downloads of one user run at once`
-        : 'The server runs as many media downloads as it may',
-      'media_downloads_limit',
-      { limit: reached?.limit ?? config.mediaDownloadsTotal, scope: reached?.scope ?? 'server' },
-    );
+    throw tooManyRequests({
+      retry: { seconds: DEFAULT_RETRY_AFTER_SECONDS },
+      description:
+        reached?.scope === 'user'
+          ? `At most ${reached.limit} media downloads of one user run at once`
+          : 'The server runs as many media downloads as it may',
+      code: 'media_downloads_limit',
+      params: {
+        limit: reached?.limit ?? config.mediaDownloadsTotal,
+        scope: reached?.scope ?? 'server',
+      },
+    });
   };
 
   /** Refuses an announced length beyond the admin cap or what the user may still download. */

@@ -166,14 +166,16 @@ const plugin: FastifyPluginAsync = async (app) => {
   ): Promise<void> {
     const invalid = () => new ApiError('unauthorized', 'Invalid API key', 'invalid_token');
     if (!isWellFormedApiKey(key)) throw invalid();
-    // One statement whatever is wrong with the key: unknown, expired and inactive look the same.
+    // One statement whatever is wrong with the key: unknown, expired, inactive and an owner whose
+    // role may no longer hold keys look the same.
     const rows = await app.database.query<ApiKeyOwnerRow>(
       `SELECT id, role, category_id, group_id, name, provider, api_key_expires FROM users
        WHERE api_key_hash = $1 AND api_key_expires > now() AND active`,
       [apiKeyHash(key)],
     );
     const owner = rows[0];
-    if (!owner) throw invalid();
+    // The owner's role now, not when the key was made: a role that may not hold keys ends them.
+    if (!owner || !app.access.roleSets.profile?.apiKey?.includes(owner.role)) throw invalid();
     if (needsLogin(request))
       throw new ApiError(
         'forbidden',

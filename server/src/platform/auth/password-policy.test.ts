@@ -9,6 +9,7 @@ import {
   type AccountPolicy,
   type PasswordPolicy,
 } from './password-policy.ts';
+import { COMMON_PASSWORD_COUNT } from './common-passwords.ts';
 
 const password = (overrides: Partial<PasswordPolicy> = {}): PasswordPolicy => ({
   length: 0,
@@ -106,7 +107,43 @@ describe('checkPassword', () => {
       code: 'password_username',
       params: null,
     });
-    expect(await codeOf(p, 'ABcdefgh12!?')).toBeNull();
+    expect(await codeOf(p, 'ABqmvwzt12!?')).toBeNull();
+  });
+
+  it('refuses a known-common password under any policy: a list entry, with digits or punctuation added, letters swapped for digits, or the username with digits', async () => {
+    const p = password();
+    for (const common of [
+      'password',
+      'password123',
+      'Password1!',
+      'P@ssw0rd',
+      'qwerty123',
+      'Summer2024!',
+      'iloveyou!!',
+      '12345678',
+      'azertyuiop',
+      'qwertzuiop',
+      'aaaaaaaa',
+      '1q2w3e4r5t',
+    ])
+      expect(await codeOf(p, common), common).toEqual({
+        status: 400,
+        code: 'password_common',
+        params: null,
+      });
+    const named = await checkPassword(p, 'alice1990!', { username: 'alice', history: [] }).then(
+      () => null,
+      (err: ApiError) => err.descriptionCode,
+    );
+    expect(named).toBe('password_common');
+    for (const fine of [
+      'correct-horse-battery',
+      'Tr0ub4dor&3',
+      'ABqmvwzt12!?',
+      'test-password-123',
+    ])
+      expect(await codeOf(p, fine), fine).toBeNull();
+    expect(COMMON_PASSWORD_COUNT).toBeGreaterThan(1000);
   });
 
   it('refuses one of the last old_passwords passwords and forgets older ones', async () => {

@@ -9,10 +9,12 @@
  * A new password is checked rule by rule and the first broken rule is the answer (400, its code and
  * `params.num`): length, then upper-case letters, lower-case letters, digits and special
  * characters (each a real count: `uppercase: 3` needs three upper-case letters), then the last
- * `old_passwords` passwords, then the username (case-insensitive) inside the password.
+ * `old_passwords` passwords, then the username (case-insensitive) inside the password, then a
+ * known-common password (common-passwords.ts; every policy refuses them).
  */
 import { ApiError } from '../http/api-error.ts';
 import { verifyPassword } from './passwords.ts';
+import { isCommonPassword } from './common-passwords.ts';
 import type { AccountPolicy, PasswordPolicy } from '../repository/settings-repository.ts';
 
 export type { AccountPolicy, PasswordPolicy };
@@ -119,6 +121,11 @@ export async function checkPassword(
     password.toLowerCase().includes(context.username.toLowerCase())
   )
     throw broken('password_username', 'The password may not contain the username');
+  if (isCommonPassword(password, context.username))
+    throw broken(
+      'password_common',
+      'The password is one of the most common ones (or one with digits added): choose another one',
+    );
 }
 
 /** Whether a local password last set at `lastUpdated` has outlived the policy's expiration. */

@@ -54,21 +54,24 @@ export async function migrate(
   );
   const applied: string[] = [];
   for (const [index, m] of migrations.entries()) {
-    const done = await database.transaction(async (exec, query) => {
-      await query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
-      const rows = await query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
-      if (rows.length > 0) return false;
-      const legacy =
-        index === 0 &&
-        (await query('SELECT 1 FROM schema_migrations WHERE version = $1', [LEGACY_LAST_VERSION]))
-          .length > 0;
-      if (!legacy) for (const statement of m.statements) await exec(statement);
-      await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        m.version,
-        legacy ? 'adopted from the hand-written migrations' : m.version,
-      ]);
-      return !legacy;
-    });
+    const done = await database.transaction(
+      async (exec, query) => {
+        await query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+        const rows = await query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
+        if (rows.length > 0) return false;
+        const legacy =
+          index === 0 &&
+          (await query('SELECT 1 FROM schema_migrations WHERE version = $1', [LEGACY_LAST_VERSION]))
+            .length > 0;
+        if (!legacy) for (const statement of m.statements) await exec(statement);
+        await query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          m.version,
+          legacy ? 'adopted from the hand-written migrations' : m.version,
+        ]);
+        return !legacy;
+      },
+      { unlimited: true },
+    );
     if (done) applied.push(m.version);
   }
   return applied;

@@ -1,7 +1,8 @@
 /**
  * One error shape everywhere: ApiError as it is, fastify's own errors (validation, body limit,
  * malformed JSON, media type) mapped to their kind, a database that cannot be reached -> 503
- * service_unavailable, anything unexpected -> 500 internal_server without stack or SQL (logged
+ * service_unavailable (a statement over its time limit or a full bulkhead too, without taking the
+ * database for down; all with Retry-After), a full disk -> 507 insufficient_storage, anything unexpected -> 500 internal_server without stack or SQL (logged
  * without the statement's parameters). Unknown routes -> 404 JSON (the SPA fallback is tried first
  * for pages).
  */
@@ -9,7 +10,9 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import type { ErrorObject } from 'ajv';
 import { ApiError, errorBody, kindForStatus } from './api-error.ts';
 import { globalPlugin } from '../lib/plugin.ts';
-import { isDatabaseUnavailable, safeError } from '../lib/db-errors.ts';
+import { retryAfterHeaders } from './rate-limit.ts';
+import { isStorageFull, storageFullError } from '../lib/storage-errors.ts';
+import { isDatabaseSlow, isDatabaseUnavailable, safeError } from '../lib/db-errors.ts';
 
 /** ajv errors -> { '/path': keyword } and the first x-error code, if any. */
 export function fieldErrors(errors: ErrorObject[]): {
@@ -39,6 +42,9 @@ declare module 'fastify' {
     databaseDown: () => boolean;
   }
 }
+
+/** The Retry-After of a 503 for a database that is down, too slow or too busy. */
+const DATABASE_RETRY_SECONDS = 2;
 
 /** How often a lost database is pinged until it answers again. */
 const RECOVERY_PING_MS = 500;
@@ -83,6 +89,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     if (!down || !needsDatabase(request.url)) return;
     return reply
       .code(503)
+      .headers(retryAfterHeaders({ seconds: DATABASE_RETRY_SECONDS }))
       .type('application/json')
       .send(errorBody('service_unavailable', 'The database is unavailable', 'service_unavailable'));
   });
@@ -90,6 +97,8 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     if (err instanceof ApiError) {
       if (err.headers) void reply.headers(err.headers);
+      if (err.statusCode === 429 && !reply.hasHeader('retry-after'))
+        void reply.headers(retryAfterHeaders());
       return reply.code(err.statusCode).type('application/json').send(err.toBody());
     }
     if (err.validation) {
@@ -105,6 +114,8 @@ const plugin: FastifyPluginAsync = async (app) => {
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 400 && status < 500) {
       const kind = kindForStatus(status);
+      if (status === 429 && !reply.hasHeader('retry-after'))
+        void reply.headers(retryAfterHeaders());
       const description =
         err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
           ? 'Request body is too large'
@@ -115,10 +126,29 @@ const plugin: FastifyPluginAsync = async (app) => {
               : err.message;
       return reply.code(status).type('application/json').send(errorBody(kind, description));
     }
+    if (isStorageFull(err)) {
+      request.log.warn({ err: safeError(err) }, 'storage full');
+      return reply.code(507).type('application/json').send(storageFullError().toBody());
+    }
+    if (isDatabaseSlow(err)) {
+      request.log.warn({ err: safeError(err) }, 'database too slow');
+      return reply
+        .code(503)
+        .headers(retryAfterHeaders({ seconds: DATABASE_RETRY_SECONDS }))
+        .type('application/json')
+        .send(
+          errorBody(
+            'service_unavailable',
+            'The database is too slow to answer now',
+            'database_busy',
+          ),
+        );
+    }
     if (isDatabaseUnavailable(err)) {
       markDown(err);
       return reply
         .code(503)
+        .headers(retryAfterHeaders({ seconds: DATABASE_RETRY_SECONDS }))
         .type('application/json')
         .send(
           errorBody('service_unavailable', 'The database is unavailable', 'service_unavailable'),

@@ -39,6 +39,30 @@ export function hasBadCharacter(text: string): boolean {
 }
 
 /**
+ * A key as one step of a reported path, safe to send and to log whatever it holds: `~` and `/`
+ * escaped as in a JSON pointer, and every NUL, lone surrogate or other control character written
+ * as `\uXXXX`. Never throws (a URI encoder throws on a lone surrogate).
+ */
+export function pathStep(key: string): string {
+  let out = '';
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    const high = c >= 0xd800 && c <= 0xdbff;
+    const low = c >= 0xdc00 && c <= 0xdfff;
+    const next = key.charCodeAt(i + 1);
+    if (high && next >= 0xdc00 && next <= 0xdfff) {
+      out += key.slice(i, i + 2);
+      i++;
+    } else if (c < 0x20 || c === 0x7f || high || low)
+      out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else if (c === 0x7e) out += '~0';
+    else if (c === 0x2f) out += '~1';
+    else out += key[i];
+  }
+  return out;
+}
+
+/**
  * The JSON-pointer-like path of the first string (value or key) in `value` with a NUL or a lone
  * surrogate, or null. Binary parts (uploaded file buffers) are not text and are skipped.
  */
@@ -53,8 +77,8 @@ export function badStringPath(value: unknown, path = ''): string | null {
     return null;
   }
   for (const [key, inner] of Object.entries(value)) {
-    if (hasBadCharacter(key)) return `${path}/${encodeURIComponent(key)}`;
-    const found = badStringPath(inner, `${path}/${key}`);
+    if (hasBadCharacter(key)) return `${path}/${pathStep(key)}`;
+    const found = badStringPath(inner, `${path}/${pathStep(key)}`);
     if (found !== null) return found;
   }
   return null;

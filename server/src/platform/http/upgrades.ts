@@ -9,6 +9,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { WebSocketServer } from 'ws';
 import { globalPlugin } from '../lib/plugin.ts';
 import { SOCKET_PATH } from './socket-io.ts';
+import { upgradeRefusal } from './rate-limit.ts';
 
 export type UpgradeHandler = (
   req: IncomingMessage,
@@ -30,8 +31,7 @@ declare module 'fastify' {
 }
 
 export function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
-  if (socket.writable)
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  if (socket.writable) socket.end(upgradeRefusal(status, reason));
   socket.destroy();
 }
 

@@ -45,6 +45,35 @@ function chain(err: unknown): ErrorLike[] {
   return out;
 }
 
+/** The bulkhead refused a statement: too many calls already wait for the database. */
+export class DatabaseBusyError extends Error {
+  readonly code = 'DATABASE_BUSY';
+  constructor() {
+    super('Too many calls are waiting for the database');
+    this.name = 'DatabaseBusyError';
+  }
+}
+
+/** A statement ran past its time limit and was given up (PGlite, which cannot cancel it). */
+export class StatementTimeoutError extends Error {
+  readonly code = 'STATEMENT_TIMEOUT';
+  constructor(ms: number) {
+    super(`The statement took longer than ${ms} ms`);
+    this.name = 'StatementTimeoutError';
+  }
+}
+
+/** 57014 query_canceled: PostgreSQL's statement_timeout cancelled the statement. */
+const SLOW_CODES = new Set(['57014', 'DATABASE_BUSY', 'STATEMENT_TIMEOUT']);
+
+/**
+ * Whether `err` says the database is reachable but too slow or too busy right now (a statement
+ * over its time limit, or the bulkhead full): 503 for this request, the database is not down.
+ */
+export function isDatabaseSlow(err: unknown): boolean {
+  return chain(err).some((e) => typeof e.code === 'string' && SLOW_CODES.has(e.code));
+}
+
 /** Whether `err` says the database cannot be reached right now. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   return chain(err).some((e) => {

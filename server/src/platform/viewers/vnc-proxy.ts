@@ -14,6 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { TicketStore } from './tickets.ts';
+import { upgradeRefusal } from '../http/rate-limit.ts';
 
 export const VNC_WS_PATH = '/api/v3/viewer/vnc';
 export const MAX_PER_DESKTOP = 4;
@@ -53,8 +54,7 @@ interface Lease {
 }
 
 function refuse(socket: Duplex, status: number, reason: string): void {
-  if (socket.writable)
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  if (socket.writable) socket.end(upgradeRefusal(status, reason));
   socket.destroy();
 }
 

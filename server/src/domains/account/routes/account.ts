@@ -9,6 +9,11 @@ import { hashPassword, verifyPassword } from '../../../platform/auth/passwords.t
 import { route } from '../../../platform/http/route.ts';
 import { roleNames } from '../../../platform/auth/tokens.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
+import {
+  assertAttemptsLeft,
+  countAttempt,
+  WRONG_REGISTRATION_CODES,
+} from '../../../platform/auth/attempt-windows.ts';
 import { appliedQuota, templatesUsedBy, usedBy, deploymentUsage, GIB } from '../../quotas/index.ts';
 import { constraints, defaults } from '../../../../../src/generated/constants.ts';
 import type { Profile, SessionUserDisclaimer } from '../../../../../src/generated/types.ts';
@@ -241,11 +246,13 @@ export default async function accountRoutes(app: FastifyInstance) {
     if (await app.settings.maintenanceFor(claims.category_id))
       throw new ApiError('service_unavailable', 'Under maintenance', 'maintenance');
     const body = request.body;
+    await assertAttemptsLeft(app, WRONG_REGISTRATION_CODES, request.ip);
     const enrollment = await app.users.enrollment(body.code.trim());
-    if (!enrollment)
+    // Another category's code answers exactly like an unknown one: no hint that it exists.
+    if (enrollment?.categoryId !== claims.category_id) {
+      await countAttempt(app, WRONG_REGISTRATION_CODES, request.ip);
       throw new ApiError('not_found', 'Registration code not found', 'code_not_found');
-    if (enrollment.categoryId !== claims.category_id)
-      throw new ApiError('not_found', 'Registration code not found', 'not_found');
+    }
     if (await app.users.findLocal(claims.username, claims.category_id))
       throw new ApiError('conflict', 'The account exists already', 'conflict');
     if (await app.users.emailInUse(claims.email, claims.category_id))

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../platform/http/api-error.ts';
 import { verifyPassword } from '../../../platform/auth/passwords.ts';
 import { route } from '../../../platform/http/route.ts';
+import { tooManyRequests as rateLimited } from '../../../platform/http/rate-limit.ts';
 import {
   bearerOf,
   isLoginClaims,
@@ -43,18 +44,7 @@ const STEP_SECONDS: Partial<Record<SpecialTokenType, number>> = {
   'password-reset-required': 3600,
 };
 
-function tooManyRequests(until: Date): ApiError {
-  const httpDate = until.toUTCString();
-  return new ApiError(
-    'too_many_requests',
-    `Retry after: ${httpDate}`,
-    'too_many_requests',
-    { retry_after: until.toISOString() },
-    {
-      headers: { 'retry-after': httpDate },
-    },
-  );
-}
+const tooManyRequests = (until: Date) => rateLimited({ retry: { until } });
 
 const invalidToken = () =>
   new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');

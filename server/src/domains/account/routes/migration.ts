@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../platform/http/api-error.ts';
 import { route } from '../../../platform/http/route.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
+import { countAttempt, MIGRATION_IMPORTS } from '../../../platform/auth/attempt-windows.ts';
 import { createMigrationService } from '../migration-service.ts';
 
 export default async function migrationRoutes(app: FastifyInstance) {
@@ -20,7 +21,9 @@ export default async function migrationRoutes(app: FastifyInstance) {
   });
 
   route(app, 'profile.importMigration', async (request) => {
-    await migrations.importCode(authOf(request).userId, request.body.token);
+    const { userId } = authOf(request);
+    await countAttempt(app, MIGRATION_IMPORTS, userId);
+    await migrations.importCode(userId, request.body.token);
     return {};
   });
 
