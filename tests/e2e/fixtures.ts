@@ -7,7 +7,7 @@
  */
 import { test as base, expect } from '@playwright/test';
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { start as startMailSink, type SinkMessage } from '../../server/test/mail-sink';
 import { DEMO_PASSWORD, E2E_PORT } from '../../playwright.config';
@@ -61,10 +61,18 @@ export const test = base.extend<object, { portal: Portal }>({
           // The role-visibility screen writes here, never into the checkout's config/.
           PORTAL_CONFIG: join(dataDir, 'portal.json'),
         },
-        stdio: ['ignore', process.env.E2E_SERVER_LOG ? 'inherit' : 'ignore', 'pipe'],
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
+      // The portal's log stays beside its data (<E2E_DATA_DIR>/worker-<n>/portal.log) for a failure
+      // to be read afterwards; E2E_SERVER_LOG also prints it.
+      const log = createWriteStream(join(dataDir, 'portal.log'));
       let errors = '';
+      server.stdout?.on('data', (chunk: Buffer) => {
+        log.write(chunk);
+        if (process.env.E2E_SERVER_LOG) process.stdout.write(chunk);
+      });
       server.stderr?.on('data', (chunk: Buffer) => {
+        log.write(chunk);
         errors = (errors + chunk.toString()).slice(-4000);
         if (process.env.E2E_SERVER_LOG) process.stderr.write(chunk);
       });
@@ -90,6 +98,7 @@ export const test = base.extend<object, { portal: Portal }>({
       if (running) server.kill('SIGKILL');
       await killQemus(dataDir);
       await sink.stop();
+      log.end();
     },
     { scope: 'worker', timeout: STARTUP_MS + 30_000 },
   ],

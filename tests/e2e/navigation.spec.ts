@@ -73,6 +73,21 @@ async function pageProblems(page: Page, expectedPath: string): Promise<string[]>
 }
 
 /** Waits until the page has drawn its heading and its requests have settled. */
+/**
+ * The problems a screen still shows once it had the time to load: a client-side navigation leaves
+ * the page "network idle" from before, so the new screen is awaited until it shows none of the
+ * problems, for at most 20 s, and what it still shows then is the answer.
+ */
+async function settledProblems(page: Page, expectedPath: string): Promise<string[]> {
+  let problems: string[] = [];
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    problems = await pageProblems(page, expectedPath);
+    if (problems.length === 0 || Date.now() > deadline) return problems;
+    await page.waitForTimeout(250);
+  }
+}
+
 async function settle(page: Page): Promise<void> {
   await page
     .locator('h1')
@@ -148,7 +163,7 @@ test.describe('navigation', () => {
         await nav.locator(`a[href="${link.href}"]`).first().click();
         await settle(page);
         const shown = [
-          ...(await pageProblems(page, expectedPath)),
+          ...(await settledProblems(page, expectedPath)),
           ...http.take().map(describeProblem),
         ];
         if (!shown.length) {
@@ -157,7 +172,7 @@ test.describe('navigation', () => {
           if ((response?.status() ?? 0) >= 400)
             shown.push(`reload answered ${response?.status() ?? 'nothing'}`);
           shown.push(
-            ...(await pageProblems(page, expectedPath)).map((p) => `after reload, ${p}`),
+            ...(await settledProblems(page, expectedPath)).map((p) => `after reload, ${p}`),
             ...http.take().map(describeProblem),
           );
         }

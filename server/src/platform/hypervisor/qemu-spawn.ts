@@ -15,8 +15,18 @@ import { connectQmp, type QmpClient } from './qmp-client.ts';
 import type { PortAllocator } from './port-allocator.ts';
 import { HypervisorError, type Accel, type DomainSpec } from './types.ts';
 
+/**
+ * What QEMU's log says when a port chosen for it was taken meanwhile (by another process, another
+ * portal on the same host): VNC, SPICE ("binding socket to 127.0.0.1:5931 failed") or a host
+ * forwarding. The start is then tried again on other ports.
+ */
 const ADDRESS_IN_USE =
-  /address already in use|failed to bind|failed to start vnc|could not set up host forwarding|failed to listen/i;
+  /address already in use|failed to bind|failed to start vnc|could not set up host forwarding|failed to listen|binding socket to \S+ failed|failed to open spice sockets/i;
+
+/** Whether a failed start's log says one of its ports was taken. */
+export function portWasTaken(log: string): boolean {
+  return ADDRESS_IN_USE.test(log);
+}
 
 export class RetryablePortError extends Error {
   constructor(message: string) {
@@ -116,7 +126,7 @@ export async function spawnQemu(
     releasePorts();
     const tail = await logTail(logPath);
     await cleanRunDir(runDir, false);
-    if (ADDRESS_IN_USE.test(tail)) throw new RetryablePortError(tail);
+    if (portWasTaken(tail)) throw new RetryablePortError(tail);
     throw new HypervisorError('start_failed', `${message}${tail ? `\n${tail}` : ''}`, { cause });
   };
 
