@@ -47,6 +47,8 @@ export default defineConfig({
   globalTeardown: './tests/support/qemu-teardown.ts',
   // Recording a trace costs a third of the browser's CPU: only a retry records one (on CI). Run
   // with `--trace retain-on-failure` to keep the trace of a failing test.
-  use: { trace: process.env.CI ? 'on-first-retry' : 'off', locale: 'en-GB' },
+  // A click or fill that cannot happen fails after 45 s instead of holding its test to the end of
+  // the test's own time limit (several minutes for the deployment tests).
+  use: { trace: process.env.CI ? 'on-first-retry' : 'off', locale: 'en-GB', actionTimeout: 45_000 },
   projects: [{ name: 'chromium', use: chromium }],
 });
