@@ -70,14 +70,17 @@ export function Root() {
   const theme = useMemo(() => themeWithLabels(closeLabel), [closeLabel]);
   const [routed, setRouted] = useState(() => !startsOnLogin());
   // Until the router mounts, a navigation away from the login form changes the address and hands
-  // the page to the router, which renders that address (the form stays until it is ready).
+  // the page to the router, which renders that address. After a sign-in the form (its button busy)
+  // stays until the next page is ready; a link followed anonymously (sign up, forgot password)
+  // shows the page loader at once, so nobody types into a form that is about to go away.
   useEffect(() => {
     if (routed) return undefined;
     return setNavigator((path, options) => {
       if (path === window.location.pathname) return;
       if (options?.replace) window.history.replaceState(null, '', path);
       else window.history.pushState(null, '', path);
-      startTransition(() => setRouted(true));
+      if (hasStoredSession()) startTransition(() => setRouted(true));
+      else setRouted(true);
     });
   }, [routed]);
 
