@@ -48,12 +48,37 @@ export interface HttpProblem {
   document: boolean;
 }
 
+/** The failing answers a page saw, and whether its requests have settled. */
+export interface HttpTracker {
+  /** What was recorded since the last call; starts afresh. */
+  take: () => HttpProblem[];
+  /**
+   * Resolves once no request of the page (socket.io's long-lived transport aside) has been in
+   * flight for `quietMs`, or after `timeoutMs`. Unlike Playwright's "networkidle" it does not
+   * wait out a fixed 500 ms after the last answer.
+   */
+  quiet: (quietMs?: number, timeoutMs?: number) => Promise<void>;
+}
+
 /**
- * Records the page's failing HTTP answers (status >= 400) for documents and for `/api/v3` calls.
- * `take()` returns what was recorded since the last call and starts afresh.
+ * Records the page's failing HTTP answers (status >= 400) for documents and for `/api/v3` calls,
+ * and counts its requests in flight.
  */
-export function trackHttpProblems(page: Page): { take: () => HttpProblem[] } {
+export function trackHttpProblems(page: Page): HttpTracker {
   let seen: HttpProblem[] = [];
+  const inFlight = new Set<unknown>();
+  let lastChange = Date.now();
+  const counted = (url: string): boolean => !new URL(url).pathname.startsWith('/socket.io/');
+  page.on('request', (request) => {
+    if (!counted(request.url())) return;
+    inFlight.add(request);
+    lastChange = Date.now();
+  });
+  const done = (request: unknown): void => {
+    if (inFlight.delete(request)) lastChange = Date.now();
+  };
+  page.on('requestfinished', done);
+  page.on('requestfailed', done);
   page.on('response', (response) => {
     const request = response.request();
     const url = new URL(response.url());
@@ -71,6 +96,13 @@ export function trackHttpProblems(page: Page): { take: () => HttpProblem[] } {
       const taken = seen;
       seen = [];
       return taken;
+    },
+    quiet: async (quietMs = 150, timeoutMs = 5_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (inFlight.size === 0 && Date.now() - lastChange >= quietMs) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
   };
 }

@@ -7,7 +7,7 @@
  */
 import { type Locator, type Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { loginUi, trackHttpProblems, type HttpProblem } from './helpers';
+import { loginUi, trackHttpProblems, type HttpProblem, type HttpTracker } from './helpers';
 
 const ROLES = ['admin', 'manager', 'advanced', 'user'] as const;
 /** Longer than the session-cookie watcher's period (1 s), which used to send these to /login. */
@@ -72,7 +72,6 @@ async function pageProblems(page: Page, expectedPath: string): Promise<string[]>
   return problems;
 }
 
-/** Waits until the page has drawn its heading and its requests have settled. */
 /**
  * The problems a screen still shows once it had the time to load: a client-side navigation leaves
  * the page "network idle" from before, so the new screen is awaited until it shows none of the
@@ -88,16 +87,20 @@ async function settledProblems(page: Page, expectedPath: string): Promise<string
   }
 }
 
-async function settle(page: Page): Promise<void> {
+/** Waits until the page has drawn its heading and its requests have settled. */
+async function settle(page: Page, http: HttpTracker): Promise<void> {
   await page
     .locator('h1')
     .first()
     .waitFor({ state: 'visible', timeout: 20_000 })
     .catch(() => undefined);
-  await page.waitForLoadState('networkidle', { timeout: 5_000 }).catch(() => undefined);
+  await http.quiet();
 }
 
 test.describe('navigation', () => {
+  // Each test logs in on its own and changes nothing, so the workers share them.
+  test.describe.configure({ mode: 'parallel' });
+
   test('a new visitor opening / lands on the login page, not on a JSON error', async ({ page }) => {
     const http = trackHttpProblems(page);
     const response = await page.goto('/');
@@ -128,7 +131,7 @@ test.describe('navigation', () => {
       const nav = navbar(page);
       await expect(nav).toBeVisible();
       await expect(nav.getByTestId('logout')).toBeVisible();
-      await settle(page);
+      await settle(page, http);
       http.take();
 
       const links = await navLinks(nav);
@@ -161,14 +164,14 @@ test.describe('navigation', () => {
         const name = `"${link.label}" (${link.href})`;
         const expectedPath = new URL(link.href, page.url()).pathname;
         await nav.locator(`a[href="${link.href}"]`).first().click();
-        await settle(page);
+        await settle(page, http);
         const shown = [
           ...(await settledProblems(page, expectedPath)),
           ...http.take().map(describeProblem),
         ];
         if (!shown.length) {
           const response = await page.reload();
-          await settle(page);
+          await settle(page, http);
           if ((response?.status() ?? 0) >= 400)
             shown.push(`reload answered ${response?.status() ?? 'nothing'}`);
           shown.push(
