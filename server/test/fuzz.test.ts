@@ -33,23 +33,29 @@ import {
   signWithWrongKey,
   unsignedToken,
   type TestApp,
-} from './helper.ts';
+} from './support/helper.ts';
 import {
   casesFor,
   sampled,
   type CaseContext,
   type ForeignId,
   type FuzzCase,
-} from './fuzz/cases.ts';
+} from './support/fuzz/cases.ts';
 import {
   addAccount,
   FIXTURE_KINDS,
   Targets,
   type Account,
   type FixtureKind,
-} from './fuzz/fixtures.ts';
-import { judge, type Answer, type CallerName } from './fuzz/oracle.ts';
-import { isIdSite, sample, schemaOfType, sitesOf, type PathSegment } from './fuzz/schema-walk.ts';
+} from './support/fuzz/fixtures.ts';
+import { judge, type Answer, type CallerName } from './support/fuzz/oracle.ts';
+import {
+  isIdSite,
+  sample,
+  schemaOfType,
+  sitesOf,
+  type PathSegment,
+} from './support/fuzz/schema-walk.ts';
 
 /** Requests in flight at once. */
 const BATCH = 16;
