@@ -41,14 +41,13 @@ const domains = readdirSync(new URL('./server/src/domains', import.meta.url), {
 const serverComposition = ['server/src/app.ts', 'server/src/server.ts', 'server/src/seed'];
 
 /**
- * The layers. SPA: src/app → src/features, src/resources → src/providers → src/lib, src/components,
- * src/hooks, src/i18n, src/generated. Server: server/src/app.ts, server.ts, seed/ (composition) →
- * server/src/domains/<domain> → server/src/platform; a domain reaches another domain only through
- * that domain's index.ts. common/ is pure code shared by both sides and sits below them. scripts/ is
- * tooling and may import anything.
+ * The server's tests that sit beside the code they test. The ones spanning the whole app stay in
+ * server/test, with the shared test support in server/test/support.
  */
-const layerZones = [
-  // SPA
+const serverTestFiles = ['server/src/**/*.test.ts'];
+
+/** The SPA's zones. */
+const spaZones = [
   ...spaBottom.map((target) =>
     layer(
       target,
@@ -84,17 +83,34 @@ const layerZones = [
     ['server', 'scripts'],
     'The SPA must not import server/ or scripts/: shared pure code lives in common/ or src/generated.',
   ),
-  // Server
+];
+
+/**
+ * The server's zones. A test beside a domain or a platform piece (`tests`) sits above the
+ * composition: it builds the app (app.ts, seed/) and uses the shared test support
+ * (server/test/support); it still reaches another domain only through that domain's index.ts, and
+ * a platform test imports no domain. The server's code never imports the test support.
+ */
+const serverZones = (tests) => [
   layer(
     'server/src/platform',
-    ['server/src/domains', ...serverComposition],
+    tests ? 'server/src/domains' : ['server/src/domains', ...serverComposition],
     'server/src/platform is below every domain: move the shared piece down into platform or inject it.',
   ),
-  layer(
-    'server/src/domains',
-    serverComposition,
-    'A domain is below the app composition (app.ts, server.ts, seed/): inject what it needs instead.',
-  ),
+  ...(tests
+    ? []
+    : [
+        layer(
+          'server/src/domains',
+          serverComposition,
+          'A domain is below the app composition (app.ts, server.ts, seed/): inject what it needs instead.',
+        ),
+        layer(
+          'server/src',
+          'server/test',
+          'Only tests import the test support (server/test): the server must not depend on it.',
+        ),
+      ]),
   ...domains.map((domain) =>
     layer(
       `server/src/domains/${domain}`,
@@ -119,7 +135,10 @@ const layerZones = [
     'The server may import only src/generated from the SPA: put shared pure code in common/.',
     ['./generated'],
   ),
-  // common/
+];
+
+/** common/'s zones. */
+const commonZones = [
   layer(
     'common',
     'src',
@@ -132,6 +151,17 @@ const layerZones = [
     'common/ is pure code below both sides: it must not import server/ or scripts/.',
   ),
 ];
+
+/**
+ * The layers. SPA: src/app → src/features, src/resources → src/providers → src/lib, src/components,
+ * src/hooks, src/i18n, src/generated. Server: server/src/app.ts, server.ts, seed/ (composition) →
+ * server/src/domains/<domain> → server/src/platform; a domain reaches another domain only through
+ * that domain's index.ts. common/ is pure code shared by both sides and sits below them. scripts/ is
+ * tooling and may import anything.
+ */
+const layerZones = [...spaZones, ...serverZones(false), ...commonZones];
+/** The same layers for the server's tests beside the code they test. */
+const serverTestZones = [...spaZones, ...serverZones(true), ...commonZones];
 
 /** Files checked for import cycles. */
 const cycleFiles = ['src/**/*.{ts,tsx}', 'server/src/**/*.ts', 'common/**/*.ts'];
@@ -200,6 +230,12 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-restricted-paths': ['error', { basePath: root, zones: layerZones }],
+    },
+  },
+  {
+    files: serverTestFiles,
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: root, zones: serverTestZones }],
     },
   },
   {

@@ -16,14 +16,14 @@ const workers = availableParallelism();
  * rest of the suite does not compete with them for the cores.
  */
 const heavyFiles = [
-  'server/test/bookings-race.test.ts',
-  'server/test/bookings-scheduler.test.ts',
-  'server/test/consoles-hardening.test.ts',
+  'server/src/domains/bookings/bookings-race.test.ts',
+  'server/src/domains/bookings/bookings-scheduler.test.ts',
+  'server/src/domains/desktops/consoles-hardening.test.ts',
+  'server/src/domains/desktops/lifecycle.test.ts',
+  'server/src/domains/desktops/videowall-access.test.ts',
+  'server/src/domains/media/media-desktop.test.ts',
+  'server/src/domains/templates/templates.test.ts',
   'server/test/fuzz.test.ts',
-  'server/test/lifecycle.test.ts',
-  'server/test/media-desktop.test.ts',
-  'server/test/templates.test.ts',
-  'server/test/videowall-access.test.ts',
 ];
 const serverProject = {
   environment: 'node' as const,

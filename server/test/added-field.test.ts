@@ -23,7 +23,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from './helper.ts';
+import { createTestDatabase } from './support/helper.ts';
 import {
   CHECKS,
   CODE,

@@ -11,7 +11,7 @@ import {
   injectWithToken,
   login,
   type TestApp,
-} from './helper.ts';
+} from './support/helper.ts';
 
 let databaseUrl: string;
 let t: TestApp;

@@ -19,7 +19,7 @@ import {
   expectErrorShape,
   login,
   type TestApp,
-} from './helper.ts';
+} from './support/helper.ts';
 
 const allOps = Object.values(operations) as Operation[];
 const plannedOps = allOps.filter((op) => op.planned);

@@ -5,16 +5,17 @@
  * (no token), the owner of the target objects, and another account of the same role. The role is
  * the least privileged one the operation admits (`user` for public operations).
  *
- * Rules (fuzz/oracle.ts): no 5xx except 501 from planned operations and 503 service_unavailable;
- * every error answer in our error shape; no anonymous call past the token gate; no 2xx to input
- * the server must refuse (fuzz/cases.ts: schema-invalid values, NUL, lone surrogates, nesting of
- * 40 levels or more, ids of another user's objects, wrong content types), nor to another user's
- * object. All violations are collected and reported together.
+ * Rules (support/fuzz/oracle.ts): no 5xx except 501 from planned operations and 503
+ * service_unavailable; every error answer in our error shape; no anonymous call past the token
+ * gate; no 2xx to input the server must refuse (support/fuzz/cases.ts: schema-invalid values, NUL,
+ * lone surrogates, nesting of 40 levels or more, ids of another user's objects, wrong content
+ * types), nor to another user's object. All violations are collected and reported together.
  *
- * Targets are made fresh for every operation that is built (fuzz/fixtures.ts): a destructive call
- * that wrongly succeeds never takes a target from the next operation. Desktops have no disk and
- * templates a disk that does not exist, so no virtual machine boots whatever the server answers;
- * the run fails if more than MAX_REAL_STARTS are running at the end, and stops them all.
+ * Targets are made fresh for every operation that is built (support/fuzz/fixtures.ts): a
+ * destructive call that wrongly succeeds never takes a target from the next operation. Desktops
+ * have no disk and templates a disk that does not exist, so no virtual machine boots whatever the
+ * server answers; the run fails if more than MAX_REAL_STARTS are running at the end, and stops them
+ * all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
@@ -33,23 +34,29 @@ import {
   signWithWrongKey,
   unsignedToken,
   type TestApp,
-} from './helper.ts';
+} from './support/helper.ts';
 import {
   casesFor,
   sampled,
   type CaseContext,
   type ForeignId,
   type FuzzCase,
-} from './fuzz/cases.ts';
+} from './support/fuzz/cases.ts';
 import {
   addAccount,
   FIXTURE_KINDS,
   Targets,
   type Account,
   type FixtureKind,
-} from './fuzz/fixtures.ts';
-import { judge, type Answer, type CallerName } from './fuzz/oracle.ts';
-import { isIdSite, sample, schemaOfType, sitesOf, type PathSegment } from './fuzz/schema-walk.ts';
+} from './support/fuzz/fixtures.ts';
+import { judge, type Answer, type CallerName } from './support/fuzz/oracle.ts';
+import {
+  isIdSite,
+  sample,
+  schemaOfType,
+  sitesOf,
+  type PathSegment,
+} from './support/fuzz/schema-walk.ts';
 
 /** Requests in flight at once. */
 const BATCH = 16;

@@ -14,8 +14,8 @@ import {
   login,
   loginRequest,
   type TestApp,
-} from './helper.ts';
-import { startMediaSource, type MediaSource } from './media-source.ts';
+} from './support/helper.ts';
+import { startMediaSource, type MediaSource } from './support/media-source.ts';
 import { TicketStore } from '../src/platform/viewers/tickets.ts';
 import { MAX_PER_DESKTOP, VNC_WS_PATH, VncProxy } from '../src/platform/viewers/vnc-proxy.ts';
 

@@ -74,6 +74,25 @@ describe('layers: upward and sideways imports are errors', () => {
         /A domain reaches another domain only through its index\.ts \(server\/src\/domains\/deployments\)/,
     },
     {
+      name: "a test beside a domain reaching into another domain's internal module",
+      filePath: 'server/src/domains/deployments/x.test.ts',
+      code: `import * as rules from '../../../../${moduleIn('server/src/domains/desktops', 'desktop-rules.ts')}';\nexport const r = rules;\n`,
+      message:
+        /A domain reaches another domain only through its index\.ts \(server\/src\/domains\/deployments\)/,
+    },
+    {
+      name: 'a test beside a platform piece importing a domain',
+      filePath: 'server/src/platform/lib/x.test.ts',
+      code: `import * as desktops from '../../../../${moduleIn('server/src/domains/desktops', 'index.ts')}';\nexport const d = desktops;\n`,
+      message: /server\/src\/platform is below every domain/,
+    },
+    {
+      name: "the server's code importing the test support",
+      filePath: 'server/src/domains/desktops/x.ts',
+      code: `import * as helper from '../../../../${moduleIn('server/test/support', 'helper.ts')}';\nexport const h = helper;\n`,
+      message: /Only tests import the test support/,
+    },
+    {
       name: "a type-only import of another domain's internal module",
       filePath: 'server/src/domains/bookings/routes/x.ts',
       code: `import type * as types from '../../../../../${moduleIn('server/src/domains/desktops', 'types.ts')}';\nexport type T = typeof types;\n`,
@@ -137,6 +156,19 @@ describe('layers: downward imports are allowed', () => {
         `import type * as generated from '../../../../../${moduleIn('src/generated', 'types.ts')}';`,
         'export const x = [desktops, own, platform];',
         'export type G = typeof generated;',
+        '',
+      ].join('\n'),
+    },
+    {
+      name: "a test beside a domain importing its own modules, another domain's index, the app composition and the test support",
+      filePath: 'server/src/domains/deployments/x.test.ts',
+      code: [
+        `import * as own from '../../../../${moduleIn('server/src/domains/deployments', 'deployment-access.ts')}';`,
+        `import * as desktops from '../../../../${moduleIn('server/src/domains/desktops', 'index.ts')}';`,
+        `import * as app from '../../../../server/src/app.ts';`,
+        `import * as seed from '../../../../${moduleIn('server/src/seed', 'index.ts')}';`,
+        `import * as helper from '../../../../${moduleIn('server/test/support', 'helper.ts')}';`,
+        'export const x = [own, desktops, app, seed, helper];',
         '',
       ].join('\n'),
     },

@@ -1,7 +1,7 @@
 /**
  * Vitest global setup of the server projects: one private PostgreSQL cluster per run (or
  * TEST_DATABASE_URL's) and on it one template database with every migration applied, which each
- * test file copies into a database of its own (server/test/helper.ts createTestDatabase).
+ * test file copies into a database of its own (server/test/support/helper.ts createTestDatabase).
  */
 import type { TestProject } from 'vitest/node';
 import { randomBytes } from 'node:crypto';

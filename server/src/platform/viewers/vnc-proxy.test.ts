@@ -1,7 +1,7 @@
 /**
  * The VNC proxy's limits and revocation on a plain HTTP server, with a TCP echo server standing in
  * for the VNC listeners (the per-user limit needs more running desktops than a test should start;
- * server/test/consoles-hardening.test.ts covers the proxy against a real QEMU).
+ * server/src/domains/desktops/consoles-hardening.test.ts covers the proxy against a real QEMU).
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildApp } from '../../app.ts';
+import { seedIfEmpty } from '../../seed/index.ts';
+import { loadMigrations } from './migrate.ts';
+import { Desktop } from '../../../../src/generated/validators.js';
+import {
+  buildTestApp,
+  injectWithToken,
+  login,
+  TEST_PASSWORD,
+  type TestApp,
+} from '../../../test/support/helper.ts';
+
+// The embedded default: no DATABASE_URL, PGlite under DATA_DIR/db.
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await buildTestApp(undefined);
+});
+afterAll(async () => t.close());
+
+describe('app on embedded PGlite', () => {
+  it('migrates, seeds, logs in and lists the demo desktops', async () => {
+    expect(t.app.database.kind).toBe('pglite');
+    expect(existsSync(join(t.config.dataDir, 'db'))).toBe(true);
+    const key = join(t.config.dataDir, 'keys', 'jwt.key');
+    expect(statSync(key).mode & 0o777).toBe(0o600);
+    const token = await login(t.app, 'user', TEST_PASSWORD);
+    const res = await injectWithToken(t.app, token, {
+      method: 'GET',
+      url: '/api/v3/user/desktops',
+    });
+    expect(res.statusCode).toBe(200);
+    const list = res.json() as unknown[];
+    expect(list).toHaveLength(3);
+    for (const d of list) expect(Desktop(d)).toBe(true);
+    expect((await t.app.inject({ method: 'GET', url: '/api/v3/health' })).json()).toEqual({
+      status: 'ok',
+      database: true,
+    });
+    const tpl = await t.app.database.query<{ disk_path: string }>(
+      'SELECT disk_path FROM templates',
+    );
+    expect(tpl[0]?.disk_path).toBe(join(t.config.dataDir, 'images', 'demo-template.qcow2'));
+  });
+
+  it('creates a desktop on the single PGlite connection (quota lock, name check) and refuses a duplicate name', async () => {
+    const token = await login(t.app, 'user', TEST_PASSWORD);
+    const create = (name: string) =>
+      injectWithToken(t.app, token, {
+        method: 'POST',
+        url: '/api/v3/persistent_desktop',
+        payload: { template_id: 'demo-template', name },
+      });
+    const first = await create('PGlite desktop');
+    expect(first.statusCode, first.body).toBe(200);
+    const again = await create('PGlite desktop');
+    expect(again.statusCode).toBe(409);
+    expect(again.json().description_code).toBe('new_desktop_name_exists');
+    const list = (
+      await injectWithToken(t.app, token, { method: 'GET', url: '/api/v3/user/desktops' })
+    ).json() as { name: string }[];
+    expect(list.map((d) => d.name)).toContain('PGlite desktop');
+  });
+
+  it('keeps data and key across a restart on the same DATA_DIR, without reseeding or re-migrating', async () => {
+    const token = await login(t.app, 'admin');
+    await t.app.close();
+    const again = await buildApp(t.config);
+    try {
+      expect((await seedIfEmpty(again)).seeded).toBe(false);
+      const migrations = await again.database.query<{ version: string }>(
+        'SELECT version FROM schema_migrations',
+      );
+      expect(migrations.map((m) => m.version).sort()).toEqual(
+        loadMigrations().map((m) => m.version),
+      );
+      // same signing key and session table: the earlier token is still good
+      expect(
+        (await injectWithToken(again, token, { method: 'GET', url: '/api/v3/user' })).statusCode,
+      ).toBe(200);
+    } finally {
+      t.app = again;
+    }
+  });
+});
