@@ -9,7 +9,7 @@ import { test as base, expect } from '@playwright/test';
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { start as startMailSink, type SinkMessage } from '../../server/test/mail-sink';
+import { start as startMailSink, type SinkMessage } from '../../server/test/support/mail-sink';
 import { DEMO_PASSWORD, E2E_PORT } from '../../playwright.config';
 import { killQemus } from '../support/qemu-teardown';
 import { SERVER_BUNDLE } from '../../scripts/lib/build-server.mjs';
