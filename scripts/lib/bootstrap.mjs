@@ -37,6 +37,11 @@ const SYSTEM = [
   },
   { check: () => existsSync('/usr/bin/qemu-img'), pkg: 'qemu-utils', why: 'creates desktop disks' },
   {
+    check: () => existsSync('/usr/bin/openssl'),
+    pkg: 'openssl',
+    why: "makes the certificates of the SPICE consoles' TLS",
+  },
+  {
     check: () => existsSync('/usr/lib/grub-rescue/grub-rescue-cdrom.iso'),
     pkg: 'grub-rescue-pc',
     why: 'demo template and media images',
@@ -48,6 +53,22 @@ const TEST_ONLY = [
     check: () => existsSync('/usr/bin/wg') && existsSync('/usr/bin/wg-quick'),
     pkg: 'wireguard-tools',
     why: 'the VPN tests read the generated configuration with wg and wg-quick',
+  },
+  {
+    check: () => existsSync('/usr/bin/remote-viewer'),
+    pkg: 'virt-viewer',
+    why: 'the SPICE test opens a downloaded .vv in a real client',
+  },
+  { check: () => existsSync('/usr/bin/Xvfb'), pkg: 'xvfb', why: "the SPICE client's display" },
+  {
+    check: () => existsSync('/usr/bin/xwininfo'),
+    pkg: 'x11-utils',
+    why: "finds the SPICE client's window",
+  },
+  {
+    check: () => existsSync('/usr/bin/xwd'),
+    pkg: 'x11-apps',
+    why: "reads the SPICE client's pixels",
   },
   {
     check: () =>

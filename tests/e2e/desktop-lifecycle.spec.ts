@@ -2,12 +2,13 @@
  * Desktop lifecycle against the real server and real QEMU (TCG), all through the UI: create a
  * desktop from the demo template on the New desktop page, start it from the card (state follows
  * the socket, no reload), live thumbnail, browser VNC viewer in a new tab (canvas not blank,
- * typing reaches GRUB), SPICE file from the card, stop (the viewer tab shows "stopped"), edit its
+ * typing reaches GRUB), SPICE file from the card opened in a real SPICE client over TLS, stop (the viewer tab shows "stopped"), edit its
  * memory on the edit page, delete it from the card and find it in the recycle-bin count.
  */
 import { readFileSync } from 'node:fs';
 import { expect, test } from './fixtures';
 import { apiAs, apiToken, canvasStats, loginUi } from './helpers';
+import { remoteViewerFrame } from './remote-viewer';
 
 test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async ({
   page,
@@ -26,7 +27,11 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await page.getByRole('combobox', { name: 'Template' }).click();
   await page.getByRole('option', { name: 'Demo template' }).click();
   await expect(page.getByTestId('template-description')).toBeVisible();
-  await page.getByRole('textbox', { name: 'Name', exact: true }).fill(name);
+  // The template's own name fills the field once its details arrive; typing before that could
+  // land in the middle of the update.
+  const nameInput = page.getByRole('textbox', { name: 'Name', exact: true });
+  await expect(nameInput).toHaveValue('Demo template');
+  await nameInput.fill(name);
   await page.getByRole('button', { name: 'Create', exact: true }).click();
   await expect(page).toHaveURL(/\/desktops$/, { timeout: 30_000 });
   const list = (await (await api.get('/api/v3/user/desktops')).json()) as {
@@ -107,9 +112,19 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   expect(spice).toContain('[virt-viewer]');
   expect(spice).toMatch(/^type=spice$/m);
   expect(spice).toMatch(/^host=\S+$/m);
-  expect(spice).toMatch(/^port=\d+$/m);
+  expect(spice).toMatch(/^tls-port=\d+$/m);
+  expect(spice).not.toMatch(/^port=/m);
+  expect(spice).toMatch(/^ca=-----BEGIN CERTIFICATE-----\\n/m);
   expect(spice).toMatch(/^password=\S+$/m);
   expect(spice).toMatch(/^proxy=\S+$/m);
+  // A real SPICE client opens the file: through the portal's tunnel, over TLS checked against
+  // the file's CA, it shows the guest's screen in a window titled with the desktop's name.
+  const frame = await remoteViewerFrame((await download.path()) ?? '', {
+    display: 90 + test.info().parallelIndex,
+    title: new RegExp(`^${name}:\\d+ - Press SHIFT\\+F12`),
+  });
+  expect(frame.width).toBeGreaterThan(300);
+  expect(frame.colours).toBeGreaterThan(2);
   // The choice is remembered: Open now uses SPICE.
   await expect(open).toHaveAttribute('data-viewer', 'file-spice');
 

@@ -7,6 +7,7 @@
  *   upgrades and closes within 1 s of a revocation.
  */
 import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { constants as cryptoConstants, createPublicKey, publicEncrypt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -114,16 +115,40 @@ async function proxyConnect(
 const basic = (user: string, secret: string) =>
   `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`;
 
+/** The CA certificate and server subject of the last downloaded .vv (the SPICE port is TLS only). */
+let spiceTls = { ca: '', hostSubject: '' };
+
 /**
- * Links a SPICE channel through an open tunnel: sends the link message, reads QEMU's link reply
+ * Starts TLS inside an open tunnel, as remote-viewer does: the server certificate must chain to the
+ * .vv's CA and carry its host subject.
+ */
+async function overTls(tunnel: ConnectAnswer): Promise<ConnectAnswer> {
+  const secure = tlsConnect({
+    socket: tunnel.socket,
+    ca: spiceTls.ca,
+    checkServerIdentity: (_host, cert) =>
+      `CN=${cert.subject.CN}` === spiceTls.hostSubject
+        ? undefined
+        : new Error(`unexpected SPICE server subject CN=${cert.subject.CN}`),
+  });
+  await new Promise<void>((resolve, reject) => {
+    secure.once('secureConnect', resolve);
+    secure.once('error', reject);
+  });
+  return { ...tunnel, read: byteReader(secure), socket: secure };
+}
+
+/**
+ * Links a SPICE channel through an open tunnel (inside TLS): sends the link message, reads QEMU's link reply
  * (magic "REDQ" and its RSA key) and, with a password, the ticket encrypted with that key. Answers
  * the magic and the link result (0 = accepted, 7 = permission denied).
  */
 async function spiceLink(
-  tunnel: ConnectAnswer,
+  plain: ConnectAnswer,
   password: string | undefined,
   channelType = 1,
 ): Promise<{ magic: string; result?: number }> {
+  const tunnel = await overTls(plain);
   const mess = Buffer.alloc(18);
   mess.writeUInt32LE(0, 0); // connection id: a new session
   mess.writeUInt8(channelType, 4);
@@ -166,11 +191,15 @@ async function downloadVv(token = userToken, host = 'evil.example:6666'): Promis
   });
   expect(res.statusCode, res.body).toBe(200);
   const ini = parseIni(res.json<{ content: string }>().content);
+  // The SPICE port speaks TLS only: no plain port, every channel secured, and the CA to check.
+  expect(ini.port).toBeUndefined();
+  expect(ini['secure-channels']).toContain('main');
+  spiceTls = { ca: (ini.ca ?? '').replaceAll('\\n', '\n'), hostSubject: ini['host-subject'] ?? '' };
   return {
     proxy: new URL(ini.proxy ?? ''),
     password: ini.password ?? '',
     host: ini.host ?? '',
-    port: Number(ini.port),
+    port: Number(ini['tls-port']),
   };
 }
 

@@ -31,6 +31,7 @@ import { TicketStore } from '../../platform/viewers/tickets.ts';
 import { VncProxy, VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
 import { SpiceTunnel } from '../../platform/viewers/spice-tunnel.ts';
 import { spiceFile } from '../../platform/viewers/viewer-files.ts';
+import { readSpicePki } from '../../platform/hypervisor/spice-pki.ts';
 
 export interface Consoles {
   tickets: TicketStore;
@@ -161,7 +162,7 @@ export function createConsoles(
     spice,
     closeDesktop,
     async spiceFile(auth, desktop) {
-      const rt = (desktop.runtime ?? {}) as { spicePort?: unknown };
+      const rt = (desktop.runtime ?? {}) as { spicePort?: unknown; spiceTls?: unknown };
       const notRunning = () =>
         new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, {
           status: 409,
@@ -183,6 +184,13 @@ export function createConsoles(
         desktopId: desktop.id,
         port: rt.spicePort,
       });
+      const tls = rt.spiceTls === true ? await readSpicePki(config.dataDir) : null;
+      if (rt.spiceTls === true && !tls)
+        throw new ApiError(
+          'service_unavailable',
+          'The SPICE certificates of this portal are missing',
+          'service_unavailable',
+        );
       const address = publicAddress(originSettings, port());
       return {
         kind: 'file',
@@ -198,6 +206,7 @@ export function createConsoles(
           proxyCredential: { username: credential.username, secret: credential.secret },
           spiceHost: '127.0.0.1',
           spicePort: rt.spicePort,
+          tls: tls ? { caCertPem: tls.caCertPem, hostSubject: tls.hostSubject } : undefined,
           password,
           fullscreen: desktop.guestProperties.fullscreen === true,
         }),

@@ -32,6 +32,7 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
       pid: rt.pid,
       vncPort: rt.vncPort,
       spicePort: rt.spicePort,
+      spiceTls: rt.spiceTls,
       vncPassword: spec.vncPassword,
       spicePassword: spec.spicePassword,
       startedAt: rt.startedAt,

@@ -12,6 +12,8 @@ export interface DesktopRuntime {
   pid: number;
   vncPort: number;
   spicePort: number;
+  /** The SPICE port speaks TLS only (absent in rows written before SPICE had TLS). */
+  spiceTls?: boolean;
   vncPassword: string;
   spicePassword: string;
   startedAt: string;

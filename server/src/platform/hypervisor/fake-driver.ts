@@ -213,6 +213,7 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
         pid: this.nextPid++,
         vncPort: 5900 + n,
         spicePort: 15900 + n,
+        spiceTls: false,
         qmpPath: `/fake/run/${spec.id}/qmp.sock`,
         runDir: `/fake/run/${spec.id}`,
         startedAt: new Date().toISOString(),

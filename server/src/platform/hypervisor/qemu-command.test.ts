@@ -48,6 +48,13 @@ describe('buildQemuArgs', () => {
     expect(args.join(' ')).not.toContain('spicepass');
   });
 
+  it('makes the SPICE port TLS-only with the certificates directory when given one', () => {
+    const args = buildQemuArgs(spec(), { ...ctx, spiceX509Dir: '/data/pki/spi,ce' });
+    expect(values(args, '-spice')).toEqual([
+      'tls-port=15904,addr=127.0.0.1,x509-dir=/data/pki/spi,,ce',
+    ]);
+  });
+
   it('uses -cpu host with kvm', () => {
     const args = buildQemuArgs(spec(), { ...ctx, accel: 'kvm' });
     expect(values(args, '-accel')).toEqual(['kvm']);

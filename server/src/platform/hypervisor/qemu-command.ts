@@ -17,6 +17,11 @@ export interface QemuLaunchContext {
   /** VNC TCP port (>= 5900: QEMU takes a display number = port - 5900). */
   vncPort: number;
   spicePort: number;
+  /**
+   * The SPICE certificates (`x509-dir`). When given, `spicePort` is a TLS-only listener and every
+   * channel is encrypted; without it the listener is plain.
+   */
+  spiceX509Dir?: string;
   /** QMP unix socket path. */
   qmpPath: string;
   /** Pid file path. */
@@ -142,7 +147,9 @@ export function buildQemuArgs(spec: DomainSpec, ctx: QemuLaunchContext): string[
     '-vnc',
     `127.0.0.1:${ctx.vncPort - VNC_BASE_PORT},password=on`,
     '-spice',
-    `port=${ctx.spicePort},addr=127.0.0.1`,
+    ctx.spiceX509Dir
+      ? `tls-port=${ctx.spicePort},addr=127.0.0.1,x509-dir=${e(ctx.spiceX509Dir)}`
+      : `port=${ctx.spicePort},addr=127.0.0.1`,
     '-nic',
     'none',
     '-qmp',

@@ -22,6 +22,7 @@ import {
   tempDataDir,
   trackPid,
 } from './test-support.ts';
+import { readSpicePki } from './spice-pki.ts';
 import type { DemoImages } from './demo-images.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -344,19 +345,26 @@ describe('QEMU driver (real QEMU, TCG)', () => {
       demoSpec('vnc-auth', await overlay(), {}, { vnc: 'goodpass', spice: 'spice-secret' }),
     );
     trackPid(rt.pid);
-    expect(await spiceAuthenticate(rt.spicePort, 'wrong')).toBe(7); // SPICE_LINK_ERR_PERMISSION_DENIED
-    expect(await spiceAuthenticate(rt.spicePort, 'spice-secret')).toBe(0);
+    // The SPICE port speaks TLS only, with the certificates made at the first start.
+    expect(rt.spiceTls).toBe(true);
+    const ca = (await readSpicePki(tmp.dir))?.caCertPem ?? '';
+    expect(ca).toContain('BEGIN CERTIFICATE');
+    // A client speaking plain SPICE to it is not linked.
+    await expect(spiceAuthenticate(rt.spicePort, 'spice-secret')).rejects.toThrow();
+    const spiceAuth = (port: number, password: string) => spiceAuthenticate(port, password, ca);
+    expect(await spiceAuth(rt.spicePort, 'wrong')).toBe(7); // SPICE_LINK_ERR_PERMISSION_DENIED
+    expect(await spiceAuth(rt.spicePort, 'spice-secret')).toBe(0);
     await driver.setPasswords('vnc-auth', { spice: 'spice-2' });
-    expect(await spiceAuthenticate(rt.spicePort, 'spice-secret')).toBe(7);
-    expect(await spiceAuthenticate(rt.spicePort, 'spice-2')).toBe(0);
+    expect(await spiceAuth(rt.spicePort, 'spice-secret')).toBe(7);
+    expect(await spiceAuth(rt.spicePort, 'spice-2')).toBe(0);
     // A password given a validity admits new connections only until then.
     await driver.setPasswords('vnc-auth', { spice: 'spice-3' }, { validForSeconds: 1 });
-    expect(await spiceAuthenticate(rt.spicePort, 'spice-3')).toBe(0);
+    expect(await spiceAuth(rt.spicePort, 'spice-3')).toBe(0);
     await new Promise((r) => setTimeout(r, 2500));
-    expect(await spiceAuthenticate(rt.spicePort, 'spice-3')).toBe(7);
+    expect(await spiceAuth(rt.spicePort, 'spice-3')).toBe(7);
     // A later password without one never expires (the earlier validity does not carry over).
     await driver.setPasswords('vnc-auth', { spice: 'spice-4' });
-    expect(await spiceAuthenticate(rt.spicePort, 'spice-4')).toBe(0);
+    expect(await spiceAuth(rt.spicePort, 'spice-4')).toBe(0);
     const wrong = await rfbAuthenticate(rt.vncPort, 'badpass!');
     expect(wrong.types).toContain(2);
     expect(wrong.types).not.toContain(1);

@@ -25,6 +25,7 @@ import { mapQmpStatus } from './qemu-monitor.ts';
 import { cleanRunDir, pidServes, publicRuntime, readExit, readRuntime } from './qemu-run-dir.ts';
 import { takeScreenshot } from './qemu-screenshots.ts';
 import { RetryablePortError, spawnQemu } from './qemu-spawn.ts';
+import { ensureSpicePki } from './spice-pki.ts';
 import { createPortAllocator, type PortAllocator, type PortRange } from './port-allocator.ts';
 import {
   DOMAIN_ID_PATTERN,
@@ -70,6 +71,11 @@ export interface QemuDriverOptions {
   sandbox?: boolean;
   /** How long a start may take to answer on QMP. Default 15000. */
   startTimeoutMs?: number;
+  /**
+   * SPICE over TLS with the portal's certificates (`<dataDir>/pki/spice/`, created with `openssl`
+   * at the first start). Default true.
+   */
+  spiceTls?: boolean;
 }
 
 /** Create the QEMU driver. See the module comment for the files it keeps. */
@@ -88,6 +94,7 @@ class QemuDriver extends EventEmitter implements Hypervisor {
   private readonly spicePorts: PortAllocator;
   private readonly sandbox: boolean;
   private readonly startTimeoutMs: number;
+  private readonly spiceTls: boolean;
   private readonly starting = new Set<string>();
   private readonly domains: QemuDomains;
 
@@ -102,6 +109,7 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     this.spicePorts = createPortAllocator(options.spicePorts ?? { from: 15900, to: 16899 });
     this.sandbox = options.sandbox ?? true;
     this.startTimeoutMs = options.startTimeoutMs ?? 15_000;
+    this.spiceTls = options.spiceTls ?? true;
     this.domains = new QemuDomains(
       { vnc: this.vncPorts, spice: this.spicePorts },
       (event, ...args) => this.emitTyped(event, ...args),
@@ -205,7 +213,21 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     }
   }
 
+  /** The SPICE certificates' directory, made at the first start that needs it. */
+  private async spiceCertificates(): Promise<string> {
+    try {
+      return (await ensureSpicePki(this.dataDir)).dir;
+    } catch (error) {
+      throw new HypervisorError(
+        'start_failed',
+        `cannot create the SPICE certificates: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
   private async spawnOnce(spec: DomainSpec, runDir: string): Promise<DomainRuntime> {
+    const spiceX509Dir = this.spiceTls ? await this.spiceCertificates() : undefined;
     const { runtime, qmp, child, earlyExit } = await spawnQemu(
       {
         qemuBinary: this.qemuBinary,
@@ -214,6 +236,7 @@ class QemuDriver extends EventEmitter implements Hypervisor {
         startTimeoutMs: this.startTimeoutMs,
         vncPorts: this.vncPorts,
         spicePorts: this.spicePorts,
+        spiceX509Dir,
       },
       spec,
       runDir,

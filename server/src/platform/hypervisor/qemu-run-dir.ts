@@ -24,8 +24,8 @@ export function parseRuntime(text: string): PersistedRuntime | undefined {
   try {
     const v: unknown = JSON.parse(text);
     if (!isRecord(v)) return undefined;
-    const { id, name, pid, vncPort, spicePort, qmpPath, runDir, startedAt, accel, diskPath, args } =
-      v;
+    const { id, name, pid, vncPort, spicePort, spiceTls, qmpPath, runDir, startedAt, accel } = v;
+    const { diskPath, args } = v;
     if (
       typeof id !== 'string' ||
       typeof name !== 'string' ||
@@ -45,6 +45,8 @@ export function parseRuntime(text: string): PersistedRuntime | undefined {
       pid,
       vncPort,
       spicePort,
+      // Written before SPICE had TLS: a plain listener.
+      spiceTls: spiceTls === true,
       qmpPath,
       runDir,
       startedAt,
@@ -64,6 +66,7 @@ export function publicRuntime(r: PersistedRuntime): DomainRuntime {
     pid: r.pid,
     vncPort: r.vncPort,
     spicePort: r.spicePort,
+    spiceTls: r.spiceTls,
     qmpPath: r.qmpPath,
     runDir: r.runDir,
     startedAt: r.startedAt,

@@ -43,6 +43,8 @@ export interface SpawnContext {
   startTimeoutMs: number;
   vncPorts: PortAllocator;
   spicePorts: PortAllocator;
+  /** The SPICE certificates' directory: the SPICE port then speaks TLS only. */
+  spiceX509Dir?: string;
 }
 
 /** A QEMU that runs the domain, answers on QMP and has its `runtime.json`. */
@@ -75,6 +77,7 @@ export async function spawnQemu(
     accel: ctx.accel,
     vncPort,
     spicePort,
+    spiceX509Dir: ctx.spiceX509Dir,
     qmpPath,
     pidPath,
     sandbox: ctx.sandbox,
@@ -166,6 +169,7 @@ export async function spawnQemu(
     pid,
     vncPort,
     spicePort,
+    spiceTls: !!ctx.spiceX509Dir,
     qmpPath,
     runDir,
     startedAt,

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
+import tls from 'node:tls';
 import path from 'node:path';
 import { prepareDemoImages, type DemoImages } from './demo-images.ts';
 import type { DomainHardware, DomainSpec } from './types.ts';
@@ -170,6 +171,18 @@ function connect(port: number, timeoutMs = 3000): Promise<net.Socket> {
   });
 }
 
+/** TLS over a connected socket, checking the server certificate against `ca` only (no host name). */
+function startTls(socket: net.Socket, ca: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const secure = tls.connect({ socket, ca, checkServerIdentity: () => undefined });
+    secure.once('secureConnect', () => resolve(secure));
+    secure.once('error', (error) => {
+      socket.destroy();
+      reject(error);
+    });
+  });
+}
+
 /** Read the RFB banner of a VNC server (retrying until `timeoutMs`). */
 export async function readRfbBanner(port: number, timeoutMs = 5000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
@@ -262,9 +275,15 @@ export async function rfbAuthenticate(port: number, password: string): Promise<R
  * SPICE link handshake on the main channel with `password` (legacy ticket auth: RSA-OAEP/SHA-1 of
  * the password with the server's key). Returns the link result: 0 = OK, 7 = permission denied.
  */
-export async function spiceAuthenticate(port: number, password: string): Promise<number> {
+export async function spiceAuthenticate(
+  port: number,
+  password: string,
+  /** The CA certificate of a TLS-only SPICE port (the link then runs inside TLS). */
+  ca?: string,
+): Promise<number> {
   const { createPublicKey, publicEncrypt, constants } = await import('node:crypto');
-  const socket = await connect(port);
+  const plain = await connect(port);
+  const socket = ca ? await startTls(plain, ca) : plain;
   try {
     const reader = new SocketReader(socket);
     const mess = Buffer.alloc(18); // SpiceLinkMess: connection 0, channel main (1) id 0, no caps

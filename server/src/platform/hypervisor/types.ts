@@ -75,6 +75,8 @@ export interface DomainRuntime {
   vncPort: number;
   /** SPICE TCP port on 127.0.0.1 (ticketing with `spicePassword`). */
   spicePort: number;
+  /** True when the SPICE port speaks TLS only (the portal's SPICE certificates). */
+  spiceTls: boolean;
   /** Path of the QMP unix socket the driver is connected to. */
   qmpPath: string;
   /** `<DATA_DIR>/run/<id>/`: qmp.sock, qemu.pid, runtime.json, qemu.log. */

@@ -26,6 +26,47 @@ describe('spiceFile', () => {
     });
   });
 
+  it('offers a plain port without secure channels (a client told to secure them refuses it)', () => {
+    const text = spiceFile({
+      desktopName: 'd',
+      proxyHost: 'p',
+      proxyPort: 1,
+      spiceHost: '127.0.0.1',
+      spicePort: 5931,
+      password: 'pw',
+      fullscreen: false,
+    });
+    const ini = parseIni(text);
+    expect(ini.port).toBe('5931');
+    expect(ini['tls-port']).toBeUndefined();
+    expect(ini['secure-channels']).toBeUndefined();
+  });
+
+  it('offers a TLS-only port with the CA (one line, \\n between PEM lines), the server subject and every channel secured', () => {
+    const caCertPem = '-----BEGIN CERTIFICATE-----\nMIIBabc\nDEF=\n-----END CERTIFICATE-----\n';
+    const text = spiceFile({
+      desktopName: 'd',
+      proxyHost: 'p',
+      proxyPort: 1,
+      spiceHost: '127.0.0.1',
+      spicePort: 5931,
+      tls: { caCertPem, hostSubject: 'CN=vdi-portal-spice' },
+      password: 'pw',
+      fullscreen: false,
+    });
+    const ini = parseIni(text);
+    expect(ini.port).toBeUndefined();
+    expect(ini['tls-port']).toBe('5931');
+    expect(ini.ca).toBe(
+      '-----BEGIN CERTIFICATE-----\\nMIIBabc\\nDEF=\\n-----END CERTIFICATE-----\\n',
+    );
+    expect(ini['host-subject']).toBe('CN=vdi-portal-spice');
+    expect(ini['secure-channels']).toBe(
+      'main;inputs;cursor;playback;record;display;usbredir;smartcard',
+    );
+    expect(text.split('\n').filter((l) => l.startsWith('ca='))).toHaveLength(1);
+  });
+
   it('keeps a hostile desktop name on one line so it cannot add keys', () => {
     const text = spiceFile({
       desktopName: "x\nproxy=http://evil:1\r\n'",

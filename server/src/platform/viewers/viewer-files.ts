@@ -24,6 +24,11 @@ export interface SpiceFileInput {
   /** Where the proxy tunnels to: the QEMU SPICE listener on the hypervisor's loopback. */
   spiceHost: string;
   spicePort: number;
+  /**
+   * The SPICE port speaks TLS only: the client checks the server certificate against `caCertPem`
+   * and its subject against `hostSubject`, and every channel is encrypted.
+   */
+  tls?: { caCertPem: string; hostSubject: string };
   password: string;
   fullscreen: boolean;
 }
@@ -34,12 +39,25 @@ export const SPICE_CUSTOM_LINES = [
   'enable-usb-autoshare=1',
   'delete-this-file=1',
   'usb-filter=-1,-1,-1,-1,0',
-  'tls-ciphers=DEFAULT',
   'toggle-fullscreen=shift+f11',
   'release-cursor=shift+f12',
   'secure-attention=ctrl+alt+end',
-  'secure-channels=main;inputs;cursor;playback;record;display;usbredir;smartcard',
 ];
+
+/**
+ * The lines of a TLS-only SPICE port. `secure-channels` is written only with them: a client told
+ * to secure its channels but given no `tls-port` refuses to connect.
+ */
+function spiceTlsLines(port: number, tls: { caCertPem: string; hostSubject: string }): string[] {
+  const ca = tls.caCertPem.trim().split(/\r?\n/).join('\\n');
+  return [
+    `tls-port=${port}`,
+    `ca=${ca}\\n`,
+    `host-subject=${safeValue(tls.hostSubject)}`,
+    'tls-ciphers=DEFAULT',
+    'secure-channels=main;inputs;cursor;playback;record;display;usbredir;smartcard',
+  ];
+}
 
 const URL_SAFE = /^[A-Za-z0-9_-]+$/;
 
@@ -55,7 +73,7 @@ export function spiceFile(input: SpiceFileInput): string {
     'type=spice',
     `proxy=${input.proxyScheme ?? 'http'}://${userinfo}${host}:${input.proxyPort}`,
     `host=${safeValue(input.spiceHost)}`,
-    `port=${input.spicePort}`,
+    ...(input.tls ? spiceTlsLines(input.spicePort, input.tls) : [`port=${input.spicePort}`]),
     `password=${safeValue(input.password)}`,
     `fullscreen=${input.fullscreen ? 1 : 0}`,
     `title=${safeValue(input.desktopName)}:%d - Press SHIFT+F12 to release the cursor`,
