@@ -1,12 +1,38 @@
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const alias = {
   '@common': fileURLToPath(new URL('./common', import.meta.url)),
   '@': fileURLToPath(new URL('./src', import.meta.url)),
 };
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+/** The test files under `dir` (relative to the root). */
+function testFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((file) => /\.test\.tsx?$/.test(file))
+    .map((file) => relative(root, join(root, dir, file)));
+}
+
+/**
+ * The DOM test files that replace modules or globals (`vi.mock`, `vi.stubGlobal`, `vi.stubEnv`,
+ * `vi.resetModules`): each gets a fresh module graph and window. The others share one per worker,
+ * which spares a jsdom window and a fresh import of React, Mantine and refine per file (four
+ * fifths of the DOM tests' CPU time); `tests/support/setup-dom.ts` empties the page after each
+ * test and the storage after each file.
+ */
+const domFiles = [...testFiles('src'), ...testFiles('tests/conformance')];
+const replacesModules = (file: string) =>
+  /\bvi\.(mock|doMock|stubGlobal|stubEnv|resetModules)\(/.test(
+    readFileSync(join(root, file), 'utf8'),
+  );
+const isolatedDomFiles = domFiles.filter(replacesModules);
+const sharedDomFiles = domFiles.filter((file) => !replacesModules(file));
 
 /** Test files run in parallel, one per core. */
 const workers = availableParallelism();
@@ -25,6 +51,14 @@ const heavyFiles = [
   'server/src/domains/templates/templates.test.ts',
   'server/test/fuzz.test.ts',
 ];
+const domProject = {
+  environment: 'jsdom' as const,
+  setupFiles: ['./tests/support/setup-dom.ts'],
+  maxWorkers: workers,
+  // refine's router bindings must share the app's (ESM) react-router, not load its CommonJS copy.
+  server: { deps: { inline: [/@refinedev\//] } },
+  testTimeout: 20_000,
+};
 const serverProject = {
   environment: 'node' as const,
   // A worker imports the server once and runs its files one after the other: each file builds its
@@ -45,14 +79,19 @@ export default defineConfig({
         plugins: [react()],
         resolve: { alias },
         test: {
+          ...domProject,
           name: 'unit',
-          environment: 'jsdom',
-          include: ['src/**/*.test.{ts,tsx}', 'tests/conformance/**/*.test.{ts,tsx}'],
-          setupFiles: ['./tests/support/setup-dom.ts'],
-          maxWorkers: workers,
-          // refine's router bindings must share the app's (ESM) react-router, not load its CommonJS copy.
-          server: { deps: { inline: [/@refinedev\//] } },
-          testTimeout: 20_000,
+          include: sharedDomFiles,
+          isolate: false,
+        },
+      },
+      {
+        plugins: [react()],
+        resolve: { alias },
+        test: {
+          ...domProject,
+          name: 'unit-isolated',
+          include: isolatedDomFiles,
         },
       },
       {

@@ -1,4 +1,6 @@
 import '@testing-library/jest-dom/vitest';
+import { cleanup } from '@testing-library/react';
+import { afterAll, afterEach } from 'vitest';
 
 // Mantine needs these browser APIs, which jsdom lacks.
 const noop = (): void => undefined;
@@ -22,3 +24,21 @@ if (typeof window !== 'undefined') {
   window.ResizeObserver ??= RO as unknown as typeof ResizeObserver;
   window.HTMLElement.prototype.scrollIntoView ??= noop;
 }
+
+// Every test starts on an empty page (React trees unmounted), and every file on an empty storage:
+// the files of a worker share one window when they run without isolation.
+afterEach(() => {
+  cleanup();
+});
+afterAll(() => {
+  cleanup();
+  if (typeof window === 'undefined') return;
+  document.body.innerHTML = '';
+  window.localStorage.clear();
+  window.sessionStorage.clear();
+  for (const cookie of document.cookie.split(';')) {
+    const name = cookie.split('=')[0]?.trim();
+    if (name) document.cookie = `${name}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
+  }
+  window.history.replaceState(null, '', '/');
+});
