@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { groups, users, type UserInsert } from '../platform/db/schema.ts';
+import { groups, type UserInsert } from '../platform/db/schema.ts';
+import { userWrites } from '../domains/directory/index.ts';
 import type { Executor } from '../platform/repository/entity-repository.ts';
 import { ENROLLMENT_CODES, demoAccount } from './accounts.ts';
 
@@ -43,6 +44,6 @@ export async function seedClasses(
   for (const c of CLASSES)
     for (let n = c.first; n <= c.last; n++)
       rows.push(account(studentName(n), `Student ${String(n).padStart(2, '0')}`, c.id, 'user'));
-  await on.insert(users).values(rows);
+  await userWrites.createMany(on, rows);
   return rows.map((r) => r.username);
 }

@@ -21,6 +21,7 @@ import { eq } from 'drizzle-orm';
 import { hashPassword } from '../platform/auth/passwords.ts';
 import { categories, desktops, groups, media, templates, users } from '../platform/db/schema.ts';
 import { NEW_DESKTOP_HARDWARE } from '../domains/desktops/index.ts';
+import { userWrites } from '../domains/directory/index.ts';
 import { roles } from '../../../src/generated/policy.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
@@ -116,7 +117,7 @@ export async function seedIfEmpty(
         enrollment: ENROLLMENT_CODES.find((c) => c.groupId === groupOf[r])?.enrollment ?? null,
       })),
     );
-    await tx.insert(users).values([
+    await userWrites.createMany(tx, [
       ...DEMO_ROLES.map((r) =>
         demoAccount({
           id: ids[r],

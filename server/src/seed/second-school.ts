@@ -4,7 +4,8 @@
  * own category's users, groups and audit entries.
  */
 import { randomUUID } from 'node:crypto';
-import { categories, groups, users } from '../platform/db/schema.ts';
+import { categories, groups } from '../platform/db/schema.ts';
+import { userWrites } from '../domains/directory/index.ts';
 import type { Executor } from '../platform/repository/entity-repository.ts';
 import { demoAccount } from './accounts.ts';
 
@@ -25,15 +26,17 @@ export async function seedOtherCategory(on: Executor, passwordHash: string): Pro
     name: OTHER_CATEGORY.name,
     description: `Default group of ${OTHER_CATEGORY.name}`,
   });
-  await on.insert(users).values({
-    ...demoAccount({
-      id: randomUUID(),
-      username: OTHER_MANAGER_USERNAME,
-      name: 'Demo Manager (Second school)',
-      groupId,
-      role: 'manager',
-      passwordHash,
-    }),
-    categoryId: OTHER_CATEGORY.id,
-  });
+  await userWrites.createMany(on, [
+    {
+      ...demoAccount({
+        id: randomUUID(),
+        username: OTHER_MANAGER_USERNAME,
+        name: 'Demo Manager (Second school)',
+        groupId,
+        role: 'manager',
+        passwordHash,
+      }),
+      categoryId: OTHER_CATEGORY.id,
+    },
+  ]);
 }

@@ -42,7 +42,7 @@ export async function startEmailVerification(
   email: string,
 ): Promise<string> {
   const jti = newJti();
-  await app.users.update(userId, { email, emailVerified: false, emailVerificationJti: jti });
+  await app.users.startEmailVerification(userId, email, jti);
   return jti;
 }
 
@@ -78,7 +78,7 @@ export async function mailPasswordReset(
 ): Promise<void> {
   if (!user.email) return;
   const jti = newJti();
-  await app.users.update(user.id, { passwordResetJti: jti });
+  await app.users.setPasswordResetLink(user.id, jti);
   const token = await signAccountToken(app, 'password-reset', user.id, jti);
   await deliver(
     app,

@@ -260,7 +260,7 @@ export function createMigrationService(app: FastifyInstance): MigrationService {
         params: { name: target.name },
       });
       const action = settings.migration.action_after_migrate;
-      if (action === 'disable') await app.users.update(origin.id, { active: false });
+      if (action === 'disable') await app.users.disable(origin.id);
       else if (action === 'delete') await deleteOrDisable(origin);
       return {
         migrated_desktops: moved.desktops.length,

@@ -13,7 +13,6 @@ import {
   desktops,
   media,
   templates,
-  users,
   type DesktopRow,
   type TemplateRow,
   type UserRow,
@@ -187,14 +186,13 @@ export function migrationTransfer(app: FastifyInstance) {
     );
     if (Number(leftovers[0]?.n ?? 0) === 0) {
       try {
-        await db.delete(users).where(eq(users.id, origin.id));
-        app.sessions.clearCache();
+        await app.users.remove(origin.id);
         return;
       } catch (err) {
         app.log.warn({ err, user: origin.id }, 'migrated user not deleted, disabled instead');
       }
     }
-    await app.users.update(origin.id, { active: false });
+    await app.users.disable(origin.id);
   };
 
   return { transfer, announce, deleteOrDisable };

@@ -9,6 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../platform/http/api-error.ts';
+import { queryOn } from '../../platform/db/query.ts';
 import {
   endpointOf,
   ipv4ToNumber,
@@ -99,7 +100,8 @@ export function createVpnService(app: FastifyInstance): VpnService {
     const full = () =>
       new ApiError('conflict', 'The VPN users network has no free address', 'vpn_network_full');
     if (!range) throw full();
-    await app.database.transaction(async (_exec, tx) => {
+    await app.db.transaction(async (on) => {
+      const tx = queryOn(on);
       await tx('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
         ADDRESS_LOCK_SPACE,
         ADDRESS_LOCK_KEY,
@@ -120,7 +122,7 @@ export function createVpnService(app: FastifyInstance): VpnService {
       let candidate = range.first;
       while (candidate <= range.last && taken.has(candidate)) candidate++;
       if (candidate > range.last) throw full();
-      await tx('UPDATE users SET wg_address = $2 WHERE id = $1', [userId, numberToIpv4(candidate)]);
+      await app.users.setVpnAddress(userId, numberToIpv4(candidate), on);
     });
   };
 
@@ -135,11 +137,7 @@ export function createVpnService(app: FastifyInstance): VpnService {
       if (row.wg_private_key === null || row.wg_public_key === null) {
         const keys = newWireguardKeyPair();
         // Only the first of parallel requests writes its keys; the others read them back.
-        await query(
-          `UPDATE users SET wg_private_key = $2, wg_public_key = $3
-           WHERE id = $1 AND (wg_private_key IS NULL OR wg_public_key IS NULL)`,
-          [userId, keys.privateKey, keys.publicKey],
-        );
+        await app.users.setVpnKeys(userId, keys, true);
         row = await rowOf(userId);
       }
       if (row.wg_address === null || row.wg_private_key === null || row.wg_public_key === null)
@@ -153,11 +151,7 @@ export function createVpnService(app: FastifyInstance): VpnService {
 
     async reset(userId) {
       const keys = newWireguardKeyPair();
-      await query('UPDATE users SET wg_private_key = $2, wg_public_key = $3 WHERE id = $1', [
-        userId,
-        keys.privateKey,
-        keys.publicKey,
-      ]);
+      await app.users.setVpnKeys(userId, keys);
     },
 
     async serverKeys() {

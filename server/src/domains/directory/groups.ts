@@ -14,7 +14,6 @@ import {
   adminGroupReadToWire,
   categories,
   groups,
-  users,
   type AdminGroupReadRow,
   type GroupRow,
 } from '../../platform/db/schema.ts';
@@ -22,6 +21,7 @@ import type { Db } from '../../platform/db/client.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import { crudService } from '../../platform/crud/crud-service.ts';
 import { ENROLLMENT_ROLES } from './users-repository.ts';
+import { userWrites } from './user-writes.ts';
 import type {
   AdminGroup,
   AdminGroupCreate,
@@ -168,10 +168,7 @@ export function groupsCrud(deps: Pick<AdminDeps, 'db'>) {
             'group_has_items',
             items,
           );
-        await tx
-          .update(users)
-          .set({ secondaryGroups: sql`${users.secondaryGroups} - ${id}::text` })
-          .where(sql`${users.secondaryGroups} ? ${id}`);
+        await userWrites.leaveSecondaryGroup(tx, id);
         return {};
       },
     },

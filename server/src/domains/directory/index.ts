@@ -11,3 +11,5 @@ export { default as adminSettingsRoutes } from './routes/settings.ts';
 export { default as adminUserRoutes } from './routes/users.ts';
 export { default as usersRepository } from './users-repository.ts';
 export type { CategoryRow } from './users-repository.ts';
+export { userWrites } from './user-writes.ts';
+export type { PasswordChange, ProfileChange, VpnKeys } from './user-writes.ts';

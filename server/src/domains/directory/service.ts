@@ -4,39 +4,24 @@
  */
 import type { AdminDeps } from './deps.ts';
 import type { Actor } from '../../platform/auth/actor.ts';
-import {
-  createUser,
-  deleteUser,
-  findUsersByName,
-  listUsers,
-  setUserPassword,
-  showUser,
-  updateUser,
-} from './users.ts';
+import { findUsersByName, setUserPassword } from './users.ts';
+import { usersCrud } from './users-crud.ts';
 import { exportUsersCsv, importUsersCsv } from './users-csv.ts';
 import { findGroup, groupsCrud } from './groups.ts';
 import { categoriesCrud } from './categories.ts';
 import { listAudit, showAudit } from './audit.ts';
-import type {
-  AdminUserCreate,
-  AdminUserCsvImport,
-  AdminUserPassword,
-  AdminUserUpdate,
-} from '../../../../src/generated/types.ts';
+import type { AdminUserCsvImport, AdminUserPassword } from '../../../../src/generated/types.ts';
 
 export function adminService(deps: AdminDeps) {
   const { db } = deps;
+  const users = usersCrud(deps);
   return {
     deps,
     users: {
-      list: (a: Actor) => listUsers(db, a),
-      show: (a: Actor, id: string) => showUser(db, a, id),
-      create: (a: Actor, body: AdminUserCreate) => createUser(deps, a, body),
-      update: (a: Actor, id: string, body: AdminUserUpdate) => updateUser(deps, a, id, body),
+      ...users,
       setPassword: (a: Actor, id: string, body: AdminUserPassword) =>
         setUserPassword(deps, a, id, body),
-      remove: (a: Actor, id: string) => deleteUser(deps, a, id),
-      exportCsv: (a: Actor) => exportUsersCsv(deps, a),
+      exportCsv: (a: Actor) => exportUsersCsv(users, a),
       importCsv: (a: Actor, body: AdminUserCsvImport) => importUsersCsv(deps, a, body),
       findByName: (a: Actor, username: string, categoryId?: string) =>
         findUsersByName(db, a, username, categoryId),

@@ -34,7 +34,9 @@ import { reaches, requireStaff, type Actor } from '../../platform/auth/actor.ts'
 import { appendAudit } from './audit.ts';
 import { parseCsv, CsvSyntaxError } from './csv.ts';
 import { generatePassword, passwordPolicyOf, type AdminDeps } from './deps.ts';
-import { listUsers } from './users.ts';
+import type { UsersCrud } from './users-crud.ts';
+import { userRowById } from './users.ts';
+import { userWrites } from './user-writes.ts';
 import { role, roles } from '../../../../src/generated/policy.ts';
 
 export const EXPORT_HEADER = ['username', 'name', 'email', 'role', 'category', 'group', 'active'];
@@ -48,8 +50,8 @@ const EMAIL = /^[^@\s]+@[^@\s]+$/;
 /** Hashes computed at once (argon2 runs on the libuv thread pool). */
 const HASH_PARALLELISM = 4;
 
-export async function exportUsersCsv(deps: AdminDeps, actor: Actor): Promise<string> {
-  const list = await listUsers(deps.db, actor);
+export async function exportUsersCsv(crud: UsersCrud, actor: Actor): Promise<string> {
+  const list = await crud.list(actor);
   return csvFile(
     EXPORT_HEADER,
     list.map((u) => [
@@ -255,30 +257,22 @@ export async function importUsersCsv(
       const secret = v.password ?? (v.existing ? undefined : randomSecret);
       const hash = secret === undefined ? undefined : hashes.get(secret);
       const oldPasswords = (await policyOf(v.categoryId, v.role))?.old_passwords ?? 0;
-      const current = v.existing
-        ? (await tx.select().from(users).where(eq(users.id, v.existing.id)).limit(1))[0]
-        : undefined;
+      const current = v.existing ? await userRowById(tx, v.existing.id) : undefined;
       if (current) {
-        const [after] = await tx
-          .update(users)
-          .set({
-            name: v.name,
-            email: v.email,
-            ...(v.email !== current.email ? { emailVerified: false } : {}),
-            role: v.role,
-            groupId: v.groupId,
-            ...(hash
-              ? {
-                  passwordHash: hash,
-                  passwordHistory: nextHistory(current.passwordHistory, hash, oldPasswords),
-                  passwordLastUpdated: new Date(),
-                  passwordResetRequired: false,
-                  passwordResetJti: null,
-                }
-              : {}),
-          })
-          .where(eq(users.id, current.id))
-          .returning();
+        const changed = await userWrites.administer(tx, current.id, {
+          name: v.name,
+          email: v.email,
+          ...(v.email !== current.email ? { emailVerified: false } : {}),
+          role: v.role,
+          groupId: v.groupId,
+        });
+        const after =
+          changed && hash
+            ? await userWrites.setPassword(tx, current.id, {
+                passwordHash: hash,
+                passwordHistory: nextHistory(current.passwordHistory, hash, oldPasswords),
+              })
+            : changed;
         if (!after) continue;
         if (hash) sessionsToEnd.push(current.id);
         else if (current.role !== v.role || current.groupId !== v.groupId)
@@ -296,25 +290,21 @@ export async function importUsersCsv(
       }
       const id = randomUUID();
       const passwordHash = hash ?? null;
-      const [row] = await tx
-        .insert(users)
-        .values({
-          id,
-          uid: v.username,
-          username: v.username,
-          name: v.name,
-          provider: 'local',
-          categoryId: v.categoryId,
-          groupId: v.groupId,
-          role: v.role,
-          passwordHash,
-          passwordHistory: passwordHash ? nextHistory([], passwordHash, oldPasswords) : [],
-          passwordLastUpdated: new Date(),
-          passwordResetRequired: v.password === undefined,
-          email: v.email,
-        })
-        .onConflictDoNothing()
-        .returning();
+      const row = await userWrites.create(tx, {
+        id,
+        uid: v.username,
+        username: v.username,
+        name: v.name,
+        provider: 'local',
+        categoryId: v.categoryId,
+        groupId: v.groupId,
+        role: v.role,
+        passwordHash,
+        passwordHistory: passwordHash ? nextHistory([], passwordHash, oldPasswords) : [],
+        passwordLastUpdated: new Date(),
+        passwordResetRequired: v.password === undefined,
+        email: v.email,
+      });
       if (!row) continue;
       await appendAudit(tx, actor, {
         action: 'adminUsers.importCsv',

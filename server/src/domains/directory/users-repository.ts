@@ -1,7 +1,9 @@
 /**
  * Users, their category and group (local accounts; other providers come later), and the account
- * flows' writes: registration from an enrolment code, password changes that keep the history and
- * use up a reset link, address verification that uses up its link.
+ * flows' writes by name (registration, password changes that keep the history and use up a reset
+ * link, address verification that uses up its link, profile, language, API key, VPN keys, login
+ * bookkeeping, disabling and deleting a migrated account): each is one of the users table's
+ * writes in user-writes.ts, bound to the app's database; a disable ends the account's sessions.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { and, asc, eq, ne, or, sql } from 'drizzle-orm';
@@ -13,7 +15,14 @@ import {
   type UserInsert,
   type UserRow,
 } from '../../platform/db/schema.ts';
+import type { Executor } from '../../platform/repository/entity-repository.ts';
 import type { Role } from '../../../../src/generated/types.ts';
+import {
+  userWrites,
+  type PasswordChange,
+  type ProfileChange,
+  type VpnKeys,
+} from './user-writes.ts';
 import { role, roles } from '../../../../src/generated/policy.ts';
 
 export interface UserWithNames extends UserRow {
@@ -36,12 +45,6 @@ export const ENROLLMENT_ROLES: readonly EnrollmentRole[] = roles.filter(
   (r): r is EnrollmentRole => r !== role.admin,
 );
 
-/** A new password: its hash and the trimmed history that already holds it. */
-export interface PasswordChange {
-  passwordHash: string;
-  passwordHistory: string[];
-}
-
 const sameAddress = (email: string) => sql`lower(${users.email}) = lower(${email})`;
 
 export type CategoryRow = typeof categories.$inferSelect;
@@ -50,7 +53,10 @@ export interface UsersRepository {
   findLocal(uid: string, categoryId: string): Promise<UserRow | undefined>;
   byId(id: string): Promise<UserRow | undefined>;
   withNames(id: string): Promise<UserWithNames | undefined>;
-  touchAccessed(id: string): Promise<void>;
+  /**
+   * A direct change of stored columns (tests and operations tooling arrange an account so); a
+   * disable or role change reaches the sessions. The portal's flows use the named writes below.
+   */
   update(id: string, patch: Partial<Omit<UserRow, 'id'>>): Promise<void>;
   count(): Promise<number>;
   categories(): Promise<CategoryRow[]>;
@@ -64,18 +70,40 @@ export interface UsersRepository {
   emailInUse(email: string, categoryId: string, exceptUserId?: string): Promise<boolean>;
   /** The group and role a registration code gives (manager codes first, then advanced, user). */
   enrollment(code: string): Promise<Enrollment | undefined>;
-  /** Inserts the account; undefined when (provider, category, uid) exists already. */
-  create(row: UserInsert): Promise<UserRow | undefined>;
+  /**
+   * Inserts the account (on `on`, a caller's transaction, when given); undefined when (provider,
+   * category, uid) or its id exists already.
+   */
+  create(row: UserInsert, on?: Executor): Promise<UserRow | undefined>;
   /**
    * Stores a new password (now as its date, no reset required, pending reset links void). With
    * `resetJti` it happens only while that is the stored reset link's jti; false when it was not.
    */
   changePassword(id: string, change: PasswordChange, resetJti?: string): Promise<boolean>;
+  /** A new password-reset link (its jti); the previous one is void. */
+  setPasswordResetLink(id: string, jti: string): Promise<void>;
+  /** A new address waiting for its verification link `jti` (unverified until then). */
+  startEmailVerification(id: string, email: string, jti: string): Promise<void>;
   /**
    * Uses up the email-verification link `jti`: while it is the stored one, clears it and, with
    * `email`, makes that the verified address. False when the link is not the stored one.
    */
   useEmailVerification(id: string, jti: string, email?: string): Promise<boolean>;
+  setProfile(id: string, change: ProfileChange): Promise<void>;
+  setLanguage(id: string, lang: string): Promise<void>;
+  acknowledgeDisclaimer(id: string): Promise<void>;
+  /** The hash and expiry of the account's API key; null, null revokes it. */
+  setApiKey(id: string, hash: string | null, expires: Date | null): Promise<void>;
+  /** The login bookkeeping: the last access is now. */
+  touchAccessed(id: string): Promise<void>;
+  /** The account's VPN address (on `on`, the allocation's transaction). */
+  setVpnAddress(id: string, address: string, on?: Executor): Promise<void>;
+  /** The account's WireGuard keys; with `onlyMissing` only while it has none. */
+  setVpnKeys(id: string, keys: VpnKeys, onlyMissing?: boolean): Promise<void>;
+  /** Disables the account and ends its sessions. */
+  disable(id: string): Promise<void>;
+  /** Deletes the account (a migrated one nothing refers to any more); its sessions are forgotten. */
+  remove(id: string): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -112,14 +140,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       const r = rows[0];
       return r ? { ...r.user, categoryName: r.categoryName, groupName: r.groupName } : undefined;
     },
-    async touchAccessed(id) {
-      await db
-        .update(users)
-        .set({ accessed: sql`now()` })
-        .where(eq(users.id, id));
-    },
     async update(id, patch) {
-      await db.update(users).set(patch).where(eq(users.id, id));
+      await userWrites.administer(db, id, patch);
       if (patch.active === false || patch.role !== undefined) app.sessions.clearCache();
       if (patch.active === false) await app.sessions.revokeUser(id);
     },
@@ -193,40 +215,29 @@ const plugin: FastifyPluginAsync = async (app) => {
       }
       return undefined;
     },
-    async create(row) {
-      const inserted = await db.insert(users).values(row).onConflictDoNothing().returning();
-      return inserted[0];
-    },
+    create: (row, on) => userWrites.create(on ?? db, row),
     async changePassword(id, change, resetJti) {
-      const rows = await db
-        .update(users)
-        .set({
-          passwordHash: change.passwordHash,
-          passwordHistory: change.passwordHistory,
-          passwordLastUpdated: sql`now()`,
-          passwordResetRequired: false,
-          passwordResetJti: null,
-        })
-        .where(
-          and(
-            eq(users.id, id),
-            resetJti === undefined ? undefined : eq(users.passwordResetJti, resetJti),
-          ),
-        )
-        .returning({ id: users.id });
-      return rows.length > 0;
+      return (await userWrites.setPassword(db, id, change, resetJti)) !== undefined;
     },
-    async useEmailVerification(id, jti, email) {
-      const rows = await db
-        .update(users)
-        .set(
-          email === undefined
-            ? { emailVerificationJti: null }
-            : { emailVerificationJti: null, email, emailVerified: true },
-        )
-        .where(and(eq(users.id, id), eq(users.emailVerificationJti, jti)))
-        .returning({ id: users.id });
-      return rows.length > 0;
+    setPasswordResetLink: (id, jti) => userWrites.setPasswordResetLink(db, id, jti),
+    startEmailVerification: (id, email, jti) =>
+      userWrites.startEmailVerification(db, id, email, jti),
+    useEmailVerification: (id, jti, email) => userWrites.useEmailVerification(db, id, jti, email),
+    setProfile: (id, change) => userWrites.setProfile(db, id, change),
+    setLanguage: (id, lang) => userWrites.setLanguage(db, id, lang),
+    acknowledgeDisclaimer: (id) => userWrites.acknowledgeDisclaimer(db, id),
+    setApiKey: (id, hash, expires) => userWrites.setApiKey(db, id, hash, expires),
+    touchAccessed: (id) => userWrites.touchAccessed(db, id),
+    setVpnAddress: (id, address, on) => userWrites.setVpnAddress(on ?? db, id, address),
+    setVpnKeys: (id, keys, onlyMissing) => userWrites.setVpnKeys(db, id, keys, onlyMissing),
+    async disable(id) {
+      await userWrites.disable(db, id);
+      app.sessions.clearCache();
+      await app.sessions.revokeUser(id);
+    },
+    async remove(id) {
+      await userWrites.remove(db, id);
+      app.sessions.clearCache();
     },
   };
   app.decorate('users', repo);

@@ -94,9 +94,8 @@ export function recycleBinRestore({
           .where(and(eq(users.wgAddress, account.wgAddress), ne(users.id, account.id)))
           .limit(1)
       ).length > 0;
-    const inserted = await tx
-      .insert(users)
-      .values({
+    const inserted = await app.users.create(
+      {
         ...account,
         passwordLastUpdated: dateOrNull(account.passwordLastUpdated),
         accessed: dateOrNull(account.accessed),
@@ -105,10 +104,10 @@ export function recycleBinRestore({
         emailVerificationJti: null,
         passwordResetJti: null,
         ...(addressTaken ? { wgAddress: null, wgPrivateKey: null, wgPublicKey: null } : {}),
-      })
-      .onConflictDoNothing()
-      .returning({ id: users.id });
-    if (inserted.length === 0)
+      },
+      tx,
+    );
+    if (!inserted)
       throw new ApiError(
         'conflict',
         `The user ${account.username} exists already in that category`,

@@ -47,11 +47,19 @@ export interface CrudContext<Row> {
   before?: Row;
 }
 
-/** The behaviour a resource adds to plain CRUD. Every hook runs inside the write's transaction. */
-export interface CrudHooks<Row, Insert, Create, Update, Wire> {
+/**
+ * The behaviour a resource adds to plain CRUD. Every hook runs inside the write's transaction but
+ * `prepareCreate`, `aroundDelete` and `afterCommit`.
+ */
+export interface CrudHooks<Row, Insert, Create, Update, Wire, Prepared = undefined> {
+  /**
+   * Work before the create's transaction: what must not hold it open (slow work such as hashing,
+   * reads beside it, which wait for it on a one-connection database); beforeCreate gets its answer.
+   */
+  prepareCreate?(actor: CrudActor, body: Create): Promise<Prepared>;
   /** Checks and locks before the insert; answers column values added to (or replacing) the body's. */
   beforeCreate?(
-    ctx: CrudContext<Row>,
+    ctx: CrudContext<Row> & { prepared: Prepared | undefined },
     body: Create,
     values: Partial<Insert>,
   ): Promise<Partial<Insert>>;
@@ -73,11 +81,26 @@ export interface CrudHooks<Row, Insert, Create, Update, Wire> {
     ctx: CrudContext<Row>,
     write: { kind: 'create' | 'update' | 'delete'; after: Row | null },
   ): Promise<void>;
+  /** After the write committed (what must not see an uncommitted record: caches, sessions). */
+  afterCommit?(
+    actor: CrudActor,
+    write: { kind: 'create' | 'update' | 'delete'; before: Row | null; after: Row | null },
+  ): Promise<void>;
+  /**
+   * A delete that needs work outside its transaction (stopping what the record owns): given the
+   * record as read before, it runs `remove` (the delete's checks, write and audit) in a
+   * transaction it opens itself. Without it the delete runs in a transaction of its own.
+   */
+  aroundDelete?(
+    actor: CrudActor,
+    record: Row,
+    remove: (tx: Executor) => Promise<void>,
+  ): Promise<void>;
   /** The finishing touch of a wire record (defaults a read fills in). */
   toWire?(wire: Wire, row: Row): Wire;
 }
 
-export interface CrudDefinition<N extends StorageName, Wire, Create, Update> {
+export interface CrudDefinition<N extends StorageName, Wire, Create, Update, Prepared = undefined> {
   /** the x-resource name: operation keys are `<resource>.<op>` */
   resource: string;
   /** the generated storage entry of its table */
@@ -91,12 +114,32 @@ export interface CrudDefinition<N extends StorageName, Wire, Create, Update> {
   fromUpdate(body: Update): Partial<InsertOf<N>>;
   /** list order (row keys), then the primary key */
   orderBy?: readonly string[];
+  /**
+   * What the role scope reaches but the actor still does not read (a manager never sees an admin
+   * account): ANDed to the list and show conditions, so such a record is not found.
+   */
+  hidden?(actor: CrudActor): SQL | undefined;
+  /** The error of an insert that meets a unique key: the insert then adds nothing. */
+  conflict?(values: Partial<InsertOf<N>>): ApiError;
+  /** The table's writer when the domain has one (every write of the table goes through it). */
+  writer?: CrudWriter<RowOf<N>, InsertOf<N>>;
   /** the audit log of the host, and the record's target type in it; absent = not audited */
   audit?: {
     targetType: string;
     append(on: Executor, actor: CrudActor, entry: CrudAuditEntry): Promise<void>;
+    /** the target name of an entry (default: the record's `name`) */
+    targetName?(row: RowOf<N>): string | null;
   };
-  hooks?: CrudHooks<RowOf<N>, InsertOf<N>, Create, Update, Wire>;
+  hooks?: CrudHooks<RowOf<N>, InsertOf<N>, Create, Update, Wire, Prepared>;
+}
+
+/** The writes of one table by primary key. */
+export interface CrudWriter<Row, Insert> {
+  /** Inserts the row; undefined when it meets a unique key (nothing is inserted). */
+  insert(on: Executor, values: Partial<Insert>): Promise<Row | undefined>;
+  /** Changes the row; undefined when it is gone. */
+  update(on: Executor, id: string, patch: Partial<Insert>): Promise<Row | undefined>;
+  remove(on: Executor, id: string): Promise<void>;
 }
 
 export interface CrudService<Wire, Create, Update> {
@@ -109,9 +152,9 @@ export interface CrudService<Wire, Create, Update> {
 
 const forbidden = (message: string) => new ApiError('forbidden', message, 'forbidden', null);
 
-export function crudService<N extends StorageName, Wire, Create, Update>(
+export function crudService<N extends StorageName, Wire, Create, Update, Prepared = undefined>(
   db: Db,
-  def: CrudDefinition<N, Wire, Create, Update>,
+  def: CrudDefinition<N, Wire, Create, Update, Prepared>,
 ): CrudService<Wire, Create, Update> {
   type Row = RowOf<N>;
   type Insert = InsertOf<N>;
@@ -161,6 +204,7 @@ export function crudService<N extends StorageName, Wire, Create, Update>(
   const snapshot = (row: Row): Record<string, unknown> =>
     (entry.snapshot as (r: Row) => Record<string, unknown>)(row);
   const nameOf = (row: Row): string | null => {
+    if (def.audit?.targetName) return def.audit.targetName(row);
     const name = (row as Record<string, unknown>).name;
     return typeof name === 'string' ? name : null;
   };
@@ -210,67 +254,92 @@ export function crudService<N extends StorageName, Wire, Create, Update>(
     if (entry.version) out[entry.version] = sql`${column(entry.version)} + 1`;
     return out;
   };
+  /** The generic writer: by primary key, the version column bumped on each change. */
+  const writer: CrudWriter<Row, Insert> = def.writer ?? {
+    async insert(on, values) {
+      const insert = on.insert(entry.table as never).values(values as never);
+      const rows = (await (
+        def.conflict ? insert.onConflictDoNothing() : insert
+      ).returning()) as Row[];
+      return rows[0];
+    },
+    async update(on, key, patch) {
+      const rows = (await on
+        .update(entry.table as never)
+        .set(set(patch) as never)
+        .where(eq(id, key))
+        .returning()) as Row[];
+      return rows[0];
+    },
+    async remove(on, key) {
+      await on.delete(entry.table as never).where(eq(id, key));
+    },
+  };
+  const visible = (actor: CrudActor): SQL | undefined => and(scope(actor), def.hidden?.(actor));
 
   return {
     async list(actor) {
       requireRole(actor, 'list');
-      return (await read(db, scope(actor))).map(wireOf);
+      return (await read(db, visible(actor))).map(wireOf);
     },
     async show(actor, key) {
       requireRole(actor, 'show');
-      const [row] = await read(db, and(eq(id, key), scope(actor)));
+      const [row] = await read(db, and(eq(id, key), visible(actor)));
       if (!row) throw notFound();
       return wireOf(row);
     },
     async create(actor, body) {
       requireRole(actor, 'create');
-      return db.transaction(async (tx) => {
-        const ctx: CrudContext<Row> = { tx, actor };
+      const prepared = await def.hooks?.prepareCreate?.(actor, body);
+      const created = await db.transaction(async (tx) => {
+        const ctx = { tx, actor, prepared };
         let values: Partial<Insert> = def.fromCreate(body);
         values = { ...values, ...((await def.hooks?.beforeCreate?.(ctx, body, values)) ?? {}) };
-        const [row] = (await tx
-          .insert(entry.table as never)
-          .values(values as never)
-          .returning()) as Row[];
-        if (!row) throw new Error(`${def.storage}: insert returned no row`);
+        const row = await writer.insert(tx, values);
+        if (!row) {
+          if (def.conflict) throw def.conflict(values);
+          throw new Error(`${def.storage}: insert returned no row`);
+        }
         const extra = (await def.hooks?.afterCreate?.(ctx, row)) ?? {};
         await audit(tx, actor, 'create', row, null, { ...snapshot(row), ...extra });
         await def.hooks?.afterWrite?.(ctx, { kind: 'create', after: row });
-        return { id: String((row as Record<string, unknown>)[idKey]) };
+        return row;
       });
+      await def.hooks?.afterCommit?.(actor, { kind: 'create', before: null, after: created });
+      return { id: String((created as Record<string, unknown>)[idKey]) };
     },
     async update(actor, key, body) {
       requireRole(actor, 'update');
-      await db.transaction(async (tx) => {
+      const write = await db.transaction(async (tx) => {
         const before = await writable(tx, actor, key);
         const ctx = { tx, actor, before };
         let patch: Partial<Insert> = def.fromUpdate(body);
         patch = { ...patch, ...((await def.hooks?.beforeUpdate?.(ctx, body, patch)) ?? {}) };
-        const after =
-          Object.keys(patch).length > 0
-            ? (
-                (await tx
-                  .update(entry.table as never)
-                  .set(set(patch) as never)
-                  .where(eq(id, key))
-                  .returning()) as Row[]
-              )[0]
-            : before;
+        const after = Object.keys(patch).length > 0 ? await writer.update(tx, key, patch) : before;
         if (!after) throw notFound();
         await audit(tx, actor, 'update', after, snapshot(before), snapshot(after));
         await def.hooks?.afterWrite?.(ctx, { kind: 'update', after });
+        return { before, after };
       });
+      await def.hooks?.afterCommit?.(actor, { kind: 'update', ...write });
     },
     async remove(actor, key) {
       requireRole(actor, 'delete');
-      await db.transaction(async (tx) => {
+      let removed: Row | undefined;
+      const remove = async (tx: Executor) => {
         const before = await writable(tx, actor, key);
         const ctx = { tx, actor, before };
         const extra = (await def.hooks?.beforeDelete?.(ctx)) ?? {};
-        await tx.delete(entry.table as never).where(eq(id, key));
+        await writer.remove(tx, key);
         await audit(tx, actor, 'delete', before, { ...snapshot(before), ...extra }, null);
         await def.hooks?.afterWrite?.(ctx, { kind: 'delete', after: null });
-      });
+        removed = before;
+      };
+      const around = def.hooks?.aroundDelete;
+      if (around) await around(actor, await writable(db, actor, key), remove);
+      else await db.transaction(remove);
+      if (removed)
+        await def.hooks?.afterCommit?.(actor, { kind: 'delete', before: removed, after: null });
     },
   };
 }

@@ -18,6 +18,7 @@ import { appliedQuota, templatesUsedBy, usedBy, deploymentUsage, GIB } from '../
 import { constraints, defaults } from '../../../../../src/generated/constants.ts';
 import type { Profile, SessionUserDisclaimer } from '../../../../../src/generated/types.ts';
 import type { UserRow } from '../../../platform/db/schema.ts';
+import type { ProfileChange } from '../../directory/index.ts';
 import { checkSameAs } from '../confirmation.ts';
 import {
   checkPassword,
@@ -169,10 +170,10 @@ export default async function accountRoutes(app: FastifyInstance) {
       passwordHash = await hashPassword(body.password);
     }
 
-    const patch: Partial<UserRow> = {};
+    const patch: ProfileChange = {};
     if (body.name !== undefined) patch.name = body.name;
     if (body.photo !== undefined) patch.photo = body.photo;
-    if (Object.keys(patch).length > 0) await app.users.update(user.id, patch);
+    await app.users.setProfile(user.id, patch);
     if (passwordHash !== undefined) {
       await app.users.changePassword(user.id, {
         passwordHash,
@@ -215,7 +216,7 @@ export default async function accountRoutes(app: FastifyInstance) {
 
   route(app, 'profile.language', async (request) => {
     const userId = authOf(request).userId;
-    await app.users.update(userId, { lang: request.params.lang });
+    await app.users.setLanguage(userId, request.params.lang);
     await publishUsersData(app, userId);
     return {};
   });

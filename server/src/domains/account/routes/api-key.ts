@@ -13,10 +13,11 @@ export default async function apiKeyRoutes(app: FastifyInstance) {
   route(app, 'profile.createApiKey', async (request) => {
     const auth = authOf(request);
     const key = newApiKey();
-    await app.users.update(auth.userId, {
-      apiKeyHash: apiKeyHash(key),
-      apiKeyExpires: new Date(Date.now() + request.body.expiration_minutes * 60_000),
-    });
+    await app.users.setApiKey(
+      auth.userId,
+      apiKeyHash(key),
+      new Date(Date.now() + request.body.expiration_minutes * 60_000),
+    );
     return { api_key: key };
   });
 
@@ -31,7 +32,7 @@ export default async function apiKeyRoutes(app: FastifyInstance) {
 
   route(app, 'profile.revokeApiKey', async (request) => {
     const auth = authOf(request);
-    await app.users.update(auth.userId, { apiKeyHash: null, apiKeyExpires: null });
+    await app.users.setApiKey(auth.userId, null, null);
     return {};
   });
 }

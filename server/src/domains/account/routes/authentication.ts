@@ -298,7 +298,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   route(app, 'session.acknowledgeDisclaimer', async (request) => {
     const claims = request.specialToken;
     if (!claims) throw invalidToken();
-    await app.users.update(claims.user_id, { disclaimerAcknowledged: true });
+    await app.users.acknowledgeDisclaimer(claims.user_id);
     return {};
   });
 
