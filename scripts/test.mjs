@@ -128,7 +128,13 @@ async function gatesTogether(gates) {
 
 gate('codegen + schema check', 'npx', ['tsx', 'scripts/codegen/index.ts']);
 await gatesTogether([
-  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
+  // TypeScript 7, the compiler written in Go: the same checks in a third of the CPU time of
+  // TypeScript 6, which stays for the tools that need its JavaScript API (typescript-eslint).
+  {
+    name: 'typecheck',
+    cmd: process.execPath,
+    args: ['node_modules/typescript-go/bin/tsc', '-p', 'tsconfig.json', '--noEmit'],
+  },
   { name: 'lint', cmd: 'npx', args: ['eslint', '.', '--max-warnings', '0'] },
   { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'] },
 ]);
