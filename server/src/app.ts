@@ -13,6 +13,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { AppConfig } from './platform/config/config.ts';
+import { configurePasswordGate } from './platform/auth/passwords.ts';
 import type { LineSink } from './platform/lib/log-format.ts';
 import { loggingOptions } from './platform/lib/logger-options.ts';
 import { plannedOperations } from './platform/http/route.ts';
@@ -126,6 +127,7 @@ export async function buildApp(
     await database.close().catch(() => undefined);
     throw err;
   }
+  configurePasswordGate({ budgetMs: config.passwordQueueBudgetMs });
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);

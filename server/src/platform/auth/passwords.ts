@@ -1,11 +1,19 @@
 /** argon2id password hashing (OWASP parameters m=19456 KiB, t=2, p=1); long inputs refused before hashing. */
 import { hash, verify } from '@node-rs/argon2';
 import { ApiError } from '../http/api-error.ts';
+import { createPasswordGate } from './password-gate.ts';
 
 // @node-rs/argon2 declares Algorithm as an ambient const enum, unusable with isolatedModules: 2 = Argon2id.
 const ARGON2ID = 2;
 const options = { algorithm: ARGON2ID, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 export const MAX_PASSWORD_BYTES = 1024;
+/** Every hash and comparison of this process runs through one bounded pool. */
+let gate = createPasswordGate();
+
+/** Sets the pool's waiting budget (the app's config); calls already running finish as they are. */
+export function configurePasswordGate(options: { budgetMs: number }): void {
+  gate = createPasswordGate(options);
+}
 
 function checkLength(password: string): void {
   if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
@@ -17,7 +25,7 @@ function checkLength(password: string): void {
 
 export async function hashPassword(password: string): Promise<string> {
   checkLength(password);
-  return hash(password, options as Parameters<typeof hash>[1]);
+  return gate.run(() => hash(password, options as Parameters<typeof hash>[1]));
 }
 
 let dummyHash: Promise<string> | undefined;
@@ -29,13 +37,27 @@ export async function verifyPassword(
 ): Promise<boolean> {
   checkLength(password);
   if (!stored) {
-    dummyHash ??= hashPassword('dummy-password-for-timing');
-    await verify(await dummyHash, password).catch(() => false);
+    if (!dummyHash) {
+      const made = hashPassword('dummy-password-for-timing');
+      dummyHash = made;
+      // A refused first hash (busy) is made again by the next call.
+      made.catch(() => {
+        if (dummyHash === made) dummyHash = undefined;
+      });
+    }
+    const dummy = await dummyHash;
+    await gate
+      .run(() => verify(dummy, password))
+      .catch((error: unknown) => {
+        if (error instanceof ApiError) throw error;
+        return false;
+      });
     return false;
   }
   try {
-    return await verify(stored, password);
-  } catch {
+    return await gate.run(() => verify(stored, password));
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
     return false;
   }
 }

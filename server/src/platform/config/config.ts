@@ -43,6 +43,11 @@ export interface AppConfig {
   idleGraceMs: number;
   /** how long a guest gets to power off before it is stopped hard (ms) */
   shutdownGraceMs: number;
+  /**
+   * the longest a password check may expect to wait for a hashing slot before it is refused with
+   * 503 `server_busy` (ms): what keeps a storm of sign-ins from queueing without end
+   */
+  passwordQueueBudgetMs: number;
   /** extra browser Origins allowed on websocket endpoints besides the portal's own (ALLOWED_ORIGINS, comma-separated) */
   allowedOrigins: string[];
   /**
@@ -206,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
     idleGraceMs: 60_000,
     shutdownGraceMs: parseDuration(env.DESKTOP_STOP_TIMEOUT, 20) * 1000,
+    passwordQueueBudgetMs: 1000,
     allowedOrigins: env.ALLOWED_ORIGINS ? env.ALLOWED_ORIGINS.split(',') : [],
     publicUrl: env.PUBLIC_URL ? parsePublicUrl(env.PUBLIC_URL) : undefined,
     spiceCredentialTtlMs: 60_000,
