@@ -3,6 +3,8 @@
  * tokens (register, category-select, disclaimer, email address, password reset), renew, logout,
  * check, providers, acknowledge-disclaimer; the mail flows live in ./account-mail.ts.
  */
+import { availableParallelism } from 'node:os';
+import { createPasswordGate } from '../../../platform/auth/password-gate.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../platform/http/api-error.ts';
 import { verifyPassword } from '../../../platform/auth/passwords.ts';
@@ -213,6 +215,13 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     return sendToken(request, reply, token, CATEGORY_SELECT_SECONDS);
   };
 
+  // Form sign-ins run in a bounded pool (two per core: one hashing while the other waits for the
+  // database); a storm beyond what it can answer within the budget is refused with 503 at once.
+  const signIns = createPasswordGate({
+    slots: 2 * availableParallelism(),
+    budgetMs: app.config.passwordQueueBudgetMs,
+  });
+
   route(app, 'session.login', async (request, reply) => {
     const query = request.query;
     // An absent form body is an empty form (route() turns it into {}; the schema checks the fields).
@@ -243,19 +252,21 @@ export default async function authenticationRoutes(app: FastifyInstance) {
         'username and password are required',
         'missing_required_data',
       );
-    if (!categoryId) return loginAnyCategory(username, password, request, reply);
-    const key = accountKey(username, categoryId, 'form');
-    const banned = await app.loginThrottle.bannedUntil(key, request.ip);
-    if (banned) throw tooManyRequests(banned);
-    const user = await app.users.findLocal(username, categoryId);
-    const ok = await verifyPassword(user?.passwordHash, password);
-    if (!ok || !user) {
-      const until = await app.loginThrottle.fail(key, request.ip);
-      if (until) throw tooManyRequests(until);
-      throw invalidCredentials();
-    }
-    await app.loginThrottle.succeed(key);
-    return finishLogin(user, request, reply);
+    return signIns.run(async () => {
+      if (!categoryId) return loginAnyCategory(username, password, request, reply);
+      const key = accountKey(username, categoryId, 'form');
+      const banned = await app.loginThrottle.bannedUntil(key, request.ip);
+      if (banned) throw tooManyRequests(banned);
+      const user = await app.users.findLocal(username, categoryId);
+      const ok = await verifyPassword(user?.passwordHash, password);
+      if (!ok || !user) {
+        const until = await app.loginThrottle.fail(key, request.ip);
+        if (until) throw tooManyRequests(until);
+        throw invalidCredentials();
+      }
+      await app.loginThrottle.succeed(key);
+      return finishLogin(user, request, reply);
+    });
   });
 
   route(app, 'session.renew', async (_request, reply) => {
