@@ -150,7 +150,8 @@ export function createConsoles(
   };
   const timer = setInterval(() => void sweep(), config.socketSweepMs);
   timer.unref();
-  app.addHook('onClose', async () => {
+  // Before the HTTP server closes: it waits for every open connection, SPICE tunnels included.
+  app.addHook('preClose', async () => {
     clearInterval(timer);
     app.server.off('connect', spice.handleConnect);
     spice.closeAll();

@@ -46,13 +46,12 @@ const plugin: FastifyPluginAsync = async (app) => {
       callback(null, originAllowed(req, app.config, listeningPort(app.server, app.config.port))),
   });
   app.decorate('io', io);
-  app.addHook('onClose', async () => {
-    io.disconnectSockets(true);
-    await new Promise<void>((resolve) => {
-      // io.close() also closes the http server, which fastify closes itself: close only the engine.
-      io.engine.close();
-      resolve();
-    });
+  // Before the HTTP server closes (it waits for every open connection, websockets included), the
+  // engine's connections end. Clients see their transport close and reconnect, to this portal once
+  // it is back or to another node; a socket.io-level disconnect would tell them not to.
+  // io.close() would also close the http server, which fastify closes itself.
+  app.addHook('preClose', async () => {
+    io.engine.close();
   });
 };
 

@@ -60,7 +60,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       handlers.push({ prefix, handler });
     },
   } satisfies UpgradeRegistry);
-  app.addHook('onClose', async () => {
+  // Before the HTTP server closes: it waits for every open connection, upgraded ones included.
+  app.addHook('preClose', async () => {
     for (const client of wss.clients) client.terminate();
     wss.close();
   });
