@@ -39,6 +39,8 @@ export interface RecordActionsProps {
   record: Record;
   /** Compact buttons for table rows. */
   compact?: boolean;
+  /** Every action in one menu (a table row on a phone). */
+  menu?: boolean;
   /** Actions not drawn here (a card that shows one action in its own place). */
   exclude?: readonly string[];
   /** Only these actions are drawn here (a details page's section draws its own). */
@@ -52,6 +54,7 @@ export const RecordActions = memo(function RecordActions({
   resource,
   record,
   compact = false,
+  menu = false,
   exclude = [],
   include,
   onDone,
@@ -168,6 +171,15 @@ export const RecordActions = memo(function RecordActions({
     );
   };
 
+  if (menu)
+    return (
+      <MoreMenu
+        label={t('common:actions.forRecord', { name: recordTitle(resource, record) })}
+        compact
+      >
+        {actions.map((a) => drawn(a, 'menuItem'))}
+      </MoreMenu>
+    );
   const primary = actions.filter((a) => a.def.primary);
   const more = actions.filter((a) => !a.def.primary);
   return (
