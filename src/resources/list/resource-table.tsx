@@ -206,7 +206,8 @@ export const ResourceTable = memo(function ResourceTable({
                     data-testid={`sort-${meta.path}`}
                   >
                     <Group gap={4} wrap="nowrap">
-                      <Text size="sm" fw={600} truncate="end">
+                      {/* On a phone a long label wraps: its key columns share a narrow width. */}
+                      <Text size="sm" fw={600} truncate={phone ? undefined : 'end'}>
                         {t(`resources:${resource}.fields.${meta.path}`)}
                       </Text>
                       {active && (
