@@ -448,6 +448,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           empty?: { action?: string };
           details?: string;
           actions?: string[];
+          keyColumns?: string[];
         }
       | undefined;
     if (list) {
@@ -477,6 +478,9 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         );
       if (list.sort && !hasPath(ajv, f.$id, '#', list.sort.field))
         problems.push(`${f.file}: x-ui.list sorts by unknown field ${list.sort.field}`);
+      for (const field of list.keyColumns ?? [])
+        if (!hasPath(ajv, f.$id, '#', field))
+          problems.push(`${f.file}: x-ui.list key column ${field} is an unknown field`);
       const kinds = new Set([
         ...Object.keys(res?.routes ?? {}),
         ...Object.keys(res?.extraRoutes ?? {}),

@@ -99,6 +99,8 @@ export interface ListDefinition {
   empty?: { icon?: string; action?: string };
   details?: string;
   title?: string;
+  /** table columns a phone shows; default: the title (or first) column and the first state column */
+  keyColumns?: readonly string[];
   actions?: readonly string[];
 }
 export interface LiveDefinition {

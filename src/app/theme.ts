@@ -56,6 +56,8 @@ export const theme = createTheme({
   autoContrast: true,
   luminanceThreshold: 0.17,
   defaultRadius: 'md',
+  // Transitions (dialogs, menus, the navbar) are skipped for who asks for reduced motion.
+  respectReducedMotion: true,
 });
 
 /**
@@ -74,6 +76,8 @@ export function themeWithLabels(closeLabel: string): MantineThemeOverride {
       Drawer: { defaultProps: { closeButtonProps, attributes: { header: { role: 'none' } } } },
       Notification: { defaultProps: { closeButtonProps } },
       Alert: { defaultProps: { closeButtonLabel: closeLabel } },
+      // A loader is a status: its label (loading…) is allowed on that role only.
+      Loader: { defaultProps: { role: 'status' } },
     },
   };
 }

@@ -54,6 +54,11 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   await page.locator('[data-action="start"]').click();
   await expect(card).toHaveAttribute('data-state', 'started', { timeout: 30_000 });
   expect(navigations).toBe(0);
+  // The focus stays on the card (the control in the pressed one's place), never the page body.
+  await expect
+    .poll(() => page.evaluate(() => document.activeElement?.tagName ?? 'none'))
+    .not.toMatch(/^(BODY|none)$/);
+  expect(await card.evaluate((element) => element.contains(document.activeElement))).toBe(true);
 
   // Live thumbnail of the running desktop (fetched with the token, shown as an object URL).
   await expect(card.getByTestId('desktop-thumbnail')).toBeVisible({ timeout: 15_000 });

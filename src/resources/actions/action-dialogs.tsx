@@ -5,14 +5,18 @@
  * dialog calls its `close`.
  */
 import { useSyncExternalStore, type ReactNode } from 'react';
+import { focusAnchor, giveFocusBack, pressedControl } from './focus-after-action';
 
 type Render = (close: () => void) => ReactNode;
 
 interface Dialog {
   key: number;
   render: Render;
-  /** Where the focus goes back to once the dialog closes. */
-  returnTo: HTMLElement | null;
+  /**
+   * Gives the focus back once the dialog has closed: to its opener, or, when the opener is gone
+   * (its menu closed, its record changed), to the control in its place in the same record.
+   */
+  giveBack: () => void;
 }
 
 let dialogs: readonly Dialog[] = [];
@@ -28,19 +32,15 @@ function emit(): void {
  * or, for an item of a menu (which unmounts with its menu), the button that opened the menu.
  */
 export function dialogOpener(active: Element | null = document.activeElement): HTMLElement | null {
-  if (!(active instanceof HTMLElement) || active === document.body) return null;
-  const menu = active.closest<HTMLElement>('[role="menu"]');
-  if (menu?.id) {
-    const target = document.querySelector<HTMLElement>(`[aria-controls="${CSS.escape(menu.id)}"]`);
-    if (target) return target;
-  }
-  return active;
+  return pressedControl(active);
 }
 
 /** Mounts a dialog; resolves nothing, the dialog closes itself through `close`. */
 export function openActionDialog(render: Render): void {
   const key = nextKey++;
-  dialogs = [...dialogs, { key, render, returnTo: dialogOpener() }];
+  const anchor = focusAnchor(dialogOpener());
+  const giveBack = () => giveFocusBack(anchor);
+  dialogs = [...dialogs, { key, render, giveBack }];
   emit();
 }
 
@@ -49,11 +49,7 @@ function closeDialog(key: number): void {
   dialogs = dialogs.filter((dialog) => dialog.key !== key);
   emit();
   // The dialog unmounts rather than closing, so the focus goes back here, not to the page body.
-  const returnTo = closing?.returnTo;
-  if (returnTo)
-    setTimeout(() => {
-      if (returnTo.isConnected) returnTo.focus();
-    }, 0);
+  if (closing) setTimeout(closing.giveBack, 0);
 }
 
 function subscribe(listener: () => void): () => void {

@@ -5,7 +5,9 @@
  * permanent variant), opens its route, or hands over to a registered handler. Its dialogs (form,
  * confirmation, answer) mount in the action dialog host, so a details page can also open one from
  * its URL (`openRecordActionDialog`). After success the record is read again, the action's effect
- * runs and its `then` route opens.
+ * runs and its `then` route opens. The focus never drops to the page body meanwhile: it follows
+ * the rule of `focus-after-action` (the control in the pressed one's place, else the record). On
+ * a phone's table row every action is an item of one menu ("Actions for <name>").
  */
 import '@mantine/core/styles/Menu.css';
 import { memo, useMemo, useState, type ReactNode } from 'react';
@@ -23,6 +25,7 @@ import { resolveActionHandler } from './action-registry';
 import { ActionResultModal } from './action-result';
 import { afterActionSuccess, thenHref } from './action-success';
 import { actionHref, availableActions, type AvailableAction } from './available-actions';
+import { holdFocus } from './focus-after-action';
 import { MoreMenu } from './more-menu';
 import { openRecordActionDialog } from './open-record-action-dialog';
 import { ownDoneMessage } from './action-done';
@@ -39,6 +42,8 @@ export interface RecordActionsProps {
   record: Record;
   /** Compact buttons for table rows. */
   compact?: boolean;
+  /** Every action in one menu (a table row on a phone). */
+  menu?: boolean;
   /** Actions not drawn here (a card that shows one action in its own place). */
   exclude?: readonly string[];
   /** Only these actions are drawn here (a details page's section draws its own). */
@@ -52,6 +57,7 @@ export const RecordActions = memo(function RecordActions({
   resource,
   record,
   compact = false,
+  menu = false,
   exclude = [],
   include,
   onDone,
@@ -72,10 +78,11 @@ export const RecordActions = memo(function RecordActions({
   const size = compact ? 'compact-sm' : 'sm';
   const label = (name: string) => t(`resources:${resource}.stateActions.${name}`);
 
-  const start = (action: AvailableAction): void => {
+  const start = (action: AvailableAction, pressed: HTMLElement): void => {
     if (openRecordActionDialog({ resource, record, action, onDone })) return;
     const { name, def } = action;
     if (!def.operation) return;
+    const released = holdFocus(pressed);
     setBusy(name);
     const operation = def.operation;
     runOperation(resource, record, operation, def)
@@ -103,7 +110,10 @@ export const RecordActions = memo(function RecordActions({
         else if (href) navigateTo(href);
       })
       .catch((error: unknown) => showError(error))
-      .finally(() => setBusy(null));
+      .finally(() => {
+        setBusy(null);
+        released();
+      });
   };
 
   const drawn = (action: AvailableAction, variant: 'button' | 'menuItem'): ReactNode => {
@@ -133,7 +143,7 @@ export const RecordActions = memo(function RecordActions({
           key={name}
           leftSection={icon}
           color={def.color === 'red' ? 'red' : undefined}
-          onClick={() => start(action)}
+          onClick={(event) => start(action, event.currentTarget)}
           data-action={name}
         >
           {label(name)}
@@ -160,7 +170,7 @@ export const RecordActions = memo(function RecordActions({
         leftSection={icon}
         loading={busy === name}
         disabled={busy !== null && busy !== name}
-        onClick={() => start(action)}
+        onClick={(event) => start(action, event.currentTarget)}
         data-action={name}
       >
         {label(name)}
@@ -168,6 +178,15 @@ export const RecordActions = memo(function RecordActions({
     );
   };
 
+  if (menu)
+    return (
+      <MoreMenu
+        label={t('common:actions.forRecord', { name: recordTitle(resource, record) })}
+        compact
+      >
+        {actions.map((a) => drawn(a, 'menuItem'))}
+      </MoreMenu>
+    );
   const primary = actions.filter((a) => a.def.primary);
   const more = actions.filter((a) => !a.def.primary);
   return (

@@ -48,6 +48,23 @@ export function tableColumns(resource: string, role: Role | null): readonly Fiel
   );
 }
 
+/**
+ * The table columns a phone shows: those `x-ui.list.keyColumns` names, else the column naming
+ * the record (`x-ui.list.title`, default `name`; the first column when that is not one) and the
+ * first state column. Only columns the role reads, in table order.
+ */
+export function keyColumns(resource: string, role: Role | null): readonly FieldMeta[] {
+  return cached(`key:${resource}:${role}`, () => {
+    const columns = tableColumns(resource, role);
+    const list = resourceOf(resource)?.meta.list;
+    if (list?.keyColumns) return columns.filter((meta) => list.keyColumns?.includes(meta.path));
+    const title = list?.title ?? 'name';
+    const named = columns.find((meta) => meta.path === title) ?? columns[0];
+    const state = columns.find((meta) => meta.widget === 'state');
+    return columns.filter((meta) => meta === named || meta === state);
+  });
+}
+
 /** Card lines: `card` fields the role may read, in order. */
 export function cardFields(resource: string, role: Role | null): readonly FieldMeta[] {
   return cached(`card:${resource}:${role}`, () =>

@@ -35,7 +35,7 @@ import { routeHref, routeUsable } from '../actions/available-actions';
 import { ListActions } from '../actions/record-actions';
 import { CellTextProvider } from '../cells/cell-registry';
 import { EmptyState } from './empty-state';
-import { filterFields, tableColumns } from './list-columns';
+import { filterFields, keyColumns, tableColumns } from './list-columns';
 import {
   filterRecords,
   sortRecords,
@@ -202,6 +202,7 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       resource={resource}
       records={records}
       columns={columns}
+      keyColumns={keyColumns(resource, role)}
       label={title}
       sort={sort}
       onSort={setSort}

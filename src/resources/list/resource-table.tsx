@@ -2,21 +2,33 @@
  * The table view of a generated list: a real table (fixed layout, so every row shares the column
  * widths) with a sticky header of sortable columns, virtualised rows (only the visible ones exist,
  * between two spacer rows, whatever the number of records) and each row's record actions.
+ *
+ * The actions column is as wide as the widest row's actions (measured), and absent when no record
+ * offers an action. On a phone (narrower than the `sm` breakpoint) the table shows only its key
+ * columns (`keyColumns`), sharing the width, and each row's actions are one menu button.
  */
 import '@mantine/core/styles/Table.css';
-import { memo, useRef } from 'react';
-import { Anchor, Box, Group, Text, UnstyledButton } from '@mantine/core';
+import { memo, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { Anchor, Box, Group, Text, UnstyledButton, useMantineTheme } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import { Icon } from '@/components/icon';
+import { useSessionState } from '@/lib/session-state';
 import { RecordActions, recordTitle } from '../actions/record-actions';
+import { availableActions } from '../actions/available-actions';
 import { cellNameOf, FieldValue } from '../cells/cell-registry';
 import type { ListRecord, ListSort } from './list-filter';
 import classes from './resource-table.module.css';
 
 const ROW_HEIGHT = 52;
+/** The actions column before its content is measured, and its padding around the content. */
+const ACTIONS_ESTIMATE = 120;
+const ACTIONS_PADDING = 2 * 12 + 2;
+/** The actions column of a phone: one menu button. */
+const MENU_WIDTH = 52;
 const AUTO_MIN = 180;
 /** The first column names the record: it is given more room than the other free columns. */
 const FIRST_WIDTH = 240;
@@ -42,6 +54,8 @@ export interface ResourceTableProps {
   resource: string;
   records: readonly ListRecord[];
   columns: readonly FieldMeta[];
+  /** The columns a phone shows (a subset of `columns`). */
+  keyColumns: readonly FieldMeta[];
   /** Accessible name of the table. */
   label: string;
   sort: ListSort | null;
@@ -50,8 +64,6 @@ export interface ResourceTableProps {
   detailsHref: ((record: ListRecord) => string | null) | null;
   /** Field naming a record (its cell links to the details). */
   titleField: string;
-  /** Width of the actions column (it holds the primary actions and the "more" menu). */
-  actionsWidth?: number;
 }
 
 const Row = memo(function Row({
@@ -60,8 +72,11 @@ const Row = memo(function Row({
   columns,
   detailsHref,
   titleField,
+  actions,
 }: Pick<ResourceTableProps, 'resource' | 'columns' | 'detailsHref' | 'titleField'> & {
   record: ListRecord;
+  /** How the row's actions are drawn: buttons, one menu, or no actions column. */
+  actions: 'buttons' | 'menu' | 'none';
 }) {
   const href = detailsHref?.(record) ?? null;
   return (
@@ -83,9 +98,13 @@ const Row = memo(function Row({
           )}
         </td>
       ))}
-      <td className={`${classes.cell} ${classes.actions}`}>
-        <RecordActions resource={resource} record={record} compact />
-      </td>
+      {actions !== 'none' && (
+        <td className={`${classes.cell} ${classes.actions}`}>
+          <div className={classes.actionsContent} data-actions-content>
+            <RecordActions resource={resource} record={record} compact menu={actions === 'menu'} />
+          </div>
+        </td>
+      )}
     </>
   );
 });
@@ -93,15 +112,28 @@ const Row = memo(function Row({
 export const ResourceTable = memo(function ResourceTable({
   resource,
   records,
-  columns,
+  columns: allColumns,
+  keyColumns,
   label,
   sort,
   onSort,
   detailsHref,
   titleField,
-  actionsWidth = 260,
 }: ResourceTableProps) {
   const { t } = useTranslation();
+  const theme = useMantineTheme();
+  const phone = useMediaQuery(`(max-width: ${theme.breakpoints.sm})`, false, {
+    getInitialValueInEffect: false,
+  });
+  const columns = phone ? keyColumns : allColumns;
+  const role = useSessionState().user?.role_id ?? null;
+  const withActions = useMemo(
+    () => records.some((record) => availableActions(resource, record, role).length > 0),
+    [resource, records, role],
+  );
+  const actions = !withActions ? 'none' : phone ? 'menu' : 'buttons';
+  // The widest actions drawn so far (it only grows, so scrolling never makes the columns jump).
+  const [measured, setMeasured] = useState<number | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: records.length,
@@ -111,11 +143,25 @@ export const ResourceTable = memo(function ResourceTable({
     initialRect: { width: 1024, height: 800 },
   });
   const items = virtualizer.getVirtualItems();
+  useLayoutEffect(() => {
+    if (actions !== 'buttons') return;
+    const contents = scrollRef.current?.querySelectorAll<HTMLElement>('[data-actions-content]');
+    let widest = 0;
+    for (const content of contents ?? [])
+      widest = Math.max(widest, content.getBoundingClientRect().width);
+    const next = Math.ceil(widest) + ACTIONS_PADDING;
+    if (widest > 0 && next > (measured ?? 0)) setMeasured(next);
+  }, [actions, measured, items, records]);
+  const actionsWidth =
+    actions === 'none' ? 0 : actions === 'menu' ? MENU_WIDTH : (measured ?? ACTIONS_ESTIMATE);
   // Columns without a natural width get at least AUTO_MIN px: past that the table scrolls sideways.
+  // A phone's key columns share its width.
   const widthOf = (meta: FieldMeta, i: number): number | undefined =>
-    WIDTHS[cellNameOf(meta)] ?? (i === 0 ? FIRST_WIDTH : undefined);
-  const minWidth =
-    columns.reduce((sum, meta, i) => sum + (widthOf(meta, i) ?? AUTO_MIN), 0) + actionsWidth;
+    phone ? undefined : (WIDTHS[cellNameOf(meta)] ?? (i === 0 ? FIRST_WIDTH : undefined));
+  const minWidth = phone
+    ? undefined
+    : columns.reduce((sum, meta, i) => sum + (widthOf(meta, i) ?? AUTO_MIN), 0) + actionsWidth;
+  const cells = columns.length + (actions === 'none' ? 0 : 1);
   const top = items[0]?.start ?? 0;
   const bottom = virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0);
 
@@ -136,7 +182,7 @@ export const ResourceTable = memo(function ResourceTable({
           {columns.map((meta, i) => (
             <col key={meta.path} style={{ width: widthOf(meta, i) }} />
           ))}
-          <col style={{ width: actionsWidth }} />
+          {actions !== 'none' && <col style={{ width: actionsWidth }} />}
         </colgroup>
         <thead className={classes.head}>
           <tr>
@@ -150,6 +196,7 @@ export const ResourceTable = memo(function ResourceTable({
                 <th
                   key={meta.path}
                   className={classes.header}
+                  data-field={meta.path}
                   aria-sort={active ? (sort?.order === 'asc' ? 'ascending' : 'descending') : 'none'}
                   scope="col"
                 >
@@ -159,7 +206,8 @@ export const ResourceTable = memo(function ResourceTable({
                     data-testid={`sort-${meta.path}`}
                   >
                     <Group gap={4} wrap="nowrap">
-                      <Text size="sm" fw={600} truncate="end">
+                      {/* On a phone a long label wraps: its key columns share a narrow width. */}
+                      <Text size="sm" fw={600} truncate={phone ? undefined : 'end'}>
                         {t(`resources:${resource}.fields.${meta.path}`)}
                       </Text>
                       {active && (
@@ -173,15 +221,17 @@ export const ResourceTable = memo(function ResourceTable({
                 </th>
               );
             })}
-            <th className={`${classes.header} ${classes.actions}`} scope="col">
-              <span className={classes.visuallyHidden}>{t('common:actions.label')}</span>
-            </th>
+            {actions !== 'none' && (
+              <th className={`${classes.header} ${classes.actions}`} scope="col">
+                <span className={classes.visuallyHidden}>{t('common:actions.label')}</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>
           {top > 0 && (
             <tr aria-hidden style={{ height: top }}>
-              <td colSpan={columns.length + 1} />
+              <td colSpan={cells} />
             </tr>
           )}
           {items.map((item) => {
@@ -202,13 +252,14 @@ export const ResourceTable = memo(function ResourceTable({
                   columns={columns}
                   detailsHref={detailsHref}
                   titleField={titleField}
+                  actions={actions}
                 />
               </tr>
             );
           })}
           {bottom > 0 && (
             <tr aria-hidden style={{ height: bottom }}>
-              <td colSpan={columns.length + 1} />
+              <td colSpan={cells} />
             </tr>
           )}
         </tbody>

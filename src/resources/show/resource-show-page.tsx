@@ -78,7 +78,8 @@ function ItemsTable({
       <Title order={2} size="h4" id={`section-${meta.path}`}>
         {t(`resources:${resource}.fields.${meta.path}`)}
       </Title>
-      <Table.ScrollContainer minWidth={480}>
+      {/* A table wider than a phone scrolls on its own, and the keyboard can reach it to scroll. */}
+      <Table.ScrollContainer minWidth={480} type="native" tabIndex={0}>
         <Table striped withTableBorder data-testid={`items-${meta.path}`}>
           <Table.Thead>
             <Table.Tr>
