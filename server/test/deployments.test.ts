@@ -258,6 +258,21 @@ describe('deployments', () => {
     expectCode(await api('teacher', 'GET', '/deployment/nope'), 404, 'not_found');
   }, 60_000);
 
+  it("the desktops a deployment's answer embeds lose the fields role visibility hides from the caller", async () => {
+    const id = await newDeployment('teacher', 'Embedded', [groupId('Class B')]);
+    t.app.access.apply({ fields: { 'deployment-desktops': { user_name: ['admin'] } } });
+    try {
+      const hidden = await detail('teacher', id);
+      expect(hidden.desktops.length).toBeGreaterThan(0);
+      expect(hidden.desktops.some((d) => 'user_name' in d)).toBe(false);
+      expect(hidden.desktops.every((d) => 'state' in d)).toBe(true);
+      const kept = await detail('admin', id);
+      expect(kept.desktops.every((d) => 'user_name' in d)).toBe(true);
+    } finally {
+      t.app.access.apply({});
+    }
+  }, 60_000);
+
   it('a desktop of an invisible deployment is not startable by its user, nor listed', async () => {
     const id = await newDeployment('teacher', 'Hidden', [groupId('Class A')], { visible: false });
     const own = await desktopOf(id, studentName(1));
