@@ -355,6 +355,62 @@ describe('manager scope', () => {
     expect(info.statusCode, info.body).toBe(200);
   });
 
+  it("a manager may not use an admin's media and templates of the manager's category (list, show, new desktop, duplicate, attach)", async () => {
+    await addMedia(t.app, admin, { id: 'admin-iso', kind: 'iso' });
+    await addTemplate(t.app, admin, { id: 'admin-template' });
+    // the same, owned by a user the manager manages: the manager may use them
+    await addMedia(t.app, user, { id: 'managed-iso', kind: 'iso' });
+    await addTemplate(t.app, user, { id: 'managed-template' });
+    expect(admin.categoryId).toBe((await userRow(t.app, 'manager')).categoryId);
+    const get = (url: string) =>
+      injectWithToken(t.app, managerToken, { method: 'GET', url: `/api/v3${url}` });
+
+    const media = (await get('/media_allowed')).json<{ id: string }[]>().map((m) => m.id);
+    expect(media).toContain('managed-iso');
+    expect(media).not.toContain('admin-iso');
+    const usable = (await get('/user/templates/allowed/all')).json<{ id: string }[]>();
+    expect(usable.map((tpl) => tpl.id)).toContain('managed-template');
+    expect(usable.map((tpl) => tpl.id)).not.toContain('admin-template');
+
+    await expectRefused(
+      () => get('/domain/info/admin-template'),
+      403,
+      'forbidden',
+      'template_not_allowed',
+    );
+    expect((await get('/domain/info/managed-template')).statusCode).toBe(200);
+    await expectRefused(
+      () =>
+        createPersistent(
+          { template_id: 'admin-template', name: 'From admin template' },
+          managerToken,
+        ),
+      403,
+      'forbidden',
+      'template_not_allowed',
+    );
+    const templatesBefore = await t.app.database.query('SELECT id FROM templates ORDER BY id');
+    const duplicate = await injectWithToken(t.app, managerToken, {
+      method: 'POST',
+      url: '/api/v3/template/duplicate/admin-template',
+      payload: { template_id: 'admin-template', name: 'Copy of admin template' },
+    });
+    expect(duplicate.statusCode, duplicate.body).toBe(403);
+    expect(duplicate.json().description_code).toBe('template_not_allowed');
+    expect(await t.app.database.query('SELECT id FROM templates ORDER BY id')).toEqual(
+      templatesBefore,
+    );
+    const own = await addDesktop(t.app, await userRow(t.app, 'manager'), 'Manager desktop');
+    await expectRefused(
+      () => put(own, { hardware: { isos: [{ id: 'admin-iso' }] } }, managerToken),
+      403,
+      'forbidden',
+      'media_not_allowed',
+    );
+    const attached = await put(own, { hardware: { isos: [{ id: 'managed-iso' }] } }, managerToken);
+    expect(attached.statusCode, attached.body).toBe(200);
+  });
+
   it('lets an admin act on any desktop', async () => {
     const adminToken = await login(t.app, 'admin');
     const info = await injectWithToken(t.app, adminToken, {

@@ -119,6 +119,8 @@ const MEDIA_LISTS = [
 ] as const;
 
 export function createReferenceCheck(app: FastifyInstance) {
+  /** The current role of an item's owner (null: the owner is gone). */
+  const ownerRoleOf = async (userId: string) => (await app.users.byId(userId))?.role ?? null;
   const usableTemplate = async (auth: ReferenceCaller, id: string): Promise<TemplateRow> => {
     const template = await app.templates.get(id);
     if (!template?.enabled)
@@ -131,7 +133,7 @@ export function createReferenceCheck(app: FastifyInstance) {
           errors: { '/template_id': 'not_found' },
         },
       );
-    if (!isAllowed(auth, template))
+    if (!isAllowed(auth, { ...template, ownerRole: await ownerRoleOf(template.userId) }))
       throw notAllowed('template', 'template_not_allowed', id, '/template_id');
     // A template whose disk is still being made (or could not be made) has nothing to start from.
     if (template.status !== 'ready')
@@ -179,7 +181,8 @@ export function createReferenceCheck(app: FastifyInstance) {
           },
           { errors: { [path]: 'media_invalid' } },
         );
-      if (!isAllowed(auth, row)) throw notAllowed('media', 'media_not_allowed', id, path);
+      if (!isAllowed(auth, { ...row, ownerRole: await ownerRoleOf(row.userId) }))
+        throw notAllowed('media', 'media_not_allowed', id, path);
     }
   };
 

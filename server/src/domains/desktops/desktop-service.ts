@@ -166,7 +166,8 @@ export function createDesktopService(app: FastifyInstance) {
       }
       const template = await app.templates.get(id);
       if (!template) throw new ApiError('not_found', 'Desktop not found', 'not_found');
-      if (!isAllowed(auth, template))
+      const owner = await app.users.byId(template.userId);
+      if (!isAllowed(auth, { ...template, ownerRole: owner?.role ?? null }))
         throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
       return {
         id: template.id,

@@ -88,10 +88,11 @@ export function createTemplateService(app: FastifyInstance) {
         and(eq(templates.enabled, true), eq(templates.status, 'ready')),
       );
       return rows
-        .filter(({ row }) =>
+        .filter(({ row, ownerRole }) =>
           kind === 'all'
-            ? isAllowed(auth, row)
-            : row.userId !== auth.userId && isAllowed(auth, row, { listsOnly: true }),
+            ? isAllowed(auth, { ...row, ownerRole })
+            : row.userId !== auth.userId &&
+              isAllowed(auth, { ...row, ownerRole }, { listsOnly: true }),
         )
         .map((n) => templateItem(n, auth));
     },
