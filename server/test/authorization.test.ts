@@ -123,6 +123,59 @@ describe('ids inside desktop bodies', () => {
     expect(await snapshot(id)).toEqual(before);
   });
 
+  it("refuses hardware values the caller's hardware catalog does not offer (videos, graphics, boot order, disk bus) on desktop create and update and deployment create", async () => {
+    const id = await addDesktop(t.app, user, 'Catalog desktop');
+    const before = await snapshot(id);
+    const offered = await injectWithToken(t.app, userToken, {
+      method: 'GET',
+      url: '/api/v3/user/hardware/allowed',
+    });
+    expect(offered.statusCode, offered.body).toBe(200);
+    const catalog = offered.json<Record<string, { id: string }[]>>();
+    const refused: [string, Record<string, unknown>][] = [
+      ['/hardware/videos/0', { videos: ['qxl'] }],
+      ['/hardware/graphics/0', { graphics: ['spice-gl'] }],
+      ['/hardware/boot_order/1', { boot_order: ['disk', 'pxe'] }],
+    ];
+    for (const [path, hardware] of refused) {
+      const [list] = Object.keys(hardware);
+      const values = (hardware[list ?? ''] as string[]).slice(-1);
+      expect(catalog[list ?? '']?.map((c) => c.id)).not.toContain(values[0]);
+      const res = await expectRefused(
+        () => put(id, { hardware }),
+        400,
+        'bad_request',
+        'bad_request',
+      );
+      expect(res.json().errors).toEqual({ [path]: 'bad_request' });
+      await expectRefused(
+        () => createPersistent({ template_id: DEMO_TEMPLATE_ID, name: `With ${path}`, hardware }),
+        400,
+        'bad_request',
+        'bad_request',
+      );
+      const deployment = await injectWithToken(t.app, await login(t.app, 'advanced'), {
+        method: 'POST',
+        url: '/api/v3/deployments',
+        payload: {
+          name: `Deployment with ${path}`,
+          desktop_name: 'Class desktop',
+          template_id: DEMO_TEMPLATE_ID,
+          allowed: { groups: [user.groupId] },
+          hardware,
+        },
+      });
+      expect(deployment.statusCode, deployment.body).toBe(400);
+      expect(deployment.json().description_code).toBe('bad_request');
+    }
+    // what the catalog offers passes
+    const fine = await put(id, {
+      hardware: { videos: ['virtio'], boot_order: ['iso', 'disk'], disk_bus: 'sata' },
+    });
+    expect(fine.statusCode, fine.body).toBe(200);
+    expect(await snapshot(id)).not.toEqual(before);
+  });
+
   it('refuses unknown network interfaces, GPU profiles and stock cards on update', async () => {
     const id = await addDesktop(t.app, user, 'Hardware desktop');
     const before = await snapshot(id);

@@ -6,7 +6,8 @@
  * request, so a body is applied entirely or not at all.
  *
  * Who may use what: a template or a medium, its owner and whoever its allowed lists share it with
- * (`isAllowed`); an interface, whoever the hardware catalog offers it to; a GPU profile (an enabled
+ * (`isAllowed`); an interface, a video, a graphics, a boot device or a disk bus, whoever the
+ * hardware catalog offers it to (a value it does not offer is 400); a GPU profile (an enabled
  * profile of an enabled reservable item), whoever its allowed lists name.
  *
  * An update body that repeats the desktop's id must name the desktop being edited (400 otherwise).
@@ -113,6 +114,12 @@ const notAllowed = (what: string, code: string, id: string, path: string) =>
     },
   );
 
+/**
+ * The video of a desktop that shows only through its GPU: always accepted, and reset to Default
+ * on a desktop without a GPU profile (withGpuVideo).
+ */
+const GPU_ONLY_VIDEO = 'none';
+
 const MEDIA_LISTS = [
   { list: 'isos', kind: 'iso' },
   { list: 'floppies', kind: 'floppy' },
@@ -204,6 +211,41 @@ export function createReferenceCheck(app: FastifyInstance) {
   };
 
   /**
+   * Values of a hardware list the catalog offers (videos, boot devices...): one it does not offer
+   * at all answers 400 `bad_request`, one it offers as not allowed to this caller 403 `forbidden`.
+   */
+  const assertChoice = (
+    what: string,
+    items: readonly HardwareAllowedItem[],
+    sent: readonly string[],
+    carried: readonly string[],
+    path: string,
+    options: { single?: boolean } = {},
+  ) => {
+    sent.forEach((value, i) => {
+      if (carried.includes(value)) return;
+      const at = options.single ? path : `${path}/${i}`;
+      const item = items.find((c) => c.id === value);
+      if (!item)
+        throw new ApiError(
+          'bad_request',
+          `The ${what} ${value} is not offered`,
+          'bad_request',
+          { value },
+          { errors: { [at]: 'bad_request' } },
+        );
+      if (item.allowed === false)
+        throw new ApiError(
+          'forbidden',
+          `The ${what} ${value} is not available to you`,
+          'forbidden',
+          { value },
+          { errors: { [at]: 'forbidden' } },
+        );
+    });
+  };
+
+  /**
    * Refuses the body when it names an id the caller may not use; answers the template it names.
    * `carried` is the edited desktop (update); a create carries its template's ids.
    */
@@ -243,6 +285,24 @@ export function createReferenceCheck(app: FastifyInstance) {
         held?.hardware.interfaces ?? [],
         '/hardware/interfaces',
       );
+      // Videos, graphics, boot devices and the disk bus: only what the catalog offers the caller.
+      const choices = [
+        ['video', catalog.videos, 'videos', GPU_ONLY_VIDEO],
+        ['graphics', catalog.graphics, 'graphics', null],
+        ['boot device', catalog.boot_order, 'boot_order', null],
+      ] as const;
+      for (const [what, items, list, always] of choices)
+        assertChoice(
+          what,
+          items,
+          (hardware[list] ?? []).filter((value) => value !== always),
+          held?.hardware[list] ?? [],
+          `/hardware/${list}`,
+        );
+      if (hardware.disk_bus !== undefined && hardware.disk_bus !== held?.hardware.disk_bus)
+        assertChoice('disk bus', catalog.disk_bus, [hardware.disk_bus], [], '/hardware/disk_bus', {
+          single: true,
+        });
       assertOffered(
         'GPU profile',
         'reservable_not_allowed',
