@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io as connect, type Socket } from 'socket.io-client';
+import { createServer as createTcpServer } from 'node:net';
+import WebSocket from 'ws';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { desktops, users } from '../src/platform/db/schema.ts';
@@ -284,6 +286,56 @@ describe('deployments', () => {
       'desktop_is_not_visible',
     );
     expect((await t.app.desktops.table.get(own.id))?.state).toBe('stopped');
+  }, 60_000);
+
+  it('a console ticket issued before the deployment was hidden opens no console once it is hidden', async () => {
+    const id = await newDeployment('teacher', 'Hidden later', [groupId('Class B')], {
+      visible: true,
+    });
+    const own = await desktopOf(id, studentName(31));
+    // A TCP echo stands in for the desktop's VNC listener (no VM is started in this file).
+    const echo = createTcpServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const address = echo.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    await t.app.desktops.table.update(own.id, {
+      state: 'started',
+      runtime: { ...own.runtime, vncPort: port, spicePort: port, vncPassword: 'x' },
+    });
+    const openConsole = (url: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(base.replace('http', 'ws') + url, { headers: { origin: base } });
+        ws.once('open', () => {
+          ws.terminate();
+          resolve(101);
+        });
+        ws.once('unexpected-response', (_req, res) => {
+          ws.terminate();
+          resolve(res.statusCode ?? 0);
+        });
+        ws.once('error', () => resolve(0));
+      });
+    const ticket = async () => {
+      const res = await api(studentName(31), 'GET', `/desktop/${own.id}/viewer/browser-vnc`);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json<{ url: string }>().url;
+    };
+    try {
+      // while visible, a ticket opens the console
+      expect(await openConsole(await ticket())).toBe(101);
+      const early = await ticket();
+      // Hidden by another node of the portal: this one hears no event that would revoke tickets.
+      await t.app.deployments.update(id, { visible: false });
+      expectCode(
+        await api(studentName(31), 'GET', `/desktop/${own.id}/viewer/browser-vnc`),
+        403,
+        'desktop_is_not_visible',
+      );
+      expect(await openConsole(early)).toBe(403);
+    } finally {
+      await t.app.desktops.table.update(own.id, { state: 'stopped', runtime: own.runtime });
+      await new Promise((resolve) => echo.close(resolve));
+    }
   }, 60_000);
 
   it('a visibility flip does not add a duplicate row to the user desktop list (socket)', async () => {
