@@ -591,6 +591,93 @@ describe('deployment delete and the recycle bin', () => {
     expectCode(await api('teacher', 'GET', `/deployment/${id}`), 404, 'not_found');
   }, 60_000);
 
+  it("restored deployment desktops do not count against their users' own desktop quota", async () => {
+    const id = await newDeployment('teacher', 'Restored quota', [groupId('Class B')]);
+    const student = await userRow(t.app, studentName(31));
+    const quotaOf = `SELECT quota FROM users WHERE id = $1`;
+    const [{ quota: before } = { quota: null }] = await t.app.database.query<{ quota: unknown }>(
+      quotaOf,
+      [student.id],
+    );
+    try {
+      // the student may have no desktop of their own at all
+      await t.app.database.query(`UPDATE users SET quota = $2 WHERE id = $1`, [
+        student.id,
+        JSON.stringify({ desktops: 0 }),
+      ]);
+      expect((await api('teacher', 'DELETE', `/deployments/${id}`)).statusCode).toBe(200);
+      const entry = published.findLast((e) => e.name === 'recycle-bins.created');
+      const restore = await api('teacher', 'PUT', `/recycle_bin/restore/${entry?.payload.id}`);
+      expect(restore.statusCode, restore.body).toBe(200);
+      expect((await desktopOf(id, studentName(31))).tag).toBe(id);
+    } finally {
+      await t.app.database.query(`UPDATE users SET quota = $2 WHERE id = $1`, [
+        student.id,
+        before === null ? null : JSON.stringify(before),
+      ]);
+    }
+  }, 60_000);
+
+  it("a new deployment's desktops stay within the desktop limits of their users' group and category", async () => {
+    const limited = async (table: 'groups' | 'categories', id: string, code: string) => {
+      const [{ quota: before } = { quota: null }] = await t.app.database.query<{
+        quota: unknown;
+      }>(`SELECT quota FROM ${table} WHERE id = $1`, [id]);
+      try {
+        await t.app.database.query(`UPDATE ${table} SET quota = $2 WHERE id = $1`, [
+          id,
+          JSON.stringify({ ...((before as object | null) ?? {}), limits: { desktops: 5 } }),
+        ]);
+        const res = await api('teacher', 'POST', '/deployments', {
+          name: `Over the ${table} limit`,
+          desktop_name: 'Limited desktop',
+          template_id: 'demo-template',
+          allowed: { groups: [groupId('Class B')] },
+          hardware: { memory: 0.5, vcpus: 1 },
+        });
+        expectCode(res, 428, code);
+        expect(res.json<{ params: { limit: number } }>().params.limit).toBe(5);
+        expect(
+          (await api('teacher', 'GET', '/deployments'))
+            .json<Deployment[]>()
+            .some((d) => d.name === `Over the ${table} limit`),
+        ).toBe(false);
+      } finally {
+        await t.app.database.query(`UPDATE ${table} SET quota = $2 WHERE id = $1`, [
+          id,
+          before === null ? null : JSON.stringify(before),
+        ]);
+      }
+    };
+    await limited('groups', groupId('Class B'), 'desktop_new_group_limit_exceeded');
+    const category = (await userRow(t.app, studentName(31))).categoryId;
+    await limited('categories', category, 'desktop_new_category_limit_exceeded');
+  }, 60_000);
+
+  it('deleting a template recycles the deployments made from it with it, and a restore brings them back', async () => {
+    const copy = await api('teacher', 'POST', '/template/duplicate/demo-template', {
+      template_id: 'demo-template',
+      name: 'Teacher copy',
+      enabled: true,
+    });
+    expect(copy.statusCode, copy.body).toBe(200);
+    const templateId = copy.json<{ id: string }>().id;
+    const id = await newDeployment('teacher', 'From a copy', [groupId('Class B')], {
+      template_id: templateId,
+    });
+    const desktops = (await detail('teacher', id)).desktops.map((d) => d.id).sort();
+    const del = await api('teacher', 'DELETE', `/template/${templateId}`);
+    expect(del.statusCode, del.body).toBe(200);
+    expect(await t.app.deployments.get(id)).toBeUndefined();
+    expectCode(await api('teacher', 'GET', `/deployment/${id}`), 404, 'not_found');
+    const entry = published.findLast((e) => e.name === 'recycle-bins.created');
+    expect(entry?.payload).toMatchObject({ item_type: 'template', deployments: 1 });
+    const restore = await api('teacher', 'PUT', `/recycle_bin/restore/${entry?.payload.id}`);
+    expect(restore.statusCode, restore.body).toBe(200);
+    expect((await t.app.deployments.get(id))?.templateId).toBe(templateId);
+    expect((await detail('teacher', id)).desktops.map((d) => d.id).sort()).toEqual(desktops);
+  }, 60_000);
+
   it('counts the users of groups plus the caller, and checks quotas', async () => {
     const res = await api('teacher', 'PUT', '/groups_users/count', {
       groups: [groupId('Class A'), groupId('Class B')],

@@ -28,7 +28,11 @@ import type {
   DesktopHardware,
   ImageUpload,
 } from '../../../../src/generated/types.ts';
-import { lockQuotaScopes, checkDeploymentQuota } from '../quotas/index.ts';
+import {
+  lockQuotaScopes,
+  checkDeploymentQuota,
+  checkTargetDesktopLimits,
+} from '../quotas/index.ts';
 import { IDLE_STATES, subjectOf, type DeploymentDeps } from './deployment-deps.ts';
 import type { DeploymentDesktops } from './deployment-desktops.ts';
 import type { DeploymentTargets } from './deployment-targets.ts';
@@ -133,6 +137,7 @@ export function deploymentWrites(
             newDeployment: true,
             desktops: targets.length,
           });
+          await checkTargetDesktopLimits(query, targets);
           await sent?.card?.write();
           row = await app.deployments.create(values, tx);
           ids = await insertDesktops(row, template, targets, tx);

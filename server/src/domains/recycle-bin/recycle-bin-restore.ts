@@ -223,11 +223,13 @@ export function recycleBinRestore({
         const desktopIds: string[] = [];
         for (const recycled of data.desktops ?? []) {
           const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
-          await checkDesktopCreate(
-            query,
-            subjectOf(d.userId),
-            d.type === 'nonpersistent' ? 'volatile' : 'desktops',
-          );
+          // A deployment's desktop counts against its deployment's owner, not its user's own quota.
+          if (!d.tag)
+            await checkDesktopCreate(
+              query,
+              subjectOf(d.userId),
+              d.type === 'nonpersistent' ? 'volatile' : 'desktops',
+            );
           await app.desktops.table.create(
             {
               ...d,

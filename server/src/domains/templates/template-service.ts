@@ -225,10 +225,17 @@ export function createTemplateService(app: FastifyInstance) {
           'template_derivatives_busy',
           { id },
         );
-      const owners = await ctx.ownersOf([...found.templates, ...found.desktops]);
-      const foreign = [...found.templates, ...found.desktops].filter(
-        (row) => !ctx.manages(auth, row, owners),
+      const made = [...found.templates, ...found.desktops, ...found.deployments];
+      const owners = await ctx.ownersOf(made);
+      // The desktops of a deployment go with their deployment: whoever may delete it may them.
+      const deploymentsManaged = new Set(
+        found.deployments.filter((d) => ctx.manages(auth, d, owners)).map((d) => d.id),
       );
+      const foreign = [
+        ...found.templates,
+        ...found.desktops.filter((d) => !(d.tag && deploymentsManaged.has(d.tag))),
+        ...found.deployments,
+      ].filter((row) => !ctx.manages(auth, row, owners));
       if (foreign.length > 0)
         throw new ApiError(
           'forbidden',
