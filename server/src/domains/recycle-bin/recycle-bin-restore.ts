@@ -7,7 +7,14 @@
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import { groups, recycleBin, templates, users } from '../../platform/db/schema.ts';
+import {
+  adminUserSnapshot,
+  groups,
+  recycleBin,
+  templates,
+  users,
+} from '../../platform/db/schema.ts';
+import { appendAudit } from '../../platform/repository/audit-writer.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import {
@@ -75,7 +82,11 @@ export function recycleBinRestore({
    * that category. Links sent by mail before the delete no longer work; the VPN address is given
    * up when somebody else has it now.
    */
-  const recreateUser = async (account: NonNullable<EntryData['user']>, tx: Executor) => {
+  const recreateUser = async (
+    auth: AuthContext,
+    account: NonNullable<EntryData['user']>,
+    tx: Executor,
+  ) => {
     const [group] = await tx
       .select({ id: groups.id })
       .from(groups)
@@ -107,14 +118,29 @@ export function recycleBinRestore({
         ...(addressTaken ? { wgAddress: null, wgPrivateKey: null, wgPublicKey: null } : {}),
       })
       .onConflictDoNothing()
-      .returning({ id: users.id });
-    if (inserted.length === 0)
+      .returning();
+    const [restored] = inserted;
+    if (!restored)
       throw new ApiError(
         'conflict',
         `The user ${account.username} exists already in that category`,
         'user_exists',
         { username: account.username },
       );
+    // The account is back: the audit log keeps who restored it, like its delete.
+    await appendAudit(
+      tx,
+      { id: auth.userId, name: auth.name, role: auth.role, categoryId: auth.categoryId },
+      {
+        action: 'recycle-bins.restore',
+        targetType: 'user',
+        targetId: restored.id,
+        targetName: restored.username,
+        categoryId: restored.categoryId,
+        before: null,
+        after: adminUserSnapshot(restored),
+      },
+    );
   };
 
   return {
@@ -174,7 +200,7 @@ export function recycleBinRestore({
           { condition: eq(recycleBin.status, 'recycled'), on: tx },
         );
         if (!claimed) return undefined;
-        if (account) await recreateUser(account, tx);
+        if (account) await recreateUser(auth, account, tx);
         const query = queryOn(tx);
         await lockQuotaScopesOf(query, [...subjects.values()]);
         // Every item needs the template whose disk it is made on: in this entry, or still there.
