@@ -16,6 +16,7 @@ import {
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import {
   prepareCardImage,
+  releaseCardImages,
   createReferenceCheck,
   checkViewers,
   NEW_DESKTOP_HARDWARE,
@@ -219,6 +220,12 @@ export function deploymentWrites(
           IDLE_STATES,
         );
       }
+      // The cards the deployment and its desktops had before, unless something still shows them.
+      if (sent)
+        await releaseCardImages(app.config.dataDir, app.database.query, [
+          dict.image,
+          ...present.map((d) => d.row.image),
+        ]);
       events.touch(row.id);
       publishToAudience(saved, 'deployments.updated', await listItem(saved));
     },

@@ -35,7 +35,7 @@ import { desktops, templateFromUpdate, templates } from '../../platform/db/schem
 import { ApiError } from '../../platform/http/api-error.ts';
 import { isAllowed } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import { prepareCardImage } from '../desktops/index.ts';
+import { prepareCardImage, releaseCardImages } from '../desktops/index.ts';
 import type {
   Desktop,
   Template,
@@ -155,6 +155,8 @@ export function createTemplateService(app: FastifyInstance) {
         await card?.remove();
         throw notFound();
       }
+      // The card it had before, unless something made from it still shows it.
+      if (image) await releaseCardImages(app.config.dataDir, app.database.query, [template.image]);
       if (template.enabled && body.enabled === false) {
         const temporary = await app.desktops.table.list({
           where: and(eq(desktops.templateId, template.id), eq(desktops.type, 'nonpersistent')),
