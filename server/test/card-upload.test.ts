@@ -147,7 +147,7 @@ describe('card image uploads', () => {
     const upload = async (r: number) => {
       const res = await put(id, { image: imageBody(await picture(r), 'card.png') });
       expect(res.statusCode, res.body).toBe(200);
-      return res.json<{ image: { id: string; type: string; url: string } }>().image;
+      return res.json<{ image: { id: string; type: 'user'; url: string } }>().image;
     };
     const first = await upload(10);
     expect(await cardFiles()).toContain(first.id);
