@@ -15,6 +15,7 @@ import {
   users,
 } from '../../platform/db/schema.ts';
 import { appendAudit } from '../../platform/repository/audit-writer.ts';
+import { failRestoredWithoutDisk } from './restore-disks.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import {
@@ -276,6 +277,8 @@ export function recycleBinRestore({
         if (now) assertRecycled(now);
         throw new ApiError('not_found', 'Recycle bin entry not found', 'not_found');
       }
+      // A desktop whose disk file is gone is flagged now, before anyone is told it is back.
+      await failRestoredWithoutDisk(app, restored.desktopIds);
       for (const templateId of restored.templateIds)
         await app.templateService.publish(templateId, 'templates.created');
       for (const desktopId of restored.desktopIds) {
