@@ -211,6 +211,8 @@ describe('request bodies', () => {
 describe('maintenance mode', () => {
   it('gives non-admins 503 JSON on token routes while admins keep working', async () => {
     await t.app.settings.set('maintenance', true);
+    const savedText = (await t.app.settings.all()).maintenance_text;
+    await t.app.settings.set('maintenance_text', { ...savedText, enabled: true });
     try {
       const res = await get('/api/v3/user');
       expect(res.statusCode).toBe(503);
@@ -222,6 +224,7 @@ describe('maintenance mode', () => {
       expect(text.json()).toMatchObject({ enabled: true });
     } finally {
       await t.app.settings.set('maintenance', false);
+      await t.app.settings.set('maintenance_text', savedText);
     }
     expect(
       (await t.app.inject({ method: 'GET', url: '/api/v3/maintenance/text/frontend' })).statusCode,

@@ -23,7 +23,7 @@ import { setRoleVisibility } from '@/lib/role-visibility';
 import { getSessionState, updateSessionState } from '@/lib/session-state';
 import { closeSocket, openSocket } from '@/lib/socket';
 import { decodeToken, getToken } from '@/lib/token';
-import { clearPrefetched, onOperationSuccess, request } from '@/providers/http-client';
+import { clearPrefetched, isApiError, onOperationSuccess, request } from '@/providers/http-client';
 import { logout, onLogout } from '@/providers/auth-provider';
 import type { PortalLiveProvider } from '@/providers/live-provider';
 import { queryClient } from './query-client';
@@ -114,6 +114,13 @@ async function run(): Promise<void> {
       liveProvider?.resync();
     },
     onFatal: () => void logout(),
+    // After a transport error: a 401 ends the session (the HTTP client logs out on it too);
+    // no answer at all is the network still being down.
+    checkSession: () =>
+      request('session.user', { background: true }).then(
+        () => true,
+        (error: unknown) => !(isApiError(error) && error.statusCode === 401),
+      ),
   });
   if (!getSessionState().config) {
     const config = await request('config.show');

@@ -166,7 +166,7 @@ interface Subscription {
 export interface PortalLiveProvider extends LiveProvider {
   /** Handles one socket event by wire name. */
   dispatch: (wire: string, payload: unknown) => void;
-  /** After a reconnect: refetch the snapshots (each resource's list queries, once). */
+  /** After a reconnect: refetch the snapshots (each resource's lists and open records, once). */
   resync: () => void;
 }
 
@@ -305,8 +305,12 @@ export function createLiveProvider(
     dispatch,
     resync: () => {
       for (const resource of resources) {
-        if (resource.meta.live)
-          void queryClient.invalidateQueries({ queryKey: listKeyPrefix(resource.name) });
+        if (!resource.meta.live) continue;
+        void queryClient.invalidateQueries({ queryKey: listKeyPrefix(resource.name) });
+        // The open records (a desktop's page) missed the same events as the lists.
+        void queryClient.invalidateQueries({
+          queryKey: [...resourceKeyPrefix(resource.name), 'one'],
+        });
       }
     },
     subscribe: ({ channel, types, callback }) => {

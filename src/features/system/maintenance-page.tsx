@@ -16,6 +16,8 @@ export function MaintenancePage() {
   const navigate = useNavigate();
   const [text, setText] = useState<SessionUserMaintenanceText | null>(null);
   usePageTitle(t('common:routes.maintenance'));
+  // The admin's text only while the admin enabled it; the default text otherwise.
+  const shown = text?.enabled ? text : null;
 
   useEffect(() => {
     request('session.maintenanceText')
@@ -49,8 +51,8 @@ export function MaintenancePage() {
     <Center mih="100vh" p="md">
       <Paper withBorder p="xl" maw={560}>
         <Stack align="center">
-          <Title order={1}>{text?.title || t('common:maintenance.title')}</Title>
-          <Text ta="center">{text?.body || t('common:maintenance.body')}</Text>
+          <Title order={1}>{shown?.title || t('common:maintenance.title')}</Title>
+          <Text ta="center">{shown?.body || t('common:maintenance.body')}</Text>
           <Loader size="sm" aria-label={t('common:loading')} />
         </Stack>
       </Paper>

@@ -18,7 +18,11 @@ import { stockImageOf, NEW_DESKTOP_HARDWARE } from '../desktops/index.ts';
 import { fields } from '../../../../src/generated/fields.ts';
 import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 import type { AllowedShareLists, Role } from '../../../../src/generated/types.ts';
-import { checkDeploymentQuota, type QuotaSubject } from '../quotas/index.ts';
+import {
+  checkDeploymentQuota,
+  checkTargetDesktopLimits,
+  type QuotaSubject,
+} from '../quotas/index.ts';
 import { subjectOf, type DeploymentDeps } from './deployment-deps.ts';
 
 /** Longest desktop name. */
@@ -118,20 +122,19 @@ export function deploymentTargets({ app }: Pick<DeploymentDeps, 'app'>) {
 
   /** The quota check of a new deployment, with the desktops its targets would get when sent. */
   const checkQuota = async (auth: AuthContext, sent?: AllowedShareLists): Promise<void> => {
-    let desktopsCount = 0;
+    let targets: TargetUser[] = [];
     if (sent) {
       const allowed = await app.allowedService.shareLists(auth, sent);
-      desktopsCount = (
-        await targetUsers(
-          { allowed, userId: auth.userId, categoryId: auth.categoryId, createDict: {} },
-          auth.role,
-        )
-      ).length;
+      targets = await targetUsers(
+        { allowed, userId: auth.userId, categoryId: auth.categoryId, createDict: {} },
+        auth.role,
+      );
     }
     await checkDeploymentQuota(app.database.query, subjectOf(auth), {
       newDeployment: true,
-      desktops: desktopsCount,
+      desktops: targets.length,
     });
+    await checkTargetDesktopLimits(app.database.query, targets);
   };
 
   /** PUT /groups_users/count: distinct users of the groups (any state), plus one for the caller. */

@@ -16,6 +16,7 @@ import {
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import {
   prepareCardImage,
+  releaseCardImages,
   createReferenceCheck,
   checkViewers,
   NEW_DESKTOP_HARDWARE,
@@ -28,7 +29,11 @@ import type {
   DesktopHardware,
   ImageUpload,
 } from '../../../../src/generated/types.ts';
-import { lockQuotaScopes, checkDeploymentQuota } from '../quotas/index.ts';
+import {
+  lockQuotaScopes,
+  checkDeploymentQuota,
+  checkTargetDesktopLimits,
+} from '../quotas/index.ts';
 import { IDLE_STATES, subjectOf, type DeploymentDeps } from './deployment-deps.ts';
 import type { DeploymentDesktops } from './deployment-desktops.ts';
 import type { DeploymentTargets } from './deployment-targets.ts';
@@ -133,6 +138,7 @@ export function deploymentWrites(
             newDeployment: true,
             desktops: targets.length,
           });
+          await checkTargetDesktopLimits(query, targets);
           await sent?.card?.write();
           row = await app.deployments.create(values, tx);
           ids = await insertDesktops(row, template, targets, tx);
@@ -214,6 +220,12 @@ export function deploymentWrites(
           IDLE_STATES,
         );
       }
+      // The cards the deployment and its desktops had before, unless something still shows them.
+      if (sent)
+        await releaseCardImages(app.config.dataDir, app.database.query, [
+          dict.image,
+          ...present.map((d) => d.row.image),
+        ]);
       events.touch(row.id);
       publishToAudience(saved, 'deployments.updated', await listItem(saved));
     },

@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io as connect, type Socket } from 'socket.io-client';
+import { createServer as createTcpServer } from 'node:net';
+import WebSocket from 'ws';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { desktops, users } from '../../platform/db/schema.ts';
@@ -258,6 +260,21 @@ describe('deployments', () => {
     expectCode(await api('teacher', 'GET', '/deployment/nope'), 404, 'not_found');
   }, 60_000);
 
+  it("the desktops a deployment's answer embeds lose the fields role visibility hides from the caller", async () => {
+    const id = await newDeployment('teacher', 'Embedded', [groupId('Class B')]);
+    t.app.access.apply({ fields: { 'deployment-desktops': { user_name: ['admin'] } } });
+    try {
+      const hidden = await detail('teacher', id);
+      expect(hidden.desktops.length).toBeGreaterThan(0);
+      expect(hidden.desktops.some((d) => 'user_name' in d)).toBe(false);
+      expect(hidden.desktops.every((d) => 'state' in d)).toBe(true);
+      const kept = await detail('admin', id);
+      expect(kept.desktops.every((d) => 'user_name' in d)).toBe(true);
+    } finally {
+      t.app.access.apply({});
+    }
+  }, 60_000);
+
   it('a desktop of an invisible deployment is not startable by its user, nor listed', async () => {
     const id = await newDeployment('teacher', 'Hidden', [groupId('Class A')], { visible: false });
     const own = await desktopOf(id, studentName(1));
@@ -269,6 +286,56 @@ describe('deployments', () => {
       'desktop_is_not_visible',
     );
     expect((await t.app.desktops.table.get(own.id))?.state).toBe('stopped');
+  }, 60_000);
+
+  it('a console ticket issued before the deployment was hidden opens no console once it is hidden', async () => {
+    const id = await newDeployment('teacher', 'Hidden later', [groupId('Class B')], {
+      visible: true,
+    });
+    const own = await desktopOf(id, studentName(31));
+    // A TCP echo stands in for the desktop's VNC listener (no VM is started in this file).
+    const echo = createTcpServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const address = echo.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    await t.app.desktops.table.update(own.id, {
+      state: 'started',
+      runtime: { ...own.runtime, vncPort: port, spicePort: port, vncPassword: 'x' },
+    });
+    const openConsole = (url: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(base.replace('http', 'ws') + url, { headers: { origin: base } });
+        ws.once('open', () => {
+          ws.terminate();
+          resolve(101);
+        });
+        ws.once('unexpected-response', (_req, res) => {
+          ws.terminate();
+          resolve(res.statusCode ?? 0);
+        });
+        ws.once('error', () => resolve(0));
+      });
+    const ticket = async () => {
+      const res = await api(studentName(31), 'GET', `/desktop/${own.id}/viewer/browser-vnc`);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json<{ url: string }>().url;
+    };
+    try {
+      // while visible, a ticket opens the console
+      expect(await openConsole(await ticket())).toBe(101);
+      const early = await ticket();
+      // Hidden by another node of the portal: this one hears no event that would revoke tickets.
+      await t.app.deployments.update(id, { visible: false });
+      expectCode(
+        await api(studentName(31), 'GET', `/desktop/${own.id}/viewer/browser-vnc`),
+        403,
+        'desktop_is_not_visible',
+      );
+      expect(await openConsole(early)).toBe(403);
+    } finally {
+      await t.app.desktops.table.update(own.id, { state: 'stopped', runtime: own.runtime });
+      await new Promise((resolve) => echo.close(resolve));
+    }
   }, 60_000);
 
   it('a visibility flip does not add a duplicate row to the user desktop list (socket)', async () => {
@@ -522,6 +589,93 @@ describe('deployment delete and the recycle bin', () => {
     const gone = await api('teacher', 'DELETE', `/deployments/${id}/permanent`);
     expect(gone.statusCode, gone.body).toBe(200);
     expectCode(await api('teacher', 'GET', `/deployment/${id}`), 404, 'not_found');
+  }, 60_000);
+
+  it("restored deployment desktops do not count against their users' own desktop quota", async () => {
+    const id = await newDeployment('teacher', 'Restored quota', [groupId('Class B')]);
+    const student = await userRow(t.app, studentName(31));
+    const quotaOf = `SELECT quota FROM users WHERE id = $1`;
+    const [{ quota: before } = { quota: null }] = await t.app.database.query<{ quota: unknown }>(
+      quotaOf,
+      [student.id],
+    );
+    try {
+      // the student may have no desktop of their own at all
+      await t.app.database.query(`UPDATE users SET quota = $2 WHERE id = $1`, [
+        student.id,
+        JSON.stringify({ desktops: 0 }),
+      ]);
+      expect((await api('teacher', 'DELETE', `/deployments/${id}`)).statusCode).toBe(200);
+      const entry = published.findLast((e) => e.name === 'recycle-bins.created');
+      const restore = await api('teacher', 'PUT', `/recycle_bin/restore/${entry?.payload.id}`);
+      expect(restore.statusCode, restore.body).toBe(200);
+      expect((await desktopOf(id, studentName(31))).tag).toBe(id);
+    } finally {
+      await t.app.database.query(`UPDATE users SET quota = $2 WHERE id = $1`, [
+        student.id,
+        before === null ? null : JSON.stringify(before),
+      ]);
+    }
+  }, 60_000);
+
+  it("a new deployment's desktops stay within the desktop limits of their users' group and category", async () => {
+    const limited = async (table: 'groups' | 'categories', id: string, code: string) => {
+      const [{ quota: before } = { quota: null }] = await t.app.database.query<{
+        quota: unknown;
+      }>(`SELECT quota FROM ${table} WHERE id = $1`, [id]);
+      try {
+        await t.app.database.query(`UPDATE ${table} SET quota = $2 WHERE id = $1`, [
+          id,
+          JSON.stringify({ ...((before as object | null) ?? {}), limits: { desktops: 5 } }),
+        ]);
+        const res = await api('teacher', 'POST', '/deployments', {
+          name: `Over the ${table} limit`,
+          desktop_name: 'Limited desktop',
+          template_id: 'demo-template',
+          allowed: { groups: [groupId('Class B')] },
+          hardware: { memory: 0.5, vcpus: 1 },
+        });
+        expectCode(res, 428, code);
+        expect(res.json<{ params: { limit: number } }>().params.limit).toBe(5);
+        expect(
+          (await api('teacher', 'GET', '/deployments'))
+            .json<Deployment[]>()
+            .some((d) => d.name === `Over the ${table} limit`),
+        ).toBe(false);
+      } finally {
+        await t.app.database.query(`UPDATE ${table} SET quota = $2 WHERE id = $1`, [
+          id,
+          before === null ? null : JSON.stringify(before),
+        ]);
+      }
+    };
+    await limited('groups', groupId('Class B'), 'desktop_new_group_limit_exceeded');
+    const category = (await userRow(t.app, studentName(31))).categoryId;
+    await limited('categories', category, 'desktop_new_category_limit_exceeded');
+  }, 60_000);
+
+  it('deleting a template recycles the deployments made from it with it, and a restore brings them back', async () => {
+    const copy = await api('teacher', 'POST', '/template/duplicate/demo-template', {
+      template_id: 'demo-template',
+      name: 'Teacher copy',
+      enabled: true,
+    });
+    expect(copy.statusCode, copy.body).toBe(200);
+    const templateId = copy.json<{ id: string }>().id;
+    const id = await newDeployment('teacher', 'From a copy', [groupId('Class B')], {
+      template_id: templateId,
+    });
+    const desktops = (await detail('teacher', id)).desktops.map((d) => d.id).sort();
+    const del = await api('teacher', 'DELETE', `/template/${templateId}`);
+    expect(del.statusCode, del.body).toBe(200);
+    expect(await t.app.deployments.get(id)).toBeUndefined();
+    expectCode(await api('teacher', 'GET', `/deployment/${id}`), 404, 'not_found');
+    const entry = published.findLast((e) => e.name === 'recycle-bins.created');
+    expect(entry?.payload).toMatchObject({ item_type: 'template', deployments: 1 });
+    const restore = await api('teacher', 'PUT', `/recycle_bin/restore/${entry?.payload.id}`);
+    expect(restore.statusCode, restore.body).toBe(200);
+    expect((await t.app.deployments.get(id))?.templateId).toBe(templateId);
+    expect((await detail('teacher', id)).desktops.map((d) => d.id).sort()).toEqual(desktops);
   }, 60_000);
 
   it('counts the users of groups plus the caller, and checks quotas', async () => {

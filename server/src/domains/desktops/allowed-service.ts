@@ -280,21 +280,28 @@ export function createAllowedService(app: FastifyInstance) {
         }
         case 'media': {
           const kind = body.kind === 'floppies' ? 'floppy' : body.kind === 'isos' ? 'iso' : null;
-          const rows = await app.media.list({ where: eq(media.status, 'downloaded') });
+          const rows = await app.media.named(eq(media.status, 'downloaded'));
           return rows
             .filter(
-              (m) =>
-                (kind === null || m.kind === kind) && matches(m.name, term) && isAllowed(auth, m),
+              ({ row: m, ownerRole }) =>
+                (kind === null || m.kind === kind) &&
+                matches(m.name, term) &&
+                isAllowed(auth, { ...m, ownerRole }),
             )
             .slice(0, DIRECTORY_SEARCH_LIMIT)
-            .map((m) => ({ id: m.id, name: m.name, user: m.userId }));
+            .map(({ row: m }) => ({ id: m.id, name: m.name, user: m.userId }));
         }
         case 'domains': {
-          const rows = await app.templates.list({ where: eq(templates.enabled, true) });
+          const rows = await app.templates.named(eq(templates.enabled, true));
           return rows
-            .filter((r) => r.status === 'ready' && matches(r.name, term) && isAllowed(auth, r))
+            .filter(
+              ({ row: r, ownerRole }) =>
+                r.status === 'ready' &&
+                matches(r.name, term) &&
+                isAllowed(auth, { ...r, ownerRole }),
+            )
             .slice(0, DIRECTORY_SEARCH_LIMIT)
-            .map((r) => ({ id: r.id, name: r.name }));
+            .map(({ row: r }) => ({ id: r.id, name: r.name }));
         }
         case 'deployments':
           return [];

@@ -123,6 +123,59 @@ describe('ids inside desktop bodies', () => {
     expect(await snapshot(id)).toEqual(before);
   });
 
+  it("refuses hardware values the caller's hardware catalog does not offer (videos, graphics, boot order, disk bus) on desktop create and update and deployment create", async () => {
+    const id = await addDesktop(t.app, user, 'Catalog desktop');
+    const before = await snapshot(id);
+    const offered = await injectWithToken(t.app, userToken, {
+      method: 'GET',
+      url: '/api/v3/user/hardware/allowed',
+    });
+    expect(offered.statusCode, offered.body).toBe(200);
+    const catalog = offered.json<Record<string, { id: string }[]>>();
+    const refused: [string, Record<string, unknown>][] = [
+      ['/hardware/videos/0', { videos: ['qxl'] }],
+      ['/hardware/graphics/0', { graphics: ['spice-gl'] }],
+      ['/hardware/boot_order/1', { boot_order: ['disk', 'pxe'] }],
+    ];
+    for (const [path, hardware] of refused) {
+      const [list] = Object.keys(hardware);
+      const values = (hardware[list ?? ''] as string[]).slice(-1);
+      expect(catalog[list ?? '']?.map((c) => c.id)).not.toContain(values[0]);
+      const res = await expectRefused(
+        () => put(id, { hardware }),
+        400,
+        'bad_request',
+        'bad_request',
+      );
+      expect(res.json().errors).toEqual({ [path]: 'bad_request' });
+      await expectRefused(
+        () => createPersistent({ template_id: DEMO_TEMPLATE_ID, name: `With ${path}`, hardware }),
+        400,
+        'bad_request',
+        'bad_request',
+      );
+      const deployment = await injectWithToken(t.app, await login(t.app, 'advanced'), {
+        method: 'POST',
+        url: '/api/v3/deployments',
+        payload: {
+          name: `Deployment with ${path}`,
+          desktop_name: 'Class desktop',
+          template_id: DEMO_TEMPLATE_ID,
+          allowed: { groups: [user.groupId] },
+          hardware,
+        },
+      });
+      expect(deployment.statusCode, deployment.body).toBe(400);
+      expect(deployment.json().description_code).toBe('bad_request');
+    }
+    // what the catalog offers passes
+    const fine = await put(id, {
+      hardware: { videos: ['virtio'], boot_order: ['iso', 'disk'], disk_bus: 'sata' },
+    });
+    expect(fine.statusCode, fine.body).toBe(200);
+    expect(await snapshot(id)).not.toEqual(before);
+  });
+
   it('refuses unknown network interfaces, GPU profiles and stock cards on update', async () => {
     const id = await addDesktop(t.app, user, 'Hardware desktop');
     const before = await snapshot(id);
@@ -353,6 +406,62 @@ describe('manager scope', () => {
       url: `/api/v3/domain/info/${peerManagerDesktop}`,
     });
     expect(info.statusCode, info.body).toBe(200);
+  });
+
+  it("a manager may not use an admin's media and templates of the manager's category (list, show, new desktop, duplicate, attach)", async () => {
+    await addMedia(t.app, admin, { id: 'admin-iso', kind: 'iso' });
+    await addTemplate(t.app, admin, { id: 'admin-template' });
+    // the same, owned by a user the manager manages: the manager may use them
+    await addMedia(t.app, user, { id: 'managed-iso', kind: 'iso' });
+    await addTemplate(t.app, user, { id: 'managed-template' });
+    expect(admin.categoryId).toBe((await userRow(t.app, 'manager')).categoryId);
+    const get = (url: string) =>
+      injectWithToken(t.app, managerToken, { method: 'GET', url: `/api/v3${url}` });
+
+    const media = (await get('/media_allowed')).json<{ id: string }[]>().map((m) => m.id);
+    expect(media).toContain('managed-iso');
+    expect(media).not.toContain('admin-iso');
+    const usable = (await get('/user/templates/allowed/all')).json<{ id: string }[]>();
+    expect(usable.map((tpl) => tpl.id)).toContain('managed-template');
+    expect(usable.map((tpl) => tpl.id)).not.toContain('admin-template');
+
+    await expectRefused(
+      () => get('/domain/info/admin-template'),
+      403,
+      'forbidden',
+      'template_not_allowed',
+    );
+    expect((await get('/domain/info/managed-template')).statusCode).toBe(200);
+    await expectRefused(
+      () =>
+        createPersistent(
+          { template_id: 'admin-template', name: 'From admin template' },
+          managerToken,
+        ),
+      403,
+      'forbidden',
+      'template_not_allowed',
+    );
+    const templatesBefore = await t.app.database.query('SELECT id FROM templates ORDER BY id');
+    const duplicate = await injectWithToken(t.app, managerToken, {
+      method: 'POST',
+      url: '/api/v3/template/duplicate/admin-template',
+      payload: { template_id: 'admin-template', name: 'Copy of admin template' },
+    });
+    expect(duplicate.statusCode, duplicate.body).toBe(403);
+    expect(duplicate.json().description_code).toBe('template_not_allowed');
+    expect(await t.app.database.query('SELECT id FROM templates ORDER BY id')).toEqual(
+      templatesBefore,
+    );
+    const own = await addDesktop(t.app, await userRow(t.app, 'manager'), 'Manager desktop');
+    await expectRefused(
+      () => put(own, { hardware: { isos: [{ id: 'admin-iso' }] } }, managerToken),
+      403,
+      'forbidden',
+      'media_not_allowed',
+    );
+    const attached = await put(own, { hardware: { isos: [{ id: 'managed-iso' }] } }, managerToken);
+    expect(attached.statusCode, attached.body).toBe(200);
   });
 
   it('lets an admin act on any desktop', async () => {

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { isStorageFull, storageFullError } from '../../platform/lib/storage-errors.ts';
+import type { Query } from '../../platform/db/client.ts';
 
 /**
  * The filesystem calls that store a card, in one object so a fault-injection test can make them
@@ -175,4 +176,34 @@ export async function readCardImage(
   const format = data ? detectFormat(data) : undefined;
   if (!data || !format) throw new ApiError('not_found', 'Image not found', 'not_found');
   return { data, mime: format.mime };
+}
+
+/**
+ * The uploaded card files of some images that nothing refers to any more are removed: a card is
+ * shared by what was made from its holder (a desktop made from a template, a deployment's
+ * desktops), so a replaced or deleted image's file goes only once no desktop, template or
+ * deployment shows it and no recycled item could bring it back. Stock cards have no file.
+ */
+export async function releaseCardImages(
+  dataDir: string,
+  query: Query,
+  images: readonly unknown[],
+): Promise<void> {
+  const files = new Set<string>();
+  for (const image of images) {
+    const { type, id } = (image ?? {}) as { type?: unknown; id?: unknown };
+    if (type === 'user' && typeof id === 'string' && FILE_PATTERN.test(id)) files.add(id);
+  }
+  for (const file of files) {
+    const [row] = await query<{ n: string }>(
+      `SELECT (SELECT count(*) FROM desktops WHERE image->>'id' = $1)
+            + (SELECT count(*) FROM templates WHERE image->>'id' = $1)
+            + (SELECT count(*) FROM deployments WHERE create_dict->'image'->>'id' = $1)
+            + (SELECT count(*) FROM recycle_bin WHERE status = 'recycled' AND strpos(data::text, $1) > 0)
+            AS n`,
+      [file],
+    );
+    if (Number(row?.n ?? 1) === 0)
+      await unlink(join(dataDir, 'cards', file)).catch(() => undefined);
+  }
 }

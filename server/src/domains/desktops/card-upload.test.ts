@@ -136,6 +136,43 @@ describe('card image uploads', () => {
     }
   });
 
+  it('a replaced or deleted card image leaves the disk once nothing shows it any more', async () => {
+    const owner = await userRow(t.app, 'user');
+    const id = await addDesktop(t.app, owner, 'Replaced card');
+    const other = await addDesktop(t.app, owner, 'Sharing card');
+    const picture = (r: number) =>
+      sharp({ create: { width: 40, height: 30, channels: 3, background: { r, g: 10, b: 10 } } })
+        .png()
+        .toBuffer();
+    const upload = async (r: number) => {
+      const res = await put(id, { image: imageBody(await picture(r), 'card.png') });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json<{ image: { id: string; type: 'user'; url: string } }>().image;
+    };
+    const first = await upload(10);
+    expect(await cardFiles()).toContain(first.id);
+    const second = await upload(20);
+    // replaced: the first card's file is gone
+    expect(await cardFiles()).not.toContain(first.id);
+    expect(await cardFiles()).toContain(second.id);
+    // another desktop shows the second card too (made from the same image): it stays
+    await t.app.desktops.table.update(other, { image: second });
+    expect((await put(id, { image: { type: 'stock', id: '1' } })).statusCode).toBe(200);
+    expect(await cardFiles()).toContain(second.id);
+    // deleted: in the recycle bin it may come back; deleted for good, its file goes
+    const del = await injectWithToken(t.app, userToken, {
+      method: 'DELETE',
+      url: `/api/v3/desktop/${other}`,
+    });
+    expect(del.statusCode, del.body).toBe(200);
+    expect(await cardFiles()).toContain(second.id);
+    const [entry] = await t.app.database.query<{ id: string }>(
+      "SELECT id FROM recycle_bin WHERE item_name = 'Sharing card' AND status = 'recycled'",
+    );
+    await t.app.recycleBinService.purgeById(entry?.id ?? '');
+    expect(await cardFiles()).not.toContain(second.id);
+  });
+
   it('refuses a 1.9 kB PNG declaring 30000 × 30000 pixels with 400 and writes nothing', async () => {
     const id = await addDesktop(t.app, await userRow(t.app, 'user'), 'Bomb card');
     const bomb = pixelBomb();

@@ -6,8 +6,9 @@
  * closes within a second of:
  * - that session ending on this node (logout, revocation, user disabled): the sessions
  *   repository's revocation event;
- * - its desktop stopping, being deleted, or no longer being the user's to open: the desktop's
- *   event on the event bus, after which each of its consoles is checked again;
+ * - its desktop stopping, being deleted, or no longer being the user's to open (a deployment
+ *   desktop its deployment hides from its user included): the desktop's event on the event bus,
+ *   after which each of its consoles is checked again;
  * and, for what this node hears of no event (a session revoked by another node, a user deleted,
  * the absolute session end), at the next sweep (`socketSweepMs`).
  */
@@ -70,13 +71,21 @@ export function createConsoles(
       : null;
     // Who may open the console is who may ask for its ticket (desktop-service `desktopFor`): the
     // desktop's manager, or, for a deployment desktop, whoever manages its deployment (owner,
-    // co-owners: the videowall).
+    // co-owners: the videowall); and the user of a deployment desktop only while it is visible
+    // (a ticket issued before the deployment was hidden opens nothing).
     const allowed = Boolean(
       row &&
       caller &&
       caller.userId === userId &&
       (canManageDesktop(caller, row) ||
-        (row.tag && (await app.deploymentService.managesDeploymentOf(caller, row)))),
+        (row.tag && (await app.deploymentService.managesDeploymentOf(caller, row)))) &&
+      (await app.deploymentService.assertDesktopUsable(caller, row).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof ApiError) return false;
+          throw err;
+        },
+      )),
     );
     const running = Boolean(row && consoleStates.includes(row.state));
     const rt = (row?.runtime ?? {}) as { vncPort?: unknown; spicePort?: unknown };

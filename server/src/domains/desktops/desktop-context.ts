@@ -8,7 +8,7 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import { assertDesktopAccess, canManageDesktop } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { DesktopHardware, ImageUpload } from '../../../../src/generated/types.ts';
-import { prepareCardImage, type PreparedCard } from './card-images.ts';
+import { prepareCardImage, releaseCardImages, type PreparedCard } from './card-images.ts';
 import { createReferenceCheck } from './desktop-references.ts';
 import { checkViewers } from './desktop-rules.ts';
 import { appliedQuota, assertHardwareWithin, hardwareLimits } from '../quotas/index.ts';
@@ -74,6 +74,7 @@ export function createDesktopContext(app: FastifyInstance) {
     await app.engine.destroy(desktop.id, { deleteDisk });
     app.viewers.vnc.closeDesktop(desktop.id);
     await app.desktops.remove(desktop.id);
+    await releaseCardImages(app.config.dataDir, app.database.query, [desktop.image]);
   };
 
   const assertNameFree = async (userId: string, name: string, exceptId?: string, on = db) => {

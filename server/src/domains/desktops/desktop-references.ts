@@ -6,7 +6,8 @@
  * request, so a body is applied entirely or not at all.
  *
  * Who may use what: a template or a medium, its owner and whoever its allowed lists share it with
- * (`isAllowed`); an interface, whoever the hardware catalog offers it to; a GPU profile (an enabled
+ * (`isAllowed`); an interface, a video, a graphics, a boot device or a disk bus, whoever the
+ * hardware catalog offers it to (a value it does not offer is 400); a GPU profile (an enabled
  * profile of an enabled reservable item), whoever its allowed lists name.
  *
  * An update body that repeats the desktop's id must name the desktop being edited (400 otherwise).
@@ -113,12 +114,20 @@ const notAllowed = (what: string, code: string, id: string, path: string) =>
     },
   );
 
+/**
+ * The video of a desktop that shows only through its GPU: always accepted, and reset to Default
+ * on a desktop without a GPU profile (withGpuVideo).
+ */
+const GPU_ONLY_VIDEO = 'none';
+
 const MEDIA_LISTS = [
   { list: 'isos', kind: 'iso' },
   { list: 'floppies', kind: 'floppy' },
 ] as const;
 
 export function createReferenceCheck(app: FastifyInstance) {
+  /** The current role of an item's owner (null: the owner is gone). */
+  const ownerRoleOf = async (userId: string) => (await app.users.byId(userId))?.role ?? null;
   const usableTemplate = async (auth: ReferenceCaller, id: string): Promise<TemplateRow> => {
     const template = await app.templates.get(id);
     if (!template?.enabled)
@@ -131,7 +140,7 @@ export function createReferenceCheck(app: FastifyInstance) {
           errors: { '/template_id': 'not_found' },
         },
       );
-    if (!isAllowed(auth, template))
+    if (!isAllowed(auth, { ...template, ownerRole: await ownerRoleOf(template.userId) }))
       throw notAllowed('template', 'template_not_allowed', id, '/template_id');
     // A template whose disk is still being made (or could not be made) has nothing to start from.
     if (template.status !== 'ready')
@@ -179,7 +188,8 @@ export function createReferenceCheck(app: FastifyInstance) {
           },
           { errors: { [path]: 'media_invalid' } },
         );
-      if (!isAllowed(auth, row)) throw notAllowed('media', 'media_not_allowed', id, path);
+      if (!isAllowed(auth, { ...row, ownerRole: await ownerRoleOf(row.userId) }))
+        throw notAllowed('media', 'media_not_allowed', id, path);
     }
   };
 
@@ -197,6 +207,41 @@ export function createReferenceCheck(app: FastifyInstance) {
       const item = items.find((c) => c.id === id);
       if (!item) throw unknownId(what, id, `${path}/${i}`);
       if (item.allowed === false) throw notAllowed(what, code, id, `${path}/${i}`);
+    });
+  };
+
+  /**
+   * Values of a hardware list the catalog offers (videos, boot devices...): one it does not offer
+   * at all answers 400 `bad_request`, one it offers as not allowed to this caller 403 `forbidden`.
+   */
+  const assertChoice = (
+    what: string,
+    items: readonly HardwareAllowedItem[],
+    sent: readonly string[],
+    carried: readonly string[],
+    path: string,
+    options: { single?: boolean } = {},
+  ) => {
+    sent.forEach((value, i) => {
+      if (carried.includes(value)) return;
+      const at = options.single ? path : `${path}/${i}`;
+      const item = items.find((c) => c.id === value);
+      if (!item)
+        throw new ApiError(
+          'bad_request',
+          `The ${what} ${value} is not offered`,
+          'bad_request',
+          { value },
+          { errors: { [at]: 'bad_request' } },
+        );
+      if (item.allowed === false)
+        throw new ApiError(
+          'forbidden',
+          `The ${what} ${value} is not available to you`,
+          'forbidden',
+          { value },
+          { errors: { [at]: 'forbidden' } },
+        );
     });
   };
 
@@ -240,6 +285,24 @@ export function createReferenceCheck(app: FastifyInstance) {
         held?.hardware.interfaces ?? [],
         '/hardware/interfaces',
       );
+      // Videos, graphics, boot devices and the disk bus: only what the catalog offers the caller.
+      const choices = [
+        ['video', catalog.videos, 'videos', GPU_ONLY_VIDEO],
+        ['graphics', catalog.graphics, 'graphics', null],
+        ['boot device', catalog.boot_order, 'boot_order', null],
+      ] as const;
+      for (const [what, items, list, always] of choices)
+        assertChoice(
+          what,
+          items,
+          (hardware[list] ?? []).filter((value) => value !== always),
+          held?.hardware[list] ?? [],
+          `/hardware/${list}`,
+        );
+      if (hardware.disk_bus !== undefined && hardware.disk_bus !== held?.hardware.disk_bus)
+        assertChoice('disk bus', catalog.disk_bus, [hardware.disk_bus], [], '/hardware/disk_bus', {
+          single: true,
+        });
       assertOffered(
         'GPU profile',
         'reservable_not_allowed',

@@ -17,7 +17,7 @@ import type {
   HardwareAllowed,
   ViewerKey,
 } from '../../../../src/generated/types.ts';
-import { readCardImage } from './card-images.ts';
+import { readCardImage, releaseCardImages } from './card-images.ts';
 import { hardwareCatalog } from './desktop-references.ts';
 import { assertStateAllows } from './desktop-rules.ts';
 import {
@@ -125,6 +125,8 @@ export function createDesktopService(app: FastifyInstance) {
         );
       }
       await ctx.bookingsFollowProfile(desktop, profilesOf(hardware));
+      // The card it had before, unless something else still shows it.
+      if (image) await releaseCardImages(app.config.dataDir, app.database.query, [desktop.image]);
       const { image: _sent, ...echo } = body;
       return image ? { ...echo, image } : echo;
     },
@@ -166,7 +168,8 @@ export function createDesktopService(app: FastifyInstance) {
       }
       const template = await app.templates.get(id);
       if (!template) throw new ApiError('not_found', 'Desktop not found', 'not_found');
-      if (!isAllowed(auth, template))
+      const owner = await app.users.byId(template.userId);
+      if (!isAllowed(auth, { ...template, ownerRole: owner?.role ?? null }))
         throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed');
       return {
         id: template.id,
@@ -219,6 +222,10 @@ export function createDesktopService(app: FastifyInstance) {
     },
 
     cardImage: (file: string) => readCardImage(app.config.dataDir, file),
+
+    /** Removes the card files of these images that nothing shows any more (releaseCardImages). */
+    releaseCards: (images: readonly unknown[]) =>
+      releaseCardImages(app.config.dataDir, app.database.query, images),
 
     /** The latest screenshot of a running desktop, at most 3 s old while somebody watches it. */
     thumbnail(auth: AuthContext, id: string): Promise<Buffer> {

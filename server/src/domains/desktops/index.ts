@@ -1,5 +1,5 @@
 /** The desktops domain's only door: what other domains and the app composition use. */
-export { prepareCardImage } from './card-images.ts';
+export { prepareCardImage, releaseCardImages } from './card-images.ts';
 export { createReferenceCheck } from './desktop-references.ts';
 export { assertStateAllows, checkViewers, profilesOf } from './desktop-rules.ts';
 export { NEW_DESKTOP_HARDWARE } from './desktop-hardware.ts';

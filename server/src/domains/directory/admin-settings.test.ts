@@ -134,6 +134,28 @@ describe('admin settings', () => {
     });
   });
 
+  it("the maintenance text answers the admin's enabled switch, not always enabled", async () => {
+    const res = await call('admin', 'PUT', '/admin/settings/maintenance', {
+      ...maintenanceBody,
+      enabled: false,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    try {
+      const text = await t.app.inject({ method: 'GET', url: '/api/v3/maintenance/text/frontend' });
+      expect(text.statusCode).toBe(200);
+      expect(text.json()).toEqual({
+        title: 'Back soon',
+        body: 'Upgrading the disks',
+        enabled: false,
+      });
+    } finally {
+      await call('admin', 'PUT', '/admin/settings/maintenance', {
+        ...maintenanceBody,
+        maintenance: false,
+      });
+    }
+  });
+
   it('stores and serves the disclaimer without the unsafe HTML', async () => {
     const res = await call('admin', 'PUT', '/admin/settings/disclaimer', disclaimerBody);
     expect(res.statusCode, res.body).toBe(200);

@@ -6,11 +6,9 @@
  * storage-only columns, never on the wire, so never in a snapshot.
  * Entries are only added; the database refuses to change or delete them.
  */
-import { randomUUID } from 'node:crypto';
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { auditLog, type AuditEntryRow } from '../../platform/db/schema.ts';
 import type { Db } from '../../platform/db/client.ts';
-import type { Executor } from '../../platform/repository/entity-repository.ts';
 import type { AuditEntry } from '../../../../src/generated/types.ts';
 import { notFound, type Actor } from '../../platform/auth/actor.ts';
 import { role } from '../../../../src/generated/policy.ts';
@@ -18,34 +16,7 @@ import { role } from '../../../../src/generated/policy.ts';
 /** The most entries a list answers. */
 export const AUDIT_LIST_LIMIT = 1000;
 
-export interface AuditWrite {
-  action: string;
-  /** user, group, category, roleVisibility, settings, reservable... */
-  targetType: string;
-  targetId: string;
-  targetName: string | null;
-  categoryId: string | null;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-}
-
-export async function appendAudit(on: Executor, actor: Actor, entry: AuditWrite): Promise<void> {
-  await on.insert(auditLog).values({
-    id: randomUUID(),
-    // the clock at the write itself: entries of one transaction keep their order
-    at: sql`clock_timestamp()`,
-    actorId: actor.id,
-    actorName: actor.name,
-    actorRole: actor.role,
-    categoryId: entry.categoryId,
-    action: entry.action,
-    targetType: entry.targetType,
-    targetId: entry.targetId,
-    targetName: entry.targetName,
-    before: entry.before,
-    after: entry.after,
-  });
-}
+export { appendAudit, type AuditWrite } from '../../platform/repository/audit-writer.ts';
 
 function toWire(r: AuditEntryRow): AuditEntry {
   return {

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import { media, type MediaRow } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { DEFAULT_RETRY_AFTER_SECONDS, tooManyRequests } from '../../platform/http/rate-limit.ts';
-import type { MediaProgress, MediaStatus } from '../../../../src/generated/types.ts';
+import type { Media, MediaProgress, MediaStatus } from '../../../../src/generated/types.ts';
 import { DownloadSlots, type DownloadSlot } from './download-slots.ts';
 import { DownloadFailure, saveDownload } from './download.ts';
 import { MediaUrlError, openUrl, type OpenedUrl } from '../../platform/lib/safe-fetch.ts';
@@ -24,6 +24,8 @@ interface RunningDownload {
 
 /** Why a running download was stopped from outside. */
 export type StopReason = 'abort' | 'shutdown' | 'deleted';
+/** Why a download ended without a file, as the medium keeps it. */
+export type MediaFailure = NonNullable<Media['failure']>;
 
 export type MediaDownloads = ReturnType<typeof createMediaDownloads>;
 
@@ -119,6 +121,7 @@ export function createMediaDownloads(ctx: MediaContext) {
       patch = {
         path: file,
         size: bytes,
+        failure: null,
         progress: progressOf(
           { received: bytes, total: bytes, speed: average, average, elapsedMs },
           true,
@@ -134,7 +137,8 @@ export function createMediaDownloads(ctx: MediaContext) {
       );
       status =
         failure.reason === 'invalid_format' ? 'downloadfailedinvalidformat' : 'downloadfailed';
-      patch = { path: null, size: null };
+      // Why it failed stays with the medium, for its owner to read.
+      patch = { path: null, size: null, failure: failure.reason };
     }
     await progress.settled();
     const settled = await app.media
@@ -148,12 +152,16 @@ export function createMediaDownloads(ctx: MediaContext) {
   };
 
   /** Opens the medium's URL under a slot and runs its download in the background. */
-  const startDownload = async (row: MediaRow, maxBytes: number, onRefused: () => Promise<void>) => {
+  const startDownload = async (
+    row: MediaRow,
+    maxBytes: number,
+    onRefused: (failure: MediaFailure) => Promise<void>,
+  ) => {
     let slot: DownloadSlot;
     try {
       slot = takeSlot(row.userId);
     } catch (err) {
-      await onRefused();
+      await onRefused('failed');
       throw err;
     }
     const controller = new AbortController();
@@ -163,7 +171,7 @@ export function createMediaDownloads(ctx: MediaContext) {
       opened = await openUrl(row.url ?? '', ctx.policy, controller.signal);
     } catch (err) {
       slot.release();
-      await onRefused();
+      await onRefused('failed');
       if (err instanceof MediaUrlError) throw ctx.refused(err);
       throw err;
     }
@@ -172,7 +180,7 @@ export function createMediaDownloads(ctx: MediaContext) {
     } catch (err) {
       opened.response.destroy();
       slot.release();
-      await onRefused();
+      await onRefused('too_large');
       throw err;
     }
     const progress = progressOf({ ...START, total: opened.contentLength });

@@ -149,17 +149,17 @@ export function createMediaService(app: FastifyInstance) {
       });
       const claimed = await app.media.update(
         id,
-        { status: 'downloadstarting', progress: null, path: null, size: null },
+        { status: 'downloadstarting', progress: null, path: null, size: null, failure: null },
         { condition: inArray(media.status, ruleStates('download')) },
       );
       if (!claimed) {
         assertMediaRule('download', (await app.media.get(id))?.status ?? 'deleted');
         throw new ApiError('conflict', 'The media changed meanwhile', 'conflict', { id });
       }
-      const current = await downloads.startDownload(claimed, allowance.bytes, async () => {
+      const current = await downloads.startDownload(claimed, allowance.bytes, async (failure) => {
         const back = await app.media.update(
           id,
-          { status: 'downloadfailed' },
+          { status: 'downloadfailed', failure },
           { condition: eq(media.status, 'downloadstarting') },
         );
         if (back) await ctx.publish(back, 'media.updated');

@@ -68,7 +68,8 @@ export async function settleMedia(ctx: MediaContext): Promise<void> {
     } else {
       const failed = await app.media.update(
         row.id,
-        { status: 'downloadfailed', path: null, size: null },
+        // the server stopped in the middle of it
+        { status: 'downloadfailed', path: null, size: null, failure: 'incomplete' },
         { condition: eq(media.status, row.status) },
       );
       if (failed) await ctx.publish(failed, 'media.updated');

@@ -250,6 +250,30 @@ describe('media downloads', () => {
     }
   });
 
+  it('a failed download keeps why it failed, in the list its owner reads, until a download succeeds', async () => {
+    const failureOf = async (id: string) =>
+      (await api(advanced, 'GET', '/media')).json<Media[]>().find((m) => m.id === id)?.failure;
+    const page = await create(advanced, '/page.html');
+    await waitStatus(page.id ?? '', ['downloadfailedinvalidformat']);
+    expect(await failureOf(page.id ?? '')).toBe('invalid_format');
+    const saved = t.app.config.mediaMaxBytes;
+    t.app.config.mediaMaxBytes = 1024 * 1024;
+    try {
+      const unsized = await create(advanced, '/unsized.iso');
+      await waitStatus(unsized.id ?? '', ['downloadfailed']);
+      expect(await failureOf(unsized.id ?? '')).toBe('too_large');
+    } finally {
+      t.app.config.mediaMaxBytes = saved;
+    }
+    source.cutNext();
+    const flaky = await create(advanced, '/flaky.iso');
+    await waitStatus(flaky.id ?? '', ['downloadfailed']);
+    expect(await failureOf(flaky.id ?? '')).toEqual(expect.any(String));
+    expect((await api(advanced, 'POST', `/media/download/${flaky.id}`)).statusCode).toBe(200);
+    await waitStatus(flaky.id ?? '', ['downloaded']);
+    expect(await failureOf(flaky.id ?? '')).toBeNull();
+  });
+
   it('refuses a medium beyond the media_size quota', async () => {
     const owner = await addUser(t.app, {
       username: 'small-quota',

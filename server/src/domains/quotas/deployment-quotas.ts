@@ -80,3 +80,52 @@ export async function checkDeploymentQuota(
   )
     throw exceeded('deployment_desktop_new_user_quota_exceeded', { limit });
 }
+
+/**
+ * The desktop limits of the groups and categories a new deployment's desktops go to: for each
+ * target group (category) whose quota has `limits.desktops`, the persistent desktops it holds
+ * (deployment desktops included) plus the new desktops of its users may not pass the limit.
+ */
+export async function checkTargetDesktopLimits(
+  query: Query,
+  targets: readonly { groupId: string; categoryId: string }[],
+): Promise<void> {
+  const scopes = [
+    {
+      table: 'groups',
+      column: 'group_id',
+      key: 'groupId',
+      code: 'desktop_new_group_limit_exceeded',
+      param: 'group',
+    },
+    {
+      table: 'categories',
+      column: 'category_id',
+      key: 'categoryId',
+      code: 'desktop_new_category_limit_exceeded',
+      param: 'category',
+    },
+  ] as const;
+  for (const scope of scopes) {
+    const adding = new Map<string, number>();
+    for (const target of targets)
+      adding.set(target[scope.key], (adding.get(target[scope.key]) ?? 0) + 1);
+    if (adding.size === 0) continue;
+    for (const id of adding.keys()) {
+      const [row] = await query<{ id: string; quota: unknown }>(
+        `SELECT id, quota FROM ${scope.table} WHERE id = $1`,
+        [id],
+      );
+      if (!row) continue;
+      const limit = (row.quota as { limits?: { desktops?: unknown } } | null)?.limits?.desktops;
+      if (typeof limit !== 'number') continue;
+      const held = await count(
+        query,
+        `SELECT count(*) AS n FROM desktops WHERE ${scope.column} = $1 AND type = 'persistent'`,
+        row.id,
+      );
+      if (held + (adding.get(row.id) ?? 0) > limit)
+        throw exceeded(scope.code, { limit, [scope.param]: row.id });
+    }
+  }
+}

@@ -1,5 +1,9 @@
 /** The quotas domain's only door: what other domains and the app composition use. */
-export { checkDeploymentQuota, deploymentUsage } from './deployment-quotas.ts';
+export {
+  checkDeploymentQuota,
+  checkTargetDesktopLimits,
+  deploymentUsage,
+} from './deployment-quotas.ts';
 export { checkMediaCreate, GIB, mediaBytesLeft } from './media-quotas.ts';
 export {
   appliedQuota,

@@ -120,6 +120,28 @@ describe('deleting a user to the recycle bin', () => {
     expect(desktop).toEqual({ state: 'stopped', name: 'Dora desktop' });
   });
 
+  it('restoring a user writes an audit entry: who brought which account back', async () => {
+    const rows = await t.app.database.query<{
+      action: string;
+      target_type: string;
+      target_name: string;
+      actor_role: string;
+      before: unknown;
+      after: { username?: string } | null;
+    }>(
+      'SELECT action, target_type, target_name, actor_role, before, after FROM audit_log WHERE target_id = $1 ORDER BY at',
+      [dora.id],
+    );
+    expect(rows.map((r) => r.action)).toEqual(['adminUsers.delete', 'recycle-bins.restore']);
+    expect(rows[1]).toMatchObject({
+      target_type: 'user',
+      target_name: 'dora',
+      actor_role: 'admin',
+      before: null,
+    });
+    expect(rows[1]?.after?.username).toBe('dora');
+  });
+
   it('refuses a restore when the user name was taken again', async () => {
     expect((await call(admin, 'DELETE', `/admin/users/${dora.id}`)).statusCode).toBe(200);
     const [entry] = (await userEntries()).filter((e) => e.id !== entryId);

@@ -5,3 +5,4 @@ export type { RecycleBinPurge } from './recycle-bin-purge.ts';
 export { storageLocation } from './recycle-bin-entry.ts';
 export { default as recycleBinRoutes } from './routes.ts';
 export { createUserRecycler } from './user-recycle.ts';
+export { MISSING_DISK_DETAIL } from './restore-disks.ts';

@@ -7,7 +7,15 @@
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import { groups, recycleBin, templates, users } from '../../platform/db/schema.ts';
+import {
+  adminUserSnapshot,
+  groups,
+  recycleBin,
+  templates,
+  users,
+} from '../../platform/db/schema.ts';
+import { appendAudit } from '../../platform/repository/audit-writer.ts';
+import { failRestoredWithoutDisk } from './restore-disks.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import {
@@ -75,7 +83,11 @@ export function recycleBinRestore({
    * that category. Links sent by mail before the delete no longer work; the VPN address is given
    * up when somebody else has it now.
    */
-  const recreateUser = async (account: NonNullable<EntryData['user']>, tx: Executor) => {
+  const recreateUser = async (
+    auth: AuthContext,
+    account: NonNullable<EntryData['user']>,
+    tx: Executor,
+  ) => {
     const [group] = await tx
       .select({ id: groups.id })
       .from(groups)
@@ -94,7 +106,7 @@ export function recycleBinRestore({
           .where(and(eq(users.wgAddress, account.wgAddress), ne(users.id, account.id)))
           .limit(1)
       ).length > 0;
-    const inserted = await app.users.create(
+    const restored = await app.users.create(
       {
         ...account,
         passwordLastUpdated: dateOrNull(account.passwordLastUpdated),
@@ -107,13 +119,27 @@ export function recycleBinRestore({
       },
       tx,
     );
-    if (!inserted)
+    if (!restored)
       throw new ApiError(
         'conflict',
         `The user ${account.username} exists already in that category`,
         'user_exists',
         { username: account.username },
       );
+    // The account is back: the audit log keeps who restored it, like its delete.
+    await appendAudit(
+      tx,
+      { id: auth.userId, name: auth.name, role: auth.role, categoryId: auth.categoryId },
+      {
+        action: 'recycle-bins.restore',
+        targetType: 'user',
+        targetId: restored.id,
+        targetName: restored.username,
+        categoryId: restored.categoryId,
+        before: null,
+        after: adminUserSnapshot(restored),
+      },
+    );
   };
 
   return {
@@ -173,7 +199,7 @@ export function recycleBinRestore({
           { condition: eq(recycleBin.status, 'recycled'), on: tx },
         );
         if (!claimed) return undefined;
-        if (account) await recreateUser(account, tx);
+        if (account) await recreateUser(auth, account, tx);
         const query = queryOn(tx);
         await lockQuotaScopesOf(query, [...subjects.values()]);
         // Every item needs the template whose disk it is made on: in this entry, or still there.
@@ -222,11 +248,13 @@ export function recycleBinRestore({
         const desktopIds: string[] = [];
         for (const recycled of data.desktops ?? []) {
           const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
-          await checkDesktopCreate(
-            query,
-            subjectOf(d.userId),
-            d.type === 'nonpersistent' ? 'volatile' : 'desktops',
-          );
+          // A deployment's desktop counts against its deployment's owner, not its user's own quota.
+          if (!d.tag)
+            await checkDesktopCreate(
+              query,
+              subjectOf(d.userId),
+              d.type === 'nonpersistent' ? 'volatile' : 'desktops',
+            );
           await app.desktops.table.create(
             {
               ...d,
@@ -247,6 +275,8 @@ export function recycleBinRestore({
         if (now) assertRecycled(now);
         throw new ApiError('not_found', 'Recycle bin entry not found', 'not_found');
       }
+      // A desktop whose disk file is gone is flagged now, before anyone is told it is back.
+      await failRestoredWithoutDisk(app, restored.desktopIds);
       for (const templateId of restored.templateIds)
         await app.templateService.publish(templateId, 'templates.created');
       for (const desktopId of restored.desktopIds) {

@@ -108,6 +108,12 @@ export function createRecycleBinService(app: FastifyInstance) {
     publishStatus(row, 'deleting');
     for (const s of data.storages ?? []) await app.engine.deleteDisk(s.directory_path);
     await setStatus(row, 'deleted');
+    // The cards of the items gone for good, unless something else still shows them.
+    await app.desktopService.releaseCards([
+      ...(data.desktops ?? []).map((d) => d.image),
+      ...(data.templates ?? []).map((t) => t.image),
+      ...(data.deployments ?? []).map((d) => d.createDict.image),
+    ]);
     const ownDisks = (data.templates ?? []).filter((t) => t.duplicateOf === null).map((t) => t.id);
     for (const dependent of await dependingOn(ownDisks)) await purge(dependent);
     return true;

@@ -3,6 +3,8 @@
  * path: no string of the answer starts with the data directory or with '/'. Restoring the entry
  * brings the desktop back, once, under a free name.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecycleBinDetail } from '../../../../src/generated/validators.js';
 import {
@@ -87,6 +89,9 @@ describe('recycle bin', () => {
   it('restores the entry: the desktop is back, stopped', async () => {
     const owner = await userRow(t.app, 'user');
     const id = await addDesktop(t.app, owner, 'Restored desktop');
+    // its disk file, which the restore finds in place
+    await mkdir(dirname(t.app.engine.diskPath(id)), { recursive: true });
+    await writeFile(t.app.engine.diskPath(id), 'disk');
     await injectWithToken(t.app, userToken, { method: 'DELETE', url: `/api/v3/desktop/${id}` });
     expect(await desktopRows(t.app, 'id = $1', [id])).toHaveLength(0);
     const [entry] = await t.app.database.query<{ id: string }>(
@@ -110,6 +115,25 @@ describe('recycle bin', () => {
     expect(row).toMatchObject({ name: 'Restored desktop', state: 'stopped' });
     // the entry's disk is in use again
     expect(await disks()).toMatchObject([{ id, status: 'ready' }]);
+  });
+
+  it('a restored desktop whose disk file is gone is failed at restore time, with the reason', async () => {
+    const owner = await userRow(t.app, 'user');
+    const id = await addDesktop(t.app, owner, 'Diskless desktop');
+    await injectWithToken(t.app, userToken, { method: 'DELETE', url: `/api/v3/desktop/${id}` });
+    const [entry] = await t.app.database.query<{ id: string }>(
+      "SELECT id FROM recycle_bin WHERE data->'desktops'->0->>'id' = $1",
+      [id],
+    );
+    const res = await injectWithToken(t.app, userToken, {
+      method: 'PUT',
+      url: `/api/v3/recycle_bin/restore/${entry?.id ?? ''}`,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await t.app.desktops.byId(id)).toMatchObject({
+      state: 'failed',
+      detail: 'The disk file of this desktop is missing',
+    });
   });
 
   it('restores an entry once when five restores of it arrive at the same time', async () => {

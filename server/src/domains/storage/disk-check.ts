@@ -30,6 +30,7 @@ import { ne } from 'drizzle-orm';
 import { desktops, recycleBin, type RecycleBinRow } from '../../platform/db/schema.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
 import { desktopStates, mediaStatuses } from '../../../../src/generated/policy.ts';
+import { MISSING_DISK_DETAIL } from '../recycle-bin/index.ts';
 
 /** A file younger than this is never taken for an orphan. */
 export const ORPHAN_GRACE_MS = 60 * 60_000;
@@ -37,8 +38,8 @@ export const ORPHAN_GRACE_MS = 60 * 60_000;
 /** The quarantine folder, inside the disks folder (same file system: a move is a rename). */
 export const QUARANTINE_DIR = '.quarantine';
 
-/** Why a desktop whose disk is gone is failed. */
-export const MISSING_DISK_DETAIL = 'The disk file of this desktop is missing';
+/** Why a desktop whose disk is gone is failed (the restore of a recycled desktop says the same). */
+export { MISSING_DISK_DETAIL };
 
 /** Media states during which its file is being written or removed. */
 const MEDIA_BUSY: readonly string[] = mediaStatuses.fileBusy;

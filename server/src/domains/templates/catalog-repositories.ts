@@ -40,8 +40,14 @@ export interface TemplatesRepository extends EntityRepository<'templates'> {
   named(where?: SQL): Promise<NamedTemplate[]>;
 }
 
+/** A media row with its names and its owner's current role (what the ownership rules look at). */
+export interface NamedMedia extends Named<MediaRow> {
+  ownerRole: Role | null;
+}
+
 export interface MediaRepository extends EntityRepository<'media'> {
-  named(where?: SQL): Promise<Named<MediaRow>[]>;
+  /** Rows with owner, category and group names and the owner's role, ordered by name. */
+  named(where?: SQL): Promise<NamedMedia[]>;
 }
 
 export interface RecycleBinRepository extends EntityRepository<'recycleBin'> {
@@ -86,7 +92,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     ...mediaRepo,
     async named(where) {
       return db
-        .select({ row: getTableColumns(media), ...names })
+        .select({ row: getTableColumns(media), ...names, ownerRole: users.role })
         .from(media)
         .leftJoin(users, eq(users.id, media.userId))
         .leftJoin(categories, eq(categories.id, media.categoryId))

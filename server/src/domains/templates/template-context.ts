@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { and, eq, inArray, ne, or, sql } from 'drizzle-orm';
-import { desktops, templates, type TemplateRow } from '../../platform/db/schema.ts';
+import { deployments, desktops, templates, type TemplateRow } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { canManageItem, type Caller } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
@@ -86,7 +86,7 @@ export function createTemplateContext(app: FastifyInstance) {
   /** Everything made from a template, recursively (the template itself left out). */
   const derivativesOf = async (root: TemplateRow): Promise<Derivatives> => {
     const seen = new Set([root.id]);
-    const found: Derivatives = { templates: [], desktops: [] };
+    const found: Derivatives = { templates: [], desktops: [], deployments: [] };
     let frontier = [root.id];
     while (frontier.length > 0) {
       found.desktops.push(
@@ -104,6 +104,9 @@ export function createTemplateContext(app: FastifyInstance) {
       found.templates.push(...children);
       frontier = children.map((t) => t.id);
     }
+    found.deployments = await app.deployments.list({
+      where: inArray(deployments.templateId, [...seen]),
+    });
     return found;
   };
 

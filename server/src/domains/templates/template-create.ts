@@ -111,7 +111,8 @@ export async function duplicateTemplate(
     );
   const source = await app.templates.get(templateId);
   if (!source) throw notFound();
-  if (!isAllowed(auth, source))
+  const sourceOwner = await app.users.byId(source.userId);
+  if (!isAllowed(auth, { ...source, ownerRole: sourceOwner?.role ?? null }))
     throw new ApiError('forbidden', 'Template not allowed', 'template_not_allowed', {
       id: templateId,
     });

@@ -1,9 +1,10 @@
 /**
  * A template to the recycle bin with everything made from it: one entry holding the rows as they
- * were and the disks they own; temporary desktops go for good.
+ * were (the deployments made from it included, so none is left pointing at a template that is
+ * gone) and the disks they own; temporary desktops go for good.
  */
 import { randomUUID } from 'node:crypto';
-import type { DesktopRow, TemplateRow } from '../../platform/db/schema.ts';
+import type { DeploymentRow, DesktopRow, TemplateRow } from '../../platform/db/schema.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import { notFound, type Derivatives } from './template-rules.ts';
 import type { TemplateContext } from './template-context.ts';
@@ -45,39 +46,48 @@ export async function recycleTemplate(
   const size = sized.reduce((sum, s) => sum + s.actual_size, 0);
   // The rows leave and the entry arrives in one transaction: of two deletes at once one claims
   // the template and the other finds it gone.
-  const { entry, removedTemplates, removedDesktops } = await db.transaction(async (tx) => {
-    const removedDesktops: DesktopRow[] = [];
-    for (const d of persistent) {
-      const gone = await app.desktops.table.remove(d.id, tx);
-      if (gone) removedDesktops.push(gone);
-    }
-    const removedTemplates: TemplateRow[] = [];
-    for (const t of allTemplates) {
-      const gone = await app.templates.remove(t.id, tx);
-      if (gone) removedTemplates.push(gone);
-      else if (t.id === root.id) throw notFound();
-    }
-    const entry = await app.recycleBin.create(
-      {
-        id: randomUUID(),
-        ownerId: root.userId,
-        agentId: auth.userId,
-        itemType: 'template',
-        itemName: root.name,
-        status: 'recycled',
-        size,
-        data: {
-          templates: removedTemplates.map((t) => ({ ...t, progress: null })),
-          desktops: removedDesktops.map((d) => ({ ...d, runtime: {}, state: 'stopped' })),
-          storages: sized,
-          agent_name: auth.name,
+  const { entry, removedTemplates, removedDesktops, removedDeployments } = await db.transaction(
+    async (tx) => {
+      const removedDesktops: DesktopRow[] = [];
+      for (const d of persistent) {
+        const gone = await app.desktops.table.remove(d.id, tx);
+        if (gone) removedDesktops.push(gone);
+      }
+      const removedDeployments: DeploymentRow[] = [];
+      for (const d of found.deployments) {
+        const gone = await app.deployments.remove(d.id, tx);
+        if (gone) removedDeployments.push(gone);
+      }
+      const removedTemplates: TemplateRow[] = [];
+      for (const t of allTemplates) {
+        const gone = await app.templates.remove(t.id, tx);
+        if (gone) removedTemplates.push(gone);
+        else if (t.id === root.id) throw notFound();
+      }
+      const entry = await app.recycleBin.create(
+        {
+          id: randomUUID(),
+          ownerId: root.userId,
+          agentId: auth.userId,
+          itemType: 'template',
+          itemName: root.name,
+          status: 'recycled',
+          size,
+          data: {
+            templates: removedTemplates.map((t) => ({ ...t, progress: null })),
+            deployments: removedDeployments,
+            desktops: removedDesktops.map((d) => ({ ...d, runtime: {}, state: 'stopped' })),
+            storages: sized,
+            agent_name: auth.name,
+          },
         },
-      },
-      tx,
-    );
-    return { entry, removedTemplates, removedDesktops };
-  });
+        tx,
+      );
+      return { entry, removedTemplates, removedDesktops, removedDeployments };
+    },
+  );
   for (const d of removedDesktops) app.desktops.announceRemoved(d);
+  app.deploymentService.recycled(removedDeployments);
   for (const t of removedTemplates) ctx.publishRemoved(t);
   app.events.publish({
     name: 'recycle-bins.created',
@@ -90,7 +100,7 @@ export async function recycleTemplate(
       accessed: Math.floor(entry.accessed.getTime() / 1000),
       desktops: removedDesktops.length,
       templates: removedTemplates.length,
-      deployments: 0,
+      deployments: removedDeployments.length,
       storages: sized.length,
     },
     ownerId: root.userId,

@@ -4,7 +4,12 @@
  */
 import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { templateToWire, type DesktopRow, type TemplateRow } from '../../platform/db/schema.ts';
+import {
+  templateToWire,
+  type DeploymentRow,
+  type DesktopRow,
+  type TemplateRow,
+} from '../../platform/db/schema.ts';
 import { HypervisorError } from '../../platform/hypervisor/types.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { canManageItem, type Caller } from '../../platform/lib/ownership.ts';
@@ -98,4 +103,6 @@ export async function moveFile(from: string, to: string): Promise<void> {
 export interface Derivatives {
   templates: TemplateRow[];
   desktops: DesktopRow[];
+  /** Deployments made from the template or any template derived from it. */
+  deployments: DeploymentRow[];
 }

@@ -35,7 +35,7 @@ import { desktops, templateFromUpdate, templates } from '../../platform/db/schem
 import { ApiError } from '../../platform/http/api-error.ts';
 import { isAllowed } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
-import { prepareCardImage } from '../desktops/index.ts';
+import { prepareCardImage, releaseCardImages } from '../desktops/index.ts';
 import type {
   Desktop,
   Template,
@@ -88,10 +88,11 @@ export function createTemplateService(app: FastifyInstance) {
         and(eq(templates.enabled, true), eq(templates.status, 'ready')),
       );
       return rows
-        .filter(({ row }) =>
+        .filter(({ row, ownerRole }) =>
           kind === 'all'
-            ? isAllowed(auth, row)
-            : row.userId !== auth.userId && isAllowed(auth, row, { listsOnly: true }),
+            ? isAllowed(auth, { ...row, ownerRole })
+            : row.userId !== auth.userId &&
+              isAllowed(auth, { ...row, ownerRole }, { listsOnly: true }),
         )
         .map((n) => templateItem(n, auth));
     },
@@ -154,6 +155,8 @@ export function createTemplateService(app: FastifyInstance) {
         await card?.remove();
         throw notFound();
       }
+      // The card it had before, unless something made from it still shows it.
+      if (image) await releaseCardImages(app.config.dataDir, app.database.query, [template.image]);
       if (template.enabled && body.enabled === false) {
         const temporary = await app.desktops.table.list({
           where: and(eq(desktops.templateId, template.id), eq(desktops.type, 'nonpersistent')),
@@ -224,10 +227,17 @@ export function createTemplateService(app: FastifyInstance) {
           'template_derivatives_busy',
           { id },
         );
-      const owners = await ctx.ownersOf([...found.templates, ...found.desktops]);
-      const foreign = [...found.templates, ...found.desktops].filter(
-        (row) => !ctx.manages(auth, row, owners),
+      const made = [...found.templates, ...found.desktops, ...found.deployments];
+      const owners = await ctx.ownersOf(made);
+      // The desktops of a deployment go with their deployment: whoever may delete it may them.
+      const deploymentsManaged = new Set(
+        found.deployments.filter((d) => ctx.manages(auth, d, owners)).map((d) => d.id),
       );
+      const foreign = [
+        ...found.templates,
+        ...found.desktops.filter((d) => !(d.tag && deploymentsManaged.has(d.tag))),
+        ...found.deployments,
+      ].filter((row) => !ctx.manages(auth, row, owners));
       if (foreign.length > 0)
         throw new ApiError(
           'forbidden',

@@ -169,6 +169,23 @@ export function soleActionOf(resource: string, operation: string): string | null
   return users.length === 1 ? (users[0]?.[0] ?? null) : null;
 }
 
+/**
+ * The lists of other resources' records each resource's answers embed (a deployment's desktops):
+ * parent resource -> the embedded resource and the path of its list (x-live.parent).
+ */
+const embeddedLists: ReadonlyMap<string, readonly { child: string; path: string }[]> = (() => {
+  const map = new Map<string, { child: string; path: string }[]>();
+  for (const resource of resources) {
+    const parent = (resource.meta.live as { parent?: { resource: string; path: string } } | null)
+      ?.parent;
+    if (!parent) continue;
+    const list = map.get(parent.resource) ?? [];
+    list.push({ child: resource.name, path: parent.path });
+    map.set(parent.resource, list);
+  }
+  return map;
+})();
+
 /** An access table over a config (the generated defaults with the config merged in). */
 export function createAccess(initial: RoleVisibilityConfig): Access {
   let config = initial;
@@ -193,7 +210,13 @@ export function createAccess(initial: RoleVisibilityConfig): Access {
       if (op.access === 'token') return allRoles;
       return merged[op.resource]?.[op.access] ?? op.roles ?? [];
     },
-    hiddenFields: (resource, role) => hidden('fields', resource, role),
+    hiddenFields: (resource, role) => [
+      ...hidden('fields', resource, role),
+      // Records of another resource embedded in this one's answers lose what that one hides.
+      ...(embeddedLists.get(resource) ?? []).flatMap(({ child, path }) =>
+        hidden('fields', child, role).map((field) => `${path}.${field}`),
+      ),
+    ],
     refusedAction(op, role) {
       const action = soleActionOf(op.resource, op.name);
       const roles = action ? tableOf(config, 'actions')[op.resource]?.[action] : undefined;
@@ -228,6 +251,9 @@ export function createAccess(initial: RoleVisibilityConfig): Access {
 }
 
 function deletePath(target: unknown, keys: readonly string[]): boolean {
+  // A list on the way (embedded records): the path is removed from every item.
+  if (Array.isArray(target))
+    return target.map((item) => deletePath(item, keys)).some((removed) => removed);
   if (target === null || typeof target !== 'object') return false;
   const node = target as Record<string, unknown>;
   const [head, ...rest] = keys;
@@ -238,7 +264,8 @@ function deletePath(target: unknown, keys: readonly string[]): boolean {
 
 /**
  * Removes the hidden field paths from an answer in place: the object itself, or every item of an
- * array answer. True when anything was removed.
+ * array answer; a path through a list (`desktops.user_name`) is removed from each of its items.
+ * True when anything was removed.
  */
 export function stripFields(value: unknown, paths: readonly string[]): boolean {
   if (paths.length === 0) return false;

@@ -70,14 +70,17 @@ export function canManageItem(auth: Caller, item: Scoped & { ownerRole: Role | n
 
 type AllowedLists = Partial<Record<'roles' | 'categories' | 'groups' | 'users', false | string[]>>;
 
-/** An item shared through allowed lists (templates, media). */
+/** An item shared through allowed lists (templates, media), with its owner's current role. */
 export interface Shared extends Scoped {
   allowed: unknown;
+  /** null: the owner is gone. */
+  ownerRole: Role | null;
 }
 
 /**
- * "allowed" semantics: the owner, admins and managers of the item's category always pass (unless
- * `listsOnly`, where only the lists count: what was shared with the caller);
+ * "allowed" semantics: the owner, admins and the managers who manage the item's owner (same
+ * category, owner not an admin: an admin's item in a manager's category is not the manager's to
+ * use) always pass (unless `listsOnly`, where only the lists count: what was shared with the caller);
  * otherwise any list that is `[]` (everyone; same category for groups and users) or that names the
  * caller's role, category, group or id lets the caller in. `false` lists don't apply.
  */
@@ -90,7 +93,8 @@ export function isAllowed(
     !options.listsOnly &&
     (hasRoleAtLeast(auth.role, role.admin) ||
       item.userId === auth.userId ||
-      (auth.role === role.manager && item.categoryId === auth.categoryId))
+      (item.ownerRole !== null &&
+        managesOwner(auth, { categoryId: item.categoryId, role: item.ownerRole })))
   )
     return true;
   const allowed = (item.allowed ?? {}) as AllowedLists;

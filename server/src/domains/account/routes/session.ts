@@ -95,7 +95,8 @@ export default async function sessionRoutes(app: FastifyInstance) {
   route(app, 'session.maintenanceText', async (_request, reply) => {
     const s = await app.settings.all();
     if (!s.maintenance) return reply.code(204).send();
-    return { ...s.maintenance_text, enabled: true };
+    // The admin's text with its own switch: `enabled: false` leaves the page to its default text.
+    return { ...s.maintenance_text };
   });
 
   route(app, 'session.statusBar', async (_request, reply) => {

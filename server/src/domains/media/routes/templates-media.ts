@@ -16,7 +16,7 @@ export default async function templatesMediaRoutes(app: FastifyInstance) {
     const auth = authOf(request);
     const rows = await app.media.named(ne(media.status, 'deleted'));
     return rows
-      .filter(({ row }) => isAllowed(auth, row))
+      .filter(({ row, ownerRole }) => isAllowed(auth, { ...row, ownerRole }))
       .map(({ row, userName }): Media => {
         const editable = hasRoleAtLeast(auth.role, role.admin) || row.userId === auth.userId;
         const { url, ...wire } = mediaToWire(row);
