@@ -107,6 +107,8 @@ export interface LiveDefinition {
   deleted?: string;
   extra?: Readonly<Record<string, string>>;
   patch?: boolean;
+  /** with patch: created/updated events carry the whole list record, which replaces the cached one */
+  whole?: boolean;
   removeWhen?: { field: string; values: readonly string[] };
   /** records that also live inside a parent's show answer: the parent, the field naming it, the list path */
   parent?: { resource: string; field: string; path: string };

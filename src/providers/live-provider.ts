@@ -2,8 +2,10 @@
  * Live provider. Socket events arrive by wire name and are mapped through `src/generated/events.ts`
  * to `<resource>.<created|updated|deleted|verb>`. Resources whose generated `meta.live.patch` is
  * set (desktops) are written straight into the TanStack Query cache of their lists: add/replace
- * by id, drop payloads older than the cached `version`, remove on delete. Other resources get one
- * throttled invalidation. refine subscribers (liveMode "manual") are notified as well.
+ * by id, drop payloads older than the cached `version`, remove on delete. With `meta.live.whole`
+ * an event carries the whole list record and replaces the cached one (a field it leaves out has no
+ * value). Other resources get one throttled invalidation. refine subscribers (liveMode "manual")
+ * are notified as well.
  */
 import type { LiveEvent, LiveProvider } from '@refinedev/core';
 import type { QueryClient } from '@tanstack/react-query';
@@ -66,8 +68,16 @@ function isListCache(value: unknown): value is ListCache {
   return !!value && typeof value === 'object' && Array.isArray((value as ListCache).data);
 }
 
-/** Adds or replaces one record by id; returns the same cache when the payload is stale. */
-export function upsertRecord(cache: unknown, payload: Identified, idField = 'id'): unknown {
+/**
+ * Adds or replaces one record by id; returns the same cache when the payload is stale. A `whole`
+ * payload replaces the cached record, another one is merged into it.
+ */
+export function upsertRecord(
+  cache: unknown,
+  payload: Identified,
+  idField = 'id',
+  whole = false,
+): unknown {
   if (!isListCache(cache)) return cache;
   const id = payload[idField];
   const index = cache.data.findIndex((item) => item[idField] === id);
@@ -88,7 +98,7 @@ export function upsertRecord(cache: unknown, payload: Identified, idField = 'id'
     return cache;
   }
   const data = cache.data.slice();
-  data[index] = { ...current, ...payload };
+  data[index] = whole ? payload : { ...current, ...payload };
   return { ...cache, data };
 }
 
@@ -244,6 +254,7 @@ export function createLiveProvider(
     const meta = resources.find((r) => r.name === resource)?.meta;
     const idField = meta?.idField ?? 'id';
     const patch = !!(meta?.live && 'patch' in meta.live && meta.live.patch);
+    const whole = !!(meta?.live && 'whole' in meta.live && meta.live.whole);
     const record = (payload ?? {}) as Identified;
 
     const live = (meta?.live ?? null) as {
@@ -267,19 +278,25 @@ export function createLiveProvider(
       if ((verb === 'created' || verb === 'updated') && removes) {
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'created' || verb === 'updated') {
-        patchQueries(prefix, (cache) => upsertRecord(cache, record, idField));
-        patchQueries([...resourceKeyPrefix(resource), 'one', record[idField]], (cache) => {
-          if (!cache || typeof cache !== 'object') return cache;
-          const current = (cache as { data?: Identified }).data;
-          if (
-            current &&
-            typeof current.version === 'number' &&
-            typeof record.version === 'number' &&
-            record.version < current.version
-          )
-            return cache;
-          return { ...cache, data: { ...current, ...record } };
-        });
+        patchQueries(prefix, (cache) => upsertRecord(cache, record, idField, whole));
+        const one = [...resourceKeyPrefix(resource), 'one', record[idField]];
+        // A whole list record is not the show answer's shape: the open record is read again.
+        if (whole) {
+          if (queryClient.getQueriesData({ queryKey: one }).length)
+            void queryClient.invalidateQueries({ queryKey: one });
+        } else
+          patchQueries(one, (cache) => {
+            if (!cache || typeof cache !== 'object') return cache;
+            const current = (cache as { data?: Identified }).data;
+            if (
+              current &&
+              typeof current.version === 'number' &&
+              typeof record.version === 'number' &&
+              record.version < current.version
+            )
+              return cache;
+            return { ...cache, data: { ...current, ...record } };
+          });
       } else if (verb === 'deleted') {
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'queue') {
