@@ -6,6 +6,12 @@
  * an event carries the whole list record and replaces the cached one (a field it leaves out has no
  * value). Other resources get one throttled invalidation. refine subscribers (liveMode "manual")
  * are notified as well.
+ *
+ * No event may be lost between a list read and the cache:
+ * - an event that arrives while a list read is in flight is kept, and applied to the answer when
+ *   it lands (the server read that answer before the event's write, and a list with no data yet
+ *   has no cache for the event to patch);
+ * - after every socket (re)connect the live lists are read again (`resync`).
  */
 import type { LiveEvent, LiveProvider } from '@refinedev/core';
 import type { QueryClient } from '@tanstack/react-query';
@@ -173,11 +179,28 @@ interface Subscription {
   callback: (event: LiveEvent) => void;
 }
 
+/** A list read in flight: what it answers goes through `settle` before it reaches the cache. */
+export interface ListRead {
+  /** The answer's records with the events that arrived during the read applied. */
+  settle: (records: readonly Identified[]) => Identified[];
+  /** The read failed: nothing to apply. */
+  cancel: () => void;
+}
+
 export interface PortalLiveProvider extends LiveProvider {
   /** Handles one socket event by wire name. */
   dispatch: (wire: string, payload: unknown) => void;
-  /** After a reconnect: refetch the snapshots (each resource's list queries, once). */
+  /** After a (re)connect: refetch the snapshots (each resource's list queries, once). */
   resync: () => void;
+  /** A list read of a resource starts (the data provider calls it before the request). */
+  beginListRead: (resource: string) => ListRead;
+}
+
+/** An event kept for the list reads in flight when it arrived. */
+interface KeptEvent {
+  seq: number;
+  remove: boolean;
+  record: Identified;
 }
 
 type Updater = (cache: unknown) => unknown;
@@ -227,6 +250,50 @@ export function createLiveProvider(
   };
   const subscriptions = new Set<Subscription>();
   const pendingInvalidations = new Set<string>();
+  /** Events of each resource that arrived while some of its list reads were in flight. */
+  let seq = 0;
+  const kept = new Map<string, KeptEvent[]>();
+  /** The sequence number each list read in flight started at, by resource. */
+  const reads = new Map<string, Set<number>>();
+  const keepForReads = (resource: string, remove: boolean, record: Identified): void => {
+    if (!reads.get(resource)?.size) return;
+    const list = kept.get(resource) ?? [];
+    list.push({ seq: ++seq, remove, record });
+    kept.set(resource, list);
+  };
+  const beginListRead = (resource: string): ListRead => {
+    const start = seq;
+    const open = reads.get(resource) ?? new Set<number>();
+    open.add(start);
+    reads.set(resource, open);
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      open.delete(start);
+      // Events older than every read still in flight are in every answer still to come.
+      const oldest = open.size ? Math.min(...open) : seq;
+      const rest = (kept.get(resource) ?? []).filter((event) => event.seq > oldest);
+      if (rest.length) kept.set(resource, rest);
+      else kept.delete(resource);
+    };
+    return {
+      settle: (records) => {
+        const meta = resources.find((r) => r.name === resource)?.meta;
+        const idField = meta?.idField ?? 'id';
+        const whole = !!(meta?.live && 'whole' in meta.live && meta.live.whole);
+        let cache: unknown = { data: [...records] };
+        for (const event of kept.get(resource) ?? [])
+          if (event.seq > start)
+            cache = event.remove
+              ? removeRecord(cache, event.record, idField)
+              : upsertRecord(cache, event.record, idField, whole);
+        finish();
+        return (cache as ListCache).data;
+      },
+      cancel: finish,
+    };
+  };
   let invalidateTimer: ReturnType<typeof setTimeout> | null = null;
 
   const scheduleInvalidate = (resource: string): void => {
@@ -276,8 +343,10 @@ export function createLiveProvider(
     if (patch) {
       const prefix = listKeyPrefix(resource);
       if ((verb === 'created' || verb === 'updated') && removes) {
+        keepForReads(resource, true, record);
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'created' || verb === 'updated') {
+        keepForReads(resource, false, record);
         patchQueries(prefix, (cache) => upsertRecord(cache, record, idField, whole));
         const one = [...resourceKeyPrefix(resource), 'one', record[idField]];
         // A whole list record is not the show answer's shape: the open record is read again.
@@ -298,6 +367,7 @@ export function createLiveProvider(
             return { ...cache, data: { ...current, ...record } };
           });
       } else if (verb === 'deleted') {
+        keepForReads(resource, true, record);
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'queue') {
         patchQueries(prefix, (cache) => applyQueue(cache, record as never));
@@ -320,6 +390,7 @@ export function createLiveProvider(
 
   return {
     dispatch,
+    beginListRead,
     resync: () => {
       for (const resource of resources) {
         if (resource.meta.live)
