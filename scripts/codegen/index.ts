@@ -93,8 +93,6 @@ export interface ListDefinition {
   card?: string;
   tabs?: readonly RecordFilter[];
   toggles?: readonly RecordFilter[];
-  /** while a record's field holds one of these values the list is read again periodically */
-  refreshWhile?: { field: string; values: readonly string[] };
   sort?: { field: string; order?: 'asc' | 'desc' };
   empty?: { icon?: string; action?: string };
   details?: string;

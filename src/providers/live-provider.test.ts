@@ -59,6 +59,42 @@ describe('live provider cache patching', () => {
     });
   });
 
+  it('reads the lists of a merged resource again once when an update skips versions', () => {
+    vi.useFakeTimers();
+    try {
+      const client = new QueryClient();
+      const mediaKey = [...listKeyPrefix('media'), {}];
+      client.setQueryData(mediaKey, { data: [{ id: 'm', status: 'x', version: 1 }] });
+      const live = createLiveProvider(client);
+      const spy = vi.spyOn(client, 'invalidateQueries');
+      live.dispatch(wireByName['media.updated'], { id: 'm', status: 'y', version: 2 });
+      vi.advanceTimersByTime(1000);
+      expect(spy).not.toHaveBeenCalled();
+      // Versions 3 and 4 were missed: one read of the list, however many gaps the burst has.
+      live.dispatch(wireByName['media.updated'], { id: 'm', status: 'z', version: 5 });
+      live.dispatch(wireByName['media.updated'], { id: 'm', status: 'w', version: 9 });
+      vi.advanceTimersByTime(1000);
+      expect(spy.mock.calls.map(([filters]) => filters?.queryKey)).toEqual([
+        listKeyPrefix('media'),
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('drops a payload older than the cached version', () => {
+    const { live, data } = setup();
+    live.dispatch(wireByName['desktops.updated'], { id: 'a', state: 'started', version: 2 });
+    expect(data().data[0]).toMatchObject({ state: 'stopped', version: 3 });
+  });
+
+  it('removes a deleted desktop', () => {
+    const { live, data } = setup();
+    live.dispatch(wireByName['desktops.deleted'], { id: 'b' });
+    expect(data().data.map((d) => d.id)).toEqual(['a']);
+    expect(data().total).toBe(1);
+  });
+
   it('does not refetch on events and invalidates the snapshots once after a reconnect', () => {
     const { client, live } = setup();
     const spy = vi.spyOn(client, 'invalidateQueries');

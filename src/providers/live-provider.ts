@@ -7,11 +7,14 @@
  * value). Other resources get one throttled invalidation. refine subscribers (liveMode "manual")
  * are notified as well.
  *
- * No event may be lost between a list read and the cache:
+ * Lists are never polled, so no event may be lost between a list read and the cache:
  * - an event that arrives while a list read is in flight is kept, and applied to the answer when
  *   it lands (the server read that answer before the event's write, and a list with no data yet
  *   has no cache for the event to patch);
- * - after every socket (re)connect the live lists are read again (`resync`).
+ * - after every socket (re)connect the live lists are read again (`resync`);
+ * - a patched record whose next event skips a version of a resource that is not `whole` (a
+ *   missed event may have changed a field the later one does not carry) makes its lists read
+ *   again, once for a burst of such gaps.
  */
 import type { LiveEvent, LiveProvider } from '@refinedev/core';
 import type { QueryClient } from '@tanstack/react-query';
@@ -249,7 +252,6 @@ export function createLiveProvider(
         : setTimeout(flush, 16);
   };
   const subscriptions = new Set<Subscription>();
-  const pendingInvalidations = new Set<string>();
   /** Events of each resource that arrived while some of its list reads were in flight. */
   let seq = 0;
   const kept = new Map<string, KeptEvent[]>();
@@ -296,15 +298,39 @@ export function createLiveProvider(
   };
   let invalidateTimer: ReturnType<typeof setTimeout> | null = null;
 
-  const scheduleInvalidate = (resource: string): void => {
-    pendingInvalidations.add(resource);
+  const pendingKeys = new Map<string, unknown[]>();
+  /** Invalidates `key` (default: every query of the resource) once for a burst of calls. */
+  const scheduleInvalidate = (
+    resource: string,
+    key: unknown[] = resourceKeyPrefix(resource),
+  ): void => {
+    pendingKeys.set(JSON.stringify(key), key);
     invalidateTimer ??= setTimeout(() => {
       invalidateTimer = null;
-      const names = [...pendingInvalidations];
-      pendingInvalidations.clear();
-      for (const name of names)
-        void queryClient.invalidateQueries({ queryKey: resourceKeyPrefix(name) });
+      const keys = [...pendingKeys.values()];
+      pendingKeys.clear();
+      for (const queryKey of keys) void queryClient.invalidateQueries({ queryKey });
     }, invalidateDelayMs);
+  };
+
+  /**
+   * A merged update that skips a version of the record the cache holds: the events between them
+   * were missed, and what they changed may not be in this one. The resource's lists are read again
+   * (one invalidation for a burst of gaps).
+   */
+  const checkGap = (
+    resource: string,
+    prefix: unknown[],
+    record: Identified,
+    idField: string,
+  ): void => {
+    if (typeof record.version !== 'number') return;
+    const next = record.version;
+    const gap = queryClient.getQueriesData<ListCache>({ queryKey: prefix }).some(([, cache]) => {
+      const current = cache?.data?.find((item) => item[idField] === record[idField]);
+      return typeof current?.version === 'number' && next > current.version + 1;
+    });
+    if (gap) scheduleInvalidate(resource, listKeyPrefix(resource));
   };
 
   const notify = (event: LiveEvent): void => {
@@ -347,6 +373,7 @@ export function createLiveProvider(
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'created' || verb === 'updated') {
         keepForReads(resource, false, record);
+        if (!whole && verb === 'updated') checkGap(resource, prefix, record, idField);
         patchQueries(prefix, (cache) => upsertRecord(cache, record, idField, whole));
         const one = [...resourceKeyPrefix(resource), 'one', record[idField]];
         // A whole list record is not the show answer's shape: the open record is read again.
