@@ -145,7 +145,7 @@ async function freePort(): Promise<number> {
 interface WireDesktop {
   id: string;
   name: string;
-  description: string | null;
+  description?: string;
   state: string;
 }
 

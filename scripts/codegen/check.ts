@@ -444,7 +444,6 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           tabs?: Filter[];
           toggles?: Filter[];
           sort?: { field: string };
-          refreshWhile?: { field: string };
           empty?: { action?: string };
           details?: string;
           actions?: string[];
@@ -472,10 +471,6 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(`${f.file}: x-ui.list filter ${filter.key} filters nothing`);
         if (filter.visibleIf) menuFlags.push({ file: f.file, flag: filter.visibleIf });
       }
-      if (list.refreshWhile && !hasPath(ajv, f.$id, '#', list.refreshWhile.field))
-        problems.push(
-          `${f.file}: x-ui.list refreshes while unknown field ${list.refreshWhile.field} changes`,
-        );
       if (list.sort && !hasPath(ajv, f.$id, '#', list.sort.field))
         problems.push(`${f.file}: x-ui.list sorts by unknown field ${list.sort.field}`);
       for (const field of list.keyColumns ?? [])

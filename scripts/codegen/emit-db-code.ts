@@ -69,12 +69,14 @@ function tableCode(t: Table, tables: Table[]): string {
 
 function toWireValue(c: Column, from: string): string {
   const v = `${from}.${c.key}`;
+  // A nullable column whose wire type has no null is sent as absent.
+  const none = c.wireNullable ? 'null' : 'undefined';
   if (c.conversion === 'epoch')
     return c.nullable
-      ? `${v} === null ? null : Math.floor(${v}.getTime() / 1000)`
+      ? `${v} === null ? ${none} : Math.floor(${v}.getTime() / 1000)`
       : `Math.floor(${v}.getTime() / 1000)`;
   if (c.conversion === 'iso')
-    return c.nullable ? `${v} === null ? null : ${v}.toISOString()` : `${v}.toISOString()`;
+    return c.nullable ? `${v} === null ? ${none} : ${v}.toISOString()` : `${v}.toISOString()`;
   return c.nullable && !c.wireNullable ? `${v} ?? undefined` : v;
 }
 

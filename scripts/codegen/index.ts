@@ -93,8 +93,6 @@ export interface ListDefinition {
   card?: string;
   tabs?: readonly RecordFilter[];
   toggles?: readonly RecordFilter[];
-  /** while a record's field holds one of these values the list is read again periodically */
-  refreshWhile?: { field: string; values: readonly string[] };
   sort?: { field: string; order?: 'asc' | 'desc' };
   empty?: { icon?: string; action?: string };
   details?: string;
@@ -109,6 +107,8 @@ export interface LiveDefinition {
   deleted?: string;
   extra?: Readonly<Record<string, string>>;
   patch?: boolean;
+  /** with patch: created/updated events carry the whole list record, which replaces the cached one */
+  whole?: boolean;
   removeWhen?: { field: string; values: readonly string[] };
   /** records that also live inside a parent's show answer: the parent, the field naming it, the list path */
   parent?: { resource: string; field: string; path: string };

@@ -36,8 +36,8 @@ import './registrations';
 import { SessionModals } from './session-modals';
 import { HOME_PATH } from '@/lib/paths';
 
-const dataProvider = createDataProvider();
 const liveProvider = createLiveProvider(queryClient, { batch: 'frame' });
+const dataProvider = createDataProvider(undefined, liveProvider);
 setBootstrapLiveProvider(liveProvider);
 
 const refineResources: ResourceProps[] = resourceList.map(

@@ -10,6 +10,7 @@ import { operations } from '@/generated/api';
 import { resources } from '@/generated/resources';
 import { applyFilters, applyPagination, applySorters } from './list-utils';
 import { requestOperation, ApiError, type RequestOptions } from './http-client';
+import type { PortalLiveProvider } from './live-provider';
 
 export type RequestFn = (key: string, options?: RequestOptions) => Promise<unknown>;
 
@@ -38,19 +39,29 @@ function paramsFrom(
   return id === undefined ? { ...extra } : { id, ...extra };
 }
 
-/** Creates the data provider around an HTTP request function (injectable for tests). */
-export function createDataProvider(request: RequestFn = requestOperation): DataProvider {
+/**
+ * Creates the data provider around an HTTP request function (injectable for tests). With the live
+ * provider, a list answer gets the live events that arrived while it was read.
+ */
+export function createDataProvider(
+  request: RequestFn = requestOperation,
+  live?: Pick<PortalLiveProvider, 'beginListRead'>,
+): DataProvider {
   return {
     getApiUrl: () => '/api/v3',
 
     getList: async ({ resource, filters, sorters, pagination, meta }) => {
-      const answer = await request(
-        opKey(resource, (meta?.operation as string | undefined) ?? 'list'),
-        {
+      const read = live?.beginListRead(resource);
+      let answer: unknown;
+      try {
+        answer = await request(opKey(resource, (meta?.operation as string | undefined) ?? 'list'), {
           params: paramsFrom(meta),
           ...(meta?.query ? { query: meta.query as RequestOptions['query'] } : {}),
-        },
-      );
+        });
+      } catch (error) {
+        read?.cancel();
+        throw error;
+      }
       const key = listKeyOf(resource);
       let records: BaseRecord[] = [];
       if (Array.isArray(answer)) records = answer as BaseRecord[];
@@ -62,6 +73,7 @@ export function createDataProvider(request: RequestFn = requestOperation): DataP
       ) {
         records = (answer as Record<string, BaseRecord[]>)[key] ?? [];
       }
+      if (read) records = read.settle(records) as BaseRecord[];
       const filtered = applySorters(applyFilters(records, filters), sorters);
       return { data: applyPagination(filtered, pagination) as never[], total: filtered.length };
     },

@@ -36,12 +36,50 @@ describe('live provider cache patching', () => {
     expect(data().total).toBe(3);
   });
 
-  it('replaces an updated desktop by id and keeps the other objects', () => {
+  it('replaces an updated desktop by id with the whole record it carries and keeps the other objects', () => {
     const { live, data } = setup();
     const before = data().data[1];
     live.dispatch(wireByName['desktops.updated'], { id: 'a', state: 'started', version: 4 });
-    expect(data().data[0]).toMatchObject({ id: 'a', name: 'A', state: 'started', version: 4 });
+    // A desktop event is the whole list record: a field it leaves out has no value.
+    expect(data().data[0]).toEqual({ id: 'a', state: 'started', version: 4 });
     expect(data().data[1]).toBe(before);
+  });
+
+  it('merges an update of a resource whose events are not whole records', () => {
+    const client = new QueryClient();
+    const mediaKey = [...listKeyPrefix('media'), {}];
+    client.setQueryData(mediaKey, { data: [{ id: 'm', name: 'M', status: 'x', version: 1 }] });
+    const live = createLiveProvider(client);
+    live.dispatch(wireByName['media.updated'], { id: 'm', status: 'downloaded', version: 2 });
+    expect((client.getQueryData(mediaKey) as { data: unknown[] }).data[0]).toEqual({
+      id: 'm',
+      name: 'M',
+      status: 'downloaded',
+      version: 2,
+    });
+  });
+
+  it('reads the lists of a merged resource again once when an update skips versions', () => {
+    vi.useFakeTimers();
+    try {
+      const client = new QueryClient();
+      const mediaKey = [...listKeyPrefix('media'), {}];
+      client.setQueryData(mediaKey, { data: [{ id: 'm', status: 'x', version: 1 }] });
+      const live = createLiveProvider(client);
+      const spy = vi.spyOn(client, 'invalidateQueries');
+      live.dispatch(wireByName['media.updated'], { id: 'm', status: 'y', version: 2 });
+      vi.advanceTimersByTime(1000);
+      expect(spy).not.toHaveBeenCalled();
+      // Versions 3 and 4 were missed: one read of the list, however many gaps the burst has.
+      live.dispatch(wireByName['media.updated'], { id: 'm', status: 'z', version: 5 });
+      live.dispatch(wireByName['media.updated'], { id: 'm', status: 'w', version: 9 });
+      vi.advanceTimersByTime(1000);
+      expect(spy.mock.calls.map(([filters]) => filters?.queryKey)).toEqual([
+        listKeyPrefix('media'),
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('drops a payload older than the cached version', () => {

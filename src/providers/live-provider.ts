@@ -2,8 +2,19 @@
  * Live provider. Socket events arrive by wire name and are mapped through `src/generated/events.ts`
  * to `<resource>.<created|updated|deleted|verb>`. Resources whose generated `meta.live.patch` is
  * set (desktops) are written straight into the TanStack Query cache of their lists: add/replace
- * by id, drop payloads older than the cached `version`, remove on delete. Other resources get one
- * throttled invalidation. refine subscribers (liveMode "manual") are notified as well.
+ * by id, drop payloads older than the cached `version`, remove on delete. With `meta.live.whole`
+ * an event carries the whole list record and replaces the cached one (a field it leaves out has no
+ * value). Other resources get one throttled invalidation. refine subscribers (liveMode "manual")
+ * are notified as well.
+ *
+ * Lists are never polled, so no event may be lost between a list read and the cache:
+ * - an event that arrives while a list read is in flight is kept, and applied to the answer when
+ *   it lands (the server read that answer before the event's write, and a list with no data yet
+ *   has no cache for the event to patch);
+ * - after every socket (re)connect the live lists are read again (`resync`);
+ * - a patched record whose next event skips a version of a resource that is not `whole` (a
+ *   missed event may have changed a field the later one does not carry) makes its lists read
+ *   again, once for a burst of such gaps.
  */
 import type { LiveEvent, LiveProvider } from '@refinedev/core';
 import type { QueryClient } from '@tanstack/react-query';
@@ -66,8 +77,16 @@ function isListCache(value: unknown): value is ListCache {
   return !!value && typeof value === 'object' && Array.isArray((value as ListCache).data);
 }
 
-/** Adds or replaces one record by id; returns the same cache when the payload is stale. */
-export function upsertRecord(cache: unknown, payload: Identified, idField = 'id'): unknown {
+/**
+ * Adds or replaces one record by id; returns the same cache when the payload is stale. A `whole`
+ * payload replaces the cached record, another one is merged into it.
+ */
+export function upsertRecord(
+  cache: unknown,
+  payload: Identified,
+  idField = 'id',
+  whole = false,
+): unknown {
   if (!isListCache(cache)) return cache;
   const id = payload[idField];
   const index = cache.data.findIndex((item) => item[idField] === id);
@@ -88,7 +107,7 @@ export function upsertRecord(cache: unknown, payload: Identified, idField = 'id'
     return cache;
   }
   const data = cache.data.slice();
-  data[index] = { ...current, ...payload };
+  data[index] = whole ? payload : { ...current, ...payload };
   return { ...cache, data };
 }
 
@@ -163,11 +182,28 @@ interface Subscription {
   callback: (event: LiveEvent) => void;
 }
 
+/** A list read in flight: what it answers goes through `settle` before it reaches the cache. */
+export interface ListRead {
+  /** The answer's records with the events that arrived during the read applied. */
+  settle: (records: readonly Identified[]) => Identified[];
+  /** The read failed: nothing to apply. */
+  cancel: () => void;
+}
+
 export interface PortalLiveProvider extends LiveProvider {
   /** Handles one socket event by wire name. */
   dispatch: (wire: string, payload: unknown) => void;
-  /** After a reconnect: refetch the snapshots (each resource's lists and open records, once). */
+  /** After a (re)connect: refetch the snapshots (each resource's lists and open records, once). */
   resync: () => void;
+  /** A list read of a resource starts (the data provider calls it before the request). */
+  beginListRead: (resource: string) => ListRead;
+}
+
+/** An event kept for the list reads in flight when it arrived. */
+interface KeptEvent {
+  seq: number;
+  remove: boolean;
+  record: Identified;
 }
 
 type Updater = (cache: unknown) => unknown;
@@ -216,18 +252,85 @@ export function createLiveProvider(
         : setTimeout(flush, 16);
   };
   const subscriptions = new Set<Subscription>();
-  const pendingInvalidations = new Set<string>();
+  /** Events of each resource that arrived while some of its list reads were in flight. */
+  let seq = 0;
+  const kept = new Map<string, KeptEvent[]>();
+  /** The sequence number each list read in flight started at, by resource. */
+  const reads = new Map<string, Set<number>>();
+  const keepForReads = (resource: string, remove: boolean, record: Identified): void => {
+    if (!reads.get(resource)?.size) return;
+    const list = kept.get(resource) ?? [];
+    list.push({ seq: ++seq, remove, record });
+    kept.set(resource, list);
+  };
+  const beginListRead = (resource: string): ListRead => {
+    const start = seq;
+    const open = reads.get(resource) ?? new Set<number>();
+    open.add(start);
+    reads.set(resource, open);
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      open.delete(start);
+      // Events older than every read still in flight are in every answer still to come.
+      const oldest = open.size ? Math.min(...open) : seq;
+      const rest = (kept.get(resource) ?? []).filter((event) => event.seq > oldest);
+      if (rest.length) kept.set(resource, rest);
+      else kept.delete(resource);
+    };
+    return {
+      settle: (records) => {
+        const meta = resources.find((r) => r.name === resource)?.meta;
+        const idField = meta?.idField ?? 'id';
+        const whole = !!(meta?.live && 'whole' in meta.live && meta.live.whole);
+        let cache: unknown = { data: [...records] };
+        for (const event of kept.get(resource) ?? [])
+          if (event.seq > start)
+            cache = event.remove
+              ? removeRecord(cache, event.record, idField)
+              : upsertRecord(cache, event.record, idField, whole);
+        finish();
+        return (cache as ListCache).data;
+      },
+      cancel: finish,
+    };
+  };
   let invalidateTimer: ReturnType<typeof setTimeout> | null = null;
 
-  const scheduleInvalidate = (resource: string): void => {
-    pendingInvalidations.add(resource);
+  const pendingKeys = new Map<string, unknown[]>();
+  /** Invalidates `key` (default: every query of the resource) once for a burst of calls. */
+  const scheduleInvalidate = (
+    resource: string,
+    key: unknown[] = resourceKeyPrefix(resource),
+  ): void => {
+    pendingKeys.set(JSON.stringify(key), key);
     invalidateTimer ??= setTimeout(() => {
       invalidateTimer = null;
-      const names = [...pendingInvalidations];
-      pendingInvalidations.clear();
-      for (const name of names)
-        void queryClient.invalidateQueries({ queryKey: resourceKeyPrefix(name) });
+      const keys = [...pendingKeys.values()];
+      pendingKeys.clear();
+      for (const queryKey of keys) void queryClient.invalidateQueries({ queryKey });
     }, invalidateDelayMs);
+  };
+
+  /**
+   * A merged update that skips a version of the record the cache holds: the events between them
+   * were missed, and what they changed may not be in this one. The resource's lists are read again
+   * (one invalidation for a burst of gaps).
+   */
+  const checkGap = (
+    resource: string,
+    prefix: unknown[],
+    record: Identified,
+    idField: string,
+  ): void => {
+    if (typeof record.version !== 'number') return;
+    const next = record.version;
+    const gap = queryClient.getQueriesData<ListCache>({ queryKey: prefix }).some(([, cache]) => {
+      const current = cache?.data?.find((item) => item[idField] === record[idField]);
+      return typeof current?.version === 'number' && next > current.version + 1;
+    });
+    if (gap) scheduleInvalidate(resource, listKeyPrefix(resource));
   };
 
   const notify = (event: LiveEvent): void => {
@@ -244,6 +347,7 @@ export function createLiveProvider(
     const meta = resources.find((r) => r.name === resource)?.meta;
     const idField = meta?.idField ?? 'id';
     const patch = !!(meta?.live && 'patch' in meta.live && meta.live.patch);
+    const whole = !!(meta?.live && 'whole' in meta.live && meta.live.whole);
     const record = (payload ?? {}) as Identified;
 
     const live = (meta?.live ?? null) as {
@@ -265,22 +369,32 @@ export function createLiveProvider(
     if (patch) {
       const prefix = listKeyPrefix(resource);
       if ((verb === 'created' || verb === 'updated') && removes) {
+        keepForReads(resource, true, record);
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'created' || verb === 'updated') {
-        patchQueries(prefix, (cache) => upsertRecord(cache, record, idField));
-        patchQueries([...resourceKeyPrefix(resource), 'one', record[idField]], (cache) => {
-          if (!cache || typeof cache !== 'object') return cache;
-          const current = (cache as { data?: Identified }).data;
-          if (
-            current &&
-            typeof current.version === 'number' &&
-            typeof record.version === 'number' &&
-            record.version < current.version
-          )
-            return cache;
-          return { ...cache, data: { ...current, ...record } };
-        });
+        keepForReads(resource, false, record);
+        if (!whole && verb === 'updated') checkGap(resource, prefix, record, idField);
+        patchQueries(prefix, (cache) => upsertRecord(cache, record, idField, whole));
+        const one = [...resourceKeyPrefix(resource), 'one', record[idField]];
+        // A whole list record is not the show answer's shape: the open record is read again.
+        if (whole) {
+          if (queryClient.getQueriesData({ queryKey: one }).length)
+            void queryClient.invalidateQueries({ queryKey: one });
+        } else
+          patchQueries(one, (cache) => {
+            if (!cache || typeof cache !== 'object') return cache;
+            const current = (cache as { data?: Identified }).data;
+            if (
+              current &&
+              typeof current.version === 'number' &&
+              typeof record.version === 'number' &&
+              record.version < current.version
+            )
+              return cache;
+            return { ...cache, data: { ...current, ...record } };
+          });
       } else if (verb === 'deleted') {
+        keepForReads(resource, true, record);
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
       } else if (verb === 'queue') {
         patchQueries(prefix, (cache) => applyQueue(cache, record as never));
@@ -303,6 +417,7 @@ export function createLiveProvider(
 
   return {
     dispatch,
+    beginListRead,
     resync: () => {
       for (const resource of resources) {
         if (!resource.meta.live) continue;

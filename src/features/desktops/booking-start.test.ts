@@ -78,9 +78,10 @@ describe('promptForFailure', () => {
 
 describe('needsBookingNow', () => {
   it('is true only for a desktop that needs a booking and has none in force', () => {
-    expect(needsBookingNow({ needs_booking: true, booking_id: false })).toBe(true);
-    expect(needsBookingNow({ needs_booking: true, booking_id: null })).toBe(true);
-    expect(needsBookingNow({ needs_booking: true, booking_id: 'b1' })).toBe(false);
-    expect(needsBookingNow({ needs_booking: false, booking_id: false })).toBe(false);
+    const gpu = { vgpus: ['A16-2Q'] };
+    expect(needsBookingNow({ reservables: gpu })).toBe(true);
+    expect(needsBookingNow({ reservables: gpu, booking_id: 'b1' })).toBe(false);
+    expect(needsBookingNow({ reservables: { vgpus: null } })).toBe(false);
+    expect(needsBookingNow({})).toBe(false);
   });
 });

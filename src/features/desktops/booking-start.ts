@@ -90,9 +90,11 @@ export function followStartRefusals(): void {
   });
 }
 
-/** True when the desktop needs a booking to start and none is in force now. */
-export function needsBookingNow(desktop: Pick<Desktop, 'needs_booking' | 'booking_id'>): boolean {
-  return desktop.needs_booking === true && !desktop.booking_id;
+/**
+ * True when the desktop needs a booking to start (it has a GPU profile) and none is in force now.
+ */
+export function needsBookingNow(desktop: Pick<Desktop, 'reservables' | 'booking_id'>): boolean {
+  return currentProfile(desktop) !== null && !desktop.booking_id;
 }
 
 /** The desktop's bookable profile (its first GPU profile), if any. */

@@ -59,15 +59,20 @@ function desktop(patch: Partial<Desktop> = {}): Readonly<Record<string, unknown>
     name: 'GPU desktop',
     state: 'stopped',
     type: 'persistent',
+    image: '1',
     viewers: ['browser-vnc'],
-    needs_booking: true,
-    booking_id: false,
-    next_booking_start: null,
-    next_booking_end: null,
+    accessed: 0,
+    version: 1,
     reservables: { vgpus: ['A16-2Q'] },
     ...patch,
   };
   return { ...record };
+}
+
+/** A desktop without a GPU profile: the list leaves `reservables` out. */
+function withoutProfile(patch: Partial<Desktop> = {}): Readonly<Record<string, unknown>> {
+  const { reservables: _profile, ...record } = desktop(patch);
+  return record;
 }
 
 const maxDate = toWireDate(Date.now() + 3 * HOUR);
@@ -114,8 +119,6 @@ describe('DesktopCard bookings', () => {
       <DesktopCard
         resource="desktops"
         record={desktop({
-          needs_booking: true,
-          booking_id: false,
           next_booking_start: '2026-11-23T10:00+0000',
           next_booking_end: '2026-11-23T12:30+0000',
         })}
@@ -128,7 +131,7 @@ describe('DesktopCard bookings', () => {
   });
 
   it('shows no booking line without a next booking', () => {
-    renderEngine(<DesktopCard resource="desktops" record={desktop({ needs_booking: false })} />);
+    renderEngine(<DesktopCard resource="desktops" record={withoutProfile()} />);
     expect(screen.queryByTestId('desktop-next-booking')).not.toBeInTheDocument();
   });
 
@@ -179,7 +182,8 @@ describe('DesktopCard bookings', () => {
   });
 
   it('a start refused for the GPU plan opens cannot-start-now: change the profile, book, then start', async () => {
-    renderEngine(<DesktopCard resource="desktops" record={desktop({ needs_booking: false })} />);
+    // A booking in force: the card offers Start, which the server refuses for the GPU plan.
+    renderEngine(<DesktopCard resource="desktops" record={desktop({ booking_id: 'b1' })} />);
     fetchMock.mockImplementationOnce(async (input, init) => {
       sent.push({ method: init?.method ?? 'GET', url: String(input), body: undefined });
       return json(
@@ -300,7 +304,7 @@ describe('DesktopCard shutting down', () => {
     function Live() {
       const [state, set] = useState<Desktop['state']>('shutting-down');
       setState = set;
-      return <DesktopCard resource="desktops" record={desktop({ state, needs_booking: false })} />;
+      return <DesktopCard resource="desktops" record={withoutProfile({ state })} />;
     }
     const before = Date.now();
     renderEngine(<Live />);

@@ -23,6 +23,7 @@ import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 import { useSessionState } from '@/lib/session-state';
 import { RecordActions } from '@/resources/actions/record-actions';
 import type { CardProps } from '@/resources/cards/card-registry';
+import { cardImageSource } from '@/resources/cells/card-image';
 import { FieldValue, cellNameOf, useCellText } from '@/resources/cells/cell-registry';
 import { cardFields } from '@/resources/list/list-columns';
 import { needsBookingNow } from './booking-start';
@@ -63,13 +64,13 @@ function LivePicture({ desktop }: { desktop: Desktop }) {
   );
 }
 
-/** The card image: an uploaded picture, or the stock card drawn as a gradient. */
+/** The card image (the list sends its id): an uploaded picture, or the stock card drawn as a gradient. */
 function StillPicture({ desktop }: { desktop: Desktop }) {
-  const image = desktop.image;
-  return image?.url ? (
-    <img src={image.url} alt="" loading="lazy" style={{ objectFit: 'cover' }} />
+  const source = cardImageSource(desktop.image) ?? { gradient: stockGradient('1') };
+  return 'url' in source ? (
+    <img src={source.url} alt="" loading="lazy" style={{ objectFit: 'cover' }} />
   ) : (
-    <Box style={{ background: stockGradient(image?.id ?? '1') }} data-testid="desktop-stock-card" />
+    <Box style={{ background: source.gradient }} data-testid="desktop-stock-card" />
   );
 }
 

@@ -1,14 +1,14 @@
-import { stockGradient } from '@/lib/stock-card';
+import { cardImageSource } from './card-image';
 import { empty } from './empty-cell';
 import type { CellProps } from './cell-types';
 
-/** A card image: the uploaded picture, or the stock card drawn as a gradient. */
+/** A card image (its id or its stored object): the uploaded picture, or the stock card drawn as a gradient. */
 export function ImageCell({ value }: CellProps) {
-  const image = value as { id?: string; url?: string } | null | undefined;
-  if (!image) return empty;
-  return image.url ? (
+  const source = cardImageSource(value);
+  if (!source) return empty;
+  return 'url' in source ? (
     <img
-      src={image.url}
+      src={source.url}
       alt=""
       width={48}
       height={27}
@@ -22,7 +22,7 @@ export function ImageCell({ value }: CellProps) {
         width: 48,
         height: 27,
         borderRadius: 4,
-        background: stockGradient(image.id ?? '1'),
+        background: source.gradient,
       }}
     />
   );

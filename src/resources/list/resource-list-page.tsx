@@ -61,18 +61,6 @@ function readView(resource: string, allowed: readonly View[], fallback: View): V
   }
 }
 
-/** How often a list with records in transition is read again. */
-const REFRESH_MS = 10_000;
-
-/** True when a record's field holds one of the transitional values. */
-export function inTransition(
-  records: readonly ListRecord[] | undefined,
-  rule: { field: string; values: readonly string[] } | undefined,
-): boolean {
-  if (!rule || !records) return false;
-  return records.some((record) => rule.values.includes(String(record[rule.field])));
-}
-
 const shown = (filter: RecordFilter, config: UserConfig | null) =>
   !filter.visibleIf || !!config?.[filter.visibleIf];
 
@@ -116,17 +104,9 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       : {}),
     pagination: { mode: 'off' },
     liveMode: 'manual',
+    // Never polled: the live provider keeps the list right (versioned events, a resync after a
+    // reconnect or a gap in a record's versions).
     errorNotification: false,
-    // Records in a transitional state are read again now and then: a live event lost on the way
-    // (a reconnect, a refetch racing it) must not leave a desktop "creating" on screen forever.
-    ...(list.refreshWhile
-      ? {
-          queryOptions: {
-            refetchInterval: (q: { state: { data?: { data?: readonly ListRecord[] } } }) =>
-              inTransition(q.state.data?.data, list.refreshWhile) ? REFRESH_MS : false,
-          },
-        }
-      : {}),
   });
   const all = result.data;
   const searchable = useMemo(() => filterFields(resource), [resource]);

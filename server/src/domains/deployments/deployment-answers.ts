@@ -1,7 +1,7 @@
 /** The answer shapes of deployments: the list item, a deployment desktop, a person. */
 import type { FastifyInstance } from 'fastify';
 import type { DeploymentRow } from '../../platform/db/schema.ts';
-import { toWire } from '../desktops/index.ts';
+import { stockImageOf, toWire } from '../desktops/index.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
 import type {
   Deployment,
@@ -97,8 +97,8 @@ export function deploymentAnswers(app: FastifyInstance) {
       accessed: epoch(d.row.accessed),
       ip: wire.ip ?? null,
       viewer: false,
-      image: wire.image,
-      needs_booking: wire.needs_booking ?? false,
+      image: Object.keys(d.row.image).length > 0 ? d.row.image : stockImageOf(d.row.id),
+      needs_booking: wire.reservables !== undefined,
       booking_id: wire.booking_id ?? false,
       visible: d.row.visible,
       tag: d.row.tag ?? '',

@@ -110,8 +110,9 @@ export function createDeploymentEvents(
 
   app.events.subscribe((event) => {
     if (event.name === 'desktops.created' || event.name === 'desktops.updated') {
-      const sent = event.payload.tag;
-      const tag = typeof sent === 'string' && sent !== '' ? sent : tagOf.get(event.payload.id);
+      // The deployments domain touches the desktops it creates, so every deployment desktop is
+      // known here by the time its own changes are published.
+      const tag = tagOf.get(event.payload.id);
       if (tag) touch(tag, [event.payload.id]);
     } else if (event.name === 'desktops.deleted') {
       // A hidden deployment desktop is "deleted" for its user while it still exists: the flush

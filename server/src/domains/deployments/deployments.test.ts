@@ -197,7 +197,8 @@ describe('deployments', () => {
     expect(shown.desktops.every((d) => d.state === 'stopped' && d.tag === id)).toBe(true);
     // each student sees their desktop in their own list
     const mine = (await api(studentName(1), 'GET', '/user/desktops')).json<Desktop[]>();
-    expect(mine.filter((d) => d.tag === id)).toHaveLength(1);
+    const deployed = new Set(shown.desktops.map((d) => d.id));
+    expect(mine.filter((d) => deployed.has(d.id))).toHaveLength(1);
     const ended = published.filter(
       (e) => e.name === 'deployments.creatingDesktopsEnded' && e.payload.deployment_id === id,
     );

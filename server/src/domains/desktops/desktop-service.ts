@@ -104,6 +104,7 @@ export function createDesktopService(app: FastifyInstance) {
       const image = sent?.image;
       const patch = {
         ...desktopFromUpdate(body),
+        ...(body.server !== undefined ? { server: body.server } : {}),
         hardware,
         guestProperties,
         ...(body.name !== undefined ? { name: body.name.trim() } : {}),
@@ -161,8 +162,11 @@ export function createDesktopService(app: FastifyInstance) {
         return {
           ...desktopToInfo(desktop),
           kind: 'desktop',
+          server: desktop.server,
           limited_hardware: null,
           needs_booking: profilesOf(desktop.hardware).length > 0,
+          next_booking_start: desktop.nextBookingStart?.toISOString() ?? null,
+          next_booking_end: desktop.nextBookingEnd?.toISOString() ?? null,
           booking_id: desktop.bookingId ?? false,
         };
       }

@@ -37,28 +37,47 @@ export function stockImageOf(id: string): { id: string; type: 'stock'; url: stri
   return { id: String((t % STOCK_CARDS) + 1), type: 'stock', url: '' };
 }
 
+/** The card image as the list sends it: the uploaded card's file name, else the stock card's id. */
+export function cardImageId(row: Pick<DesktopRow, 'id' | 'image'>): string {
+  return row.image.id ?? stockImageOf(row.id).id;
+}
+
 /**
- * Row -> wire shape (schema Desktop): the stored fields from the generated mapper, plus the fields
- * computed from other columns. Fields this server never fills (disk download progress,
- * deployment names, storage ids, permissions) are left out rather than sent as null/[] to keep the
- * list small; fields that can be cleared (detail, ip, current_action, the next booking's times)
- * are always sent, because socket payloads are merged into cached records.
+ * Row -> wire shape (schema Desktop): the lean record the list and the desktop events carry. The
+ * stored fields come from the generated mapper, plus those computed from other columns; a field
+ * without a value (an empty description, no ip, no booking, no scheduled shutdown) is left out,
+ * never sent as null. An event carries this whole record and the client replaces its cached one,
+ * so a field left out is one that has no value now.
  */
 export function toWire(row: DesktopRow): Desktop {
-  const vgpus = row.hardware.reservables?.vgpus ?? null;
-  const stored = desktopToWire(row);
-  const wire: Desktop = {
-    ...stored,
-    image: Object.keys(row.image).length > 0 ? row.image : stockImageOf(row.id),
+  const {
+    description,
+    scheduled,
+    next_booking_start,
+    next_booking_end,
+    booking_id,
+    queue,
+    detail,
+    ...always
+  } = desktopToWire(row);
+  const ip = row.state === 'started' ? row.runtime.ip : null;
+  const vgpus = row.hardware.reservables?.vgpus;
+  return {
+    ...always,
+    image: cardImageId(row),
     viewers: configuredViewers(row.guestProperties.viewers),
-    ip: row.state === 'started' ? (row.runtime.ip ?? null) : null,
-    editable: true,
-    needs_booking: Array.isArray(vgpus) && vgpus.length > 0,
-    booking_id: row.bookingId ?? false,
-    queue: row.queue ?? null,
+    ...(description ? { description } : {}),
+    ...(ip ? { ip } : {}),
+    ...(scheduled && (scheduled.shutdown !== false || scheduled.extensions !== undefined)
+      ? { scheduled }
+      : {}),
+    ...(vgpus && vgpus.length > 0 ? { reservables: { vgpus } } : {}),
+    ...(next_booking_start !== undefined ? { next_booking_start } : {}),
+    ...(next_booking_end !== undefined ? { next_booking_end } : {}),
+    ...(booking_id ? { booking_id } : {}),
+    ...(queue ? { queue } : {}),
+    ...(detail ? { detail } : {}),
   };
-  if (vgpus) wire.reservables = { vgpus };
-  return wire;
 }
 
 /** A desktop row with its owner's current role (what the ownership rules look at). */

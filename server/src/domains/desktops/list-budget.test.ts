@@ -1,0 +1,115 @@
+/**
+ * The byte budget of the desktop list: GET /user/desktops stays within 350 bytes per desktop.
+ *
+ * A user gets desktops with realistic values: long names, a description, an uploaded card on one
+ * in five, and on every row the columns the list leaves out set (template, hardware with media,
+ * credentials, the guest's last address, the current action). The fields that depend on what a
+ * desktop is doing are set where a portal has them: the address and a scheduled shutdown while
+ * started, the queue entry while starting, the failure while failed, the GPU profile and its
+ * bookings on GPU desktops. Every optional field of the list's schema is in the answer at least
+ * once, so the budget holds with all of them in use.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schemas } from '../../../../src/generated/schemas.ts';
+import { Desktop } from '../../../../src/generated/validators.js';
+import { demoGuestProperties, demoHardware } from '../../seed/index.ts';
+import {
+  buildTestApp,
+  createTestDatabase,
+  injectWithToken,
+  login,
+  type TestApp,
+} from '../../../test/support/helper.ts';
+import { addDesktop, userRow } from '../../../test/support/fixtures.ts';
+
+/** The list's budget per desktop, in bytes of its JSON answer. */
+const BUDGET_BYTES = 350;
+const DESKTOPS = 100;
+const HOUR = 3_600_000;
+
+const desktopSchema = schemas.find((s) => s.$id.endsWith('/entities/desktop.json'));
+const required: readonly string[] =
+  desktopSchema && 'required' in desktopSchema ? desktopSchema.required : [];
+const optionalFields = Object.keys(
+  desktopSchema && 'properties' in desktopSchema ? desktopSchema.properties : {},
+).filter((name) => !required.includes(name));
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await buildTestApp(await createTestDatabase());
+  const owner = await userRow(t.app, 'user');
+  const now = Date.now();
+  for (let i = 0; i < DESKTOPS; i++) {
+    const kind = i % 10;
+    const state =
+      kind === 5 || kind === 6
+        ? 'started'
+        : kind === 7
+          ? 'failed'
+          : kind === 8
+            ? 'starting'
+            : 'stopped';
+    const file = `${randomBytes(32).toString('base64url')}.webp`;
+    const gpu = kind === 9;
+    await addDesktop(
+      t.app,
+      owner,
+      `Ubuntu 24.04 networks lab, group B, seat ${String(i + 1).padStart(3, '0')}`,
+      {
+        description: 'Wireshark, GNS3 and the networks lab exercises.',
+        state,
+        templateId: 'demo-template',
+        image:
+          i % 5 === 0
+            ? { id: file, type: 'user', url: `/api/v3/images/desktops/user/${file}` }
+            : { id: String(1 + (i % 48)), type: 'stock', url: '' },
+        hardware: {
+          ...demoHardware(),
+          isos: [{ id: 'demo-iso', name: 'Demo ISO' }],
+          reservables: { vgpus: gpu ? ['NVIDIA-A16-2Q'] : null },
+        },
+        guestProperties: {
+          ...demoGuestProperties(),
+          credentials: { username: 'student', password: 'a long enough password' },
+        },
+        runtime: { ip: `10.120.${i % 250}.${(i * 7) % 250}` },
+        currentAction: 'start',
+        ...(state === 'started'
+          ? { scheduled: { shutdown: new Date(now + 2 * HOUR).toISOString() } }
+          : {}),
+        ...(gpu
+          ? {
+              nextBookingStart: new Date(now - HOUR),
+              nextBookingEnd: new Date(now + HOUR),
+              bookingId: '3b5d3a57-1a2b-4c3d-9e8f-0a1b2c3d4e5f',
+            }
+          : {}),
+        ...(state === 'starting' ? { queue: { position: 2, event: 'start' } } : {}),
+        ...(state === 'failed' ? { detail: 'The hypervisor refused to start it' } : {}),
+      },
+    );
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await t.close();
+});
+
+describe('GET /user/desktops byte budget', () => {
+  it(`stays within ${BUDGET_BYTES} B per desktop with every optional field in use`, async () => {
+    const res = await injectWithToken(t.app, await login(t.app, 'user'), {
+      method: 'GET',
+      url: '/api/v3/user/desktops',
+    });
+    expect(res.statusCode).toBe(200);
+    const list = res.json<Record<string, unknown>[]>();
+    expect(list.length).toBeGreaterThanOrEqual(DESKTOPS);
+    for (const d of list) expect(Desktop(d), JSON.stringify(Desktop.errors)).toBe(true);
+    const missing = optionalFields.filter((field) => !list.some((d) => field in d));
+    expect(missing, 'optional fields no desktop of the test carries').toEqual([]);
+    const perDesktop = Buffer.byteLength(res.body) / list.length;
+    expect(perDesktop, `${perDesktop.toFixed(1)} B per desktop`).toBeLessThanOrEqual(BUDGET_BYTES);
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The lost live event: a desktop card stayed "creating" while the server had finished. A list read
+ * answers what the server read before a later write; the event of that write reached the client
+ * while the read was in flight, when the list had no data for it to patch (the first read of the
+ * list) or before an answer that does not have the record yet (a refetch racing a create). The
+ * answer then landed as the truth and no later event came. Each test reads the list through the
+ * data provider and the query cache the application uses, with the event arriving mid-read.
+ */
+import { describe, expect, it } from 'vitest';
+import { QueryClient } from '@tanstack/react-query';
+import { wireByName } from '@/generated/events';
+import { createDataProvider } from './data-provider';
+import { createLiveProvider, keepNewerRecords, listKeyPrefix } from './live-provider';
+
+interface Row {
+  id: string;
+  state: string;
+  version: number;
+  name?: string;
+}
+
+const key = [...listKeyPrefix('desktops'), { filters: [] }];
+
+function setup() {
+  const client = new QueryClient();
+  client.setQueryDefaults(listKeyPrefix('desktops'), { structuralSharing: keepNewerRecords });
+  const live = createLiveProvider(client);
+  let answer: (rows: Row[]) => void = () => undefined;
+  const provider = createDataProvider(
+    () =>
+      new Promise((resolve) => {
+        answer = resolve;
+      }),
+    live,
+  );
+  /** Starts a list read; `answer` ends it with what the server read. */
+  const read = () =>
+    client.fetchQuery({
+      queryKey: key,
+      queryFn: () => provider.getList({ resource: 'desktops' }),
+      staleTime: 0,
+    });
+  const rows = () => (client.getQueryData(key) as { data: Row[] } | undefined)?.data ?? [];
+  return { client, live, read, rows, answer: (list: Row[]) => answer(list) };
+}
+
+const whole = (id: string, state: string, version: number) => ({
+  id,
+  name: `Desktop ${id}`,
+  image: '1',
+  state,
+  type: 'persistent',
+  viewers: ['browser-vnc'],
+  accessed: 1,
+  version,
+});
+
+describe('a live event that arrives while the list is read', () => {
+  it('is applied to the first answer of the list (the card does not stay creating)', async () => {
+    const { live, read, rows, answer } = setup();
+    const reading = read();
+    // The disk is ready: the server publishes the update while the first list read is in flight.
+    live.dispatch(wireByName['desktops.updated'], whole('x', 'stopped', 2));
+    // The answer was read before that write.
+    answer([whole('x', 'creating', 1)]);
+    await reading;
+    expect(rows()).toEqual([whole('x', 'stopped', 2)]);
+  });
+
+  it('keeps a desktop created while a refetch that does not have it yet is in flight', async () => {
+    const { client, live, read, rows, answer } = setup();
+    client.setQueryData(key, { data: [whole('a', 'stopped', 3)], total: 1 });
+    const reading = read();
+    live.dispatch(wireByName['desktops.created'], whole('x', 'creating', 1));
+    live.dispatch(wireByName['desktops.updated'], whole('x', 'stopped', 2));
+    answer([whole('a', 'stopped', 3)]);
+    await reading;
+    expect(rows()).toEqual([whole('a', 'stopped', 3), whole('x', 'stopped', 2)]);
+  });
+
+  it('removes a desktop deleted during the read and keeps an older event out', async () => {
+    const { live, read, rows, answer } = setup();
+    const reading = read();
+    live.dispatch(wireByName['desktops.deleted'], { id: 'gone', version: 5 });
+    live.dispatch(wireByName['desktops.updated'], whole('x', 'creating', 1));
+    answer([whole('gone', 'stopped', 4), whole('x', 'stopped', 2)]);
+    await reading;
+    expect(rows()).toEqual([whole('x', 'stopped', 2)]);
+  });
+
+  it('forgets the events once no read is in flight', async () => {
+    const { live, read, rows, answer } = setup();
+    const first = read();
+    live.dispatch(wireByName['desktops.updated'], whole('x', 'stopped', 2));
+    answer([whole('x', 'creating', 1)]);
+    await first;
+    // A later read answers what the server holds then: the old event is not replayed on it.
+    const second = read();
+    answer([]);
+    await second;
+    expect(rows()).toEqual([]);
+  });
+});
