@@ -58,6 +58,10 @@ const UNRESOLVED: Readonly<Record<string, Listed>> = {
     fromSchema('x-actions rule'),
   'server/src/domains/media/media-rules.ts: stateActions.media.rules[rule].code':
     fromSchema('x-actions rule'),
+  'server/src/domains/quotas/deployment-quotas.ts: scope.code': {
+    reason: "the group and category scopes of a new deployment's desktop limits",
+    codes: ['desktop_new_group_limit_exceeded', 'desktop_new_category_limit_exceeded'],
+  },
   'server/src/domains/account/migration-service.ts: ruleBroken(origin, target, items)': {
     reason: 'the return values of ruleBroken (migration-rules.ts)',
     codes: [
