@@ -138,11 +138,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     prepare: 'settleDeployment',
     update: {},
     form: 'edit',
-    gaps: {
-      stored: 'the update drops it: the deployment update lists its columns by hand',
-      list: 'the list answer is built field by field, not from deploymentToWire',
-      show: 'the detail answer is built field by field, not from deploymentToDetail',
-    },
   },
   {
     resource: 'media',
