@@ -100,13 +100,19 @@ try {
     params: Record<string, string>,
     payload?: unknown,
   ) => {
-    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-      encodeURIComponent(params[name] ?? ''),
-    );
+    const inPath = new Set<string>();
+    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      inPath.add(name);
+      return encodeURIComponent(params[name] ?? '');
+    });
+    // the parameters the path does not name go in the query of an operation that has one
+    const query = op.query
+      ? new URLSearchParams(Object.entries(params).filter(([name]) => !inPath.has(name))).toString()
+      : '';
     const form = op.body === 'form' && payload !== undefined;
     const res = await app.inject({
       method: op.method as 'GET',
-      url: (op.base === 'auth' ? '/authentication' : '/api/v3') + path,
+      url: (op.base === 'auth' ? '/authentication' : '/api/v3') + path + (query ? `?${query}` : ''),
       headers: {
         authorization: `Bearer ${await tokenOf(user)}`,
         ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),

@@ -74,7 +74,10 @@ export interface ResourceProbe {
   prepare?: 'stopDesktop' | 'settleDeployment';
   /** the operation that lists the records, when it is not `list` */
   listOp?: string;
-  /** path parameters of the list operation besides none (`$id` = the record's id) */
+  /**
+   * parameters of the list operation (`$id` = the record's id): those its path names, the others
+   * sent as its query
+   */
   listParams?: Record<string, string>;
   /** why the resource has no show operation */
   noShow?: string;
@@ -135,11 +138,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     prepare: 'settleDeployment',
     update: {},
     form: 'edit',
-    gaps: {
-      stored: 'the update drops it: the deployment update lists its columns by hand',
-      list: 'the list answer is built field by field, not from deploymentToWire',
-      show: 'the detail answer is built field by field, not from deploymentToDetail',
-    },
   },
   {
     resource: 'media',
@@ -164,13 +162,10 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
       },
     },
     update: { body: { start: ahead(48), end: ahead(50) } },
+    listParams: { startDate: ahead(-24), endDate: ahead(24 * 7) },
     noShow: 'a booking has no show operation (its show route is the item calendar)',
     form: { none: 'bookings are made in the calendar page, not a generated form' },
     noListColumn: 'the bookings list is a bespoke page',
-    gaps: {
-      stored: 'create and update drop it: the booking service lists its columns by hand',
-      list: 'nothing was stored to list',
-    },
   },
   {
     resource: 'planning',

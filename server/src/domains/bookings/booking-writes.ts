@@ -6,7 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, eq, gt, inArray, sql } from 'drizzle-orm';
-import { bookings, type BookingRow } from '../../platform/db/schema.ts';
+import {
+  bookingFromCreate,
+  bookingFromUpdate,
+  bookings,
+  type BookingRow,
+} from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
@@ -142,6 +147,8 @@ export function bookingWrites(
           const [inserted] = await tx
             .insert(bookings)
             .values({
+              // every stored field of the body, by the generated mapper; then what differs
+              ...bookingFromCreate(body),
               id: randomUUID(),
               itemId: item.id,
               itemType: item.type,
@@ -215,6 +222,8 @@ export function bookingWrites(
           const [updated] = await tx
             .update(bookings)
             .set({
+              // every stored field of the body, by the generated mapper; then what differs
+              ...bookingFromUpdate(body),
               startAt: start,
               endAt: end,
               ...(body.title !== undefined ? { title: body.title.trim() || item.name } : {}),

@@ -1,13 +1,28 @@
-/** The answer shapes of deployments: the list item, a deployment desktop, a person. */
+/**
+ * The answer shapes of deployments: the list item and the detail (the stored and computed
+ * properties by the generated mappers, then the desktop counters and the booking state), a
+ * deployment desktop, a person.
+ */
 import type { FastifyInstance } from 'fastify';
-import type { DeploymentRow } from '../../platform/db/schema.ts';
+import { eq } from 'drizzle-orm';
+import {
+  deploymentComputedToWire,
+  deploymentReadToWire,
+  deployments,
+  deploymentToDetail,
+  type DeploymentReadRow,
+  type DeploymentRow,
+} from '../../platform/db/schema.ts';
+import { ApiError } from '../../platform/http/api-error.ts';
 import { stockImageOf, toWire } from '../desktops/index.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
 import type {
   Deployment,
   DeploymentDesktop,
+  DeploymentDetail,
   DeploymentPerson,
 } from '../../../../src/generated/types.ts';
+import { NO_DESKTOPS, type DeploymentCounts } from './deployments-repository.ts';
 
 /** The booking fields of a deployment's answers. */
 export interface DeploymentBookingState {
@@ -16,6 +31,14 @@ export interface DeploymentBookingState {
   next_booking_start: string | null;
   next_booking_end: string | null;
 }
+
+/** The booking state of a deployment nobody booked. */
+const NOT_BOOKED: DeploymentBookingState = {
+  needs_booking: false,
+  booking_id: false,
+  next_booking_start: null,
+  next_booking_end: null,
+};
 
 const epoch = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : 0);
 
@@ -36,46 +59,52 @@ export const person = (u: {
 export type DeploymentAnswers = ReturnType<typeof deploymentAnswers>;
 
 export function deploymentAnswers(app: FastifyInstance) {
-  const templateName = async (templateId: string | null): Promise<string | false> =>
-    templateId ? ((await app.templates.get(templateId))?.name ?? false) : false;
-
-  const listItem = async (row: DeploymentRow): Promise<Deployment> => {
-    const counts = (await app.deployments.counts([row.id])).get(row.id);
-    const booking = (await app.bookingService.deploymentBookings([row])).get(row.id);
-    return itemOf(row, counts, await templateName(row.templateId), booking);
+  /** The row with its computed properties; a deployment gone meanwhile is not found. */
+  const readRow = async (row: DeploymentRow): Promise<DeploymentReadRow> => {
+    const [read] = await app.deployments.read(eq(deployments.id, row.id));
+    if (!read) throw new ApiError('not_found', 'Deployment not found', 'not_found');
+    return read;
   };
 
+  /** What a deployment's answers add to its properties: the desktop counters and bookings. */
+  const stateOf = async (row: DeploymentReadRow) => ({
+    ...NO_DESKTOPS,
+    ...(await app.deployments.counts([row.id])).get(row.id),
+    ...NOT_BOOKED,
+    ...(await app.bookingService.deploymentBookings([row])).get(row.id),
+  });
+
+  const listItem = async (row: DeploymentRow): Promise<Deployment> => {
+    const read = await readRow(row);
+    return { ...deploymentReadToWire(read), ...(await stateOf(read)) };
+  };
+
+  /** The list item of a row read with its computed properties, its counters and bookings. */
   const itemOf = (
-    row: DeploymentRow,
-    counts: Awaited<ReturnType<typeof app.deployments.counts>> extends Map<string, infer C>
-      ? C | undefined
-      : never,
-    template: string | false,
+    row: DeploymentReadRow,
+    counts: DeploymentCounts | undefined,
     booking: DeploymentBookingState | undefined,
   ): Deployment => ({
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    desktop_name: row.desktopName,
-    visible: row.visible,
-    tag: row.id,
-    tag_name: row.name,
-    tag_visible: row.visible,
-    template,
-    allowed: row.allowed,
-    user: row.userId,
-    co_owners: row.coOwners,
-    user_permissions: row.userPermissions,
-    needs_booking: booking?.needs_booking ?? false,
-    next_booking_start: booking?.next_booking_start ?? null,
-    next_booking_end: booking?.next_booking_end ?? null,
-    booking_id: booking?.booking_id ?? false,
-    totalDesktops: counts?.totalDesktops ?? 0,
-    visibleDesktops: counts?.visibleDesktops ?? 0,
-    startedDesktops: counts?.startedDesktops ?? 0,
-    creatingDesktops: counts?.creatingDesktops ?? 0,
-    version: row.version,
+    ...deploymentReadToWire(row),
+    ...NO_DESKTOPS,
+    ...counts,
+    ...NOT_BOOKED,
+    ...booking,
   });
+
+  /** The detail: its own stored and computed properties, counters, bookings, desktops and owner. */
+  const detailOf = async (row: DeploymentRow): Promise<DeploymentDetail> => {
+    const read = await readRow(row);
+    const named = await app.deployments.desktopsOf(row.id);
+    const [owner] = await app.directory.usersByIds([row.userId]);
+    return {
+      ...deploymentToDetail(read),
+      ...deploymentComputedToWire(read),
+      ...(await stateOf(read)),
+      desktops: named.map(desktopItemOf),
+      ...(owner ? { owner: person(owner) } : {}),
+    };
+  };
 
   const desktopItemOf = (
     d: Awaited<ReturnType<typeof app.deployments.desktopsOf>>[number],
@@ -119,5 +148,5 @@ export function deploymentAnswers(app: FastifyInstance) {
     return named ? desktopItemOf(named) : undefined;
   };
 
-  return { listItem, itemOf, desktopItemOf, desktopItem };
+  return { listItem, itemOf, detailOf, desktopItemOf, desktopItem };
 }

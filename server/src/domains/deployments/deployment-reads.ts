@@ -10,7 +10,6 @@ import type {
   DeploymentInfo,
 } from '../../../../src/generated/types.ts';
 import { csvFile, csvFileName } from '../../platform/lib/csv-file.ts';
-import { person } from './deployment-answers.ts';
 import type { DeploymentDeps } from './deployment-deps.ts';
 
 export function deploymentReads({
@@ -18,38 +17,21 @@ export function deploymentReads({
   answers,
   deploymentFor,
 }: Pick<DeploymentDeps, 'app' | 'answers' | 'deploymentFor'>) {
-  const { listItem, itemOf, desktopItemOf } = answers;
+  const { itemOf, detailOf } = answers;
 
   return {
     /** GET /deployments: owned and co-owned, by name descending. */
     async list(auth: AuthContext): Promise<Deployment[]> {
       const rows = await app.deployments.ownedOrCoOwnedBy(auth.userId);
       const counts = await app.deployments.counts(rows.map((r) => r.id));
-      const templateIds = [...new Set(rows.flatMap((r) => (r.templateId ? [r.templateId] : [])))];
-      const names = new Map((await app.templates.byIds(templateIds)).map((t) => [t.id, t.name]));
       const booked = await app.bookingService.deploymentBookings(rows);
       return rows
-        .map((r) =>
-          itemOf(
-            r,
-            counts.get(r.id),
-            r.templateId ? (names.get(r.templateId) ?? false) : false,
-            booked.get(r.id),
-          ),
-        )
+        .map((r) => itemOf(r, counts.get(r.id), booked.get(r.id)))
         .sort((a, b) => b.name.localeCompare(a.name) || b.id.localeCompare(a.id));
     },
 
     async show(auth: AuthContext, id: string): Promise<DeploymentDetail> {
-      const row = await deploymentFor(auth, id);
-      const item = await listItem(row);
-      const named = await app.deployments.desktopsOf(row.id);
-      const [owner] = await app.directory.usersByIds([row.userId]);
-      return {
-        ...item,
-        desktops: named.map(desktopItemOf),
-        ...(owner ? { owner: person(owner) } : {}),
-      };
+      return detailOf(await deploymentFor(auth, id));
     },
 
     async info(auth: AuthContext, id: string): Promise<DeploymentInfo> {

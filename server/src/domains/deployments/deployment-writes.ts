@@ -9,6 +9,7 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import {
   deploymentFromCreate,
+  deploymentFromUpdate,
   deployments,
   type DeploymentInsert,
   type DeploymentRow,
@@ -194,10 +195,10 @@ export function deploymentWrites(
         ...(sent ? { image: sent.image } : {}),
       };
       const saved = await app.deployments.update(row.id, {
+        // every stored field of the body, by the generated mapper; then what differs
+        ...deploymentFromUpdate(body),
         ...(body.name !== undefined ? { name: body.name.trim() } : {}),
-        ...(body.description !== undefined ? { description: body.description } : {}),
         ...(body.desktop_name !== undefined ? { desktopName: body.desktop_name.trim() } : {}),
-        ...(body.user_permissions !== undefined ? { userPermissions: body.user_permissions } : {}),
         createDict,
       });
       if (!saved) throw new ApiError('not_found', 'Deployment not found', 'not_found');

@@ -1,18 +1,21 @@
 /**
  * Deployments: the generic repository of the `deployments` table (scoped by owner and category,
  * version bumped on every write) plus the reads the deployment service needs in one statement:
- * the desktop counters of several deployments and the desktops of one with their owners' names.
- * Writes of desktops still go through the desktops repository.
+ * rows with the computed properties the schema declares (`x-db.computed`), the desktop counters
+ * of several deployments and the desktops of one with their owners' names. Writes of desktops
+ * still go through the desktops repository.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
+import { asc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import {
   categories,
   deployments,
+  deploymentsComputed,
   desktops,
   groups,
   users,
+  type DeploymentReadRow,
   type DesktopRow,
 } from '../../platform/db/schema.ts';
 import { RUNNING_STATES } from '../quotas/index.ts';
@@ -42,12 +45,14 @@ export interface NamedDeploymentDesktop {
 }
 
 export interface DeploymentsRepository extends EntityRepository<'deployments'> {
+  /** Rows with their computed properties, matching `where`. */
+  read(where?: SQL, on?: Executor): Promise<DeploymentReadRow[]>;
   /** Counters by deployment id (deployments without desktops get zeros). */
   counts(ids: readonly string[]): Promise<Map<string, DeploymentCounts>>;
   /** The desktops of a deployment with their owners' names, by owner name. */
   desktopsOf(id: string, on?: Executor): Promise<NamedDeploymentDesktop[]>;
-  /** The deployments a user owns or co-owns. */
-  ownedOrCoOwnedBy(userId: string): Promise<(typeof deployments.$inferSelect)[]>;
+  /** The deployments a user owns or co-owns, with their computed properties. */
+  ownedOrCoOwnedBy(userId: string): Promise<DeploymentReadRow[]>;
 }
 
 declare module 'fastify' {
@@ -56,7 +61,8 @@ declare module 'fastify' {
   }
 }
 
-const ZERO: DeploymentCounts = {
+/** The counters of a deployment without desktops. */
+export const NO_DESKTOPS: DeploymentCounts = {
   totalDesktops: 0,
   visibleDesktops: 0,
   startedDesktops: 0,
@@ -68,10 +74,18 @@ const plugin: FastifyPluginAsync = async (app) => {
   const table = entityRepository(db, 'deployments');
   const running = [...RUNNING_STATES] as DesktopRow['state'][];
 
+  const read = (where?: SQL, on: Executor = db): Promise<DeploymentReadRow[]> =>
+    on
+      .select({ ...getTableColumns(deployments), ...deploymentsComputed })
+      .from(deployments)
+      .where(where)
+      .orderBy(asc(deployments.id));
+
   app.decorate('deployments', {
     ...table,
+    read,
     async counts(ids) {
-      const out = new Map<string, DeploymentCounts>(ids.map((id) => [id, { ...ZERO }]));
+      const out = new Map<string, DeploymentCounts>(ids.map((id) => [id, { ...NO_DESKTOPS }]));
       if (ids.length === 0) return out;
       const rows = await db
         .select({
@@ -113,11 +127,9 @@ const plugin: FastifyPluginAsync = async (app) => {
         .orderBy(asc(users.name), asc(desktops.id));
     },
     ownedOrCoOwnedBy(userId) {
-      return table.list({
-        where: and(
-          sql`(${deployments.userId} = ${userId} OR ${deployments.coOwners} @> ${JSON.stringify([userId])}::jsonb)`,
-        ),
-      });
+      return read(
+        sql`(${deployments.userId} = ${userId} OR ${deployments.coOwners} @> ${JSON.stringify([userId])}::jsonb)`,
+      );
     },
   } satisfies DeploymentsRepository);
 };

@@ -212,6 +212,42 @@ describe('deployments', () => {
     expect((await detail('teacher', id)).desktops).toHaveLength(12);
   }, 60_000);
 
+  it('the list item and the detail carry what was written, the tag fields and the template name (false once it is gone)', async () => {
+    const student = await userRow(t.app, studentName(2));
+    const id = await newDeployment('teacher', 'Tagged', [], {
+      allowed: { users: [student.id] },
+      owner_desktop: false,
+    });
+    const edit = await api('teacher', 'PUT', `/deployment/${id}`, {
+      name: 'Tagged again',
+      description: 'the second name',
+      user_permissions: ['recreate'],
+    });
+    expect(edit.statusCode, edit.body).toBe(200);
+    const written = {
+      id,
+      name: 'Tagged again',
+      description: 'the second name',
+      desktop_name: 'Tagged desktop',
+      user_permissions: ['recreate'],
+      visible: false,
+      tag: id,
+      tag_name: 'Tagged again',
+      tag_visible: false,
+      template: 'Demo template',
+      totalDesktops: 1,
+      needs_booking: false,
+      booking_id: false,
+    };
+    const listed = async () =>
+      (await api('teacher', 'GET', '/deployments')).json<Deployment[]>().find((d) => d.id === id);
+    expect(await listed()).toMatchObject(written);
+    expect(await detail('teacher', id)).toMatchObject({ ...written, desktops: [{ tag: id }] });
+    await t.app.deployments.update(id, { templateId: null });
+    expect(await listed()).toMatchObject({ ...written, template: false });
+    expect(await detail('teacher', id)).toMatchObject({ template: false });
+  }, 60_000);
+
   it('a co-owner manages the deployment but can not change owners or delete it (403)', async () => {
     const id = await newDeployment('teacher', 'Co-owned', [], {
       allowed: { users: [(await userRow(t.app, studentName(2))).id] },
