@@ -10,16 +10,24 @@
 import { type Locator, type Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { apiAs, apiToken, loginUi } from './helpers';
+import { stateActions } from '../../src/generated/actions';
 
 /** A value cell of the deployments table row (by its column's field). */
 function cell(row: Locator, field: string): Locator {
   return row.locator(`[data-field="${field}"]`);
 }
 
-/** Runs a record's action from its buttons or its "more" menu. */
+/**
+ * Runs a deployment action: a primary one (the schema says which) from its button, which shows
+ * once the record is in a state that offers it (the page follows the record live, so it may come a
+ * moment after the change that offers it); the others from the "more" menu.
+ */
 async function action(page: Page, scope: Locator, name: string): Promise<void> {
-  const direct = scope.locator(`[data-action="${name}"]`).first();
-  if (await direct.isVisible().catch(() => false)) return direct.click();
+  const declared: object | undefined = Object.entries(stateActions.deployments.actions).find(
+    ([key]) => key === name,
+  )?.[1];
+  if (declared && 'primary' in declared && declared.primary)
+    return scope.locator(`[data-action="${name}"]`).first().click();
   await scope.getByTestId('record-more').first().click();
   await page.locator(`[role="menu"] [data-action="${name}"]`).click();
 }
