@@ -5,7 +5,7 @@
  */
 import { defineConfig } from '@playwright/test';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const E2E_PORT = Number(process.env.E2E_PORT ?? 8191);
@@ -32,9 +32,10 @@ const chromium = {
 export default defineConfig({
   testDir: 'tests/e2e',
   testMatch: '*.spec.ts',
-  // Two portals side by side: a test mostly waits (for a guest, a socket event, a page), so the
-  // second worker fills the cores the first leaves idle. E2E_WORKERS=1 runs one after the other.
-  workers: Number(process.env.E2E_WORKERS ?? 2),
+  // One portal per core and one more: a test mostly waits (for a guest, a socket event, a page),
+  // so the others fill the cores it leaves idle (two workers left the two cores 30 % idle, three
+  // 10 %). E2E_WORKERS=1 runs one after the other.
+  workers: Number(process.env.E2E_WORKERS ?? availableParallelism() + 1),
   fullyParallel: false,
   // On CI a test that fails once runs once more (in a new worker, on a fresh portal); `npm test`
   // names every such flaky test and its first error at the end of the run, so a flake is seen and

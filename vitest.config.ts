@@ -114,7 +114,8 @@ export default defineConfig({
           name: 'server',
           include: ['server/**/*.test.ts'],
           exclude: heavyFiles,
-          maxWorkers: workers,
+          // One more than the cores: these files wait on PostgreSQL much of their time.
+          maxWorkers: workers + 1,
         },
       },
       {
