@@ -114,8 +114,7 @@ export default defineConfig({
           name: 'server',
           include: ['server/**/*.test.ts'],
           exclude: heavyFiles,
-          // One more than the cores: these files wait on PostgreSQL much of their time.
-          maxWorkers: workers + 1,
+          maxWorkers: workers,
         },
       },
       {
