@@ -20,161 +20,19 @@ import type { LiveEvent, LiveProvider } from '@refinedev/core';
 import type { QueryClient } from '@tanstack/react-query';
 import { events, type WireEvent } from '@/generated/events';
 import { resources } from '@/generated/resources';
+import {
+  applyQueue,
+  keepNewerRecords,
+  listKeyPrefix,
+  patchParent,
+  removeRecord,
+  resourceKeyPrefix,
+  upsertRecord,
+  type Identified,
+  type ListCache,
+} from './live-cache';
 
-export const DATA_PROVIDER_NAME = 'default';
-
-interface Identified {
-  id?: string | number;
-  version?: number;
-  [key: string]: unknown;
-}
-
-interface ListCache {
-  data: Identified[];
-  total?: number;
-  [key: string]: unknown;
-}
-
-/**
- * A list answer merged into the cached list: a record the cache holds in a newer version (a
- * socket event that arrived while the request was in flight) is kept, so a refetch that started
- * before the event cannot turn a desktop back to its older state. Other records are the answer's.
- */
-export function keepNewerRecords(previous: unknown, next: unknown): unknown {
-  const before = (previous as ListCache | undefined)?.data;
-  const after = (next as ListCache | undefined)?.data;
-  if (!Array.isArray(before) || !Array.isArray(after) || before.length === 0) return next;
-  const cached = new Map<unknown, Identified>();
-  for (const record of before) if (record.id !== undefined) cached.set(record.id, record);
-  let kept = false;
-  const data = after.map((record) => {
-    const current = cached.get(record.id);
-    if (
-      current &&
-      typeof current.version === 'number' &&
-      typeof record.version === 'number' &&
-      current.version > record.version
-    ) {
-      kept = true;
-      return current;
-    }
-    return record;
-  });
-  return kept ? { ...(next as ListCache), data } : next;
-}
-
-/** Query-key prefix of every list query of a resource (refine's `keys()` layout). */
-export function listKeyPrefix(resource: string): unknown[] {
-  return ['data', DATA_PROVIDER_NAME, resource, 'list'];
-}
-
-/** Query-key prefix of every query of a resource. */
-export function resourceKeyPrefix(resource: string): unknown[] {
-  return ['data', DATA_PROVIDER_NAME, resource];
-}
-
-function isListCache(value: unknown): value is ListCache {
-  return !!value && typeof value === 'object' && Array.isArray((value as ListCache).data);
-}
-
-/**
- * Adds or replaces one record by id; returns the same cache when the payload is stale. A `whole`
- * payload replaces the cached record, another one is merged into it.
- */
-export function upsertRecord(
-  cache: unknown,
-  payload: Identified,
-  idField = 'id',
-  whole = false,
-): unknown {
-  if (!isListCache(cache)) return cache;
-  const id = payload[idField];
-  const index = cache.data.findIndex((item) => item[idField] === id);
-  if (index === -1) {
-    return {
-      ...cache,
-      data: [...cache.data, payload],
-      total: (cache.total ?? cache.data.length) + 1,
-    };
-  }
-  const current = cache.data[index];
-  if (
-    current &&
-    typeof current.version === 'number' &&
-    typeof payload.version === 'number' &&
-    payload.version < current.version
-  ) {
-    return cache;
-  }
-  const data = cache.data.slice();
-  data[index] = whole ? payload : { ...current, ...payload };
-  return { ...cache, data };
-}
-
-/** Removes one record by id; a stale delete (older version) is ignored. */
-export function removeRecord(cache: unknown, payload: Identified, idField = 'id'): unknown {
-  if (!isListCache(cache)) return cache;
-  const id = payload[idField];
-  const index = cache.data.findIndex((item) => item[idField] === id);
-  if (index === -1) return cache;
-  const current = cache.data[index];
-  if (
-    current &&
-    typeof current.version === 'number' &&
-    typeof payload.version === 'number' &&
-    payload.version < current.version
-  ) {
-    return cache;
-  }
-  const data = cache.data.filter((_, i) => i !== index);
-  return { ...cache, data, total: Math.max(0, (cache.total ?? cache.data.length) - 1) };
-}
-
-/**
- * Applies a child record's event to its parent's cached show answer (`x-live.parent`): the list at
- * `path` gets the record added or replaced by id, or removed. Other caches are left as they are.
- */
-export function patchParent(
-  cache: unknown,
-  path: string,
-  record: Identified,
-  idField: string,
-  remove: boolean,
-): unknown {
-  if (!cache || typeof cache !== 'object') return cache;
-  const data = (cache as { data?: Record<string, unknown> }).data;
-  const list = data?.[path];
-  if (!data || !Array.isArray(list)) return cache;
-  const patched = (remove ? removeRecord : upsertRecord)(
-    { data: list as Identified[] },
-    record,
-    idField,
-  ) as ListCache;
-  if (patched.data === list) return cache;
-  return { ...cache, data: { ...data, [path]: patched.data } };
-}
-
-/** Applies a queue payload (`{ key: { desktop_id, position } }`) to the records' `queue`. */
-export function applyQueue(
-  cache: unknown,
-  payload: Record<string, { desktop_id: string; position: number; event?: string } | undefined>,
-): unknown {
-  if (!isListCache(cache)) return cache;
-  const byId = new Map<string, { position: number; event?: string }>();
-  for (const entry of Object.values(payload)) if (entry) byId.set(entry.desktop_id, entry);
-  if (!byId.size) return cache;
-  let changed = false;
-  const data = cache.data.map((item) => {
-    const entry = byId.get(String(item.id));
-    if (!entry) return item;
-    changed = true;
-    return {
-      ...item,
-      queue: { position: entry.position, ...(entry.event ? { event: entry.event } : {}) },
-    };
-  });
-  return changed ? { ...cache, data } : cache;
-}
+export { keepNewerRecords, listKeyPrefix, resourceKeyPrefix };
 
 interface Subscription {
   channel: string;
