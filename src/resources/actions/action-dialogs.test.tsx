@@ -5,6 +5,7 @@
 import { MantineProvider, Modal } from '@mantine/core';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
+import { MemoryRouter, useNavigate } from 'react-router';
 import { ActionDialogHost, dialogOpener, openActionDialog } from './action-dialogs';
 
 function openDialog() {
@@ -21,12 +22,14 @@ function openDialog() {
 describe('action dialog focus', () => {
   it('moves the focus into the dialog and back to the opener on close', async () => {
     render(
-      <MantineProvider>
-        <button type="button" onClick={openDialog}>
-          Open
-        </button>
-        <ActionDialogHost />
-      </MantineProvider>,
+      <MemoryRouter>
+        <MantineProvider>
+          <button type="button" onClick={openDialog}>
+            Open
+          </button>
+          <ActionDialogHost />
+        </MantineProvider>
+      </MemoryRouter>,
     );
     const opener = screen.getByRole('button', { name: 'Open' });
     opener.focus();
@@ -36,6 +39,31 @@ describe('action dialog focus', () => {
     act(() => fireEvent.click(screen.getByRole('button', { name: 'Done' })));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     await waitFor(() => expect(document.activeElement).toBe(opener));
+  });
+
+  it('closes a dialog when its page is left (Back, a link)', async () => {
+    function Leave() {
+      const navigate = useNavigate();
+      return (
+        <button type="button" onClick={() => void navigate('/elsewhere')}>
+          Leave
+        </button>
+      );
+    }
+    render(
+      <MemoryRouter initialEntries={['/profile/changePassword']}>
+        <MantineProvider>
+          <Leave />
+          <ActionDialogHost />
+        </MantineProvider>
+      </MemoryRouter>,
+    );
+    // The browser's address is the page's (as under the app's BrowserRouter).
+    window.history.replaceState(null, '', '/profile/changePassword');
+    act(() => openDialog());
+    expect(await screen.findByRole('dialog')).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Leave' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
   });
 
   it('returns to the menu button when a menu item opened the dialog', () => {

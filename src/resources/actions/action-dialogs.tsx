@@ -2,9 +2,11 @@
  * Dialogs opened by actions, mounted outside the card, row or menu that opened them: a menu item
  * unmounts when its menu closes, and a dialog must outlive it. An action calls
  * `openActionDialog(render)`; the host (in the app layout) mounts what `render` returns until the
- * dialog calls its `close`.
+ * dialog calls its `close`, or until the page it was opened on is left (Back, a link): a dialog
+ * belongs to its page.
  */
-import { useSyncExternalStore, type ReactNode } from 'react';
+import { useEffect, useSyncExternalStore, type ReactNode } from 'react';
+import { useLocation } from 'react-router';
 import { focusAnchor, giveFocusBack, pressedControl } from './focus-after-action';
 
 type Render = (close: () => void) => ReactNode;
@@ -17,6 +19,8 @@ interface Dialog {
    * (its menu closed, its record changed), to the control in its place in the same record.
    */
   giveBack: () => void;
+  /** The path of the page it was opened on. */
+  path: string;
 }
 
 let dialogs: readonly Dialog[] = [];
@@ -40,7 +44,7 @@ export function openActionDialog(render: Render): void {
   const key = nextKey++;
   const anchor = focusAnchor(dialogOpener());
   const giveBack = () => giveFocusBack(anchor);
-  dialogs = [...dialogs, { key, render, giveBack }];
+  dialogs = [...dialogs, { key, render, giveBack, path: window.location.pathname }];
   emit();
 }
 
@@ -64,6 +68,10 @@ export function ActionDialogHost() {
     () => dialogs,
     () => dialogs,
   );
+  const { pathname } = useLocation();
+  useEffect(() => {
+    for (const dialog of dialogs) if (dialog.path !== pathname) closeDialog(dialog.key);
+  }, [pathname]);
   return (
     <>
       {open.map((dialog) => (
