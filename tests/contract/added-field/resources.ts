@@ -140,10 +140,6 @@ export const RESOURCE_PROBES: readonly ResourceProbe[] = [
     prepare: 'settleDeployment',
     update: {},
     form: 'edit',
-    gaps: {
-      editPrefill:
-        'x-in does not reach the info $def, and deploymentReads.info builds its answer by hand',
-    },
   },
   {
     resource: 'media',

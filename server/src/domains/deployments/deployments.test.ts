@@ -212,7 +212,7 @@ describe('deployments', () => {
     expect((await detail('teacher', id)).desktops).toHaveLength(12);
   }, 60_000);
 
-  it('the list item and the detail carry what was written, the tag fields and the template name (false once it is gone)', async () => {
+  it("the list item, the detail and the edit form's read carry what was written, the tag fields and the template (its name, false once it is gone)", async () => {
     const student = await userRow(t.app, studentName(2));
     const id = await newDeployment('teacher', 'Tagged', [], {
       allowed: { users: [student.id] },
@@ -243,6 +243,20 @@ describe('deployments', () => {
       (await api('teacher', 'GET', '/deployments')).json<Deployment[]>().find((d) => d.id === id);
     expect(await listed()).toMatchObject(written);
     expect(await detail('teacher', id)).toMatchObject({ ...written, desktops: [{ tag: id }] });
+    // the edit form's read: `name` is the desktop name, the deployment's own name is `tag_name`
+    const info = await api('teacher', 'GET', `/deployment/info/${id}`);
+    expect(info.statusCode, info.body).toBe(200);
+    expect(info.json()).toMatchObject({
+      id,
+      name: 'Tagged desktop',
+      description: 'the second name',
+      template: 'demo-template',
+      tag: id,
+      tag_name: 'Tagged again',
+      tag_visible: false,
+      user_permissions: ['recreate'],
+      allowed: { users: [{ id: student.id }] },
+    });
     await t.app.deployments.update(id, { templateId: null });
     expect(await listed()).toMatchObject({ ...written, template: false });
     expect(await detail('teacher', id)).toMatchObject({ template: false });
