@@ -470,6 +470,51 @@ describe('one schema file per stored resource', () => {
     expect(defs.other?.properties).toBeUndefined();
   });
 
+  it("x-in: true reaches the answer that fills the edit form (editPrefill) too, once when it is the show's", () => {
+    const thing = (editPrefill: string) =>
+      expandSchema({
+        $id: 'https://vdi-portal.dev/schema/entities/thing.json',
+        properties: { tag: { type: 'string', 'x-in': true, 'x-db': true } },
+        $defs: { detail: {}, info: {} },
+        'x-resource': {
+          name: 'things',
+          editPrefill,
+          operations: {
+            show: { response: '#/$defs/detail' },
+            info: { response: '#/$defs/info' },
+          },
+        },
+      });
+    const apart = thing('info');
+    expect(apart.problems).toEqual([]);
+    const defs = apart.json.$defs as Record<string, { properties?: Json }>;
+    expect(defs.detail?.properties?.tag).toEqual({ type: 'string' });
+    expect(defs.info?.properties?.tag).toEqual({ type: 'string' });
+    expect(thing('show').problems).toEqual([]);
+  });
+
+  it('x-db.from maps a shape property to a stored property of another name, and must name one', () => {
+    const info = tablesOf(loadSchemas(schemaDir))
+      .find((t) => t.table === 'deployments')
+      ?.shapes.find((s) => s.type === 'DeploymentInfo');
+    expect(info?.fields.map((c) => [c.name, c.key])).toEqual(
+      expect.arrayContaining([
+        ['name', 'desktopName'],
+        ['tag', 'id'],
+        ['tag_name', 'name'],
+        ['tag_visible', 'visible'],
+      ]),
+    );
+    for (const from of ['nothing', 'allowed']) {
+      const broken = mutate('entities/deployment.schema.json', (json) => {
+        json.$defs.info.properties.name['x-db'] = { from };
+      });
+      expect(() => tablesOf(loadSchemas(broken))).toThrow(
+        `entities/deployment.schema.json: $defs/info/name is read from ${from}, which is not a stored property of the same shape`,
+      );
+    }
+  });
+
   it('a computed property is read, not stored, and secrets stay out of the snapshot', () => {
     const groups = tablesOf(loadSchemas(schemaDir)).find((t) => t.table === 'groups');
     expect(groups?.entity).toBe('AdminGroup');

@@ -251,11 +251,20 @@ export function tablesOf(files: SchemaFile[]): Table[] {
       const props = (schema.properties ?? {}) as Record<string, Json>;
       const fields: Column[] = [];
       for (const [name, prop] of Object.entries(props)) {
-        const col =
-          columns.find((c) => c.name === name) ??
-          (byColumn.get(name)?.wire === null ? byColumn.get(name) : undefined);
-        if (!col || (write && !read && col.options.primaryKey)) continue;
-        if (shapeOf(resolve, f.$id, prop) === col.shape) fields.push(col);
+        // `x-db: { from }`: the property holds another stored property of the entity (the edit
+        // form's `name` is the deployment's `desktop_name`); otherwise the one of its own name.
+        const from = (prop['x-db'] as { from?: string } | undefined)?.from;
+        const source = from ?? name;
+        const stored =
+          columns.find((c) => c.name === source) ??
+          (byColumn.get(source)?.wire === null ? byColumn.get(source) : undefined);
+        const same = stored !== undefined && shapeOf(resolve, f.$id, prop) === stored.shape;
+        if (from !== undefined && !same)
+          throw new Error(
+            `${f.file}: $defs/${def}/${name} is read from ${from}, which is not a stored property of the same shape`,
+          );
+        if (!stored || !same || (write && !read && stored.options.primaryKey)) continue;
+        fields.push(from === undefined ? stored : { ...stored, name });
       }
       if (fields.length) shapes.push({ type: keyOf(f, def), fields, read, write });
     }

@@ -21,30 +21,33 @@ function walk(dir: string): string[] {
 }
 
 /**
- * The `$defs` of the file the resource's `show` answers and its `create` and `update` take (an
- * `x-in: true` property goes to them); the entity itself (`#`) and other files' shapes are not.
+ * The `$defs` of the file the resource's `show` answers, its `create` and `update` take and its
+ * edit form is filled from (`editPrefill`): an `x-in: true` property goes to them; the entity
+ * itself (`#`) and other files' shapes are not.
  */
 function resourceDefs(json: SchemaFile['json']): string[] {
-  const ops = ((json['x-resource'] as Json | undefined)?.operations ?? {}) as Record<string, Json>;
-  return (
-    [
-      ['show', 'response'],
-      ['create', 'request'],
-      ['update', 'request'],
-    ] as const
-  ).flatMap(([op, part]) => {
+  const resource = (json['x-resource'] ?? {}) as Json & { editPrefill?: string };
+  const ops = (resource.operations ?? {}) as Record<string, Json>;
+  const shapes: [string, 'request' | 'response'][] = [
+    ['show', 'response'],
+    ['create', 'request'],
+    ['update', 'request'],
+    ...(resource.editPrefill ? [[resource.editPrefill, 'response'] as [string, 'response']] : []),
+  ];
+  const defs = shapes.flatMap(([op, part]) => {
     const ref = ops[op]?.[part];
     return typeof ref === 'string' && ref.startsWith('#/$defs/')
       ? [ref.slice('#/$defs/'.length)]
       : [];
   });
+  return [...new Set(defs)];
 }
 
 /**
  * `x-in` on an entity property names the `$defs` of the same file the property also belongs to
  * (the show answer, the create and update bodies), or is `true` for those the resource's show,
- * create and update name: the property is copied there, so a field is declared once and reaches
- * every shape. Storage (`x-db`) stays on the entity. Returns a new
+ * create, update and edit prefill name: the property is copied there, so a field is declared once
+ * and reaches every shape. Storage (`x-db`) stays on the entity. Returns a new
  * object (the file on disk is untouched) and the problems found: an unknown target, or a target
  * that declares the property itself.
  */

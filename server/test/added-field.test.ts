@@ -5,7 +5,8 @@
  * its own code), its label in the English catalogue and the migration drizzle-kit writes, and
  * nothing else. The field must reach the TypeScript types, the drizzle table, a migration that
  * applies on PostgreSQL and on PGlite, the create, update, list and show calls (validated, with
- * its code), the OpenAPI document, the table column and the form. "Adding a field" in
+ * its code), the read that fills the edit form where the resource has one (deployments' info),
+ * the OpenAPI document, the table column and the form. "Adding a field" in
  * docs/contracts.md lists the same steps. Codegen, drizzle-kit, the server probe (per database)
  * and the UI probe each run once for all the resources.
  */
@@ -270,6 +271,12 @@ function checksOf(probe: ResourceProbe): Map<Check, string | null> {
       'show',
       (s) => s.show === s.expected,
       (s) => [s.show, s.expected],
+    );
+  if (servers.some((s) => 'prefill' in (s.resources[probe.resource] ?? {})))
+    perDatabase(
+      'editPrefill',
+      (s) => s.prefill === s.expected,
+      (s) => [s.prefill, s.expected],
     );
   if ('body' in probe.create || !('none' in probe.update))
     perDatabase(

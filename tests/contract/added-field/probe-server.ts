@@ -3,8 +3,9 @@
  * ./resources.ts (see server/test/added-field.test.ts): builds that copy's server on PostgreSQL
  * (DATABASE_URL) or PGlite (no DATABASE_URL), which applies its migrations, then, for every
  * resource of RESOURCE_PROBES, creates, updates, lists and shows a record with the field through
- * the API and prints what it saw as one JSON line: `{ database, migrations, resources: { name:
- * { column, create, update, stored, list, show, invalid, openapi } } }`.
+ * the API (and reads the edit form's prefill where the resource has one) and prints what it saw as
+ * one JSON line: `{ database, migrations, resources: { name: { column, create, update, stored,
+ * list, show, prefill, invalid, openapi } } }`.
  *
  * Usage: npx tsx tests/contract/added-field/probe-server.ts
  */
@@ -212,6 +213,12 @@ try {
       if (show && !probe.noShow) {
         const res = await call(probe.user, show, { id });
         seen.show = (res.body as Json | null)?.[FIELD] ?? findRecord(res.body, id)?.[FIELD] ?? null;
+      }
+      const prefillOp = resourceOf(probe.resource)?.meta.editPrefill;
+      const prefill = prefillOp ? opOf(probe.resource, prefillOp) : undefined;
+      if (prefill) {
+        const res = await call(probe.user, prefill, { id });
+        seen.prefill = (res.body as Json | null)?.[FIELD] ?? null;
       }
       const writer = !('none' in probe.update) ? update : 'body' in probe.create ? create : null;
       if (writer) {

@@ -38,6 +38,8 @@ export const CHECKS = [
   'list',
   /** the show answer carries it */
   'show',
+  /** the answer of the read that fills the edit form (`x-resource.editPrefill`) carries it */
+  'editPrefill',
   /** a value breaking the pattern is a 400 with the field's code */
   'invalid',
   /** the OpenAPI document's schemas of the entity and its bodies carry it */

@@ -1,6 +1,7 @@
 /**
- * Reading deployments: the list (owned and co-owned), the detail with its desktops, the edit form,
- * and the direct-viewer CSV of its desktops.
+ * Reading deployments: the list (owned and co-owned), the detail with its desktops, the edit form
+ * (its stored fields by the generated mapper, then the create dict and the expanded targets), and
+ * the direct-viewer CSV of its desktops.
  */
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type {
@@ -9,6 +10,7 @@ import type {
   DeploymentDetail,
   DeploymentInfo,
 } from '../../../../src/generated/types.ts';
+import { deploymentToInfo } from '../../platform/db/schema.ts';
 import { csvFile, csvFileName } from '../../platform/lib/csv-file.ts';
 import type { DeploymentDeps } from './deployment-deps.ts';
 
@@ -68,8 +70,9 @@ export function deploymentReads({
               })),
       };
       return {
-        id: row.id,
-        name: row.desktopName,
+        // every stored field of the edit form, by the generated mapper (a field added to the
+        // schema with `x-in` arrives here too); then what the desktops are made with
+        ...deploymentToInfo(row),
         description: dict.description ?? row.description,
         template: row.templateId,
         ...(dict.guest_properties ? { guest_properties: dict.guest_properties } : {}),
@@ -77,10 +80,6 @@ export function deploymentReads({
         hardware: (dict.hardware ?? {}) as DeploymentInfo['hardware'],
         ...(dict.hardware?.reservables ? { reservables: dict.hardware.reservables } : {}),
         allowed,
-        tag: row.id,
-        tag_name: row.name,
-        tag_visible: row.visible,
-        user_permissions: row.userPermissions,
         limited_hardware: null,
       };
     },

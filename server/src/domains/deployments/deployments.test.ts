@@ -212,7 +212,7 @@ describe('deployments', () => {
     expect((await detail('teacher', id)).desktops).toHaveLength(12);
   }, 60_000);
 
-  it('the list item and the detail carry what was written, the tag fields and the template name (false once it is gone)', async () => {
+  it("the list item, the detail and the edit form's read carry what was written, the tag fields and the template (its name, false once it is gone)", async () => {
     const student = await userRow(t.app, studentName(2));
     const id = await newDeployment('teacher', 'Tagged', [], {
       allowed: { users: [student.id] },
@@ -243,6 +243,20 @@ describe('deployments', () => {
       (await api('teacher', 'GET', '/deployments')).json<Deployment[]>().find((d) => d.id === id);
     expect(await listed()).toMatchObject(written);
     expect(await detail('teacher', id)).toMatchObject({ ...written, desktops: [{ tag: id }] });
+    // the edit form's read: `name` is the desktop name, the deployment's own name is `tag_name`
+    const info = await api('teacher', 'GET', `/deployment/info/${id}`);
+    expect(info.statusCode, info.body).toBe(200);
+    expect(info.json()).toMatchObject({
+      id,
+      name: 'Tagged desktop',
+      description: 'the second name',
+      template: 'demo-template',
+      tag: id,
+      tag_name: 'Tagged again',
+      tag_visible: false,
+      user_permissions: ['recreate'],
+      allowed: { users: [{ id: student.id }] },
+    });
     await t.app.deployments.update(id, { templateId: null });
     expect(await listed()).toMatchObject({ ...written, template: false });
     expect(await detail('teacher', id)).toMatchObject({ template: false });
@@ -653,6 +667,121 @@ describe('deployment delete and the recycle bin', () => {
         before === null ? null : JSON.stringify(before),
       ]);
     }
+  }, 60_000);
+
+  it("a restore stays within the owner's deployment quotas and the target desktop limits a create checks, and an entry over them stays in the bin untouched", async () => {
+    const id = await newDeployment('teacher', 'Restored within quota', [groupId('Class B')]);
+    const before = (await detail('teacher', id)).desktops.map((d) => d.id).sort();
+    expect((await api('teacher', 'DELETE', `/deployments/${id}`)).statusCode).toBe(200);
+    const entryId = String(
+      published.findLast((e) => e.name === 'recycle-bins.created')?.payload.id,
+    );
+    const teacher = await userRow(t.app, 'teacher');
+    const count = async (text: string, param: string) =>
+      Number((await t.app.database.query<{ n: string }>(text, [param]))[0]?.n);
+    const deploymentsOwned = await count(
+      'SELECT count(*) AS n FROM deployments WHERE user_id = $1',
+      teacher.id,
+    );
+    const deploymentDesktopsOwned = await count(
+      'SELECT count(*) AS n FROM desktops d JOIN deployments p ON p.id = d.tag WHERE p.user_id = $1',
+      teacher.id,
+    );
+    const classBDesktops = await count(
+      "SELECT count(*) AS n FROM desktops WHERE group_id = $1 AND type = 'persistent'",
+      groupId('Class B'),
+    );
+    /** With this quota set, the restore is refused with the create's code and nothing comes back. */
+    const refused = async (
+      table: 'users' | 'groups',
+      rowId: string,
+      quota: (before: object) => object,
+      code: string,
+    ) => {
+      const [{ quota: saved } = { quota: null }] = await t.app.database.query<{
+        quota: object | null;
+      }>(`SELECT quota FROM ${table} WHERE id = $1`, [rowId]);
+      try {
+        await t.app.database.query(`UPDATE ${table} SET quota = $2 WHERE id = $1`, [
+          rowId,
+          JSON.stringify(quota(saved ?? {})),
+        ]);
+        expectCode(await api('teacher', 'PUT', `/recycle_bin/restore/${entryId}`), 428, code);
+        expect((await t.app.recycleBin.get(entryId))?.status).toBe('recycled');
+        expect(await t.app.deployments.get(id)).toBeUndefined();
+        expect(await count('SELECT count(*) AS n FROM desktops WHERE tag = $1', id)).toBe(0);
+      } finally {
+        await t.app.database.query(`UPDATE ${table} SET quota = $2 WHERE id = $1`, [
+          rowId,
+          saved === null ? null : JSON.stringify(saved),
+        ]);
+      }
+    };
+    await refused(
+      'users',
+      teacher.id,
+      () => ({ deployments_total: deploymentsOwned }),
+      'deployment_new_user_quota_exceeded',
+    );
+    await refused(
+      'users',
+      teacher.id,
+      () => ({ deployment_desktops: deploymentDesktopsOwned + before.length - 1 }),
+      'deployment_desktop_new_user_quota_exceeded',
+    );
+    await refused(
+      'groups',
+      groupId('Class B'),
+      (saved) => ({ ...saved, limits: { desktops: classBDesktops } }),
+      'desktop_new_group_limit_exceeded',
+    );
+    // Within every quota again, the entry comes back whole.
+    const restore = await api('teacher', 'PUT', `/recycle_bin/restore/${entryId}`);
+    expect(restore.statusCode, restore.body).toBe(200);
+    expect((await t.app.recycleBin.get(entryId))?.status).toBe('restored');
+    expect((await detail('teacher', id)).desktops.map((d) => d.id).sort()).toEqual(before);
+  }, 60_000);
+
+  it("a deleted user's desktop of another owner's deployment comes back only within that owner's deployment-desktop quota", async () => {
+    const student = await addUser(t.app, {
+      username: 'leaving-student',
+      role: 'user',
+      categoryId: 'default',
+      groupId: groupId('Class B'),
+    });
+    const id = await newDeployment('teacher2', 'Left by a student', [], {
+      allowed: { users: [student.id] },
+      owner_desktop: false,
+    });
+    const deleted = await api('admin', 'DELETE', `/admin/users/${student.id}`);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    const [entry] = await t.app.database.query<{ id: string }>(
+      "SELECT id FROM recycle_bin WHERE item_type = 'user' AND item_name = 'leaving-student'",
+    );
+    const entryId = entry?.id ?? '';
+    const owner = await userRow(t.app, 'teacher2');
+    const [{ n } = { n: '0' }] = await t.app.database.query<{ n: string }>(
+      'SELECT count(*) AS n FROM desktops d JOIN deployments p ON p.id = d.tag WHERE p.user_id = $1',
+      [owner.id],
+    );
+    try {
+      await t.app.database.query(`UPDATE users SET quota = $2 WHERE id = $1`, [
+        owner.id,
+        JSON.stringify({ deployment_desktops: Number(n) }),
+      ]);
+      expectCode(
+        await api('admin', 'PUT', `/recycle_bin/restore/${entryId}`),
+        428,
+        'deployment_desktop_new_user_quota_exceeded',
+      );
+      expect((await t.app.recycleBin.get(entryId))?.status).toBe('recycled');
+      expect(await t.app.users.byId(student.id)).toBeUndefined();
+    } finally {
+      await t.app.database.query(`UPDATE users SET quota = NULL WHERE id = $1`, [owner.id]);
+    }
+    const restore = await api('admin', 'PUT', `/recycle_bin/restore/${entryId}`);
+    expect(restore.statusCode, restore.body).toBe(200);
+    expect((await detail('teacher2', id)).desktops.map((d) => d.user)).toEqual([student.id]);
   }, 60_000);
 
   it("a new deployment's desktops stay within the desktop limits of their users' group and category", async () => {

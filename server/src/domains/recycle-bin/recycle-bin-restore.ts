@@ -2,7 +2,9 @@
  * Restoring an entry: its templates come back usable with their disks, its desktops stopped with
  * theirs, its deployments before their desktops, and a user entry's account first (same id and
  * password), all in one transaction, each item inside its owner's quota and limits and under a
- * name the owner has no other item by.
+ * name the owner has no other item by. A deployment and its desktops are checked as a create
+ * checks them: against the deployment owner's deployment quotas and the desktop limits of the
+ * desktops' groups and categories; one refused item refuses the whole restore.
  */
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
@@ -19,7 +21,9 @@ import { failRestoredWithoutDisk } from './restore-disks.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import {
+  checkDeploymentQuota,
   checkDesktopCreate,
+  checkTargetDesktopLimits,
   checkTemplateCreate,
   lockQuotaScopesOf,
   type QuotaSubject,
@@ -152,11 +156,19 @@ export function recycleBinRestore({
       assertRecycled(row);
       const data = row.data as EntryData;
       const account = data.user;
+      // The owner a deployment desktop counts against: its deployment's, in this entry or still there.
+      const deploymentOwners = new Map((data.deployments ?? []).map((p) => [p.id, p.userId]));
+      for (const tag of new Set((data.desktops ?? []).map((d) => d.tag))) {
+        if (tag === null || deploymentOwners.has(tag)) continue;
+        const deployment = await app.deployments.get(tag);
+        if (deployment) deploymentOwners.set(tag, deployment.userId);
+      }
       const ownerIds = [
         ...new Set([
           row.ownerId,
           ...(data.templates ?? []).map((t) => t.userId),
           ...(data.desktops ?? []).map((d) => d.userId),
+          ...deploymentOwners.values(),
         ]),
       ].filter((ownerId) => ownerId !== account?.id);
       const subjects = new Map<string, QuotaSubject>();
@@ -239,22 +251,9 @@ export function recycleBinRestore({
           );
           templateIds.push(t.id);
         }
-        const deploymentIds: string[] = [];
-        for (const recycled of data.deployments ?? []) {
-          const { createdAt: _created, updatedAt: _updated, ...p } = recycled;
-          await app.deployments.create(p, tx);
-          deploymentIds.push(p.id);
-        }
         const desktopIds: string[] = [];
-        for (const recycled of data.desktops ?? []) {
+        const restoreDesktop = async (recycled: NonNullable<EntryData['desktops']>[number]) => {
           const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
-          // A deployment's desktop counts against its deployment's owner, not its user's own quota.
-          if (!d.tag)
-            await checkDesktopCreate(
-              query,
-              subjectOf(d.userId),
-              d.type === 'nonpersistent' ? 'volatile' : 'desktops',
-            );
           await app.desktops.table.create(
             {
               ...d,
@@ -267,6 +266,40 @@ export function recycleBinRestore({
             tx,
           );
           desktopIds.push(d.id);
+        };
+        const deploymentIds: string[] = [];
+        for (const recycled of data.deployments ?? []) {
+          const { createdAt: _created, updatedAt: _updated, ...p } = recycled;
+          const own = (data.desktops ?? []).filter((d) => d.tag === p.id);
+          // As a create: one more deployment with these desktops for its owner, and the desktops
+          // within the limits of their groups and categories; then its desktops, so the next
+          // deployment of the entry counts them.
+          await checkDeploymentQuota(query, subjectOf(p.userId), {
+            newDeployment: true,
+            desktops: own.length,
+          });
+          await checkTargetDesktopLimits(query, own);
+          await app.deployments.create(p, tx);
+          deploymentIds.push(p.id);
+          for (const d of own) await restoreDesktop(d);
+        }
+        for (const d of data.desktops ?? []) {
+          if (d.tag !== null && deploymentIds.includes(d.tag)) continue;
+          const deploymentOwner = d.tag === null ? undefined : deploymentOwners.get(d.tag);
+          // A deployment's desktop counts against its deployment's owner, not its user's own quota.
+          if (deploymentOwner !== undefined) {
+            await checkDeploymentQuota(query, subjectOf(deploymentOwner), {
+              newDeployment: false,
+              desktops: 1,
+            });
+            await checkTargetDesktopLimits(query, [d]);
+          } else if (!d.tag)
+            await checkDesktopCreate(
+              query,
+              subjectOf(d.userId),
+              d.type === 'nonpersistent' ? 'volatile' : 'desktops',
+            );
+          await restoreDesktop(d);
         }
         return { templateIds, desktopIds, deploymentIds };
       });
