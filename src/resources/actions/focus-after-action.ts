@@ -10,6 +10,9 @@
  *    Stop button where Start was), else the record's last control, else the record itself.
  *
  * The record is found again by its id: a re-rendered card or row is a new element.
+ *
+ * After a create, the list the form returns to puts the focus on the new record's card or row
+ * (./created-record.ts says which record that is): once it is on screen, while the focus is lost.
  */
 
 /** What the focus returns to: the pressed control, its record and its place among its controls. */
@@ -148,4 +151,30 @@ function watch(anchor: FocusAnchor, pending: boolean): () => void {
     until = Date.now() + FOCUS_WATCH_MS;
     restoreFocus(anchor);
   };
+}
+
+/**
+ * Puts the focus on the record with this id (its card or row) as soon as it is on screen, when the
+ * focus is lost then (on the body: the form that made it is gone); checks during
+ * `FOCUS_WATCH_MS`. Calls `focused` once the record has the focus. Returns the function that stops
+ * watching.
+ */
+export function focusRecordWhenShown(recordId: string, focused: () => void): () => void {
+  const until = Date.now() + FOCUS_WATCH_MS;
+  const attempt = (): boolean => {
+    const scope = recordElement(recordId);
+    if (!scope) return Date.now() > until;
+    if (focusLost()) {
+      if (!scope.matches(FOCUSABLE) && !scope.hasAttribute('tabindex'))
+        scope.setAttribute('tabindex', '-1');
+      scope.focus({ preventScroll: true });
+      if (document.activeElement === scope) focused();
+    }
+    return true;
+  };
+  if (attempt()) return () => undefined;
+  const timer = setInterval(() => {
+    if (attempt()) clearInterval(timer);
+  }, TICK_MS);
+  return () => clearInterval(timer);
 }
