@@ -155,26 +155,41 @@ function watch(anchor: FocusAnchor, pending: boolean): () => void {
 
 /**
  * Puts the focus on the record with this id (its card or row) as soon as it is on screen, when the
- * focus is lost then (on the body: the form that made it is gone); checks during
- * `FOCUS_WATCH_MS`. Calls `focused` once the record has the focus. Returns the function that stops
- * watching.
+ * focus is lost then (on the body: the form that made it is gone), and calls `focused` once it has
+ * it. A live list may draw the record anew (a grid that finds its width moves a card to another
+ * row): for `FOCUS_WATCH_MS` after, the focus dropped to the body goes back to it. Watching ends
+ * when the user moves the focus elsewhere, or the record is on screen while the focus is elsewhere
+ * from the start. Returns the function that stops watching.
  */
 export function focusRecordWhenShown(recordId: string, focused: () => void): () => void {
-  const until = Date.now() + FOCUS_WATCH_MS;
-  const attempt = (): boolean => {
-    const scope = recordElement(recordId);
-    if (!scope) return Date.now() > until;
-    if (focusLost()) {
-      if (!scope.matches(FOCUSABLE) && !scope.hasAttribute('tabindex'))
-        scope.setAttribute('tabindex', '-1');
-      scope.focus({ preventScroll: true });
-      if (document.activeElement === scope) focused();
-    }
-    return true;
+  let until = Date.now() + FOCUS_WATCH_MS;
+  let landed = false;
+  const stop = (): void => {
+    clearInterval(timer);
+    document.removeEventListener('focusin', moved);
   };
-  if (attempt()) return () => undefined;
-  const timer = setInterval(() => {
-    if (attempt()) clearInterval(timer);
-  }, TICK_MS);
-  return () => clearInterval(timer);
+  const moved = (event: FocusEvent): void => {
+    const target = event.target;
+    if (target instanceof Node && !recordElement(recordId)?.contains(target)) stop();
+  };
+  const attempt = (): void => {
+    if (Date.now() > until) return stop();
+    const scope = recordElement(recordId);
+    if (!scope) return;
+    if (!focusLost()) {
+      if (!landed) stop();
+      return;
+    }
+    if (!scope.matches(FOCUSABLE) && !scope.hasAttribute('tabindex'))
+      scope.setAttribute('tabindex', '-1');
+    scope.focus({ preventScroll: true });
+    if (landed || document.activeElement !== scope) return;
+    landed = true;
+    until = Date.now() + FOCUS_WATCH_MS;
+    focused();
+  };
+  const timer = setInterval(attempt, TICK_MS);
+  document.addEventListener('focusin', moved);
+  attempt();
+  return stop;
 }
