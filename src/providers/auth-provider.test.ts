@@ -58,9 +58,13 @@ let navigations: string[];
 let teardowns: number;
 let undo: (() => void)[];
 
-/** The session as the SPA holds it after login, and a server that says it has ended. */
-function sessionThatEnded(session: string): void {
-  setToken(loginToken(session));
+/**
+ * The session as the SPA holds it after login, and a server that says it has ended. Returns the
+ * session's token.
+ */
+function sessionThatEnded(session: string): string {
+  const token = loginToken(session);
+  setToken(token);
   updateSessionState({ user: { id: 'u1', role_id: 'user', name: 'User' } as SessionUser });
   vi.stubGlobal(
     'fetch',
@@ -75,6 +79,7 @@ function sessionThatEnded(session: string): void {
       return expired();
     }),
   );
+  return token;
 }
 
 /** The socket wired as the session bootstrap wires it. */
@@ -122,14 +127,14 @@ afterEach(() => {
 
 describe('logout after a transport error followed by a 401', () => {
   it('calls /logout once and redirects once, whatever reports the end and when', async () => {
-    sessionThatEnded('s1');
+    const token = sessionThatEnded('s1');
     openSessionSocket();
 
     // The network drops; the session check that follows is answered 401.
     fake.socket?.emit('connect_error', new Error('websocket error'));
     // Meanwhile the resync's reads fail the same way, through refine too.
     const read = request('desktops.list').catch((error: unknown) => refineOnError(error));
-    await vi.waitFor(() => expect(navigations.length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(navigations.length).toBeGreaterThan(0), { timeout: 5000 });
     await read;
 
     // Late signals of the same end: another read's 401, the next handshake refused.
@@ -137,7 +142,7 @@ describe('logout after a transport error followed by a 401', () => {
     fake.socket?.emit('connect_error', new Error(AUTH_REJECTED));
     await sleep(100);
 
-    expect(logoutCalls).toEqual([`Bearer ${loginToken('s1')}`]);
+    expect(logoutCalls).toEqual([`Bearer ${token}`]);
     expect(navigations).toEqual(['/login']);
     expect(teardowns).toBe(1);
   });
