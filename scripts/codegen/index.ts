@@ -548,9 +548,14 @@ export async function runCodegen({ schemaDir, outDir, checkOnly }: CodegenOption
   const uniqueCodes = [
     ...new Map(codes.map(([k, v]) => [`${k}=${v}`, [k, v] as const])).values(),
   ].sort(([a], [b]) => b.length - a.length || a.localeCompare(b));
+  // 10. the description codes of a quota or limit refusal (the quota popup's), from $defs.quotaCode
+  const defs = files.find((f) => f.file.replace(/\\/g, '/') === 'common/defs.schema.json');
+  const quotaCodes = ((defs?.json.$defs as Json | undefined)?.quotaCode as Json | undefined)?.enum;
+  if (!Array.isArray(quotaCodes) || !quotaCodes.every((code) => typeof code === 'string'))
+    throw new Error('common/defs.schema.json: $defs.quotaCode needs an enum of description codes');
   write(
     'error-codes.ts',
-    `${banner}/** schemaPath suffix -> description_code, longest suffix first. */\nexport const errorCodes = ${literal(uniqueCodes)} as const;\n\n/** The description_code of one ajv error: its x-error code, else the ajv keyword. */\nexport function errorCodeOf(error: { schemaPath: string; keyword: string }): string {\n  for (const [suffix, code] of errorCodes) if (error.schemaPath.endsWith(suffix)) return code;\n  return error.keyword;\n}\n`,
+    `${banner}/** schemaPath suffix -> description_code, longest suffix first. */\nexport const errorCodes = ${literal(uniqueCodes)} as const;\n\n/** The description_code of one ajv error: its x-error code, else the ajv keyword. */\nexport function errorCodeOf(error: { schemaPath: string; keyword: string }): string {\n  for (const [suffix, code] of errorCodes) if (error.schemaPath.endsWith(suffix)) return code;\n  return error.keyword;\n}\n\n/** The description_codes of a quota or limit refusal ($defs.quotaCode): the quota popup's. */\nexport const quotaCodes: readonly string[] = ${literal(quotaCodes)};\n\n/** Whether a description_code is a quota or limit refusal. */\nexport function isQuotaCode(code: string | null | undefined): boolean {\n  return !!code && quotaCodes.includes(code);\n}\n`,
   );
   return { files };
 }

@@ -16,11 +16,16 @@
  *   `x-constraints` codes, the `x-error` codes and the `codes` of `x-ui`.
  * A code expression that does not resolve is listed in UNRESOLVED with where its codes come from
  * instead; an entry that no longer occurs fails too, so the list stays true.
+ *
+ * The quota catalogue (`$defs.quotaCode`, the codes the SPA opens its quota popup for) is exactly
+ * the quota and limit refusals the server sends, and `errors.json` keeps no text for one it does
+ * not send.
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import ts from 'typescript';
+import { quotaCodes } from '@/generated/error-codes';
 
 type Tree = Record<string, unknown>;
 const root = join(__dirname, '..', '..');
@@ -761,6 +766,29 @@ describe('server error codes', () => {
       ),
     );
     expect(missing).toEqual([]);
+  });
+
+  /** Named like a refusal by a quota or by a group or category limit. */
+  const quotaLike = (code: string) => /quota|_limit_exceeded$/.test(code);
+
+  it('has in the quota catalogue exactly the quota and limit refusals the server sends', () => {
+    const sent = new Set([
+      ...server.codes.keys(),
+      ...Object.values(UNRESOLVED).flatMap((entry) => entry.codes),
+      ...schema.keys(),
+    ]);
+    const catalogue = new Set(quotaCodes);
+    expect({
+      sentNotInCatalogue: [...sent].filter((code) => quotaLike(code) && !catalogue.has(code)),
+      catalogueNotSent: [...catalogue].filter((code) => !sent.has(code)),
+    }).toEqual({ sentNotInCatalogue: [], catalogueNotSent: [] });
+  });
+
+  it('keeps no text for a quota or limit refusal the server does not send', () => {
+    const unsent = Object.keys(english)
+      .filter((code) => quotaLike(code) && !quotaCodes.includes(code))
+      .sort();
+    expect(unsent).toEqual([]);
   });
 
   it('lists every code expression it cannot resolve, and only those', () => {

@@ -1,12 +1,14 @@
 /**
  * Error display: the `description_code` (or `error`) is looked up in the `errors`
- * namespace with `params`; unknown codes give the generic error. Codes containing `quota` open a
- * confirm popup (OK / Go to quota); others show a toast at top centre for 2000 ms. 401, 500 and
- * 503 are not displayed (the HTTP client already reacts to them); 429 is silent.
+ * namespace with `params`; unknown codes give the generic error. The codes of a quota or limit
+ * refusal (the schema's `quotaCode` catalogue, which the server's refusals are checked against)
+ * open a confirm popup (OK / Go to quota); others show a toast at top centre for 2000 ms. 401,
+ * 500 and 503 are not displayed (the HTTP client already reacts to them); 429 is silent.
  */
 import { useSyncExternalStore } from 'react';
 import i18next from 'i18next';
 import { notifications } from '@mantine/notifications';
+import { isQuotaCode } from '@/generated/error-codes';
 
 export const ERROR_TOAST_MS = 2000;
 const SILENT_STATUSES = new Set([401, 429, 500, 503]);
@@ -68,7 +70,7 @@ export function showError(error: unknown): 'quota' | 'toast' | 'silent' {
   if (err.statusCode !== undefined && SILENT_STATUSES.has(err.statusCode)) return 'silent';
   const { code } = errorMessageKey(err);
   const message = translateError(err);
-  if (code?.includes('quota')) {
+  if (isQuotaCode(code)) {
     setQuotaMessage(message);
     return 'quota';
   }

@@ -1,13 +1,13 @@
 /**
  * refine auth provider. Login posts the form to the generated `session.login` operation
  * (provider=form, category_id); the body is the raw JWT whose `type` decides the next page.
- * Logout always clears the session and goes to /login, even when the call fails.
+ * Logout always clears the session and goes to /login, even when the call fails, once per session.
  */
 import type { AuthProvider } from '@refinedev/core';
 import { resourceOf } from '@/generated/resources';
 import type { SessionUserCategory, SessionUserTokenType } from '@/generated/types';
 import { navigateTo } from '@/lib/navigation';
-import { resetSessionState } from '@/lib/session-state';
+import { getSessionState, resetSessionState } from '@/lib/session-state';
 import { setSessionModal } from '@/lib/session-modal-store';
 import {
   clearToken,
@@ -137,12 +137,35 @@ export async function continueLogin(bearer: string): Promise<LoginResult> {
   });
 }
 
-let loggingOut = false;
+export interface LogoutResult {
+  success: true;
+  redirectTo: string;
+}
 
-/** Ends the session: POST logout (best effort), clear the cookie and state, go to /login. */
-export async function logout(): Promise<{ success: true; redirectTo: string }> {
-  if (loggingOut) return { success: true, redirectTo: LOGIN_PATH };
-  loggingOut = true;
+/** The logout under way: every caller until it is over gets it, not a second one. */
+let ending: Promise<LogoutResult> | null = null;
+/** A logout has ended a session in this page. */
+let endedOnce = false;
+
+/** A session to end: a stored token, or a signed-in user in the session state. */
+const hasSession = (): boolean => !!getToken() || getSessionState().user !== null;
+
+/**
+ * Ends the session, once: POST logout (best effort), clear the cookie and state, go to /login.
+ * Several signals report one session's end (the socket's session check, each read answered 401,
+ * the cookie watcher): a call while a logout is under way shares it, and a call after one, with no
+ * session begun since, does nothing (no second `/logout`, redirect or teardown).
+ */
+export function logout(): Promise<LogoutResult> {
+  ending ??= endSession().finally(() => {
+    ending = null;
+  });
+  return ending;
+}
+
+async function endSession(): Promise<LogoutResult> {
+  const done: LogoutResult = { success: true, redirectTo: LOGIN_PATH };
+  if (endedOnce && !hasSession()) return done;
   const token = getToken();
   let redirect: string | undefined;
   try {
@@ -160,14 +183,14 @@ export async function logout(): Promise<{ success: true; redirectTo: string }> {
     resetSessionState();
     setSessionModal(null);
     for (const hook of logoutHooks) hook();
-    loggingOut = false;
+    endedOnce = true;
   }
   if (redirect && /^https?:\/\//.test(redirect)) {
     window.location.assign(redirect);
   } else {
     navigateTo(LOGIN_PATH, { replace: true });
   }
-  return { success: true, redirectTo: LOGIN_PATH };
+  return done;
 }
 
 /** The refine auth provider object. */
@@ -187,11 +210,9 @@ export const authProvider: AuthProvider = {
     if (forced) return { authenticated: false, redirectTo: forced };
     return { authenticated: true };
   },
-  onError: async (error: unknown) => {
-    const status = (error as { statusCode?: number } | null)?.statusCode;
-    if (status === 401) return { logout: true, redirectTo: LOGIN_PATH, error: error as ApiError };
-    return {};
-  },
+  // A 401 already ended the session in the HTTP client (its onUnauthorized hook logs out): a
+  // second logout and redirect from here would only repeat it.
+  onError: async () => ({}),
   getIdentity: async () => request('session.user'),
   getPermissions: async () => {
     const claims = decodeToken(getToken());

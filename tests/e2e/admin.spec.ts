@@ -54,6 +54,9 @@ test('the admin creates a group and a user in the UI; the user logs in; another 
   await choose(page, 'Category', 'Default');
   await page.getByRole('button', { name: 'Create', exact: true }).click();
   await expect(page).toHaveURL(/\/admin\/groups$/);
+  // Back on the list, the keyboard focus is on the new group's row, and a status names it.
+  await expect(page.locator('[data-testid="record"]:focus')).toContainText(group);
+  await expect(page.getByTestId('list-announcement')).toContainText(group);
   await page.getByTestId('resource-filter').fill(group);
   await expect(page.getByTestId('record')).toHaveCount(1);
 

@@ -40,6 +40,9 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   }[];
   const id = list.find((d) => d.name === name)?.id ?? '';
   expect(id, 'the new desktop is listed').toBeTruthy();
+  // Back on the list, the keyboard focus is on the new desktop's card.
+  await expect(page.locator(`[data-record-id="${id}"]:focus`)).toBeVisible();
+  await expect(page.getByTestId('list-announcement')).toContainText(name);
 
   await page.getByTestId('resource-filter').fill(name);
   const card = page.locator(`[data-testid="record"][data-record-id="${id}"]`);

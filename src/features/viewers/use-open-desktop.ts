@@ -2,12 +2,15 @@
  * `useOpenDesktop(desktop)`: the one-click Open of a card. Starts a stopped desktop, follows its
  * state in the cached desktops list (patched by the socket), then opens the viewer: browser VNC
  * in a new tab (a blank tab is opened at click time, inside the user gesture, so the later
- * navigation is not blocked; same tab when popups are blocked), SPICE as a file download.
+ * navigation is not blocked; same tab when popups are blocked), SPICE as a file download. A
+ * start refused for a quota or limit also opens the quota popup.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
+import { isQuotaCode } from '@/generated/error-codes';
 import type { Desktop, ViewerKey } from '@/generated/types';
+import { showError, type DisplayableError } from '@/lib/error-display';
 import { useSessionState } from '@/lib/session-state';
 import { request } from '@/providers/http-client';
 import { listKeyPrefix } from '@/providers/live-provider';
@@ -77,8 +80,10 @@ export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>):
           if (!controller.signal.aborted) setProgress(next);
         },
         signal: controller.signal,
-      }).catch(() => {
+      }).catch((error: unknown) => {
         tab?.close();
+        // The card shows the refusal; a quota or limit refusal opens the quota popup too.
+        if (isQuotaCode((error as DisplayableError | null)?.description_code)) showError(error);
       });
     },
     [desktop.id, navigate, preferred, queryClient, userId],

@@ -5,7 +5,13 @@
  * dialog's focus goes back to its opener, or to the control in its place when the opener is gone.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FOCUS_WATCH_MS, focusAnchor, giveFocusBack, holdFocus } from './focus-after-action';
+import {
+  FOCUS_WATCH_MS,
+  focusAnchor,
+  focusRecordWhenShown,
+  giveFocusBack,
+  holdFocus,
+} from './focus-after-action';
 
 function card(actions: readonly string[], id = 'd1'): HTMLElement {
   const element = document.createElement('div');
@@ -122,5 +128,39 @@ describe('the focus after a dialog', () => {
     document.body.append(next);
     giveFocusBack(anchor);
     expect(document.activeElement).toBe(next);
+  });
+});
+
+describe('the focus on a record just created', () => {
+  it('lands on the record once it is shown, and comes back when the record is drawn anew', () => {
+    const focused = vi.fn();
+    const stop = focusRecordWhenShown('d1', focused);
+    expect(focused).not.toHaveBeenCalled();
+    const first = card(['start']);
+    vi.advanceTimersByTime(150);
+    expect(document.activeElement).toBe(first);
+    expect(focused).toHaveBeenCalledTimes(1);
+
+    // A grid that finds its width moves the card to another row: a new element.
+    first.remove();
+    const second = card(['start']);
+    vi.advanceTimersByTime(150);
+    expect(document.activeElement).toBe(second);
+    expect(focused).toHaveBeenCalledTimes(1);
+    stop();
+  });
+
+  it('stops once the user puts the focus elsewhere', () => {
+    const first = card(['start']);
+    focusRecordWhenShown('d1', () => undefined);
+    expect(document.activeElement).toBe(first);
+    const elsewhere = document.createElement('input');
+    document.body.append(elsewhere);
+    elsewhere.focus();
+    first.remove();
+    card(['start']);
+    elsewhere.blur();
+    vi.advanceTimersByTime(500);
+    expect(document.activeElement).toBe(document.body);
   });
 });

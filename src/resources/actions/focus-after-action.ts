@@ -10,6 +10,9 @@
  *    Stop button where Start was), else the record's last control, else the record itself.
  *
  * The record is found again by its id: a re-rendered card or row is a new element.
+ *
+ * After a create, the list the form returns to puts the focus on the new record's card or row
+ * (./created-record.ts says which record that is): once it is on screen, while the focus is lost.
  */
 
 /** What the focus returns to: the pressed control, its record and its place among its controls. */
@@ -148,4 +151,45 @@ function watch(anchor: FocusAnchor, pending: boolean): () => void {
     until = Date.now() + FOCUS_WATCH_MS;
     restoreFocus(anchor);
   };
+}
+
+/**
+ * Puts the focus on the record with this id (its card or row) as soon as it is on screen, when the
+ * focus is lost then (on the body: the form that made it is gone), and calls `focused` once it has
+ * it. A live list may draw the record anew (a grid that finds its width moves a card to another
+ * row): for `FOCUS_WATCH_MS` after, the focus dropped to the body goes back to it. Watching ends
+ * when the user moves the focus elsewhere, or the record is on screen while the focus is elsewhere
+ * from the start. Returns the function that stops watching.
+ */
+export function focusRecordWhenShown(recordId: string, focused: () => void): () => void {
+  let until = Date.now() + FOCUS_WATCH_MS;
+  let landed = false;
+  const stop = (): void => {
+    clearInterval(timer);
+    document.removeEventListener('focusin', moved);
+  };
+  const moved = (event: FocusEvent): void => {
+    const target = event.target;
+    if (target instanceof Node && !recordElement(recordId)?.contains(target)) stop();
+  };
+  const attempt = (): void => {
+    if (Date.now() > until) return stop();
+    const scope = recordElement(recordId);
+    if (!scope) return;
+    if (!focusLost()) {
+      if (!landed) stop();
+      return;
+    }
+    if (!scope.matches(FOCUSABLE) && !scope.hasAttribute('tabindex'))
+      scope.setAttribute('tabindex', '-1');
+    scope.focus({ preventScroll: true });
+    if (landed || document.activeElement !== scope) return;
+    landed = true;
+    until = Date.now() + FOCUS_WATCH_MS;
+    focused();
+  };
+  const timer = setInterval(attempt, TICK_MS);
+  document.addEventListener('focusin', moved);
+  attempt();
+  return stop;
 }

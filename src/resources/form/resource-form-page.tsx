@@ -11,7 +11,7 @@ import '@mantine/core/styles/Alert.css';
 import { useEffect, useState } from 'react';
 import { Alert, Button, Group, Stack, Title } from '@mantine/core';
 import { useCreate, useNotification, useOne, useUpdate } from '@refinedev/core';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { FieldValues } from 'react-hook-form';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { useTranslation } from 'react-i18next';
@@ -24,6 +24,7 @@ import { useSessionState } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
 import { recordName, recordTitle } from '../actions/record-actions';
 import { routeHref, usableOperation } from '../actions/available-actions';
+import { answeredId, listedIds, rememberCreated } from '../actions/created-record';
 import { changedSections } from './form-values';
 import { resolveFormExtension, type FormMode } from './form-extension-registry';
 import { FormSkeleton, missingHidden, NO_EXTENSION, SchemaFormBody } from './form-body';
@@ -60,6 +61,7 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const { open } = useNotification();
+  const queryClient = useQueryClient();
   const def = resourceOf(resource);
   if (!def) throw new Error(`No resource ${resource}`);
   const type = (mode === 'create' ? def.meta.types.create : def.meta.types.update) ?? '';
@@ -162,7 +164,20 @@ export function ResourceFormPage({ resource, mode }: ResourceFormPageProps) {
   const submit = async (values: FieldValues, initial: FieldValues): Promise<void> => {
     const name = String(values.name ?? (record ? recordTitle(resource, record) : ''));
     if (mode === 'create') {
-      await create({ resource, values, successNotification: false, errorNotification: false });
+      const before = listedIds(queryClient, resource);
+      const answer = await create({
+        resource,
+        values,
+        successNotification: false,
+        errorNotification: false,
+      });
+      // The list it returns to focuses the new record.
+      rememberCreated({
+        resource,
+        id: answeredId(answer.data),
+        title: recordName(resource, values),
+        before,
+      });
       open?.({ type: 'success', message: t('common:form.created', { name }) });
     } else {
       const changed = changedSections(initial, values);

@@ -1,9 +1,10 @@
 /**
  * The cards view of a generated list: a virtualised grid (rows of cards, only the visible rows in
  * the DOM) drawn by the resource's registered card renderer. Each row is measured, so a card is
- * as tall as its content and the grid leaves no empty band.
+ * as tall as its content and the grid leaves no empty band. A card renderer marks its root with
+ * `data-record-id` (the focus rules find a record's card by it).
  */
-import { memo, useRef } from 'react';
+import { memo, useEffect, useRef } from 'react';
 import { Box } from '@mantine/core';
 import { useElementSize } from '@mantine/hooks';
 import { useVirtualizer } from '@tanstack/react-virtual';
@@ -21,6 +22,8 @@ export interface ResourceCardsProps {
   records: readonly ListRecord[];
   /** Accessible name of the scroll region. */
   label: string;
+  /** The id of a record to scroll to (a record just created), or null. */
+  revealId?: string | null;
 }
 
 export const ResourceCards = memo(function ResourceCards({
@@ -28,6 +31,7 @@ export const ResourceCards = memo(function ResourceCards({
   card,
   records,
   label,
+  revealId = null,
 }: ResourceCardsProps) {
   const Card = resolveCard(resource, card);
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -41,6 +45,13 @@ export const ResourceCards = memo(function ResourceCards({
     overscan: 2,
     initialRect: { width: 1024, height: 800 },
   });
+  const revealRow =
+    revealId === null
+      ? -1
+      : Math.floor(records.findIndex((record) => String(record.id) === revealId) / columns);
+  useEffect(() => {
+    if (revealRow >= 0) virtualizer.scrollToIndex(revealRow, { align: 'auto' });
+  }, [virtualizer, revealRow]);
 
   return (
     <Box

@@ -2,7 +2,8 @@
  * The generated list screen of a resource: title row with the primary action, filter text, the
  * tabs and toggles of `x-ui.list`, a switch between the views it allows, then the records as a
  * virtualised table or card grid, live through the live provider. Skeletons while loading, an
- * empty state with the primary action, an error with what to do next.
+ * empty state with the primary action, an error with what to do next. Back from a create, the new
+ * record has the focus and is announced (./use-created-focus.ts).
  */
 import '@mantine/core/styles/FloatingIndicator.css';
 import '@mantine/core/styles/SegmentedControl.css';
@@ -10,6 +11,7 @@ import '@mantine/core/styles/Switch.css';
 import '@mantine/core/styles/Tabs.css';
 import '@mantine/core/styles/Skeleton.css';
 import '@mantine/core/styles/Alert.css';
+import '@mantine/core/styles/VisuallyHidden.css';
 import { useCallback, useDeferredValue, useEffect, useMemo, useState } from 'react';
 import {
   Alert,
@@ -22,6 +24,7 @@ import {
   Text,
   TextInput,
   Title,
+  VisuallyHidden,
 } from '@mantine/core';
 import { useList } from '@refinedev/core';
 import { Link } from 'react-router';
@@ -46,6 +49,7 @@ import {
 import { ListSkeleton, rememberListCount } from './list-skeleton';
 import { ResourceCards } from './resource-cards';
 import { ResourceTable } from './resource-table';
+import { useCreatedFocus } from './use-created-focus';
 import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 
 type View = 'cards' | 'table';
@@ -129,6 +133,7 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       }),
     [ordered, searchable, deferredText, tab, activeToggles, user?.id],
   );
+  const { revealId, announcement } = useCreatedFocus(resource, records);
   useEffect(() => {
     if (!query.isLoading && !query.isError) rememberListCount(resource, all.length);
   }, [resource, all.length, query.isLoading, query.isError]);
@@ -176,7 +181,13 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       {t('common:list.noMatches')}
     </Text>
   ) : view === 'cards' && list.card ? (
-    <ResourceCards resource={resource} card={list.card} records={records} label={title} />
+    <ResourceCards
+      resource={resource}
+      card={list.card}
+      records={records}
+      label={title}
+      revealId={revealId}
+    />
   ) : (
     <ResourceTable
       resource={resource}
@@ -188,6 +199,7 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       onSort={setSort}
       detailsHref={detailsKind ? detailsHref : null}
       titleField={list.title ?? 'name'}
+      revealId={revealId}
     />
   );
 
@@ -268,6 +280,9 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
         ) : (
           body
         )}
+        <VisuallyHidden role="status" data-testid="list-announcement">
+          {announcement}
+        </VisuallyHidden>
       </Stack>
     </CellTextProvider>
   );

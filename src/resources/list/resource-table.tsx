@@ -8,7 +8,7 @@
  * columns (`keyColumns`), sharing the width, and each row's actions are one menu button.
  */
 import '@mantine/core/styles/Table.css';
-import { memo, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Anchor, Box, Group, Text, UnstyledButton, useMantineTheme } from '@mantine/core';
 import { useMediaQuery } from '@mantine/hooks';
 import { useVirtualizer } from '@tanstack/react-virtual';
@@ -64,6 +64,8 @@ export interface ResourceTableProps {
   detailsHref: ((record: ListRecord) => string | null) | null;
   /** Field naming a record (its cell links to the details). */
   titleField: string;
+  /** The id of a record to scroll to (a record just created), or null. */
+  revealId?: string | null;
 }
 
 const Row = memo(function Row({
@@ -119,6 +121,7 @@ export const ResourceTable = memo(function ResourceTable({
   onSort,
   detailsHref,
   titleField,
+  revealId = null,
 }: ResourceTableProps) {
   const { t } = useTranslation();
   const theme = useMantineTheme();
@@ -143,6 +146,11 @@ export const ResourceTable = memo(function ResourceTable({
     initialRect: { width: 1024, height: 800 },
   });
   const items = virtualizer.getVirtualItems();
+  const revealIndex =
+    revealId === null ? -1 : records.findIndex((record) => String(record.id) === revealId);
+  useEffect(() => {
+    if (revealIndex >= 0) virtualizer.scrollToIndex(revealIndex, { align: 'auto' });
+  }, [virtualizer, revealIndex]);
   useLayoutEffect(() => {
     if (actions !== 'buttons') return;
     const contents = scrollRef.current?.querySelectorAll<HTMLElement>('[data-actions-content]');

@@ -1,0 +1,159 @@
+/**
+ * One logout per session. When the socket has a transport error and the session check then answers
+ * 401 (the session expired or was revoked), every signal of that end (the check's 401 through the
+ * HTTP client, the socket's end of session, refine's error hook, late reads answered 401, the
+ * socket's next handshake refused) leads to one `/logout` call, one teardown and one redirect.
+ */
+import { EventEmitter } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { setNavigator } from '@/lib/navigation';
+import { updateSessionState } from '@/lib/session-state';
+import { clearToken, setToken } from '@/lib/token';
+import type { SessionUser } from '@/generated/types';
+
+const fake = vi.hoisted(() => ({ socket: null as EventEmitter | null }));
+
+vi.mock('socket.io-client', () => ({
+  io: () => {
+    const emitter = new EventEmitter() as EventEmitter & { disconnect: () => void };
+    emitter.disconnect = () => undefined;
+    fake.socket = emitter;
+    return emitter;
+  },
+}));
+
+const { AUTH_REJECTED, closeSocket, openSocket } = await import('@/lib/socket');
+const { configureHttpClient, isApiError, request } = await import('./http-client');
+const { authProvider, logout, onLogout } = await import('./auth-provider');
+
+function jwt(claims: Record<string, unknown>): string {
+  const enc = (value: unknown): string =>
+    btoa(JSON.stringify(value)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  return `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc(claims)}.sig`;
+}
+
+const loginToken = (session: string): string =>
+  jwt({
+    kid: 'isardvdi',
+    session_id: session,
+    exp: Math.floor(Date.now() / 1000) + 3600,
+    data: { user_id: 'u1', role_id: 'user', category_id: 'default' },
+  });
+
+const expired = (): Response =>
+  new Response(
+    JSON.stringify({
+      error: 'unauthorized',
+      description: 'Session expired',
+      description_code: 'invalid_session',
+      params: null,
+    }),
+    { status: 401, headers: { 'Content-Type': 'application/json' } },
+  );
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let logoutCalls: string[];
+let navigations: string[];
+let teardowns: number;
+let undo: (() => void)[];
+
+/**
+ * The session as the SPA holds it after login, and a server that says it has ended. Returns the
+ * session's token.
+ */
+function sessionThatEnded(session: string): string {
+  const token = loginToken(session);
+  setToken(token);
+  updateSessionState({ user: { id: 'u1', role_id: 'user', name: 'User' } as SessionUser });
+  vi.stubGlobal(
+    'fetch',
+    vi.fn<typeof fetch>(async (input, init) => {
+      const url = new URL(String(input), 'http://portal.test');
+      if (url.pathname.endsWith('/logout')) {
+        logoutCalls.push(new Headers(init?.headers).get('Authorization') ?? '');
+        await sleep(20);
+        return new Response('{}', { status: 200, headers: { 'Content-Type': 'application/json' } });
+      }
+      await sleep(5);
+      return expired();
+    }),
+  );
+  return token;
+}
+
+/** The socket wired as the session bootstrap wires it. */
+function openSessionSocket(): void {
+  openSocket({
+    getToken: () => 'jwt',
+    onEvent: () => undefined,
+    onConnect: () => undefined,
+    onFatal: () => void logout(),
+    checkSession: () =>
+      request('session.user', { background: true }).then(
+        () => true,
+        (error: unknown) => !(isApiError(error) && error.statusCode === 401),
+      ),
+  });
+}
+
+/** Refine's reaction to a failed read: its error hook, and a logout when the hook asks for one. */
+async function refineOnError(error: unknown): Promise<void> {
+  const answer = await authProvider.onError?.(error);
+  if (answer?.logout) await authProvider.logout?.({});
+  if (answer?.redirectTo) navigations.push(answer.redirectTo);
+}
+
+beforeEach(() => {
+  logoutCalls = [];
+  navigations = [];
+  teardowns = 0;
+  const previous = configureHttpClient({ onUnauthorized: () => void logout() });
+  undo = [
+    () => configureHttpClient(previous),
+    setNavigator((path) => navigations.push(path)),
+    onLogout(() => {
+      teardowns += 1;
+    }),
+  ];
+});
+
+afterEach(() => {
+  for (const step of undo) step();
+  closeSocket();
+  clearToken();
+  vi.unstubAllGlobals();
+});
+
+describe('logout after a transport error followed by a 401', () => {
+  it('calls /logout once and redirects once, whatever reports the end and when', async () => {
+    const token = sessionThatEnded('s1');
+    openSessionSocket();
+
+    // The network drops; the session check that follows is answered 401.
+    fake.socket?.emit('connect_error', new Error('websocket error'));
+    // Meanwhile the resync's reads fail the same way, through refine too.
+    const read = request('desktops.list').catch((error: unknown) => refineOnError(error));
+    await vi.waitFor(() => expect(navigations.length).toBeGreaterThan(0), { timeout: 5000 });
+    await read;
+
+    // Late signals of the same end: another read's 401, the next handshake refused.
+    await request('desktops.list').catch((error: unknown) => refineOnError(error));
+    fake.socket?.emit('connect_error', new Error(AUTH_REJECTED));
+    await sleep(100);
+
+    expect(logoutCalls).toEqual([`Bearer ${token}`]);
+    expect(navigations).toEqual(['/login']);
+    expect(teardowns).toBe(1);
+  });
+
+  it('ends the next session again after a new login', async () => {
+    sessionThatEnded('s2');
+    await Promise.all([logout(), logout()]);
+    sessionThatEnded('s3');
+    await logout();
+    expect(logoutCalls).toHaveLength(2);
+    expect(navigations).toEqual(['/login', '/login']);
+    expect(teardowns).toBe(2);
+  });
+});
