@@ -1,5 +1,5 @@
 /**
- * Soak: `npx tsx scripts/bench/soak.ts [--users 500] [--minutes 10] [--console-share 0.2] [--running 3]`.
+ * Soak: `npx tsx scripts/bench/soak.ts [--users 500] [--minutes 10] [--console-share 0.2]`.
  *
  * Runs the portal as `npm start` does (the compiled bundle, embedded PGlite, its own DATA_DIR and
  * port) in a child process, with the event-loop probe preloaded (`scripts/lib/event-loop-probe.mjs`:
@@ -10,10 +10,11 @@
  * lists its desktops every 30 s and edits its desktop's description once a minute (a write through
  * the desktop service that publishes `desktop_update` to the owner: nothing boots, so 500 users do
  * not start 500 QEMU guests on a 2-core machine). A share of them (`console-share`, 20 %) are
- * managers of the default category who keep a console open: `running` demo desktops of `user`
- * really run (the idle guest, TCG) and each console user holds the VNC websocket of one of them
- * (ticket from GET /desktop/{id}/viewer/browser-vnc, then the proxy's websocket, kept open and
- * reopened when it closes). Starts are staggered over the first 30 s.
+ * managers of the default category who keep a console open: desktops of `user` really run (the
+ * demo template's idle guest, TCG; one per 4 console users, the VNC proxy's limit of sockets per
+ * desktop: 25 for 100) and each console user holds the VNC websocket of one of them (ticket from
+ * GET /desktop/{id}/viewer/browser-vnc, then the proxy's websocket, kept open and reopened when it
+ * closes). Starts are staggered over the first 30 s.
  *
  * Prints the list reads' p50/p95/p99, the error rate of every request and connection, the delivery
  * of the edits' events, the server's event-loop lag p99 (worst and median 10-s window) and its RSS
@@ -28,12 +29,13 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eq } from 'drizzle-orm';
 import { io, type Socket } from 'socket.io-client';
 import WebSocket from 'ws';
 import { buildApp } from '../../server/src/app.ts';
 import { hashPassword } from '../../server/src/platform/auth/passwords.ts';
 import { loadConfig } from '../../server/src/platform/config/config.ts';
-import { desktops } from '../../server/src/platform/db/schema.ts';
+import { desktops, users, type DesktopInsert } from '../../server/src/platform/db/schema.ts';
 import { userWrites } from '../../server/src/domains/directory/index.ts';
 import {
   DEMO_TEMPLATE_ID,
@@ -50,13 +52,15 @@ const { values: args } = parseArgs({
     users: { type: 'string', default: '500' },
     minutes: { type: 'string', default: '10' },
     'console-share': { type: 'string', default: '0.2' },
-    running: { type: 'string', default: '3' },
   },
 });
 const USERS = Number(args.users);
 const DURATION_MS = Number(args.minutes) * 60_000;
 const CONSOLE_USERS = Math.round(USERS * Number(args['console-share']));
-const RUNNING = Math.max(1, Number(args.running));
+/** The VNC proxy admits at most 4 sockets per desktop. */
+const CONSOLES_PER_DESKTOP = 4;
+const RUNNING = Math.ceil(CONSOLE_USERS / CONSOLES_PER_DESKTOP);
+const CONSOLE_RETRY_MS = 5000;
 const LIST_EVERY_MS = 30_000;
 const ACT_EVERY_MS = 60_000;
 const RAMP_MS = 30_000;
@@ -122,7 +126,7 @@ async function prepareData(dataDir: string): Promise<void> {
       });
     });
     await userWrites.createMany(app.db, accounts);
-    const rows = accounts.map((account, i) => ({
+    const rows: DesktopInsert[] = accounts.map((account, i) => ({
       id: randomUUID(),
       userId: account.id,
       categoryId: 'default',
@@ -133,6 +137,23 @@ async function prepareData(dataDir: string): Promise<void> {
       hardware: demoHardware(),
       guestProperties: demoGuestProperties(),
     }));
+    // The desktops that run for the consoles: `user`'s, made `creating` so the portal's
+    // reconciler makes their disks over the demo template when it boots.
+    const [owner] = await app.db.select().from(users).where(eq(users.uid, 'user')).limit(1);
+    if (!owner) throw new Error('no seeded user `user`');
+    for (let i = 0; i < RUNNING; i += 1)
+      rows.push({
+        id: randomUUID(),
+        userId: owner.id,
+        categoryId: owner.categoryId,
+        groupId: owner.groupId,
+        name: `Console desktop ${String(i + 1).padStart(3, '0')}`,
+        description: 'Soak console desktop',
+        templateId: DEMO_TEMPLATE_ID,
+        hardware: demoHardware(),
+        guestProperties: demoGuestProperties(),
+        state: 'creating',
+      });
     for (let i = 0; i < rows.length; i += 500)
       await app.db.insert(desktops).values(rows.slice(i, i + 500));
   } finally {
@@ -216,6 +237,7 @@ class SimulatedUser {
   pendingEdits: number[] = [];
   edits = 0;
   timers: NodeJS.Timeout[] = [];
+  stopped = false;
 
   constructor(
     readonly index: number,
@@ -352,7 +374,9 @@ class SimulatedUser {
               `closed ${code} after ${((performance.now() - this.consoleOpenedAt) / 1000).toFixed(0)} s`,
             );
           resolve();
-          const timer = setTimeout(() => void this.openConsole(), 1000);
+          // A console that was open comes back at once, as a viewer page reconnects; a refused
+          // one is asked again later.
+          const timer = setTimeout(() => void this.openConsole(), banner ? 1000 : CONSOLE_RETRY_MS);
           this.timers.push(timer);
         });
       });
@@ -380,6 +404,8 @@ class SimulatedUser {
   }
 
   stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
     if (this.console?.readyState === WebSocket.OPEN) count('console held', true);
     for (const timer of this.timers) clearTimeout(timer);
     this.socket?.close();
@@ -390,7 +416,7 @@ class SimulatedUser {
   }
 }
 
-/** Signs `user` in, waits for its demo desktops to have their disks, starts `RUNNING` of them. */
+/** Signs `user` in, waits for its console desktops to have their disks, starts them. */
 async function startConsoleDesktops(base: string): Promise<string[]> {
   const login = await fetch(`${base}/authentication/login?provider=form&category_id=default`, {
     method: 'POST',
@@ -402,16 +428,15 @@ async function startConsoleDesktops(base: string): Promise<string[]> {
     fetch(`${base}/api/v3${path}`, { headers: { authorization: `Bearer ${token}` } });
   const demo = async () =>
     ((await (await api('/user/desktops')).json()) as ListedDesktop[])
-      .filter((d) => d.name.startsWith('Demo desktop'))
-      .sort((a, b) => a.name.localeCompare(b.name))
-      .slice(0, RUNNING);
+      .filter((d) => d.name.startsWith('Console desktop'))
+      .sort((a, b) => a.name.localeCompare(b.name));
   const waitAll = async (state: string, limitMs: number) => {
     const deadline = Date.now() + limitMs;
     for (;;) {
       const listed = await demo();
       if (listed.length && listed.every((d) => d.state === state)) return listed;
       if (Date.now() > deadline)
-        throw new Error(`demo desktops not ${state}: ${JSON.stringify(listed)}`);
+        throw new Error(`console desktops not ${state}: ${JSON.stringify(listed)}`);
       await sleep(500);
     }
   };
@@ -424,10 +449,35 @@ async function startConsoleDesktops(base: string): Promise<string[]> {
   return started.map((d) => d.id);
 }
 
-if (serverBundleStale(ROOT)) await buildServer(ROOT);
 const dataDir = mkdtempSync(join(tmpdir(), 'vdi-bench-soak-'));
 let portal: ChildProcess | undefined;
 const simulated: SimulatedUser[] = [];
+let cleaned: Promise<void> | undefined;
+/** Stops the users, the portal and its QEMUs, and removes the data; once, also on Ctrl-C. */
+function cleanup(): Promise<void> {
+  cleaned ??= (async () => {
+    stopping = true;
+    for (const user of simulated) user.stop();
+    // The portal leaves its QEMUs running when it stops: stop them, before and after it.
+    const stopQemus = () =>
+      killQemus(dataDir).catch((error: unknown) => console.error('QEMU stop failed:', error));
+    await stopQemus();
+    if (portal && portal.exitCode === null) {
+      const exited = new Promise((resolve) => portal?.once('exit', resolve));
+      portal.kill('SIGTERM');
+      await exited;
+    }
+    await stopQemus();
+    rmSync(dataDir, { recursive: true, force: true });
+  })();
+  return cleaned;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    void cleanup().finally(() => process.exit(130));
+  });
+
+if (serverBundleStale(ROOT)) await buildServer(ROOT);
 let exitCode = 1;
 try {
   const loadBefore = load();
@@ -537,18 +587,6 @@ try {
   for (const [name, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}: ${name}`);
   exitCode = checks.every(([, ok]) => ok) ? 0 : 1;
 } finally {
-  stopping = true;
-  for (const user of simulated) user.stop();
-  // The portal leaves its QEMUs running when it stops: stop them, before and after it.
-  const stopQemus = () =>
-    killQemus(dataDir).catch((error: unknown) => console.error('QEMU stop failed:', error));
-  await stopQemus();
-  if (portal && portal.exitCode === null) {
-    const exited = new Promise((resolve) => portal?.once('exit', resolve));
-    portal.kill('SIGTERM');
-    await exited;
-  }
-  await stopQemus();
-  rmSync(dataDir, { recursive: true, force: true });
+  await cleanup();
 }
 process.exit(exitCode);
