@@ -214,12 +214,14 @@ function startPortal(port: number, dataDir: string): Promise<ChildProcess> {
 /** Counts of what was tried and what failed, by kind. */
 const tried = new Map<string, number>();
 const failed = new Map<string, number>();
-const failures: string[] = [];
+/** failures by kind and reason (status code or error), counted */
+const failures = new Map<string, number>();
 const count = (kind: string, ok: boolean, why?: string) => {
   tried.set(kind, (tried.get(kind) ?? 0) + 1);
   if (ok) return;
   failed.set(kind, (failed.get(kind) ?? 0) + 1);
-  if (failures.length < 10 && why) failures.push(`${kind}: ${why}`);
+  const key = `${kind}: ${(why ?? '').slice(0, 80)}`;
+  failures.set(key, (failures.get(key) ?? 0) + 1);
 };
 const readMs: number[] = [];
 const actMs: number[] = [];
@@ -237,6 +239,7 @@ class SimulatedUser {
   pendingEdits: number[] = [];
   edits = 0;
   timers: NodeJS.Timeout[] = [];
+  renewing: Promise<void> | undefined;
   stopped = false;
 
   constructor(
@@ -245,7 +248,37 @@ class SimulatedUser {
     readonly consoleDesktop: string | undefined,
   ) {}
 
+  /**
+   * Renews the login token when it is within 30 s of its end, as the SPA does before a request
+   * (sessions last SESSION_EXPIRATION, 5 minutes by default, and are renewed up to 30 minutes).
+   */
+  async freshToken(): Promise<void> {
+    const payload = this.token.split('.')[1] ?? '';
+    const { exp } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+      exp?: number;
+    };
+    if (exp === undefined || exp * 1000 - Date.now() > 30_000) return;
+    this.renewing ??= (async () => {
+      try {
+        const res = await fetch(`${this.base}/authentication/renew`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        const answer = (await res.json()) as { token?: string };
+        count('renew', res.ok && !!answer.token, String(res.status));
+        if (answer.token) this.token = answer.token;
+      } catch (error) {
+        count('renew', false, String(error));
+      }
+    })().finally(() => {
+      this.renewing = undefined;
+    });
+    await this.renewing;
+  }
+
   async request(path: string, init: RequestInit = {}): Promise<Response> {
+    await this.freshToken();
     return fetch(`${this.base}/api/v3${path}`, {
       ...init,
       headers: {
@@ -570,7 +603,8 @@ try {
   console.log(
     `tried / failed: ${[...tried.entries()].map(([kind, n]) => `${kind} ${n}/${failed.get(kind) ?? 0}`).join(', ')}`,
   );
-  for (const failure of failures) console.log(`  e.g. ${failure}`);
+  for (const [failure, n] of [...failures].sort((a, b) => b[1] - a[1]).slice(0, 8))
+    console.log(`  ${n} × ${failure}`);
   console.log(`error rate: ${(errorRate * 100).toFixed(3)} % (${totalFailed} of ${totalTried})`);
   console.log(
     `server event-loop lag p99 per 10-s window: worst ${lagWorst.toFixed(1)} ms, median ${quantile(windowP99, 0.5).toFixed(1)} ms (${windows.length} windows); max ${Math.max(...windows.map((s) => s.lagMaxMs)).toFixed(0)} ms`,
