@@ -16,10 +16,12 @@
  * GET /desktop/{id}/viewer/browser-vnc, then the proxy's websocket, kept open and reopened when it
  * closes). Starts are staggered over the first 30 s.
  *
- * Prints the list reads' p50/p95/p99, the error rate of every request and connection, the delivery
- * of the edits' events, the server's event-loop lag p99 (worst and median 10-s window) and its RSS
- * after boot, once every user is connected, and at the end. Targets: read p95 ≤ 300 ms, errors
- * < 0.1 %, lag p99 < 100 ms, RSS growth < 10 % (from every user connected to the end).
+ * Prints the list reads' p50/p95/p99 (whole run, and once every user is connected: the ramp's 500
+ * sign-ins are the login storm's subject), the error rate of every request and connection, the
+ * delivery of the edits' events, the server's event-loop lag p99 (worst and median 10-s window once
+ * every user is connected) and its RSS after boot, once every user is connected, and at the end.
+ * Targets, once every user is connected: read p95 ≤ 300 ms, lag p99 < 100 ms, RSS growth < 10 %;
+ * over the whole run: errors < 0.1 %.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -77,6 +79,7 @@ interface ProbeSample {
   lagMaxMs: number;
   rssBytes: number;
   heapUsedBytes: number;
+  cpuMs: number;
 }
 
 interface ListedDesktop {
@@ -224,9 +227,12 @@ const count = (kind: string, ok: boolean, why?: string) => {
   failures.set(key, (failures.get(key) ?? 0) + 1);
 };
 const readMs: number[] = [];
+/** when each read ended (performance.now()), to tell the ramp from the steady state */
+const readEnd: number[] = [];
 const actMs: number[] = [];
 const eventMs: number[] = [];
 let eventsMissed = 0;
+let signInsRefused = 0;
 let stopping = false;
 
 class SimulatedUser {
@@ -299,8 +305,9 @@ class SimulatedUser {
         },
       );
       // A 503 is the login pool's back-pressure (Retry-After: 1): a client waits and tries again.
+      // Counted apart: neither an error nor an operation of the soak.
       if (res.status === 503) {
-        count('sign-in', true);
+        signInsRefused += 1;
         await sleep(1000);
         continue;
       }
@@ -348,6 +355,7 @@ class SimulatedUser {
       const res = await this.request('/user/desktops');
       const body = (await res.json()) as ListedDesktop[];
       readMs.push(performance.now() - started);
+      readEnd.push(performance.now());
       count('list', res.status === 200, String(res.status));
       if (res.status === 200 && !this.desktopId) this.desktopId = body[0]?.id ?? '';
     } catch (error) {
@@ -551,6 +559,7 @@ try {
       `${simulated.filter((u) => u.console?.readyState === WebSocket.OPEN).length} consoles open; load ${load()}`,
   );
   const steadyFrom = Date.now();
+  const steadyFromPerf = performance.now();
   let nextReport = performance.now() + 60_000;
   while (performance.now() - runStart < DURATION_MS) {
     await sleep(1000);
@@ -569,6 +578,9 @@ try {
   const loadAfter = load();
 
   const reads = [...readMs].sort((a, b) => a - b);
+  const steadyReads = readMs
+    .filter((_, i) => (readEnd[i] ?? 0) >= steadyFromPerf)
+    .sort((a, b) => a - b);
   const acts = [...actMs].sort((a, b) => a - b);
   const events = [...eventMs].sort((a, b) => a - b);
   const totalTried = [...tried.values()].reduce((a, b) => a + b, 0);
@@ -584,6 +596,10 @@ try {
       samples.map((x) => x.rssBytes).sort((a, b) => a - b),
       0.5,
     );
+  const first = windows[0];
+  const last = windows.at(-1);
+  const cpuShare =
+    first && last && last.at > first.at ? (last.cpuMs - first.cpuMs) / (last.at - first.at) : 0;
   const rssStart = medianRss(windows.slice(0, 3));
   const rssEnd = medianRss(windows.slice(-3));
   const growth = (rssEnd - rssStart) / rssStart;
@@ -594,9 +610,10 @@ try {
   console.log(
     `load average: before ${loadBefore}, after ${loadAfter} (2 cores shared with other work)`,
   );
-  console.log(
-    `reads (GET /user/desktops): ${reads.length}, p50 ${quantile(reads, 0.5).toFixed(0)} ms, p95 ${quantile(reads, 0.95).toFixed(0)} ms, p99 ${quantile(reads, 0.99).toFixed(0)} ms, max ${(reads.at(-1) ?? 0).toFixed(0)} ms`,
-  );
+  const readLine = (xs: number[]) =>
+    `${xs.length}, p50 ${quantile(xs, 0.5).toFixed(0)} ms, p95 ${quantile(xs, 0.95).toFixed(0)} ms, p99 ${quantile(xs, 0.99).toFixed(0)} ms, max ${(xs.at(-1) ?? 0).toFixed(0)} ms`;
+  console.log(`reads (GET /user/desktops), whole run: ${readLine(reads)}`);
+  console.log(`reads once every user is connected (the targets): ${readLine(steadyReads)}`);
   console.log(
     `edits (PUT /domain/{id}): ${acts.length}, p95 ${quantile(acts, 0.95).toFixed(0)} ms; their desktop_update: ${events.length} received, p95 ${quantile(events, 0.95).toFixed(0)} ms after the PUT, ${eventsMissed} missing after ${EVENT_LIMIT_MS / 1000} s`,
   );
@@ -610,10 +627,13 @@ try {
     `server event-loop lag p99 per 10-s window: worst ${lagWorst.toFixed(1)} ms, median ${quantile(windowP99, 0.5).toFixed(1)} ms (${windows.length} windows); max ${Math.max(...windows.map((s) => s.lagMaxMs)).toFixed(0)} ms`,
   );
   console.log(
+    `server CPU once every user is connected: ${(cpuShare * 100).toFixed(0)} % of one core; sign-ins refused with 503 and retried during the ramp: ${signInsRefused}`,
+  );
+  console.log(
     `server RSS: after boot ${mib(bootSample?.rssBytes ?? 0)}, every user connected ${mib(rssStart)}, end ${mib(rssEnd)} (medians of 3 windows; growth ${(growth * 100).toFixed(1)} %)`,
   );
   const checks: [string, boolean][] = [
-    [`read p95 ≤ ${TARGET.readP95Ms} ms`, quantile(reads, 0.95) <= TARGET.readP95Ms],
+    [`read p95 ≤ ${TARGET.readP95Ms} ms`, quantile(steadyReads, 0.95) <= TARGET.readP95Ms],
     [`errors < ${TARGET.errorRate * 100} %`, errorRate < TARGET.errorRate],
     [`event-loop lag p99 < ${TARGET.lagP99Ms} ms`, lagWorst < TARGET.lagP99Ms],
     [`RSS growth < ${TARGET.rssGrowth * 100} %`, growth < TARGET.rssGrowth],

@@ -1,8 +1,8 @@
 // Measurement preload for benchmarks: `node --import ./scripts/lib/event-loop-probe.mjs <server>`.
 // Runs inside the measured process and prints one line every BENCH_PROBE_MS (10 s by default):
-// `event-loop-probe {"at":…,"lagP50Ms":…,"lagP99Ms":…,"lagMaxMs":…,"rssBytes":…,"heapUsedBytes":…}`.
+// `event-loop-probe {"at":…,"lagP50Ms":…,"lagP99Ms":…,"lagMaxMs":…,"rssBytes":…,"heapUsedBytes":…,"cpuMs":…}`.
 // Lag is how late a 10 ms timer fires (the histogram's value minus its resolution), over the last
-// window only. Nothing is exposed over the network; a process started without it is unchanged.
+// window only; cpuMs is the process's CPU time (user + system) since it started. Nothing is exposed over the network; a process started without it is unchanged.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const RESOLUTION_MS = 10;
@@ -20,6 +20,7 @@ const timer = setInterval(() => {
     lagMaxMs: lag(histogram.max),
     rssBytes: memory.rss,
     heapUsedBytes: memory.heapUsed,
+    cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
   };
   histogram.reset();
   process.stdout.write(`event-loop-probe ${JSON.stringify(line)}\n`);
