@@ -1,7 +1,7 @@
 /**
  * Burst of desktop state events:
  *
- *   npx tsx scripts/bench/burst.ts [--events 1000] [--desktops 100] [--seconds 1] [--postgres]
+ *   npx tsx scripts/bench/burst.ts [--events 1000] [--desktops 100] [--seconds 1] [--postgres] [--overlap]
  *
  * Builds the app IN this process on a fresh temp DATA_DIR (embedded PGlite, or a private PostgreSQL
  * with --postgres; no demo images) serving the built SPA (`npx vite build` first when `dist/` is
@@ -9,7 +9,8 @@
  * list in Debian Chromium (`/usr/bin/chromium`) signed in as `user`.
  *
  * Then `events` state changes within `seconds`, round robin over the seeded desktops (each desktop's
- * changes one after the other, the desktops in parallel), written with `app.desktops.update()`: the
+ * changes one after the other, the desktops in parallel; with --overlap each change is issued when
+ * due, without waiting for the desktop's previous one), written with `app.desktops.update()`: the
  * repository call the engine and the reconciler use, which bumps the row's version and publishes
  * `desktop_update` to the owner's sockets. The states alternate `failed` / `stopped` (no state the
  * reconciler acts on).
@@ -42,6 +43,8 @@ const { values: args } = parseArgs({
     desktops: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '1' },
     postgres: { type: 'boolean', default: false },
+    /** issue each change when due, without waiting for the desktop's previous one */
+    overlap: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(args.events);
@@ -226,23 +229,34 @@ async function main(): Promise<number> {
   const writeMs: number[] = [];
   const pageStart = await page.evaluate(() => performance.now());
   const start = performance.now();
+  const newest = new Map<string, number>();
+  const write = async (id: string, m: number) => {
+    const state = m % 2 === 0 ? 'failed' : 'stopped';
+    const written = performance.now();
+    const updated = await server.desktops.update(id, {
+      state,
+      detail: state === 'failed' ? `burst ${m}` : null,
+    });
+    writeMs.push(performance.now() - written);
+    if (!updated) throw new Error(`desktop ${id} not updated`);
+    // The object's last state is the one its highest version holds.
+    if (updated.version > (newest.get(id) ?? -1)) {
+      newest.set(id, updated.version);
+      lastState.set(id, state);
+    }
+  };
+  const overlapping: Promise<void>[] = [];
   await Promise.all(
     ids.map(async (id, j) => {
       for (let k = j, m = 0; k < EVENTS; k += ids.length, m += 1) {
         const wait = start + (k * WINDOW_MS) / EVENTS - performance.now();
         if (wait > 0) await sleep(wait);
-        const state = m % 2 === 0 ? 'failed' : 'stopped';
-        const written = performance.now();
-        const updated = await server.desktops.update(id, {
-          state,
-          detail: state === 'failed' ? `burst ${m}` : null,
-        });
-        writeMs.push(performance.now() - written);
-        if (!updated) throw new Error(`desktop ${id} not updated`);
-        lastState.set(id, state);
+        if (args.overlap) overlapping.push(write(id, m));
+        else await write(id, m);
       }
     }),
   );
+  await Promise.all(overlapping);
   const sentMs = performance.now() - start;
   await sleep(SETTLE_MS);
   const pageEnd = await page.evaluate(() => performance.now());
@@ -285,7 +299,7 @@ async function main(): Promise<number> {
   const loadAfter = load();
 
   console.log(
-    `\nburst: ${EVENTS} desktop_update over ${ids.length} desktops in ${WINDOW_MS} ms (${args.postgres ? 'PostgreSQL' : 'PGlite'}), desktop list in Chromium (${painted.length} cards in the DOM)`,
+    `\nburst: ${EVENTS} desktop_update over ${ids.length} desktops in ${WINDOW_MS} ms (${args.postgres ? 'PostgreSQL' : 'PGlite'})${args.overlap ? ', overlapping writes per desktop' : ''}, desktop list in Chromium (${painted.length} cards in the DOM)`,
   );
   console.log(
     `load average: before ${loadBefore}, after ${loadAfter} (2 cores shared with other work)`,
