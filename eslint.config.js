@@ -1,5 +1,6 @@
 // ESLint flat config: typescript-eslint strict + stylistic, react-hooks, jsx-a11y, kebab-case files,
-// and the import layers (imports flow one way only, no cycles) enforced with import-x.
+// the import layers (imports flow one way only) enforced with import-x, and no import cycles
+// (scripts/lint/import-cycles.mjs: one module graph for the whole run).
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
@@ -10,6 +11,7 @@ import checkFile from 'eslint-plugin-check-file';
 import globals from 'globals';
 import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importCycles from './scripts/lint/import-cycles.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 
@@ -214,13 +216,12 @@ export default tseslint.config(
     },
   },
   {
-    plugins: { 'import-x': importX },
+    plugins: { 'import-x': importX, imports: importCycles },
     settings: {
-      // TypeScript files are modules (parsed with the TS parser when no-cycle follows them); the
-      // TS resolver reads tsconfig.json for the `@/*` alias and the `.ts` suffixes of server imports.
+      // The TS resolver reads tsconfig.json for the `@/*` alias and the `.ts` suffixes of server
+      // imports.
       'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs', '.cjs'],
       'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
       'import-x/resolver-next': [
         createTypeScriptImportResolver({
           project: `${root}tsconfig.json`,
@@ -241,9 +242,9 @@ export default tseslint.config(
   {
     files: cycleFiles,
     rules: {
-      // Type-only imports are not followed (they vanish at runtime). The layers keep chains short,
-      // so a bounded depth finds real cycles without walking the whole graph for every file.
-      'import-x/no-cycle': ['error', { maxDepth: 10, ignoreExternal: true }],
+      // Every cycle of runtime imports, at any depth; type-only imports are not followed (they
+      // vanish at runtime). The aliases are tsconfig.json's paths.
+      'imports/no-cycle': ['error', { aliases: { '@/': 'src/', '@common/': 'common/' } }],
     },
   },
 );

@@ -6,7 +6,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
-import { SERVER_BUNDLE, buildServer, serverBundleStale } from './lib/build-server.mjs';
+import {
+  SERVER_BUNDLE,
+  SERVER_MALLOC_ENV,
+  buildServer,
+  serverBundleStale,
+} from './lib/build-server.mjs';
 
 const log = (msg) => console.log(`[start] ${msg}`);
 
@@ -69,7 +74,7 @@ if (serverBundleStale(root)) {
 const child = spawn(process.execPath, ['--enable-source-maps', join(root, SERVER_BUNDLE)], {
   cwd: root,
   stdio: 'inherit',
-  env: process.env,
+  env: { ...SERVER_MALLOC_ENV, ...process.env },
 });
 // Forward signals so the server drains requests and closes the database cleanly.
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

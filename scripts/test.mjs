@@ -1,6 +1,7 @@
-// `npm test`: installs what is missing, then codegen (with the schema check), typecheck, lint,
-// unit + server tests (vitest, real PostgreSQL) and the Playwright end-to-end suite (Debian
-// Chromium, real server, real QEMU). Ends with one plain "N passed, N failed" line over all suites.
+// `npm test`: installs what is missing, then codegen (with the schema check); typecheck, lint,
+// format and the builds alongside the unit + server tests (vitest, real PostgreSQL); then the
+// Playwright end-to-end suite (Debian Chromium, real server, real QEMU). Ends with one plain
+// "N passed, N failed" line over all suites.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -94,55 +95,95 @@ function firstLines(text, count = 12) {
     .join('\n');
 }
 
-/**
- * Gates that read the same files and write nothing run side by side (each is one process on one
- * core); their output is printed whole, one gate after the other, once all of them have ended.
- */
-async function gatesTogether(gates) {
+/** A child process whose output is kept and printed later; resolves when it ends. */
+function quietly(name, cmd, args, env = {}) {
   const started = Date.now();
-  console.log(`\n=== ${gates.map((g) => g.name).join(' + ')} (side by side)`);
-  const ends = await Promise.all(
-    gates.map(
-      ({ name, cmd, args }) =>
-        new Promise((resolve) => {
-          const child = spawn(cmd, args, { cwd: root, env: process.env });
-          let output = '';
-          child.stdout.on('data', (chunk) => (output += chunk));
-          child.stderr.on('data', (chunk) => (output += chunk));
-          child.on('close', (code) =>
-            resolve({ name, ok: code === 0, output, seconds: (Date.now() - started) / 1000 }),
-          );
-        }),
-    ),
-  );
-  for (const { name, ok, output, seconds } of ends) {
-    console.log(`\n--- ${name}: ${ok ? 'ok' : 'FAILED'}\n${output.trimEnd()}`);
-    results.push(`${ok ? 'ok  ' : 'FAIL'} ${name} (${seconds.toFixed(1)} s)`);
-    if (ok) passed++;
-    else {
-      failed++;
-      failures.push({ title: name, error: output.trimEnd().split('\n').slice(-12).join('\n') });
-    }
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env } });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('close', (code) =>
+      resolve({ name, ok: code === 0, output, seconds: (Date.now() - started) / 1000 }),
+    );
+  });
+}
+
+/** The steps that build rather than check: a failure counts, a success is no test. */
+const BUILDS = new Set(['build', 'server bundle']);
+
+/** Prints a quiet step's output; a gate counts as one test. */
+function report({ name, ok, output, seconds }) {
+  console.log(`\n--- ${name}: ${ok ? 'ok' : 'FAILED'}\n${output.trimEnd()}`);
+  results.push(`${ok ? 'ok  ' : 'FAIL'} ${name} (${seconds.toFixed(1)} s)`);
+  if (ok) {
+    if (!BUILDS.has(name)) passed++;
+  } else {
+    failed++;
+    failures.push({ title: name, error: output.trimEnd().split('\n').slice(-12).join('\n') });
   }
 }
 
 gate('codegen + schema check', 'npx', ['tsx', 'scripts/codegen/index.ts']);
-await gatesTogether([
-  // TypeScript 7, the compiler written in Go: the same checks in a third of the CPU time of
-  // TypeScript 6, which stays for the tools that need its JavaScript API (typescript-eslint).
-  {
-    name: 'typecheck',
-    cmd: process.execPath,
-    args: ['node_modules/typescript-go/bin/tsc', '-p', 'tsconfig.json', '--noEmit'],
-  },
-  { name: 'lint', cmd: 'npx', args: ['eslint', '.', '--max-warnings', '0'] },
-  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'] },
-]);
+
+const hasE2e =
+  existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.config.ts'));
+
+/**
+ * The static gates and the builds the end-to-end tests need read the sources and write nothing the
+ * unit and server tests read, so they run while vitest does: each is one process, and together
+ * they fill the cores vitest leaves idle (its files end unevenly). Their output is printed whole
+ * once vitest has ended.
+ */
+const staticWork = (async () => {
+  const gates = await Promise.all([
+    // TypeScript 7, the compiler written in Go: the same checks in a third of the CPU time of
+    // TypeScript 6, which stays for the tools that need its JavaScript API (typescript-eslint).
+    quietly('typecheck', process.execPath, [
+      'node_modules/typescript-go/bin/tsc',
+      '-p',
+      'tsconfig.json',
+      '--noEmit',
+    ]),
+    quietly('lint', 'npx', ['eslint', '.', '--max-warnings', '0']),
+    quietly('format', 'npx', ['prettier', '--check', '.']),
+    (async () => {
+      if (!hasE2e) return [];
+      const build = await quietly('build', 'npx', ['vite', 'build']);
+      if (!build.ok) return [build];
+      const budget = await quietly('login-route JS budget', 'npx', [
+        'tsx',
+        'scripts/bench/bundle.ts',
+        '--budget',
+        '140',
+      ]);
+      // The server bundle the end-to-end portals run (their global set-up builds it when stale).
+      const server = await quietly('server bundle', process.execPath, [
+        '-e',
+        "import('./scripts/lib/build-server.mjs').then((m) => m.buildServer(process.cwd()))",
+      ]);
+      return [build, budget, server];
+    })(),
+  ]);
+  return gates.flat();
+})();
 
 const before = readCounts().length;
-const vitestOk = run('unit + server tests', 'npx', ['vitest', 'run'], {
-  TEST_COUNTS_FILE: countsFile,
+console.log(
+  '\n=== unit + server tests: npx vitest run (typecheck, lint, format and the builds run alongside)',
+);
+const vitestStarted = Date.now();
+const vitestOk = await new Promise((resolve) => {
+  const child = spawn('npx', ['vitest', 'run'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, TEST_COUNTS_FILE: countsFile },
+  });
+  child.on('close', (code) => resolve(code === 0));
 });
+results.push(
+  `${vitestOk ? 'ok  ' : 'FAIL'} unit + server tests (${((Date.now() - vitestStarted) / 1000).toFixed(1)} s)`,
+);
 const vitest = readCounts().slice(before);
 for (const c of vitest) {
   passed += c.passed;
@@ -153,27 +194,28 @@ for (const c of vitest) {
 }
 if (!vitestOk && vitest.every((c) => c.failed === 0)) failed++; // crashed before reporting
 
-if (existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.config.ts'))) {
+console.log('\n=== typecheck + lint + format + builds (ran alongside vitest)');
+const staticResults = await staticWork;
+for (const step of staticResults) report(step);
+const builds = staticResults.filter((step) => BUILDS.has(step.name));
+const built = hasE2e && builds.length === BUILDS.size && builds.every((step) => step.ok);
+
+if (built) {
   const jsonFile = join(tmp, 'playwright.json');
   rmSync(jsonFile, { force: true });
-  const ok = run('build', 'npx', ['vite', 'build']);
-  if (!ok) failed++;
-  else {
-    gate('login-route JS budget', 'npx', ['tsx', 'scripts/bench/bundle.ts', '--budget', '140']);
-    const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], {
-      PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
-    });
-    if (existsSync(jsonFile)) {
-      const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
-      const stats = report.stats ?? {};
-      fileTimes.push(...playwrightFileTimes(report));
-      failures.push(...playwrightFailures(report));
-      passed += (stats.expected ?? 0) + (stats.flaky ?? 0);
-      failed += stats.unexpected ?? 0;
-      skipped += stats.skipped ?? 0;
-      if (!e2eOk && !stats.unexpected) failed++;
-    } else if (!e2eOk) failed++;
-  }
+  const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], {
+    PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
+  });
+  if (existsSync(jsonFile)) {
+    const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
+    const stats = report.stats ?? {};
+    fileTimes.push(...playwrightFileTimes(report));
+    failures.push(...playwrightFailures(report));
+    passed += (stats.expected ?? 0) + (stats.flaky ?? 0);
+    failed += stats.unexpected ?? 0;
+    skipped += stats.skipped ?? 0;
+    if (!e2eOk && !stats.unexpected) failed++;
+  } else if (!e2eOk) failed++;
 }
 
 console.log('\n' + results.join('\n'));

@@ -1,12 +1,32 @@
 // Installs what is missing: npm dependencies, and (as root, through apt) QEMU, the GRUB rescue
 // images, Chromium and PostgreSQL. Shared by `npm start` and `npm test`.
 import { execSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const root = new URL('../..', import.meta.url).pathname;
 
 const log = (msg) => console.log(`[bootstrap] ${msg}`);
+
+/**
+ * Whether node_modules holds what the lock file names: every package npm recorded as installed
+ * (`node_modules/.package-lock.json`) at the lock's version, and every package the lock requires
+ * on every platform installed. A lock file only touched (a checkout, a branch switch) is no reason
+ * to install again.
+ */
+export function installedAsLocked(lock, stamp) {
+  try {
+    const wanted = JSON.parse(readFileSync(lock, 'utf8')).packages ?? {};
+    const have = JSON.parse(readFileSync(stamp, 'utf8')).packages ?? {};
+    for (const [path, entry] of Object.entries(have))
+      if (wanted[path]?.version !== entry.version) return false;
+    for (const [path, entry] of Object.entries(wanted))
+      if (path !== '' && !entry.optional && !entry.link && !have[path]) return false;
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export function ensureNodeModules() {
   const nm = join(root, 'node_modules');
@@ -14,7 +34,9 @@ export function ensureNodeModules() {
   const stamp = join(nm, '.package-lock.json');
   const stale =
     !existsSync(stamp) ||
-    (existsSync(lock) && statSync(lock).mtimeMs > statSync(stamp).mtimeMs + 1000);
+    (existsSync(lock) &&
+      statSync(lock).mtimeMs > statSync(stamp).mtimeMs + 1000 &&
+      !installedAsLocked(lock, stamp));
   if (!existsSync(nm) || stale) {
     log('installing npm dependencies (npm ci)');
     try {

@@ -1,11 +1,11 @@
 // @vitest-environment node
 /**
  * The import layers are enforced by lint: eslint.config.js turns on import-x/no-restricted-paths
- * (imports flow one way only) and import-x/no-cycle. Virtual files inside the repository are
- * linted with the real config; the cycle uses two real fixture files, because no-cycle reads the
- * modules it follows from disk.
+ * (imports flow one way only) and imports/no-cycle (scripts/lint/import-cycles.mjs). Virtual files
+ * inside the repository are linted with the real config; the cycles use real fixture files,
+ * because no-cycle reads the modules it follows from disk.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { ESLint, type Linter } from 'eslint';
@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const LAYERS = 'import-x/no-restricted-paths';
-const CYCLE = 'import-x/no-cycle';
+const CYCLE = 'imports/no-cycle';
 
 let eslint: ESLint;
 
@@ -28,6 +28,19 @@ function moduleIn(dir: string, preferred: string): string {
     .sort()[0];
   if (!found) throw new Error(`no module left in ${dir}: pick another target for this test`);
   return `${dir}/${found}`;
+}
+
+/** tsconfig.json's path aliases as the cycle rule takes them: `{ '@/': 'src/' }`. */
+function tsconfigAliases(): Record<string, string> {
+  const tsconfig = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8')) as {
+    compilerOptions: { paths: Record<string, string[]> };
+  };
+  return Object.fromEntries(
+    Object.entries(tsconfig.compilerOptions.paths).map(([alias, [target]]) => [
+      alias.replace(/\*$/, ''),
+      (target ?? '').replace(/^\.\//, '').replace(/\*$/, ''),
+    ]),
+  );
 }
 
 /** `src/x/y.ts` as the SPA imports it: `@/x/y`. */
@@ -197,35 +210,94 @@ describe('cycles', () => {
       'common/x.ts',
     ]) {
       const config = (await eslint.calculateConfigForFile(join(root, file))) as Linter.Config;
-      expect(config.rules?.[CYCLE], file).toEqual([
-        2,
-        expect.objectContaining({ maxDepth: expect.any(Number), ignoreExternal: true }),
-      ]);
+      expect(config.rules?.[CYCLE], file).toEqual([2, { aliases: tsconfigAliases() }]);
     }
   });
 
-  it('an import cycle is reported with the configured options', async () => {
+  /**
+   * Lints `files` (repo-relative globs, outside the normal run) with src/'s rule, plus `aliases`.
+   * Fixtures written by a test go under .tmp/, which no other check reads while tests run.
+   */
+  async function lintWithCycleRule(
+    files: string[],
+    aliases: Record<string, string> = {},
+  ): Promise<ESLint.LintResult[]> {
     const config = (await eslint.calculateConfigForFile(
       join(root, 'src/lib/x.ts'),
     )) as Linter.Config;
-    const cycle = config.rules?.[CYCLE];
+    const cycle = config.rules?.[CYCLE] as [Linter.Severity, { aliases: Record<string, string> }];
     expect(cycle).toBeDefined();
-    // the fixtures are excluded from the normal run: lint them on purpose, with the src/ options
     const fixtures = new ESLint({
       cwd: root,
       ignore: false,
       overrideConfig: {
-        files: ['tests/contract/fixtures/lint-cycle/*.ts'],
-        rules: { [CYCLE]: cycle },
+        files,
+        rules: { [CYCLE]: [cycle[0], { aliases: { ...cycle[1].aliases, ...aliases } }] },
       },
     });
-    const results = await fixtures.lintFiles(['tests/contract/fixtures/lint-cycle/*.ts']);
+    return fixtures.lintFiles(files);
+  }
+
+  it('an import cycle is reported on both of its imports', async () => {
+    const results = await lintWithCycleRule(['tests/contract/fixtures/lint-cycle/*.ts']);
     expect(results).toHaveLength(2);
     for (const result of results) {
-      expect(
-        result.messages.map((m) => m.ruleId),
-        result.filePath,
-      ).toContain(CYCLE);
+      const cycles = result.messages.filter((m) => m.ruleId === CYCLE);
+      expect(cycles, result.filePath).toHaveLength(1);
+      expect(cycles[0]?.message).toMatch(
+        /^Dependency cycle: tests\/contract\/fixtures\/lint-cycle\/(ping|pong)\.ts → .*(pong|ping)\.ts → .*\1\.ts$/,
+      );
+    }
+  });
+
+  it('a cycle of 14 modules is found at any depth, through an alias and a lazy import', async () => {
+    const dir = join(root, '.tmp/lint-fixture-deep-cycle');
+    const files = Array.from({ length: 14 }, (_, n) => `m${n}.ts`);
+    mkdirSync(dir, { recursive: true });
+    try {
+      files.forEach((name, n) => {
+        const next = `m${(n + 1) % files.length}`;
+        const line =
+          n === 5
+            ? `export const f${n} = () => import('@deep/${next}');`
+            : `import { f${(n + 1) % files.length} } from './${next}';\nexport const f${n} = () => f${(n + 1) % files.length};`;
+        writeFileSync(join(dir, name), `${line}\n`);
+      });
+      const results = await lintWithCycleRule(['.tmp/lint-fixture-deep-cycle/*.ts'], {
+        '@deep/': '.tmp/lint-fixture-deep-cycle/',
+      });
+      expect(results).toHaveLength(files.length);
+      for (const result of results)
+        expect(
+          result.messages.filter((m) => m.ruleId === CYCLE).map((m) => m.message),
+          result.filePath,
+        ).toEqual([expect.stringMatching(/^Dependency cycle: (\S+ → ){14}\S+$/)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('type-only imports are not followed: a cycle of types is no cycle at runtime', async () => {
+    const dir = join(root, '.tmp/lint-fixture-type-cycle');
+    mkdirSync(dir, { recursive: true });
+    try {
+      writeFileSync(
+        join(dir, 'left.ts'),
+        "import type { Right } from './right';\nexport type Left = { right?: Right };\nexport const left = 1;\n",
+      );
+      writeFileSync(
+        join(dir, 'right.ts'),
+        "import { type Left } from './left';\nexport type Right = { left?: Left };\nexport const right = 2;\n",
+      );
+      const results = await lintWithCycleRule(['.tmp/lint-fixture-type-cycle/*.ts']);
+      expect(results).toHaveLength(2);
+      for (const result of results)
+        expect(
+          result.messages.filter((m) => m.ruleId === CYCLE),
+          result.filePath,
+        ).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

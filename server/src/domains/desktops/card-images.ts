@@ -17,7 +17,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { isStorageFull, storageFullError } from '../../platform/lib/storage-errors.ts';
 import type { Query } from '../../platform/db/client.ts';
@@ -108,6 +107,8 @@ export async function prepareCardImage(dataDir: string, base64: string): Promise
     );
   const format = detectFormat(data);
   if (!format) throw unsupported();
+  // libvips is loaded at the first upload, not at boot: it adds about 20 MB to an idle server.
+  const { default: sharp } = await import('sharp');
   // The header only: libvips reads the dimensions without decoding the pixels.
   const meta = await sharp(data, { limitInputPixels: false, failOn: 'error' })
     .metadata()

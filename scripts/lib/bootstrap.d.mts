@@ -1,0 +1,8 @@
+/** The repository root (with a trailing slash). */
+export declare const root: string;
+/** Whether node_modules holds what the lock file names (see bootstrap.mjs). */
+export declare function installedAsLocked(lock: string, stamp: string): boolean;
+/** Runs `npm ci` when node_modules is missing or differs from the lock file. */
+export declare function ensureNodeModules(): void;
+/** Installs the system packages `npm start` (and, with forTests, `npm test`) needs. */
+export declare function ensureSystemPackages(options?: { forTests?: boolean }): void;
