@@ -1,8 +1,10 @@
 /**
  * A V8 CPU profile of this process over a window (node:inspector), written as a .cpuprofile file
  * (Chrome DevTools opens it) and read as shares: the top functions by self time, and the areas of
- * the request path by inclusive time (a sample counts for an area when any frame of its stack is
- * in it, so nested areas overlap and the shares do not add up to 100 %).
+ * the request path. A sample belongs to the area of the innermost frame of its stack that is in
+ * one (a native call such as writev counts for the code that made it), so the areas add up to
+ * 100 % of the busy samples. Inclusive shares would mislead here: fastify runs the rest of a reply
+ * inside the last onSend hook, so every hook would seem to hold the whole send.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -44,13 +46,13 @@ export async function startProfile(intervalUs = 200): Promise<() => Promise<CpuP
 /** Areas of the request path, matched on a frame's file and function name. */
 const AREAS: readonly { name: string; match: (frame: CallFrame) => boolean }[] = [
   {
-    name: 'auth (token, session, role checks)',
-    match: (f) =>
-      /platform\/auth\/|node_modules\/jose\//.test(f.url) || f.functionName === 'authenticate',
+    name: 'token verification (jose, tokens.ts)',
+    match: (f) => /node_modules\/jose\/|platform\/auth\/tokens\.ts/.test(f.url),
   },
   {
-    name: '  token verification (jose)',
-    match: (f) => /node_modules\/jose\/|platform\/auth\/tokens\.ts/.test(f.url),
+    name: 'auth (session, role, maintenance checks)',
+    match: (f) =>
+      /platform\/auth\/|node_modules\/jose\//.test(f.url) || f.functionName === 'authenticate',
   },
   {
     name: 'list handler + cache (desktops repository)',
@@ -64,17 +66,20 @@ const AREAS: readonly { name: string; match: (frame: CallFrame) => boolean }[] =
   },
   {
     name: 'answer validation (ajv)',
-    match: (f) => /node_modules\/ajv\//.test(f.url) || /validate/i.test(f.functionName),
+    match: (f) => /node_modules\/ajv\/|fastify\/lib\/validation\.js/.test(f.url),
   },
   {
     name: 'database driver (pg, drizzle)',
     match: (f) => /node_modules\/(pg|pg-protocol|pg-pool|drizzle-orm)\//.test(f.url),
   },
   {
-    name: 'route hooks (access, onSend, security headers)',
-    match: (f) => /platform\/http\/(route|access|security-headers|request-guards)/.test(f.url),
+    name: 'route hooks (access, onSend, security headers, compression negotiation)',
+    match: (f) =>
+      /platform\/http\/(route|access|security-headers|request-guards|validation|compress)|@fastify\/compress/.test(
+        f.url,
+      ),
   },
-  { name: 'compression', match: (f) => /@fastify\/compress|zlib/.test(f.url) },
+  { name: 'compression', match: (f) => /zlib/.test(f.url) },
   { name: 'logging (pino)', match: (f) => /node_modules\/pino/.test(f.url) },
   {
     name: 'fastify core (routing, hooks, reply)',
@@ -82,7 +87,8 @@ const AREAS: readonly { name: string; match: (frame: CallFrame) => boolean }[] =
   },
   {
     name: 'node http + sockets',
-    match: (f) => /^node:(_http|http|net|stream|internal\/streams)/.test(f.url),
+    match: (f) =>
+      /^node:(_http|http|net|stream|internal\/(streams|stream_base_commons|http))/.test(f.url),
   },
   { name: '(garbage collector)', match: (f) => f.functionName === '(garbage collector)' },
   { name: '(idle)', match: (f) => f.functionName === '(idle)' },
@@ -119,29 +125,33 @@ export function summariseProfile(profile: CpuProfile, file: string, top = 20): s
     selfBy.set(key, (selfBy.get(key) ?? 0) + count);
   }
 
-  const areaCount = new Map<string, number>();
-  const areasOfNode = new Map<number, Set<string>>();
-  const areasOf = (id: number): Set<string> => {
-    const known = areasOfNode.get(id);
-    if (known) return known;
+  const areaOfFrame = (frame: CallFrame) => AREAS.find((a) => a.match(frame))?.name;
+  const areaOfNode = new Map<number, string>();
+  const areaOf = (id: number): string => {
+    const known = areaOfNode.get(id);
+    if (known !== undefined) return known;
     const node = byId.get(id);
     const up = parent.get(id);
-    const set = new Set(up === undefined ? [] : areasOf(up));
-    if (node) for (const area of AREAS) if (area.match(node.callFrame)) set.add(area.name);
-    areasOfNode.set(id, set);
-    return set;
+    const area =
+      (node && areaOfFrame(node.callFrame)) ?? (up === undefined ? '(other)' : areaOf(up));
+    areaOfNode.set(id, area);
+    return area;
   };
-  for (const [id, count] of selfCount)
-    for (const area of areasOf(id)) areaCount.set(area, (areaCount.get(area) ?? 0) + count);
+  const areaCount = new Map<string, number>();
+  for (const [id, count] of selfCount) {
+    if (idleIds.has(id)) continue;
+    const area = areaOf(id);
+    areaCount.set(area, (areaCount.get(area) ?? 0) + count);
+  }
 
   const pct = (n: number, of: number) =>
     `${((100 * n) / Math.max(1, of)).toFixed(1)} %`.padStart(7);
   const lines = [
     `profile: ${file} (${total} samples, ${busy} busy; shares below are of the busy samples)`,
-    'areas (inclusive):',
-    ...AREAS.filter((a) => a.name !== '(idle)').map(
-      (a) => `  ${pct(areaCount.get(a.name) ?? 0, busy)}  ${a.name}`,
-    ),
+    'areas (each sample in the innermost area of its stack):',
+    ...[...areaCount.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, count]) => `  ${pct(count, busy)}  ${name}`),
     `top ${top} functions (self):`,
     ...[...selfBy.entries()]
       .sort((a, b) => b[1] - a[1])
