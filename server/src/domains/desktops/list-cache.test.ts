@@ -114,3 +114,47 @@ describe('the cached desktop list', () => {
     expect(names(await list(userToken))).not.toContain('made elsewhere');
   });
 });
+
+describe('the cached desktop list with a field hidden from a role', () => {
+  let hiding: TestApp;
+  beforeAll(async () => {
+    hiding = await buildTestApp(
+      await createTestDatabase(),
+      {},
+      { portalConfig: { fields: { desktops: { description: ['admin', 'manager', 'user'] } } } },
+    );
+    const owner = await userRow(hiding.app, 'advanced');
+    for (let i = 0; i < 6; i++)
+      await addDesktop(hiding.app, owner, `described ${i}`, { description: 'a description' });
+    const user = await userRow(hiding.app, 'user');
+    await addDesktop(hiding.app, user, 'described', { description: 'a description' });
+  });
+  afterAll(async () => hiding.close());
+
+  it('leaves the field out for that role in every encoding, and keeps it for the others', async () => {
+    const read = async (username: string, acceptEncoding?: string) => {
+      const res = await injectWithToken(hiding.app, await login(hiding.app, username), {
+        method: 'GET',
+        url: '/api/v3/user/desktops',
+        headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {},
+      });
+      expect(res.statusCode).toBe(200);
+      const encoding = res.headers['content-encoding'];
+      const text =
+        encoding === 'br'
+          ? brotliDecompressSync(res.rawPayload).toString('utf8')
+          : encoding === 'gzip'
+            ? gunzipSync(res.rawPayload).toString('utf8')
+            : res.body;
+      return JSON.parse(text) as (Card & { description?: string })[];
+    };
+    for (const encoding of [undefined, 'br', 'gzip']) {
+      const advanced = await read('advanced', encoding);
+      expect(advanced.length).toBeGreaterThan(0);
+      expect(advanced.some((d) => 'description' in d)).toBe(false);
+      expect((await read('user', encoding)).some((d) => d.description === 'a description')).toBe(
+        true,
+      );
+    }
+  });
+});
