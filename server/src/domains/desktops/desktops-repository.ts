@@ -311,8 +311,11 @@ function listAnswerOf(json: string): ListAnswer {
     encoded(encoding) {
       let bytes = encoded.get(encoding);
       if (!bytes) {
-        bytes = compressBody(body, encoding);
-        encoded.set(encoding, bytes);
+        const made = compressBody(body, encoding);
+        encoded.set(encoding, made);
+        // a failed compression is tried again by the next request
+        made.catch(() => encoded.delete(encoding));
+        bytes = made;
       }
       return bytes;
     },

@@ -34,21 +34,25 @@ const BROTLI_PARAMS = {
 
 /**
  * The encoding to answer with for an Accept-Encoding header, the way the plugin below negotiates
- * it: the accepted one of br and gzip with the higher q (br on a tie); `*` and x-gzip stand for
- * gzip; q=0 refuses. Null when neither is accepted (the answer goes out as it is).
+ * it: the accepted one of br and gzip with the higher q (br on a tie); x-gzip is gzip, and `*`
+ * stands for gzip unless gzip is named; q=0 refuses. Null when neither is accepted (the answer
+ * goes out as it is).
  */
 export function negotiateEncoding(header: string | undefined): BodyEncoding | null {
   if (!header) return null;
   let br = 0;
-  let gz = 0;
+  let gzip: number | undefined;
+  let any = 0;
   for (const part of header.toLowerCase().split(',')) {
     const [name = '', ...params] = part.split(';').map((p) => p.trim());
     const qParam = params.find((p) => p.startsWith('q='));
     const q = qParam === undefined ? 1 : Number(qParam.slice(2));
     if (!Number.isFinite(q)) continue;
     if (name === 'br') br = q;
-    else if (name === 'gzip' || name === 'x-gzip' || name === '*') gz = Math.max(gz, q);
+    else if (name === 'gzip' || name === 'x-gzip') gzip = Math.max(gzip ?? 0, q);
+    else if (name === '*') any = q;
   }
+  const gz = gzip ?? any;
   if (br <= 0 && gz <= 0) return null;
   return br >= gz ? 'br' : 'gzip';
 }
