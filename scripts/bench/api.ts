@@ -1,6 +1,6 @@
 /**
  * API benchmark: `npx tsx scripts/bench/api.ts [--seconds 10] [--connections 50] [--desktops 50]
- * [--inline] [--profile]`.
+ * [--inline] [--profile] [--accept-encoding br]`.
  * Starts a private PostgreSQL, builds the app on it, seeds N desktops for `user`, logs in and runs
  * autocannon against GET /api/v3/user/desktops with the bearer token.
  *
@@ -16,6 +16,8 @@
  * µs per request and the load average: on a shared machine req/s moves with the load, CPU time
  * per request much less. `--profile` also records a CPU profile of the server during the run
  * (bench-api-<time>.cpuprofile in the temp dir) and prints its areas and top functions.
+ * `--accept-encoding` sends that Accept-Encoding header (a browser sends `gzip, deflate, br, zstd`);
+ * the target is without one, as autocannon sends by default.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -36,6 +38,7 @@ const { values } = parseArgs({
     desktops: { type: 'string', default: '50' },
     inline: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'accept-encoding': { type: 'string' },
   },
 });
 const TARGET_RPS = 5000;
@@ -122,12 +125,15 @@ try {
   );
   const token = await login.text();
   const url = `http://127.0.0.1:${port}/api/v3/user/desktops`;
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  const acceptEncoding = values['accept-encoding'];
+  if (acceptEncoding) headers['accept-encoding'] = acceptEncoding;
   const check = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
   const body = await check.text();
   const count = (JSON.parse(body) as unknown[]).length;
   const mode = values.inline ? 'inline (worker thread of the server process)' : 'separate process';
   console.log(
-    `GET /api/v3/user/desktops -> ${check.status}, ${count} desktops, ${body.length} B; autocannon ${values.seconds} s x ${values.connections} connections, ${mode}`,
+    `GET /api/v3/user/desktops -> ${check.status}, ${count} desktops, ${body.length} B, Accept-Encoding: ${acceptEncoding ?? '(none)'}; autocannon ${values.seconds} s x ${values.connections} connections, ${mode}`,
   );
 
   // The PostgreSQL processes (backends, writer, wal writer...) whose CPU the run costs.
@@ -142,7 +148,7 @@ try {
     url,
     connections: Number(values.connections),
     duration: Number(values.seconds),
-    headers: { authorization: `Bearer ${token}` },
+    headers,
   };
   const stopProfile = values.profile ? await startProfile() : null;
   const load0 = readFileSync('/proc/loadavg', 'utf8').trim();
