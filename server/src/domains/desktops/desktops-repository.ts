@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
+import { compressBody, type BodyEncoding } from '../../platform/http/compress.ts';
 import {
   desktops,
   desktopToWire,
@@ -83,6 +84,19 @@ export function toWire(row: DesktopRow): Desktop {
 /** A desktop row with its owner's current role (what the ownership rules look at). */
 export type OwnedDesktopRow = DesktopRow & { ownerRole: Role };
 
+/**
+ * A user's desktop list as it goes out: serialised once per version of the list, as UTF-8 bytes,
+ * and compressed once per encoding a client asks for.
+ */
+export interface ListAnswer {
+  /** The list as JSON text (schema Desktop[]). */
+  json: string;
+  /** The same text as UTF-8 bytes. */
+  body: Buffer;
+  /** The bytes compressed with `encoding`: computed on the first call, then the same buffer. */
+  encoded(encoding: BodyEncoding): Promise<Buffer>;
+}
+
 export type DesktopPatch = Partial<
   Omit<DesktopInsert, 'id' | 'version' | 'createdAt' | 'updatedAt'>
 >;
@@ -93,10 +107,12 @@ export interface DesktopsRepository {
   /** The caller's desktops (deployment desktops only when visible), ordered by name. */
   listForUser(userId: string): Promise<Desktop[]>;
   /**
-   * The same list as a JSON string, cached per user: every write through this repository drops the
-   * user's entry at once; writes made by another node are seen after LIST_CACHE_MS at most.
+   * The same list as it goes out (ListAnswer), cached per user and version of the user's list:
+   * every write through this repository and every desktop event on the event bus drops the user's
+   * entry at once; a write on another node that reaches this one by no event is seen after
+   * LIST_CACHE_MS at most.
    */
-  listJsonForUser(userId: string): Promise<string>;
+  listAnswerForUser(userId: string): Promise<ListAnswer>;
   /** One desktop with its owner's current role (read in the same statement). */
   byId(id: string, on?: Executor): Promise<OwnedDesktopRow | undefined>;
   /** Rows in any of these states (the reconciler). */
@@ -147,7 +163,10 @@ export const LIST_CACHE_MS = 1000;
 const plugin: FastifyPluginAsync = async (app) => {
   const { db } = app;
   const table = entityRepository(db, 'desktops');
-  const listCache = new Map<string, { json: Promise<string>; until: number; generation: number }>();
+  const listCache = new Map<
+    string,
+    { answer: Promise<ListAnswer>; until: number; generation: number }
+  >();
   const generations = new Map<string, number>();
   const invalidate = (userId: string) => {
     generations.set(userId, (generations.get(userId) ?? 0) + 1);
@@ -174,16 +193,16 @@ const plugin: FastifyPluginAsync = async (app) => {
       const rows = (await listStatement.execute({ userId })) as DesktopRow[];
       return rows.map(toWire);
     },
-    listJsonForUser(userId) {
+    listAnswerForUser(userId) {
       const now = Date.now();
       const hit = listCache.get(userId);
-      if (hit && hit.until > now) return hit.json;
+      if (hit && hit.until > now) return hit.answer;
       const generation = generations.get(userId) ?? 0;
-      const json = repo.listForUser(userId).then((list) => JSON.stringify(list));
+      const answer = repo.listForUser(userId).then((list) => listAnswerOf(JSON.stringify(list)));
       if (listCache.size > 10_000) listCache.clear();
-      const entry = { json, until: now + LIST_CACHE_MS, generation };
+      const entry = { answer, until: now + LIST_CACHE_MS, generation };
       listCache.set(userId, entry);
-      json.then(
+      answer.then(
         () => {
           // a write during the load made this result stale: do not keep it
           if ((generations.get(userId) ?? 0) !== generation && listCache.get(userId) === entry)
@@ -193,7 +212,7 @@ const plugin: FastifyPluginAsync = async (app) => {
           if (listCache.get(userId) === entry) listCache.delete(userId);
         },
       );
-      return json;
+      return answer;
     },
     async byId(id, on = db) {
       const rows = await on
@@ -274,7 +293,33 @@ const plugin: FastifyPluginAsync = async (app) => {
       });
     },
   };
+  // Every desktop event drops the owner's list, also one whose write this repository did not make
+  // (an event bus that carries other nodes' events brings theirs here).
+  app.events.subscribe((event) => {
+    if (event.name.startsWith('desktops.')) invalidate(event.ownerId);
+  });
   app.decorate('desktops', repo);
 };
+
+/** The list's JSON text with its bytes, and each compressed form made once, when first asked. */
+function listAnswerOf(json: string): ListAnswer {
+  const body = Buffer.from(json, 'utf8');
+  const encoded = new Map<BodyEncoding, Promise<Buffer>>();
+  return {
+    json,
+    body,
+    encoded(encoding) {
+      let bytes = encoded.get(encoding);
+      if (!bytes) {
+        const made = compressBody(body, encoding);
+        encoded.set(encoding, made);
+        // a failed compression is tried again by the next request
+        made.catch(() => encoded.delete(encoding));
+        bytes = made;
+      }
+      return bytes;
+    },
+  };
+}
 
 export default globalPlugin(plugin, 'desktops-repository');

@@ -60,7 +60,27 @@ export function loadSigningKey(dataDir: string): Uint8Array {
   return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
 }
 
+/** How many verified tokens verify() remembers before it starts over. */
+export const VERIFIED_TOKENS_MAX = 10_000;
+
+/** A payload and the objects inside it, made read-only (a remembered payload is shared by requests). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
 export class TokenService {
+  /**
+   * Tokens whose signature and claims verified, with their payload: verifying is a pure function
+   * of the token and the clock, so a token seen again is not verified again while its exp (plus
+   * the leeway) has not passed. Only the signature and the claims are remembered; the session
+   * behind a login token is still checked on every request, so a revocation applies at once.
+   */
+  private readonly verified = new Map<string, { claims: Claims; untilMs: number }>();
+
   constructor(
     private readonly key: Uint8Array,
     private readonly leewaySeconds: number,
@@ -104,6 +124,21 @@ export class TokenService {
    * With allowExpired the signature is still checked but an elapsed exp is accepted (renew).
    */
   async verify(token: string, options: { allowExpired?: boolean } = {}): Promise<Claims> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (Date.now() < known.untilMs) return known.claims;
+      this.verified.delete(token);
+    }
+    const claims = await this.verifyNow(token, options);
+    const untilMs = (claims.exp + this.leewaySeconds) * 1000;
+    if (Date.now() < untilMs) {
+      if (this.verified.size >= VERIFIED_TOKENS_MAX) this.verified.clear();
+      this.verified.set(token, { claims, untilMs });
+    }
+    return claims;
+  }
+
+  private async verifyNow(token: string, options: { allowExpired?: boolean }): Promise<Claims> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.key, {
@@ -131,7 +166,7 @@ export class TokenService {
     } else if (typeof payload.user_id !== 'string') {
       throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
     }
-    return payload as Claims;
+    return deepFreeze(payload as Claims);
   }
 
   /** Reads the type claim without verifying (dispatch only; the branch verifies again). */

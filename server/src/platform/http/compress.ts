@@ -6,7 +6,8 @@
  * untouched. Brotli runs at quality 4: most of its gain for a small share of its top quality's CPU.
  * Request bodies are never decompressed: clients send them plain.
  */
-import { constants } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { FastifyPluginAsync } from 'fastify';
 import fastifyCompress from '@fastify/compress';
 import { globalPlugin } from '../lib/plugin.ts';
@@ -23,6 +24,49 @@ export function isCompressible(contentType: string): boolean {
   return COMPRESSIBLE.test(contentType.trim());
 }
 
+/** The encodings this server compresses with, in its order of preference. */
+export type BodyEncoding = 'br' | 'gzip';
+
+const BROTLI_PARAMS = {
+  [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+  [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+};
+
+/**
+ * The encoding to answer with for an Accept-Encoding header, the way the plugin below negotiates
+ * it: the accepted one of br and gzip with the higher q (br on a tie); x-gzip is gzip, and `*`
+ * stands for gzip unless gzip is named; q=0 refuses. Null when neither is accepted (the answer
+ * goes out as it is).
+ */
+export function negotiateEncoding(header: string | undefined): BodyEncoding | null {
+  if (!header) return null;
+  let br = 0;
+  let gzip: number | undefined;
+  let any = 0;
+  for (const part of header.toLowerCase().split(',')) {
+    const [name = '', ...params] = part.split(';').map((p) => p.trim());
+    const qParam = params.find((p) => p.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q)) continue;
+    if (name === 'br') br = q;
+    else if (name === 'gzip' || name === 'x-gzip') gzip = Math.max(gzip ?? 0, q);
+    else if (name === '*') any = q;
+  }
+  const gz = gzip ?? any;
+  if (br <= 0 && gz <= 0) return null;
+  return br >= gz ? 'br' : 'gzip';
+}
+
+const brotliAsync = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+/** `body` compressed with `encoding` at the plugin's settings (off the event loop, in libuv's pool). */
+export function compressBody(body: Buffer, encoding: BodyEncoding): Promise<Buffer> {
+  return encoding === 'br'
+    ? brotliAsync(body, { params: BROTLI_PARAMS })
+    : gzipAsync(body, { level: GZIP_LEVEL });
+}
+
 const plugin: FastifyPluginAsync = async (app) => {
   await app.register(fastifyCompress, {
     global: true,
@@ -30,12 +74,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     encodings: ['br', 'gzip'],
     threshold: COMPRESS_THRESHOLD,
     customTypes: isCompressible,
-    brotliOptions: {
-      params: {
-        [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
-        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-      },
-    },
+    brotliOptions: { params: BROTLI_PARAMS },
     zlibOptions: { level: GZIP_LEVEL },
   });
 };

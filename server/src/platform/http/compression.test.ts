@@ -10,7 +10,7 @@ import { brotliCompressSync, brotliDecompressSync, gunzipSync } from 'node:zlib'
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDesktops } from '../../seed/index.ts';
-import { isCompressible } from './compress.ts';
+import { isCompressible, negotiateEncoding } from './compress.ts';
 import {
   buildTestApp,
   createTestDatabase,
@@ -216,5 +216,33 @@ describe('compressible content types', () => {
     ['application/x-virt-viewer', false],
   ])('%s -> %s', (type, expected) => {
     expect(isCompressible(type)).toBe(expected);
+  });
+});
+
+describe('negotiateEncoding (the cached desktop list picks its encoding with it)', () => {
+  it.each([
+    'br',
+    'gzip',
+    'BR',
+    'gzip, deflate, br',
+    'gzip, deflate, br, zstd',
+    'gzip;q=1.0, br;q=0.5',
+    'br;q=0.5, gzip;q=0.5',
+    'br;q=0, gzip',
+    'gzip;q=0, br;q=0',
+    'x-gzip',
+    '*',
+    'br;q=0, *',
+    'deflate',
+    'identity',
+    'deflate, gzip',
+  ])('picks what the compression plugin picks for "%s"', async (accept) => {
+    const res = await injectWithToken(t.app, token, {
+      method: 'GET',
+      url: '/api/v3/images/desktops',
+      headers: { 'accept-encoding': accept },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(negotiateEncoding(accept)).toBe(res.headers['content-encoding'] ?? null);
   });
 });

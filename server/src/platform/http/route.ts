@@ -153,20 +153,22 @@ function routeOptions(
   };
   // A body arrives in the operation's own media type: JSON for json operations, urlencoded or
   // multipart for form operations; anything else is 415 before it is validated.
+  // An operation without a body has nothing to check here (and no hook on its hot path).
   const accepted = op.body === 'json' ? JSON_TYPES : op.body === 'form' ? FORM_TYPES : null;
-  options.preValidation = async (request) => {
-    const type = mediaTypeOf(request.headers['content-type']);
-    if (accepted && type !== null && !accepted.includes(type))
-      throw new ApiError(
-        'unsupported_media_type',
-        `${op.method} ${urlOf(op)} takes ${accepted.join(' or ')}, not ${type}`,
-        'unsupported_media_type',
-        { accepted: [...accepted] },
-      );
-    // An absent form body is an empty form (the schema still enforces its required fields).
-    if (op.body === 'form' && (request.body === undefined || request.body === null))
-      request.body = {};
-  };
+  if (accepted)
+    options.preValidation = async (request) => {
+      const type = mediaTypeOf(request.headers['content-type']);
+      if (type !== null && !accepted.includes(type))
+        throw new ApiError(
+          'unsupported_media_type',
+          `${op.method} ${urlOf(op)} takes ${accepted.join(' or ')}, not ${type}`,
+          'unsupported_media_type',
+          { accepted: [...accepted] },
+        );
+      // An absent form body is an empty form (the schema still enforces its required fields).
+      if (op.body === 'form' && (request.body === undefined || request.body === null))
+        request.body = {};
+    };
   const guarded = writeGuardedFields(op.request);
   if (guarded.length > 0) {
     // Fields with write roles (x-roles on the property): only those roles may send them.

@@ -5,7 +5,8 @@
  * hands over to the desktop service or the engine.
  */
 import type { FastifyInstance } from 'fastify';
-import { route } from '../../../platform/http/route.ts';
+import { operation, route } from '../../../platform/http/route.ts';
+import { COMPRESS_THRESHOLD, negotiateEncoding } from '../../../platform/http/compress.ts';
 import { authOf } from '../../../platform/auth/auth.ts';
 import { assertActionOffered } from '../desktop-rules.ts';
 import { constants } from '../../../../../src/generated/constants.ts';
@@ -136,15 +137,31 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
     return answer;
   });
 
+  const listResource = operation('desktops.list').resource;
   route(
     app,
     'desktops.list',
-    async (request, reply) =>
-      // Served as a cached JSON string built from toWire() (the Desktop schema shape, checked by the
-      // tests with the generated validator): no per-request query or serialisation on the hot path.
-      reply
-        .type('application/json; charset=utf-8')
-        .send(await app.desktops.listJsonForUser(authOf(request).userId)),
+    async (request, reply) => {
+      // Served from the user's cached list (built from toWire(), the Desktop schema shape, checked
+      // by the tests with the generated validator): no per-request query, serialisation or
+      // compression on the hot path.
+      const auth = authOf(request);
+      const answer = await app.desktops.listAnswerForUser(auth.userId);
+      reply.type('application/json; charset=utf-8');
+      // Fields hidden from the caller's role leave the JSON text in the route's onSend hook.
+      if (app.access.hiddenFields(listResource, auth.role).length > 0)
+        return reply.send(answer.json);
+      if (answer.body.length < COMPRESS_THRESHOLD) return reply.send(answer.body);
+      reply.header('vary', 'accept-encoding');
+      const encoding =
+        request.headers['x-no-compression'] === undefined
+          ? negotiateEncoding(request.headers['accept-encoding'])
+          : null;
+      if (!encoding) return reply.send(answer.body);
+      // Already compressed: the compression plugin leaves an answer with a Content-Encoding alone.
+      reply.header('content-encoding', encoding);
+      return reply.send(await answer.encoded(encoding));
+    },
     { response: false },
   );
 }
