@@ -3,8 +3,8 @@
  * (`dist-server/server.mjs`, built first when older than its sources) with `npm start`'s allocator
  * settings on the embedded PGlite in a fresh temp DATA_DIR with the demo seed, measures boot →
  * healthy, then reads the process's RSS after boot and once a minute while nobody uses it; then
- * restarts it on the same DATA_DIR and reads boot → healthy and the RSS a minute after the
- * restart. Targets: RSS ≤ 250 MB after the idle time and after the restart.
+ * restarts it on the same DATA_DIR and reads boot → healthy and the RSS each minute for three
+ * minutes after the restart. Targets: RSS ≤ 250 MB after the idle time and after the restart.
  *
  * npx tsx scripts/bench/server-rss.ts [--minutes 10] [--port 8601]
  */
@@ -29,6 +29,7 @@ const { values } = parseArgs({
 const minutes = Number(values.minutes);
 const port = Number(values.port);
 const TARGET_MB = 250;
+const RESTART_MINUTES = 3;
 const root = process.cwd();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -106,14 +107,18 @@ try {
   let restarted: number;
   try {
     console.log(`restart → healthy ${again.bootMs.toFixed(0)} ms`);
-    await sleep(60_000);
     restarted = rssMb(again.pid);
-    console.log(`RSS 1 min after the restart ${restarted.toFixed(1)} MB`);
+    // V8 gives an idle heap back a minute or two after the boot's garbage.
+    for (let minute = 1; minute <= RESTART_MINUTES; minute++) {
+      await sleep(60_000);
+      restarted = rssMb(again.pid);
+      console.log(`RSS ${minute} min after the restart ${restarted.toFixed(1)} MB`);
+    }
   } finally {
     await again.stop();
   }
   console.log(
-    `\nafter ${minutes} min idle ${idle.toFixed(1)} MB ${verdict(idle)}; 1 min after a restart ${restarted.toFixed(1)} MB ${verdict(restarted)} (target ≤ ${TARGET_MB} MB)`,
+    `\nafter ${minutes} min idle ${idle.toFixed(1)} MB ${verdict(idle)}; ${RESTART_MINUTES} min after a restart ${restarted.toFixed(1)} MB ${verdict(restarted)} (target ≤ ${TARGET_MB} MB)`,
   );
   process.exitCode = idle <= TARGET_MB && restarted <= TARGET_MB ? 0 : 1;
 } finally {

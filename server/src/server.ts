@@ -2,12 +2,23 @@
  * Process entry: environment validated at boot, app built (migrations run), demo seed when the
  * database is empty, listen, graceful shutdown on SIGTERM/SIGINT (in-flight requests drain for at
  * most 25 s; socket.io and the database close with the app).
+ *
+ * The first start on the embedded database (initdb, the migrations, the demo seed and its disks)
+ * runs in a child process of this same entry, which ends once the database is ready; this process
+ * then opens it as on any restart. That start passes through some 700 MB, and the C allocator
+ * would keep about 40 MB of it resident for the server's whole life.
  */
+import { fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type AppConfig } from './platform/config/config.ts';
 import { buildApp } from './app.ts';
 import { logsRequests } from './platform/lib/logger-options.ts';
-import { seedIfEmpty } from './seed/index.ts';
+import { seedIfEmpty, type SeedResult } from './seed/index.ts';
+
+/** Set in the child that makes a fresh embedded database ready. */
+const FIRST_START = 'VDI_PORTAL_FIRST_START';
 
 let config: AppConfig;
 try {
@@ -16,6 +27,30 @@ try {
   console.error((err as Error).message);
   process.exit(2);
 }
+
+/** Runs this entry again as the first-start child; resolves to what its seed did. */
+function firstStartInChild(): Promise<SeedResult | undefined> {
+  return new Promise((resolve) => {
+    const child = fork(process.argv[1] ?? '', process.argv.slice(2), {
+      env: { ...process.env, [FIRST_START]: '1' },
+      execArgv: process.execArgv,
+      stdio: 'inherit',
+    });
+    let seed: SeedResult | undefined;
+    child.on('message', (message) => (seed = message as SeedResult));
+    child.on('exit', (code) => {
+      // the child printed why it did not start
+      if (code !== 0) process.exit(code ?? 1);
+      resolve(seed);
+    });
+  });
+}
+
+const firstStart =
+  !config.databaseUrl &&
+  !process.env[FIRST_START] &&
+  !existsSync(join(config.dataDir, 'db', 'PG_VERSION'));
+const seededByChild = firstStart ? await firstStartInChild() : undefined;
 
 let app: FastifyInstance;
 try {
@@ -27,9 +62,15 @@ try {
   if (logsRequests(config.logLevel) && error.stack) console.error(error.stack);
   process.exit(1);
 }
-const seed = await seedIfEmpty(app, { password: config.demoPassword });
+const seed = seededByChild ?? (await seedIfEmpty(app, { password: config.demoPassword }));
 // New demo desktops are `creating`: make their disks now rather than at the next reconcile tick.
 if (seed.seeded) await app.engine.reconcile();
+if (process.env[FIRST_START]) {
+  // The first-start child: the database and the demo are ready; the parent serves them.
+  process.send?.(seed);
+  await app.close();
+  process.exit(0);
+}
 await app.listen({ port: config.port, host: config.host });
 
 const wildcard = config.host === '0.0.0.0' || config.host === '::';
