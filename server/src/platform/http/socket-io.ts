@@ -4,9 +4,16 @@
  * in ALLOWED_ORIGINS (scheme, host and port compared, platform/lib/origins.ts); a handshake without Origin,
  * or with `null`, is refused. 64 KB message cap. Authentication, rooms and the limit on client
  * emits are added by platform/auth/socket-auth.ts.
+ *
+ * On PostgreSQL (DATABASE_URL) every node runs socket.io with @socket.io/postgres-adapter: an emit
+ * to a room reaches the room's sockets on every node, through NOTIFY on the node's own small pool
+ * (one connection LISTENs, reconnecting when it is lost; payloads over 8,000 bytes go through the
+ * socket_io_attachments table). The embedded PGlite serves one node: the default in-memory adapter.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import pg from 'pg';
 import { Server } from 'socket.io';
+import { createAdapter } from '@socket.io/postgres-adapter';
 import { globalPlugin } from '../lib/plugin.ts';
 import { listeningPort, originAllowed } from '../lib/origins.ts';
 import type { ServerToClientEvents } from '../../../../src/generated/events.ts';
@@ -46,6 +53,39 @@ const plugin: FastifyPluginAsync = async (app) => {
       callback(null, originAllowed(req, app.config, listeningPort(app.server, app.config.port))),
   });
   app.decorate('io', io);
+  const { databaseUrl } = app.config;
+  if (app.database.kind === 'postgres' && databaseUrl) {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, keepAlive: true });
+    const lost = (err: Error) => app.log.warn({ err }, 'socket.io adapter connection lost');
+    pool.on('error', lost);
+    // The adapter keeps its LISTEN connection checked out and, when the connection ends, opens
+    // another without giving the dead one back: the pool is told here, so that it does not wait
+    // for it at close. A checked-out client that loses its server emits `error`, which must not
+    // end the process.
+    const out = new Set<pg.PoolClient>();
+    pool.on('acquire', (client) => out.add(client));
+    pool.on('release', (_err, client) => out.delete(client));
+    pool.on('connect', (client) => {
+      client.on('error', lost);
+      client.on('end', () => {
+        const held = [...out].find((c) => c === client);
+        if (!held) return;
+        out.delete(held);
+        held.release(true);
+      });
+    });
+    io.adapter(
+      createAdapter(pool, {
+        errorHandler: (err) => app.log.warn({ err }, 'socket.io adapter failed'),
+      }),
+    );
+    app.addHook('onClose', async () => {
+      // Closing the adapter publishes this node's departure and releases its LISTEN connection.
+      await io.of('/').adapter.close();
+      // A connection the adapter was still opening at close is never given back: not waited for.
+      await Promise.race([pool.end(), new Promise((r) => setTimeout(r, 2000).unref())]);
+    });
+  }
   // Before the HTTP server closes (it waits for every open connection, websockets included), the
   // engine's connections end. Clients see their transport close and reconnect, to this portal once
   // it is back or to another node; a socket.io-level disconnect would tell them not to.
