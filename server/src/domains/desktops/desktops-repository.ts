@@ -94,7 +94,8 @@ export interface DesktopsRepository {
   listForUser(userId: string): Promise<Desktop[]>;
   /**
    * The same list as a JSON string, cached per user: every write through this repository drops the
-   * user's entry at once; writes made by another node are seen after LIST_CACHE_MS at most.
+   * user's entry at once on every node (the cluster bus); what a node missed is read again after
+   * LIST_CACHE_MS at most.
    */
   listJsonForUser(userId: string): Promise<string>;
   /** One desktop with its owner's current role (read in the same statement). */
@@ -141,7 +142,7 @@ declare module 'fastify' {
   }
 }
 
-/** Upper bound for a list served from memory after a write on ANOTHER node (same-node writes invalidate). */
+/** Upper bound for a list served from memory after a write whose notification a node missed. */
 export const LIST_CACHE_MS = 1000;
 
 const plugin: FastifyPluginAsync = async (app) => {
@@ -153,6 +154,17 @@ const plugin: FastifyPluginAsync = async (app) => {
     generations.set(userId, (generations.get(userId) ?? 0) + 1);
     listCache.delete(userId);
   };
+  // Every node (this one included) drops the owner's cached list when a desktop is written.
+  app.cluster.on('desktop.changed', ({ ownerId }) => invalidate(ownerId));
+  app.cluster.on('resync', () => listCache.clear());
+  const changed = (row: DesktopRow, change: 'created' | 'updated' | 'deleted') =>
+    app.cluster.publish({
+      kind: 'desktop.changed',
+      id: row.id,
+      ownerId: row.userId,
+      change,
+      state: row.state,
+    });
   const listStatement = db
     .select()
     .from(desktops)
@@ -228,7 +240,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
     async create(values, on) {
       const row = await table.create({ ...values, id: values.id ?? randomUUID() }, on);
-      invalidate(row.userId);
+      changed(row, 'created');
       const wire = toWire(row);
       publish('desktops.created', wire, row.userId);
       return wire;
@@ -240,9 +252,10 @@ const plugin: FastifyPluginAsync = async (app) => {
           : undefined,
       });
       if (!row) return undefined;
-      invalidate(row.userId);
+      const hidden = row.tag !== null && !row.visible;
+      changed(row, hidden ? 'deleted' : 'updated');
       const wire = toWire(row);
-      if (row.tag !== null && !row.visible)
+      if (hidden)
         app.events.publish({
           name: 'desktops.deleted',
           payload: { id, version: row.version },
@@ -254,7 +267,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     async publishCurrent(id, name) {
       const row = await table.get(id);
       if (!row) return undefined;
-      invalidate(row.userId);
+      changed(row, name === 'desktops.created' ? 'created' : 'updated');
       const wire = toWire(row);
       publish(name, wire, row.userId);
       return wire;
@@ -266,7 +279,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       return true;
     },
     announceRemoved(row) {
-      invalidate(row.userId);
+      changed(row, 'deleted');
       app.events.publish({
         name: 'desktops.deleted',
         payload: { id: row.id, version: row.version + 1 },
