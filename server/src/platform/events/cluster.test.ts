@@ -4,7 +4,15 @@
  * timer. The sweeps and the session cache are set far beyond the limits checked here, so only a
  * notification can meet them.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -264,6 +272,55 @@ describe('two nodes on one PostgreSQL', () => {
     expect(reset.statusCode).toBe(200);
     await until(
       async () => b.app.access.config,
+      (c) => Object.keys(c).length === 0,
+      1000,
+      10,
+    );
+  });
+
+  it("boots a node on the running copy, unless the node's file changed after it", async () => {
+    const admin = await login(a.app, 'admin');
+    const saved = { roles: { desktops: { read: ['admin', 'manager', 'advanced'] } } };
+    const put = (config: unknown) =>
+      injectWithToken(a.app, admin, {
+        method: 'PUT',
+        url: '/api/v3/admin/role-visibility',
+        payload: { config },
+      });
+    expect((await put(saved)).statusCode).toBe(200);
+    // A node whose file is older than the running copy (not deployed since) takes the copy.
+    const stale = { fields: { desktops: { description: ['admin'] } } };
+    const oldFile = join(folder, 'c.json');
+    writeFileSync(oldFile, JSON.stringify(stale));
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(oldFile, anHourAgo, anHourAgo);
+    const c = await buildTestApp(a.config.databaseUrl, { portalConfigPath: oldFile });
+    try {
+      expect(c.app.access.config).toEqual(saved);
+    } finally {
+      await c.close();
+    }
+    // A node whose file changed after it (a change made in git) puts the file in force
+    // everywhere.
+    const deployed = { actions: { desktops: { delete: ['admin', 'manager'] } } };
+    const newFile = join(folder, 'd.json');
+    writeFileSync(newFile, JSON.stringify(deployed));
+    const d = await buildTestApp(a.config.databaseUrl, { portalConfigPath: newFile });
+    try {
+      expect(d.app.access.config).toEqual(deployed);
+      await until(
+        async () => b.app.access.config,
+        (c) => 'actions' in c,
+        1000,
+        10,
+      );
+      expect(b.app.access.config).toEqual(deployed);
+    } finally {
+      await d.close();
+    }
+    expect((await put({})).statusCode).toBe(200);
+    await until(
+      async () => a.app.access.config,
       (c) => Object.keys(c).length === 0,
       1000,
       10,
