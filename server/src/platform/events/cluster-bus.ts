@@ -5,7 +5,8 @@
  * they were added) and, on PostgreSQL, sends it to every other node with NOTIFY on the
  * CLUSTER_CHANNEL, where the same handlers run: one code path on every node, the one that made
  * the change included. A node hears the channel through one dedicated connection of its own,
- * reconnected when it is lost; after a reconnection the `resync` handlers run (what was notified
+ * which also sends its messages (so they arrive in the order they were published), reconnected
+ * when it is lost; after a reconnection the `resync` handlers run (what was notified
  * meanwhile is lost: caches are dropped and configs read again). The embedded PGlite serves one
  * node: messages stay in this process.
  */
@@ -99,12 +100,18 @@ export async function notifyNodes(
   }
 }
 
+const queryOn =
+  (client: pg.Client): Database['query'] =>
+  async <T>(text: string, params?: unknown[]) =>
+    (await client.query(text, params)).rows as T[];
+
 const plugin: FastifyPluginAsync = async (app) => {
   const { config } = app;
   const processId = `${config.nodeName}#${randomBytes(6).toString('hex')}`;
   const handlers = new Map<ClusterKind, ((message: ClusterMessage) => void | Promise<void>)[]>();
   const remote = app.database.kind === 'postgres' && config.databaseUrl !== undefined;
   let listening = !remote;
+  let client: pg.Client | undefined;
 
   const deliver = (message: ClusterMessage) => {
     for (const handler of handlers.get(message.kind) ?? []) {
@@ -120,8 +127,17 @@ const plugin: FastifyPluginAsync = async (app) => {
     }
   };
 
+  // Sent on the listening connection while it is up: one connection sends in the order of the
+  // publishes, and the pool's connections stay for requests. The pool while it reconnects.
   const send = (message: ClusterMessage) => {
-    notifyNodes(app.database, message, processId).catch((err: unknown) =>
+    const viaPool = () => notifyNodes(app.database, message, processId);
+    const sent = client
+      ? notifyNodes({ kind: app.database.kind, query: queryOn(client) }, message, processId)
+          // The listening connection lost under the send: once more through the pool (the
+          // handlers take a message twice as once).
+          .catch(viaPool)
+      : viaPool();
+    sent.catch((err: unknown) =>
       app.log.warn({ err, kind: message.kind }, 'cluster message not sent to the other nodes'),
     );
   };
@@ -145,7 +161,6 @@ const plugin: FastifyPluginAsync = async (app) => {
 
   if (!remote || !config.databaseUrl) return;
   const url = config.databaseUrl;
-  let client: pg.Client | undefined;
   let closing = false;
   let everConnected = false;
   let delay = RECONNECT_MIN_MS;

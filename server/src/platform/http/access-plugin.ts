@@ -162,7 +162,8 @@ const plugin: FastifyPluginAsync<{ portalConfig?: PortalConfig }> = async (app, 
 
   const reload = async () => {
     const current = await readRow();
-    if (!current || current.version === inForce) return;
+    // Reads may overlap and end in any order: only a newer copy replaces the one in force.
+    if (!current || current.version <= inForce) return;
     inForce = current.version;
     access.apply(usable(current.config, 'running copy'));
     // Each node tells its own sockets, once the config is in force here: a client that reads its

@@ -55,7 +55,8 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.decorate('io', io);
   const { databaseUrl } = app.config;
   if (app.database.kind === 'postgres' && databaseUrl) {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, keepAlive: true });
+    // Two connections: the LISTEN one, and one that sends every NOTIFY of this node in order.
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, keepAlive: true });
     const lost = (err: Error) => app.log.warn({ err }, 'socket.io adapter connection lost');
     pool.on('error', lost);
     // The adapter keeps its LISTEN connection checked out and, when the connection ends, opens
