@@ -68,15 +68,14 @@ const plugin: FastifyPluginAsync = async (app) => {
     });
   });
 
-  const disconnectSession = (sessionId: string) => {
-    for (const socket of io.sockets.sockets.values())
-      if (socket.data.sessionId === sessionId) socket.disconnect(true);
-  };
-  app.sessions.onRevoke(disconnectSession);
-  app.cluster.on('user.changed', ({ userId }) => {
-    for (const socket of io.sockets.sockets.values())
-      if (socket.data.userId === userId) socket.disconnect(true);
-  });
+  // What was emitted before a socket is closed still reaches it (a message, then a logout).
+  const disconnectWhere = (match: (data: { userId: string; sessionId: string }) => boolean) =>
+    app.socketsFlushed().then(() => {
+      for (const socket of io.sockets.sockets.values())
+        if (match(socket.data)) socket.disconnect(true);
+    });
+  app.sessions.onRevoke((sessionId) => void disconnectWhere((d) => d.sessionId === sessionId));
+  app.cluster.on('user.changed', ({ userId }) => disconnectWhere((d) => d.userId === userId));
 
   let sweeping = false;
   const sweep = async () => {

@@ -38,6 +38,12 @@ export type PortalIo = Server<
 declare module 'fastify' {
   interface FastifyInstance {
     io: PortalIo;
+    /**
+     * Resolves once every emit made before the call reached this node's sockets. The PostgreSQL
+     * adapter hands an emit to this node's sockets only after its NOTIFY was sent: a socket closed
+     * right after an emit (a message, then a logout) waits for it, so it still gets the emit.
+     */
+    socketsFlushed(): Promise<void>;
   }
 }
 
@@ -53,6 +59,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       callback(null, originAllowed(req, app.config, listeningPort(app.server, app.config.port))),
   });
   app.decorate('io', io);
+  let flushed = async () => undefined;
+  app.decorate('socketsFlushed', () => flushed());
   const { databaseUrl } = app.config;
   if (app.database.kind === 'postgres' && databaseUrl) {
     // Two connections: the LISTEN one, and one that sends every NOTIFY of this node in order.
@@ -75,6 +83,15 @@ const plugin: FastifyPluginAsync = async (app) => {
         held.release(true);
       });
     });
+    // The adapter sends its NOTIFYs through the pool's one free connection, in the order of the
+    // emits: a query queued now answers after them, and the emits reach the sockets in the turns
+    // that follow their answers.
+    // A database that does not answer holds a close back by half a second at most.
+    flushed = async () => {
+      const late = new Promise((resolve) => setTimeout(resolve, 500).unref());
+      await Promise.race([pool.query('SELECT 1').catch(() => undefined), late]);
+      await new Promise((resolve) => setImmediate(resolve));
+    };
     io.adapter(
       createAdapter(pool, {
         errorHandler: (err) => app.log.warn({ err }, 'socket.io adapter failed'),
