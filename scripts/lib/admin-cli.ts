@@ -10,6 +10,7 @@ import { openDatabase, type Database } from '../../server/src/platform/db/client
 import { migrate } from '../../server/src/platform/db/migrate.ts';
 import { loadConfig } from '../../server/src/platform/config/config.ts';
 import { ApiError } from '../../server/src/platform/http/api-error.ts';
+import { notifyNodes } from '../../server/src/platform/events/cluster-bus.ts';
 import { adminService, type AdminService } from '../../server/src/domains/directory/service.ts';
 import { CLI_ACTOR } from '../../server/src/platform/auth/actor.ts';
 import { generatePassword, passwordPolicyOf } from '../../server/src/domains/directory/deps.ts';
@@ -205,12 +206,21 @@ export async function runAdmin(argv: string[], io: AdminIo): Promise<number> {
     const service = adminService({
       db: database.db,
       accountPolicies: () => accountPolicies(database),
-      // The server reads sessions from the database: a revoked one stops within its cache time.
+      // Running nodes on PostgreSQL hear it on the cluster bus (their sockets and consoles close);
+      // otherwise the server reads sessions from the database within its cache time.
       async sessionsChanged(userId, revoke) {
-        if (revoke)
-          await database.query(
-            'UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL',
-            [userId],
+        const revoked = revoke
+          ? await database.query<{ id: string }>(
+              'UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING id',
+              [userId],
+            )
+          : [];
+        await notifyNodes(database, { kind: 'user.changed', userId }, 'cli');
+        if (revoked.length > 0)
+          await notifyNodes(
+            database,
+            { kind: 'sessions.revoked', ids: revoked.map((r) => r.id) },
+            'cli',
           );
       },
     });

@@ -1,6 +1,6 @@
 /**
  * The whole application as one fastify instance, buildable for tests: platform plugins (errors,
- * headers, compression, socket.io, upgrades, static SPA, validation, access, auth, event bus,
+ * headers, compression, socket.io, cluster bus, upgrades, static SPA, validation, access, auth, event bus,
  * socket auth) -> domain repositories and plugins -> domain routes -> planned operations (501).
  * Domains are imported only through their index.ts. Every route's method/path/schemas/access comes
  * from the generated operation table (platform/http/route.ts), which is this app's auth gate; the
@@ -44,6 +44,7 @@ import settingsRepository from './platform/repository/settings-repository.ts';
 import loginThrottle from './platform/auth/login-throttle.ts';
 import auth from './platform/auth/auth.ts';
 import eventBus from './platform/events/event-bus.ts';
+import clusterBus from './platform/events/cluster-bus.ts';
 import {
   desktopsRepository,
   desktopsPlugin,
@@ -149,6 +150,8 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   // before every route: compression hooks are attached to the routes registered after it
   await app.register(compress);
   await app.register(socketIo);
+  // before every plugin that keeps a cache or a connection other nodes' changes must reach
+  await app.register(clusterBus);
   await app.register(upgrades);
   await app.register(staticSpa);
 

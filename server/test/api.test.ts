@@ -143,7 +143,7 @@ describe('public and small endpoints', () => {
   it('GET /api/v3/health answers ok with the database', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v3/health' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok', database: true });
+    expect(res.json()).toEqual({ status: 'ok', database: true, node: t.config.nodeName });
   });
 
   it('lists categories and answers 404 JSON for an unknown one', async () => {

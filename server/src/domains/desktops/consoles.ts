@@ -3,14 +3,15 @@
  * SPICE CONNECT tunnel and the `.vv` files that carry its credentials, and what closes them.
  *
  * A console (VNC websocket or SPICE tunnel) belongs to the login session that asked for it and
- * closes within a second of:
- * - that session ending on this node (logout, revocation, user disabled): the sessions
- *   repository's revocation event;
- * - its desktop stopping, being deleted, or no longer being the user's to open (a deployment
- *   desktop its deployment hides from its user included): the desktop's event on the event bus,
- *   after which each of its consoles is checked again;
- * and, for what this node hears of no event (a session revoked by another node, a user deleted,
- * the absolute session end), at the next sweep (`socketSweepMs`).
+ * closes within a second of, on whichever node the change is made (the cluster bus):
+ * - that session ending (logout, revocation, user disabled): the sessions repository's
+ *   revocation;
+ * - its desktop stopping, being deleted, or no longer being the user's to open (a new owner, a
+ *   deployment desktop its deployment hides from its user included): the desktop's
+ *   `desktop.changed`, after which each of its consoles is checked again;
+ * - its user's account changing (role, group): each of the user's consoles is checked again;
+ * and, for what this node hears of no message (a notification missed, the absolute session end),
+ * at the next sweep (`socketSweepMs`).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -129,15 +130,19 @@ export function createConsoles(
     vnc.closeSession(sessionId);
     spice.closeSession(sessionId);
   });
-  app.events.subscribe((event) => {
-    if (event.name === 'desktops.deleted') closeDesktop(event.payload.id);
-    else if (event.name === 'desktops.updated') {
-      if (!consoleStates.includes(event.payload.state)) closeDesktop(event.payload.id);
+  app.cluster.on('desktop.changed', ({ id, change, state }) => {
+    if (change === 'deleted') closeDesktop(id);
+    else if (change === 'updated') {
+      if (!consoleStates.includes(state)) closeDesktop(id);
       else {
-        vnc.recheck(event.payload.id);
-        spice.recheck(event.payload.id);
+        vnc.recheck(id);
+        spice.recheck(id);
       }
     }
+  });
+  app.cluster.on('user.changed', ({ userId }) => {
+    vnc.recheckUser(userId);
+    spice.recheckUser(userId);
   });
 
   let sweeping = false;

@@ -108,8 +108,8 @@ export interface DesktopsRepository {
   listForUser(userId: string): Promise<Desktop[]>;
   /**
    * The same list as it goes out (ListAnswer), cached per user and version of the user's list:
-   * every write through this repository and every desktop event on the event bus drops the user's
-   * entry at once; a write on another node that reaches this one by no event is seen after
+   * every write through this repository drops the user's entry at once on every node (the cluster
+   * bus), and so does every desktop event on the event bus; what a node missed is read again after
    * LIST_CACHE_MS at most.
    */
   listAnswerForUser(userId: string): Promise<ListAnswer>;
@@ -157,7 +157,7 @@ declare module 'fastify' {
   }
 }
 
-/** Upper bound for a list served from memory after a write on ANOTHER node (same-node writes invalidate). */
+/** Upper bound for a list served from memory after a write whose notification a node missed. */
 export const LIST_CACHE_MS = 1000;
 
 const plugin: FastifyPluginAsync = async (app) => {
@@ -172,6 +172,17 @@ const plugin: FastifyPluginAsync = async (app) => {
     generations.set(userId, (generations.get(userId) ?? 0) + 1);
     listCache.delete(userId);
   };
+  // Every node (this one included) drops the owner's cached list when a desktop is written.
+  app.cluster.on('desktop.changed', ({ ownerId }) => invalidate(ownerId));
+  app.cluster.on('resync', () => listCache.clear());
+  const changed = (row: DesktopRow, change: 'created' | 'updated' | 'deleted') =>
+    app.cluster.publish({
+      kind: 'desktop.changed',
+      id: row.id,
+      ownerId: row.userId,
+      change,
+      state: row.state,
+    });
   const listStatement = db
     .select()
     .from(desktops)
@@ -247,7 +258,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
     async create(values, on) {
       const row = await table.create({ ...values, id: values.id ?? randomUUID() }, on);
-      invalidate(row.userId);
+      changed(row, 'created');
       const wire = toWire(row);
       publish('desktops.created', wire, row.userId);
       return wire;
@@ -259,9 +270,10 @@ const plugin: FastifyPluginAsync = async (app) => {
           : undefined,
       });
       if (!row) return undefined;
-      invalidate(row.userId);
+      const hidden = row.tag !== null && !row.visible;
+      changed(row, hidden ? 'deleted' : 'updated');
       const wire = toWire(row);
-      if (row.tag !== null && !row.visible)
+      if (hidden)
         app.events.publish({
           name: 'desktops.deleted',
           payload: { id, version: row.version },
@@ -273,7 +285,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     async publishCurrent(id, name) {
       const row = await table.get(id);
       if (!row) return undefined;
-      invalidate(row.userId);
+      changed(row, name === 'desktops.created' ? 'created' : 'updated');
       const wire = toWire(row);
       publish(name, wire, row.userId);
       return wire;
@@ -285,7 +297,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       return true;
     },
     announceRemoved(row) {
-      invalidate(row.userId);
+      changed(row, 'deleted');
       app.events.publish({
         name: 'desktops.deleted',
         payload: { id: row.id, version: row.version + 1 },

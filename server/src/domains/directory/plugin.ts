@@ -32,7 +32,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       db: app.db,
       accountPolicies: async () => (await app.settings.all()).account_policies,
       async sessionsChanged(userId, revoke) {
-        app.sessions.clearCache();
+        app.cluster.publish({ kind: 'user.changed', userId });
         if (revoke) await app.sessions.revokeUser(userId);
       },
       recycleUserItems: (actor, user, inside) => recycleUser(actor, user, inside),

@@ -142,7 +142,8 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
     async update(id, patch) {
       await userWrites.administer(db, id, patch);
-      if (patch.active === false || patch.role !== undefined) app.sessions.clearCache();
+      if (patch.active === false || patch.role !== undefined)
+        app.cluster.publish({ kind: 'user.changed', userId: id });
       if (patch.active === false) await app.sessions.revokeUser(id);
     },
     async count() {
@@ -232,12 +233,12 @@ const plugin: FastifyPluginAsync = async (app) => {
     setVpnKeys: (id, keys, onlyMissing) => userWrites.setVpnKeys(db, id, keys, onlyMissing),
     async disable(id) {
       await userWrites.disable(db, id);
-      app.sessions.clearCache();
+      app.cluster.publish({ kind: 'user.changed', userId: id });
       await app.sessions.revokeUser(id);
     },
     async remove(id) {
       await userWrites.remove(db, id);
-      app.sessions.clearCache();
+      app.cluster.publish({ kind: 'user.changed', userId: id });
     },
   };
   app.decorate('users', repo);

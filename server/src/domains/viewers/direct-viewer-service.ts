@@ -104,11 +104,12 @@ export function createDirectViewerService(
     },
   });
   app.upgrades.register(DIRECT_VNC_PATH, vnc.handleUpgrade);
-  app.events.subscribe((event) => {
-    if (event.name === 'desktops.deleted') vnc.recheck(event.payload.id);
-    else if (event.name === 'desktops.updated') {
-      if (!VIEWER_STATES.includes(event.payload.state)) vnc.closeDesktop(event.payload.id);
-      else vnc.recheck(event.payload.id);
+  // Every node's direct consoles follow a desktop's writes, wherever they are made.
+  app.cluster.on('desktop.changed', ({ id, change, state }) => {
+    if (change === 'deleted') vnc.recheck(id);
+    else if (change === 'updated') {
+      if (!VIEWER_STATES.includes(state)) vnc.closeDesktop(id);
+      else vnc.recheck(id);
     }
   });
 

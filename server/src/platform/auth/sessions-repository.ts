@@ -1,7 +1,10 @@
 /**
  * Sessions in the database, checked on every authenticated request. A short
- * in-memory cache keeps the hot path off the database; revoking or renewing on this node clears the
- * entry at once, other nodes see it within sessionCacheMs (1 s by default).
+ * in-memory cache keeps the hot path off the database; renewing on this node clears the entry at
+ * once. A revocation travels on the cluster bus (`sessions.revoked`): every node, this one
+ * included, drops the entries and calls the revocation listeners (sockets and consoles close); a
+ * changed user (`user.changed`) empties the cache on every node. What a node missed is read again
+ * after sessionCacheMs (1 s by default).
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
@@ -77,7 +80,7 @@ export interface SessionsRepository {
   revokeUserExcept(userId: string, keepSessionId: string): Promise<void>;
   /** Of the given ids, those whose socket may stay connected (alive and renew window open). */
   connectable(ids: string[]): Promise<Set<string>>;
-  /** Listeners called with the session id after a revocation on this node. */
+  /** Listeners called with the session id after a revocation on any node. */
   onRevoke(listener: (sessionId: string) => void): void;
   clearCache(): void;
 }
@@ -100,12 +103,23 @@ const plugin: FastifyPluginAsync = async (app) => {
     return rows[0] ? toState(rows[0]) : undefined;
   };
 
-  const revoked = (rows: { id: string }[]) => {
-    for (const r of rows) {
-      cache.delete(r.id);
-      for (const l of listeners) l(r.id);
-    }
+  const revoked = (ids: string[]) => {
+    if (ids.length > 0) app.cluster.publish({ kind: 'sessions.revoked', ids });
   };
+  app.cluster.on('sessions.revoked', ({ ids }) => {
+    for (const id of ids) {
+      cache.delete(id);
+      for (const l of listeners) {
+        try {
+          l(id);
+        } catch (err) {
+          app.log.warn({ err }, 'session revocation listener failed');
+        }
+      }
+    }
+  });
+  app.cluster.on('user.changed', () => cache.clear());
+  app.cluster.on('resync', () => cache.clear());
 
   const repo: SessionsRepository = {
     async create(userId, remoteAddr, times) {
@@ -161,22 +175,21 @@ const plugin: FastifyPluginAsync = async (app) => {
       await query('UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [
         id,
       ]);
-      cache.delete(id);
-      for (const l of listeners) l(id);
+      revoked([id]);
     },
     async revokeUser(userId) {
       const rows = await query<{ id: string }>(
         'UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING id',
         [userId],
       );
-      revoked(rows);
+      revoked(rows.map((r) => r.id));
     },
     async revokeUserExcept(userId, keepSessionId) {
       const rows = await query<{ id: string }>(
         'UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND id::text <> $2 AND revoked_at IS NULL RETURNING id',
         [userId, keepSessionId],
       );
-      revoked(rows);
+      revoked(rows.map((r) => r.id));
     },
     async connectable(ids) {
       const valid = ids.filter((id) => UUID_RE.test(id));

@@ -1,9 +1,11 @@
 /**
  * socket.io authentication: the handshake's auth.jwt is verified like a REST
  * bearer (signature, exp, live session); rooms come from the token only (user:<id>, admins);
- * a client-named room is ignored. A revocation on this node (logout, session revoked, user
- * disabled) disconnects the session's sockets at once; a periodic sweep catches the rest (another
- * node's revocation, a deleted user, a renew window that passed).
+ * a client-named room is ignored. A revocation on any node (logout, session revoked, user
+ * disabled), heard on the cluster bus, disconnects the session's sockets at once; a changed user
+ * (role, group, disabled, deleted) has all its sockets disconnected on every node, and the portal
+ * reconnects them with the rooms of the account as it is now while the session lasts. A periodic
+ * sweep catches the rest (a notification missed, a renew window that passed).
  *
  * Clients have nothing to say: no client event changes state (every change goes through REST), so
  * whatever a client emits is dropped unread, and a client emitting more than
@@ -66,11 +68,14 @@ const plugin: FastifyPluginAsync = async (app) => {
     });
   });
 
-  const disconnectSession = (sessionId: string) => {
-    for (const socket of io.sockets.sockets.values())
-      if (socket.data.sessionId === sessionId) socket.disconnect(true);
-  };
-  app.sessions.onRevoke(disconnectSession);
+  // What was emitted before a socket is closed still reaches it (a message, then a logout).
+  const disconnectWhere = (match: (data: { userId: string; sessionId: string }) => boolean) =>
+    app.socketsFlushed().then(() => {
+      for (const socket of io.sockets.sockets.values())
+        if (match(socket.data)) socket.disconnect(true);
+    });
+  app.sessions.onRevoke((sessionId) => void disconnectWhere((d) => d.sessionId === sessionId));
+  app.cluster.on('user.changed', ({ userId }) => disconnectWhere((d) => d.userId === userId));
 
   let sweeping = false;
   const sweep = async () => {

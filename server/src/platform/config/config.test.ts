@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.ts';
 
@@ -10,5 +11,11 @@ describe('loadConfig', () => {
 
   it('refuses a DESKTOP_STOP_TIMEOUT that is not a duration', () => {
     expect(() => loadConfig({ DESKTOP_STOP_TIMEOUT: 'soon' })).toThrow(/DESKTOP_STOP_TIMEOUT/);
+  });
+
+  it('names the node NODE_NAME, else its host name and port', () => {
+    expect(loadConfig({ PORT: '8081' }).nodeName).toBe(`${hostname()}:8081`);
+    expect(loadConfig({ NODE_NAME: 'portal-2' }).nodeName).toBe('portal-2');
+    expect(() => loadConfig({ NODE_NAME: 'two words' })).toThrow(/NODE_NAME/);
   });
 });

@@ -3,12 +3,18 @@
  * stops the process with a clear message instead of a surprise later.
  */
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { LogFormat } from '../lib/log-format.ts';
 import { allowedHostKeys } from '../lib/safe-fetch.ts';
 
 export interface AppConfig {
+  /**
+   * This node's name among the portal nodes on one database (NODE_NAME, else `<host name>:<PORT>`):
+   * shown by GET /api/v3/health and on every log line.
+   */
+  nodeName: string;
   port: number;
   host: string;
   dataDir: string;
@@ -109,6 +115,7 @@ const envSchema = {
     MEDIA_MAX_SIZE: { type: 'string', pattern: '^\\d+[KMGT]?$' },
     SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
     MAIL_FROM: { type: 'string', minLength: 3, maxLength: 254 },
+    NODE_NAME: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$' },
   },
 } as const;
 
@@ -185,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (port > 65535) throw new Error('invalid environment: PORT out of range');
   const defaultPortal = resolve(cwd, 'config/portal.json');
   const config: AppConfig = {
+    nodeName: env.NODE_NAME || `${hostname()}:${port}`,
     port,
     host: env.HOST || '0.0.0.0',
     dataDir: resolve(cwd, env.DATA_DIR || './data'),

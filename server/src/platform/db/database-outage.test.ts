@@ -175,6 +175,10 @@ describe('database outage', () => {
     expect((desktops.json() as unknown[]).length).toBeGreaterThan(0);
     const relogin = await loginRequest(t.app, 'user');
     expect(relogin.statusCode).toBe(200);
+    // The cluster bus listens again on a connection of its own.
+    const listening = Date.now();
+    while (!t.app.cluster.listening && Date.now() - listening < 15_000) await sleep(100);
+    expect(t.app.cluster.listening).toBe(true);
 
     // Nothing logged during the outage carries a statement parameter or the guest password.
     const logs = logLines.join('');

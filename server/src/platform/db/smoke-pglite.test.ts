@@ -39,6 +39,7 @@ describe('app on embedded PGlite', () => {
     expect((await t.app.inject({ method: 'GET', url: '/api/v3/health' })).json()).toEqual({
       status: 'ok',
       database: true,
+      node: t.config.nodeName,
     });
     const tpl = await t.app.database.query<{ disk_path: string }>(
       'SELECT disk_path FROM templates',

@@ -4,9 +4,16 @@
  * in ALLOWED_ORIGINS (scheme, host and port compared, platform/lib/origins.ts); a handshake without Origin,
  * or with `null`, is refused. 64 KB message cap. Authentication, rooms and the limit on client
  * emits are added by platform/auth/socket-auth.ts.
+ *
+ * On PostgreSQL (DATABASE_URL) every node runs socket.io with @socket.io/postgres-adapter: an emit
+ * to a room reaches the room's sockets on every node, through NOTIFY on the node's own small pool
+ * (one connection LISTENs, reconnecting when it is lost; payloads over 8,000 bytes go through the
+ * socket_io_attachments table). The embedded PGlite serves one node: the default in-memory adapter.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import pg from 'pg';
 import { Server } from 'socket.io';
+import { createAdapter } from '@socket.io/postgres-adapter';
 import { globalPlugin } from '../lib/plugin.ts';
 import { listeningPort, originAllowed } from '../lib/origins.ts';
 import type { ServerToClientEvents } from '../../../../src/generated/events.ts';
@@ -31,6 +38,12 @@ export type PortalIo = Server<
 declare module 'fastify' {
   interface FastifyInstance {
     io: PortalIo;
+    /**
+     * Resolves once every emit made before the call reached this node's sockets. The PostgreSQL
+     * adapter hands an emit to this node's sockets only after its NOTIFY was sent: a socket closed
+     * right after an emit (a message, then a logout) waits for it, so it still gets the emit.
+     */
+    socketsFlushed(): Promise<void>;
   }
 }
 
@@ -46,6 +59,51 @@ const plugin: FastifyPluginAsync = async (app) => {
       callback(null, originAllowed(req, app.config, listeningPort(app.server, app.config.port))),
   });
   app.decorate('io', io);
+  let flushed = async () => undefined;
+  app.decorate('socketsFlushed', () => flushed());
+  const { databaseUrl } = app.config;
+  if (app.database.kind === 'postgres' && databaseUrl) {
+    // Two connections: the LISTEN one, and one that sends every NOTIFY of this node in order.
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, keepAlive: true });
+    const lost = (err: Error) => app.log.warn({ err }, 'socket.io adapter connection lost');
+    pool.on('error', lost);
+    // The adapter keeps its LISTEN connection checked out and, when the connection ends, opens
+    // another without giving the dead one back: the pool is told here, so that it does not wait
+    // for it at close. A checked-out client that loses its server emits `error`, which must not
+    // end the process.
+    const out = new Set<pg.PoolClient>();
+    pool.on('acquire', (client) => out.add(client));
+    pool.on('release', (_err, client) => out.delete(client));
+    pool.on('connect', (client) => {
+      client.on('error', lost);
+      client.on('end', () => {
+        const held = [...out].find((c) => c === client);
+        if (!held) return;
+        out.delete(held);
+        held.release(true);
+      });
+    });
+    // The adapter sends its NOTIFYs through the pool's one free connection, in the order of the
+    // emits: a query queued now answers after them, and the emits reach the sockets in the turns
+    // that follow their answers.
+    // A database that does not answer holds a close back by half a second at most.
+    flushed = async () => {
+      const late = new Promise((resolve) => setTimeout(resolve, 500).unref());
+      await Promise.race([pool.query('SELECT 1').catch(() => undefined), late]);
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    io.adapter(
+      createAdapter(pool, {
+        errorHandler: (err) => app.log.warn({ err }, 'socket.io adapter failed'),
+      }),
+    );
+    app.addHook('onClose', async () => {
+      // Closing the adapter publishes this node's departure and releases its LISTEN connection.
+      await io.of('/').adapter.close();
+      // A connection the adapter was still opening at close is never given back: not waited for.
+      await Promise.race([pool.end(), new Promise((r) => setTimeout(r, 2000).unref())]);
+    });
+  }
   // Before the HTTP server closes (it waits for every open connection, websockets included), the
   // engine's connections end. Clients see their transport close and reconnect, to this portal once
   // it is back or to another node; a socket.io-level disconnect would tell them not to.

@@ -127,6 +127,19 @@ describe('server logging options', () => {
     expect(all).not.toMatch(/abc|def|hunter2|secret-token|Bearer/);
   });
 
+  it("names the node on every line when the config has the node's name", async () => {
+    const written: string[] = [];
+    const app = Fastify(
+      loggingOptions(
+        { logLevel: 'info', logFormat: 'pretty', nodeName: 'portal-2' },
+        { write: (c) => written.push(c) },
+      ),
+    );
+    app.log.info('hello');
+    await app.close();
+    expect(written.join('')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}hello node=portal-2\n$/);
+  });
+
   it('keeps JSON lines with LOG_FORMAT=json', async () => {
     const lines = await logsOf('info', 'json');
     expect(lines).toHaveLength(1);

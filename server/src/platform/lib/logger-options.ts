@@ -2,6 +2,7 @@
  * The server's logger options: no headers (tokens, cookies) nor secret-looking query values, every
  * line cleaned of anything shaped like a secret, errors without the parameters of a failed statement.
  */
+import { hostname } from 'node:os';
 import { LogController, type FastifyServerOptions } from 'fastify';
 import type { AppConfig } from '../config/config.ts';
 import { prettyDestination, type LineSink, type LogFormat } from './log-format.ts';
@@ -20,11 +21,14 @@ export function loggerOptions(
   level: string,
   format: LogFormat = 'json',
   out?: LineSink,
+  nodeName?: string,
 ): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
   const stream = format === 'pretty' ? prettyDestination(out) : out;
   return {
     level,
+    // Every line names the node that wrote it (`node=`), so the logs of several nodes can be merged.
+    ...(nodeName ? { base: { pid: process.pid, hostname: hostname(), node: nodeName } } : {}),
     ...(stream ? { stream } : {}),
     redact: {
       paths: [
@@ -62,11 +66,11 @@ export function logsRequests(level: string): boolean {
 
 /** The logger and its request-logging switch for a config; `out` replaces stdout (tests). */
 export function loggingOptions(
-  config: Pick<AppConfig, 'logLevel' | 'logFormat'>,
+  config: Pick<AppConfig, 'logLevel' | 'logFormat'> & Partial<Pick<AppConfig, 'nodeName'>>,
   out?: LineSink,
 ): Pick<FastifyServerOptions, 'logger' | 'logController'> {
   return {
-    logger: loggerOptions(config.logLevel, config.logFormat, out),
+    logger: loggerOptions(config.logLevel, config.logFormat, out, config.nodeName),
     logController: new LogController({ disableRequestLogging: !logsRequests(config.logLevel) }),
   };
 }

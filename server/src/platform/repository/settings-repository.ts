@@ -1,5 +1,6 @@
 /**
- * Portal settings (key -> jsonb) merged over code defaults, cached for two seconds: maintenance,
+ * Portal settings (key -> jsonb) merged over code defaults, cached for two seconds (a write drops
+ * the cache on every node through the cluster bus's `settings.changed`): maintenance,
  * its text, the /user/config flags, the account policies (password rules, address verification,
  * disclaimer) and the disclaimer's text, notifications, user migration, VPN.
  */
@@ -228,7 +229,7 @@ export const defaultSettings: Settings = {
 export interface SettingsRepository {
   all(): Promise<Settings>;
   set<K extends keyof Settings>(key: K, value: Settings[K]): Promise<void>;
-  /** Drops the cache, so a value written elsewhere (in a transaction) is read at once. */
+  /** Drops the cache on every node, so a value written elsewhere (in a transaction) is read at once. */
   invalidate(): void;
   /** Global maintenance or the category's flag. */
   maintenanceFor(categoryId: string): Promise<boolean>;
@@ -269,6 +270,12 @@ const plugin: FastifyPluginAsync = async (app) => {
     return loading;
   };
 
+  const drop = () => {
+    cached = undefined;
+  };
+  app.cluster.on('settings.changed', drop);
+  app.cluster.on('resync', drop);
+
   app.decorate('settings', {
     all: async () => (await current()).value,
     async set(key, value) {
@@ -277,10 +284,10 @@ const plugin: FastifyPluginAsync = async (app) => {
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
         [key, JSON.stringify(value)],
       );
-      cached = undefined;
+      app.cluster.publish({ kind: 'settings.changed' });
     },
     invalidate() {
-      cached = undefined;
+      app.cluster.publish({ kind: 'settings.changed' });
     },
     async maintenanceFor(categoryId) {
       const c = await current();

@@ -172,6 +172,14 @@ export class SpiceTunnel {
     })().catch((err: unknown) => this.deps.log.warn({ err }, 'spice tunnel recheck failed'));
   }
 
+  /** Looks again at the tunnels of a user (the account changed: role, group). */
+  recheckUser(userId: string): void {
+    const desktops = new Set(
+      [...this.tunnels].filter((t) => t.userId === userId).map((t) => t.desktopId),
+    );
+    for (const desktopId of desktops) this.recheck(desktopId);
+  }
+
   /** The server's `connect` event handler. */
   handleConnect = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());

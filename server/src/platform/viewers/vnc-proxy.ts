@@ -120,6 +120,12 @@ export class VncProxy {
       .finally(() => this.rechecks.delete(desktopId));
   }
 
+  /** Looks again at every console of a user (the account changed: role, group). */
+  recheckUser(userId: string): void {
+    const desktops = new Set([...(this.byUser.get(userId) ?? [])].map((l) => l.desktopId));
+    for (const desktopId of desktops) this.recheck(desktopId);
+  }
+
   /** Upgrade handler for VNC_WS_PATH. */
   handleUpgrade = (
     req: IncomingMessage,

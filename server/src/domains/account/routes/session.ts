@@ -110,9 +110,11 @@ export default async function sessionRoutes(app: FastifyInstance) {
     async (_request, reply) => {
       try {
         await app.database.ping();
-        return { status: 'ok' as const, database: true };
+        return { status: 'ok' as const, database: true, node: app.config.nodeName };
       } catch {
-        return reply.code(503).send({ status: 'degraded', database: false });
+        return reply
+          .code(503)
+          .send({ status: 'degraded', database: false, node: app.config.nodeName });
       }
     },
     { response: false },

@@ -5,7 +5,8 @@
  * - PUT /admin/role-visibility: the body is validated by the same schema as the file (400), its
  *   names against the catalogue (400 role_visibility_unknown_entry), and the admins keep this
  *   screen (409 role_visibility_lockout); then the file is written (temp file + rename), the config
- *   is in force at once and every socket gets `role_visibility` to read its visibility again;
+ *   is in force at once on every node and every socket gets `role_visibility` from its node (once
+ *   the config is in force there) to read its visibility again;
  * - GET /user/role-visibility: what the config leaves the caller's role (the SPA's menus, columns,
  *   form fields and actions follow it).
  */
@@ -65,7 +66,7 @@ export default async function roleVisibilityRoutes(app: FastifyInstance) {
       after: { ...config },
     });
     try {
-      app.roleVisibility.save(config);
+      await app.roleVisibility.save(config);
     } catch (err) {
       request.log.error({ err }, 'role-visibility config not written');
       throw new ApiError(
@@ -74,11 +75,6 @@ export default async function roleVisibilityRoutes(app: FastifyInstance) {
         'role_visibility_not_written',
       );
     }
-    app.events.publish({
-      name: 'roleVisibility.changed',
-      payload: { version: app.access.version },
-      ownerId: '',
-    });
     return {};
   });
 
