@@ -10,13 +10,27 @@ describe('port allocator', () => {
     expect(alloc.reserved()).toEqual([...ports].sort((a, b) => a - b));
   });
 
+  /**
+   * A port another program listens on, whose next port is free. The system picks it: a fixed
+   * number can be some other process's port (an outgoing connection's, even) on a busy machine.
+   */
+  async function takenPortBeforeAFreeOne(): Promise<{ server: net.Server; port: number }> {
+    for (let attempt = 0; ; attempt++) {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as net.AddressInfo;
+      if (port < 65535 && (await isPortFree(port + 1))) return { server, port };
+      server.close();
+      if (attempt === 20) throw new Error('no listening port with a free next port');
+    }
+  }
+
   it('skips ports used by other programs', async () => {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(47130, '127.0.0.1', resolve));
+    const { server, port } = await takenPortBeforeAFreeOne();
     try {
-      expect(await isPortFree(47130)).toBe(false);
-      const alloc = createPortAllocator({ from: 47130, to: 47131 });
-      expect(await alloc.allocate()).toBe(47131);
+      expect(await isPortFree(port)).toBe(false);
+      const alloc = createPortAllocator({ from: port, to: port + 1 });
+      expect(await alloc.allocate()).toBe(port + 1);
       await expect(alloc.allocate()).rejects.toThrow(/no free port/);
     } finally {
       server.close();

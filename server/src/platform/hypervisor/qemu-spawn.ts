@@ -135,7 +135,13 @@ export async function spawnQemu(
 
   let qmp: QmpClient;
   try {
-    const connecting = connectQmp(qmpPath, { timeoutMs: ctx.startTimeoutMs });
+    // A QEMU that exits during its start never opens the socket: stop asking for it then.
+    const exited = new AbortController();
+    void exitedEarly.then(() => exited.abort());
+    const connecting = connectQmp(qmpPath, {
+      timeoutMs: ctx.startTimeoutMs,
+      signal: exited.signal,
+    });
     connecting.catch(() => undefined);
     const result = await Promise.race([connecting, exitedEarly.then(() => undefined)]);
     if (!result) {

@@ -136,4 +136,13 @@ describe('QMP client against a real QEMU', () => {
       QmpConnectionError,
     );
   });
+
+  it('stops retrying once its signal is aborted (the QEMU that would open the socket exited)', async () => {
+    const missing = path.join(tmp.dir, 'never.sock');
+    const exited = new AbortController();
+    // Without the signal this would retry for the full ten minutes, past the test's time limit.
+    const connecting = connectQmp(missing, { timeoutMs: 600_000, signal: exited.signal });
+    exited.abort();
+    await expect(connecting).rejects.toBeInstanceOf(QmpConnectionError);
+  });
 });

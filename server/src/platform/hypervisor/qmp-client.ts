@@ -46,6 +46,8 @@ export interface QmpConnectOptions {
   retry?: boolean;
   /** Default timeout of each command. Default 10000. */
   commandTimeoutMs?: number;
+  /** Stops the retries (the QEMU that would open the socket has exited). */
+  signal?: AbortSignal;
 }
 
 interface Pending {
@@ -288,7 +290,7 @@ export async function connectQmp(
       lastError = error;
       const code = isRecord(error) ? error.code : undefined;
       const retriable = code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'EAGAIN';
-      if (!retry || !retriable || Date.now() + 50 >= deadline) {
+      if (!retry || !retriable || options.signal?.aborted || Date.now() + 50 >= deadline) {
         throw new QmpConnectionError(
           `QMP: cannot connect to ${path}: ${error instanceof Error ? error.message : String(error)}`,
           { cause: lastError },
