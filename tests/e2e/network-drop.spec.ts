@@ -55,6 +55,8 @@ test('a session revoked during a drop ends once: one /logout call, one redirect'
   baseURL,
 }) => {
   test.setTimeout(90_000);
+  // The page's clock runs at its own pace but can jump (fastForward) instead of being waited for.
+  await page.clock.install();
   // Every history change to the login page the SPA makes, counted in the page.
   await page.addInitScript(() => {
     const counted = { loginRedirects: 0 };
@@ -79,7 +81,7 @@ test('a session revoked during a drop ends once: one /logout call, one redirect'
   expect(session?.value).toBeTruthy();
   // Past the lists' 30 s freshness: back online, they are read again (and answered 401) while the
   // socket finds its handshake refused: several signals of one end.
-  await page.waitForTimeout(31_000);
+  await page.clock.fastForward(31_000);
 
   await context.setOffline(true);
   await page.waitForTimeout(500);
