@@ -128,7 +128,6 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
   // A real SPICE client opens the file: through the portal's tunnel, over TLS checked against
   // the file's CA, it shows the guest's screen in a window titled with the desktop's name.
   const frame = await remoteViewerFrame((await download.path()) ?? '', {
-    display: 90 + test.info().parallelIndex,
     title: new RegExp(`^${name}:\\d+ - Press SHIFT\\+F12`),
   });
   expect(frame.width).toBeGreaterThan(300);

@@ -4,7 +4,7 @@
  * display number only once the display channel is up) and the pixels of that window (`xwd`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const REMOTE_VIEWER_TOOLS = [
@@ -92,20 +92,35 @@ function namedWindows(display: string): [string, string][] {
  */
 export async function remoteViewerFrame(
   vvPath: string,
-  options: { display: number; title: RegExp; minNonBlack?: number; timeoutMs?: number },
+  options: { title: RegExp; minNonBlack?: number; timeoutMs?: number },
 ): Promise<RemoteViewerFrame> {
-  const display = `:${options.display}`;
   const copy = `${vvPath}.open.vv`;
   copyFileSync(vvPath, copy);
   const children: ChildProcess[] = [];
   const log: string[] = [];
   try {
-    const xvfb = spawn('Xvfb', [display, '-screen', '0', '1024x768x24', '-nolisten', 'tcp'], {
-      stdio: 'ignore',
-    });
+    // Xvfb picks a free display itself and writes its number to fd 3 once it accepts clients: a
+    // fixed number can be held by another display, or by the lock file of one that was killed.
+    const xvfb = spawn(
+      'Xvfb',
+      ['-displayfd', '3', '-screen', '0', '1024x768x24', '-nolisten', 'tcp'],
+      { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] },
+    );
     children.push(xvfb);
-    const socket = `/tmp/.X11-unix/X${options.display}`;
-    for (let i = 0; i < 50 && !existsSync(socket); i += 1) await sleep(100);
+    const display = await new Promise<string>((resolve, reject) => {
+      let written = '';
+      const timer = setTimeout(() => reject(new Error('Xvfb did not start within 30 s')), 30_000);
+      xvfb.stdio[3]?.on('data', (chunk: Buffer) => {
+        written += chunk.toString();
+        if (!written.includes('\n')) return;
+        clearTimeout(timer);
+        resolve(`:${written.trim()}`);
+      });
+      xvfb.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`Xvfb exited (${String(code)}) before it was ready`));
+      });
+    });
     const viewer = spawn('remote-viewer', ['--kiosk', '--kiosk-quit', 'never', copy], {
       env: { ...process.env, DISPLAY: display },
       stdio: ['ignore', 'pipe', 'pipe'],
