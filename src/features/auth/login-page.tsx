@@ -61,8 +61,8 @@ function storedChoice(): CategoryChoice | null {
  * which logs in again with that token as the bearer and the chosen category.
  */
 export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
-  // The error texts' catalogue loads after the form is shown (a failed login re-renders with it).
-  const { t } = useTranslation(['common', 'errors']);
+  // The error texts' catalogue is not needed to show the form: it loads when the form is sent.
+  const { t, i18n } = useTranslation('common');
   usePageTitle(t('common:routes.login'));
   const [categories, setCategories] = useState<SessionUserCategory[]>([]);
   const [providers, setProviders] = useState<SessionUserProviders['providers']>([]);
@@ -113,6 +113,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
 
   const onSubmit = (event: FormEvent<HTMLFormElement>): void => {
     event.preventDefault();
+    void i18n.loadNamespaces('errors');
     void finish({ categoryId });
   };
 
@@ -195,11 +196,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
               value={password}
               onChange={(event) => setPassword(event.currentTarget.value)}
             />
-            {error && (
-              <Alert color="red" role="alert" data-testid="login-error">
-                {t(error.key, error.values)}
-              </Alert>
-            )}
+            {error && <LoginErrorAlert error={error} />}
             <SubmitButton fullWidth data-testid="login-submit">
               {t('common:login.submit')}
             </SubmitButton>
@@ -240,5 +237,16 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
         )}
       </Paper>
     </Center>
+  );
+}
+
+/** A failed login's message, in the error texts' catalogue when it names one of its keys. */
+function LoginErrorAlert({ error }: { error: LoginErrorText }) {
+  const { t, ready } = useTranslation(['common', 'errors']);
+  if (!ready) return null;
+  return (
+    <Alert color="red" role="alert" data-testid="login-error">
+      {t(error.key, error.values)}
+    </Alert>
   );
 }
