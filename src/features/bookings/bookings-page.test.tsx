@@ -191,6 +191,9 @@ describe('item calendar', () => {
       const today = new Date();
       vi.useFakeTimers({ toFake: ['Date'] });
       vi.setSystemTime(new Date(today.getFullYear(), today.getMonth(), today.getDate(), 10, 5));
+      // A token that expires an hour after the faked time: one minted at the real time would have
+      // expired by 10:05 when the run is before 09:05, and the page would end the session.
+      setToken(jwt());
     });
     afterEach(() => {
       vi.useRealTimers();
