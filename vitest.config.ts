@@ -20,17 +20,16 @@ function testFiles(dir: string): string[] {
 }
 
 /**
- * The DOM test files that replace modules or globals (`vi.mock`, `vi.stubGlobal`, `vi.stubEnv`,
- * `vi.resetModules`): each gets a fresh module graph and window. The others share one per worker,
- * which spares a jsdom window and a fresh import of React, Mantine and refine per file (four
- * fifths of the DOM tests' CPU time); `tests/support/setup-dom.ts` empties the page after each
- * test and the storage after each file.
+ * The DOM test files that replace modules (`vi.mock`, `vi.doMock`, `vi.resetModules`): each gets a
+ * fresh module graph and window, since a replaced module would leak into the next file of a shared
+ * graph. The others share one per worker, which spares a jsdom window and a fresh import of React,
+ * Mantine and refine per file (about 3 CPU-seconds a file); `tests/support/setup-dom.ts` empties
+ * the page after each test, and restores replaced globals and variables and empties the storage
+ * after each file, so a file that stubs `fetch` or `IntersectionObserver` can share.
  */
 const domFiles = [...testFiles('src'), ...testFiles('tests/conformance')];
 const replacesModules = (file: string) =>
-  /\bvi\.(mock|doMock|stubGlobal|stubEnv|resetModules)\(/.test(
-    readFileSync(join(root, file), 'utf8'),
-  );
+  /\bvi\.(mock|doMock|resetModules)\(/.test(readFileSync(join(root, file), 'utf8'));
 const isolatedDomFiles = domFiles.filter(replacesModules);
 const sharedDomFiles = domFiles.filter((file) => !replacesModules(file));
 

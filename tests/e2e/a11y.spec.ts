@@ -1,6 +1,6 @@
 /**
  * The login page (not a route of the route table): no serious or critical axe violations. The
- * screens behind the login are held to zero violations by `route-table.spec.ts`.
+ * screens behind the login are held to zero violations by `a11y-routes.spec.ts`.
  */
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from './fixtures';

@@ -112,7 +112,8 @@ async function signedIn(context: BrowserContext, username: string): Promise<Page
 }
 
 test.describe('templates, media, storage and recycle bin', () => {
-  test.describe.configure({ mode: 'serial' });
+  // Each test makes its own desktops and logs in on its own: the workers share them.
+  test.describe.configure({ mode: 'parallel' });
 
   test('a template made from a desktop and shared with user boots for user only', async ({
     browser,

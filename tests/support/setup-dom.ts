@@ -1,6 +1,6 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup } from '@testing-library/react';
-import { afterAll, afterEach } from 'vitest';
+import { afterAll, afterEach, vi } from 'vitest';
 
 // Mantine needs these browser APIs, which jsdom lacks.
 const noop = (): void => undefined;
@@ -25,13 +25,17 @@ if (typeof window !== 'undefined') {
   window.HTMLElement.prototype.scrollIntoView ??= noop;
 }
 
-// Every test starts on an empty page (React trees unmounted), and every file on an empty storage:
-// the files of a worker share one window when they run without isolation.
+// Every test starts on an empty page (React trees unmounted), and every file on an empty storage,
+// its own globals and environment variables, and real timers: the files of a worker share one
+// window when they run without isolation.
 afterEach(() => {
   cleanup();
 });
 afterAll(() => {
   cleanup();
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+  vi.unstubAllEnvs();
   if (typeof window === 'undefined') return;
   document.body.innerHTML = '';
   window.localStorage.clear();
