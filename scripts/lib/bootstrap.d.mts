@@ -4,5 +4,11 @@ export declare const root: string;
 export declare function installedAsLocked(lock: string, stamp: string): boolean;
 /** Runs `npm ci` when node_modules is missing or differs from the lock file. */
 export declare function ensureNodeModules(): void;
-/** Installs the system packages `npm start` (and, with forTests, `npm test`) needs. */
-export declare function ensureSystemPackages(options?: { forTests?: boolean }): void;
+/**
+ * Installs the system packages `npm start` needs, and with forTests those of `npm test`, with
+ * forCluster those of `npm run cluster`. Answers whether every one is there.
+ */
+export declare function ensureSystemPackages(options?: {
+  forTests?: boolean;
+  forCluster?: boolean;
+}): boolean;

@@ -99,11 +99,19 @@ const TEST_ONLY = [
     pkg: 'postgresql',
     why: 'server tests on a real PostgreSQL',
   },
+  {
+    check: () => existsSync('/usr/sbin/haproxy'),
+    pkg: 'haproxy',
+    why: 'the cluster test runs two portal nodes behind a real load balancer',
+  },
 ];
+/** What `npm run cluster` needs beside `npm start`'s: a PostgreSQL and HAProxy. */
+const CLUSTER = TEST_ONLY.filter((p) => p.pkg === 'postgresql' || p.pkg === 'haproxy');
 
 /** Installs missing system packages with apt when root; otherwise prints what to install. */
-export function ensureSystemPackages({ forTests = false } = {}) {
-  const wanted = [...SYSTEM, ...(forTests ? TEST_ONLY : [])].filter((p) => !p.check());
+export function ensureSystemPackages({ forTests = false, forCluster = false } = {}) {
+  const extra = forTests ? TEST_ONLY : forCluster ? CLUSTER : [];
+  const wanted = [...SYSTEM, ...extra].filter((p) => !p.check());
   if (wanted.length === 0) return true;
   const names = wanted.map((p) => p.pkg).join(' ');
   if (process.getuid?.() !== 0) {

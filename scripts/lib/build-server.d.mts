@@ -7,3 +7,5 @@ export declare const SERVER_MALLOC_ENV: Readonly<Record<string, string>>;
 export declare function serverBundleStale(root: string): boolean;
 /** Builds the bundle; resolves to its size in bytes. */
 export declare function buildServer(root: string): Promise<number>;
+/** Newest mtime of the files under `path` (0 when missing), skipping folders named in `skip`. */
+export declare function newest(path: string, skip?: readonly string[]): number;

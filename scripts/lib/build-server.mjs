@@ -43,15 +43,15 @@ function sourceUrls(root) {
   };
 }
 
-/** Newest mtime of the files under `path` (0 when missing). */
-function newest(path) {
+/** Newest mtime of the files under `path` (0 when missing), skipping folders named in `skip`. */
+export function newest(path, skip = ['node_modules']) {
   if (!existsSync(path)) return 0;
   const st = statSync(path);
   if (!st.isDirectory()) return st.mtimeMs;
   let max = 0;
   for (const entry of readdirSync(path)) {
-    if (entry === 'node_modules') continue;
-    max = Math.max(max, newest(join(path, entry)));
+    if (skip.includes(entry)) continue;
+    max = Math.max(max, newest(join(path, entry), skip));
   }
   return max;
 }

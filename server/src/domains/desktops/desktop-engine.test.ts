@@ -225,6 +225,32 @@ describe('DesktopEngine', () => {
     expect(store.rows.get('halting')?.state).toBe('stopped');
   });
 
+  it("records its node in the VMs it starts and settles only those, not another node's", async () => {
+    await engine.close();
+    engine = new DesktopEngine({ store, driver, dataDir: dir, log, nodeName: 'node-1' });
+    withDisk('mine');
+    await engine.start('mine');
+    await until(() => row('mine').state === 'started');
+    expect(row('mine').runtime?.node).toBe('node-1');
+    // A VM node 2 runs: this node's driver does not see it, and leaves its row alone.
+    const runtime = { pid: 1, vncPort: 1, spicePort: 2, vncPassword: 'v', spicePassword: 's' };
+    withDisk('theirs');
+    Object.assign(row('theirs'), {
+      state: 'started',
+      runtime: { ...runtime, startedAt: '', node: 'node-2' },
+    });
+    // A row of this node whose VM is gone is settled as before.
+    withDisk('lost');
+    Object.assign(row('lost'), {
+      state: 'started',
+      runtime: { ...runtime, startedAt: '', node: 'node-1' },
+    });
+    await engine.reconcile();
+    expect(row('theirs').state).toBe('started');
+    expect(row('lost').state).toBe('failed');
+    expect(row('mine').state).toBe('started');
+  });
+
   it('creates the disk of a new desktop as an overlay of its template, then it is stopped', async () => {
     store.add({ id: 'new', state: 'creating', template_disk_path: '/templates/demo.qcow2' });
     await engine.createDisk('new');

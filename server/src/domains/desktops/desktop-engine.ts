@@ -56,6 +56,7 @@ export class DesktopEngine {
   private readonly startConcurrency: number;
   private readonly reconcileMs: number;
   private readonly transitionalLimitMs: number;
+  private readonly nodeName: string | undefined;
   private readonly queue: string[] = [];
   private readonly active = new Set<string>();
   private readonly shutdownTimers = new Map<string, NodeJS.Timeout>();
@@ -89,6 +90,7 @@ export class DesktopEngine {
     this.startConcurrency = options.startConcurrency ?? 2;
     this.reconcileMs = options.reconcileMs ?? 5_000;
     this.transitionalLimitMs = options.transitionalLimitMs ?? 120_000;
+    this.nodeName = options.nodeName;
     this.driver.on('exit', this.onExit);
   }
 
@@ -348,6 +350,7 @@ export class DesktopEngine {
       idle: this.idle,
       log: this.log,
       diskPath: (id) => this.diskPath(id),
+      nodeName: this.nodeName,
     };
   }
 
@@ -388,6 +391,7 @@ export class DesktopEngine {
       forceStop: (id, from) => this.forceStop(id, from),
       createDiskInBackground: (id) =>
         this.background(this.createDisk(id), 'disk creation failed', id),
+      nodeName: this.nodeName,
     });
   }
 }

@@ -23,6 +23,8 @@ export interface ReconcileParts {
   forceStop(id: string, from: readonly DesktopState[]): Promise<void>;
   /** Creates the desktop's disk in the background. */
   createDiskInBackground(id: string): void;
+  /** This portal node's name: rows whose VM another node runs are that node's to settle. */
+  nodeName: string | undefined;
 }
 
 /** Settles every row whose state disagrees with the hypervisor. Safe to run any time. */
@@ -38,6 +40,8 @@ export async function reconcileRows(parts: ReconcileParts): Promise<void> {
     const d = await parts.store.get(listed.id);
     if (!d || d.state !== listed.state || d.updated_at.getTime() !== listed.updated_at.getTime())
       continue;
+    // Another node's driver runs this VM: this driver would call it gone.
+    if (d.runtime?.node && parts.nodeName && d.runtime.node !== parts.nodeName) continue;
     const status = await parts.driver.status(d.id);
     const alive = status === 'running' || status === 'paused';
     const age = now - d.updated_at.getTime();

@@ -98,6 +98,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     dataDir: config.dataDir,
     log: app.log,
     shutdownTimeoutMs: config.shutdownGraceMs,
+    nodeName: config.vmOwner,
   });
 
   app.decorate('engine', engine);

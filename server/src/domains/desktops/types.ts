@@ -17,6 +17,11 @@ export interface DesktopRuntime {
   vncPassword: string;
   spicePassword: string;
   startedAt: string;
+  /**
+   * The portal node whose driver runs the VM (NODE_NAME). Only that node settles the row against
+   * its driver: another node's driver does not see the VM. Absent in rows written by one node.
+   */
+  node?: string;
 }
 
 /** The part of a desktop row the engine reads and writes. */
@@ -81,6 +86,8 @@ export interface DesktopEngineOptions {
   reconcileMs?: number;
   /** A row stuck in a transitional state longer than this is settled by the reconciler. Default 120 s. */
   transitionalLimitMs?: number;
+  /** This portal node's name, written into the runtime of the VMs it starts (see DesktopRuntime.node). */
+  nodeName?: string;
 }
 
 /**

@@ -15,6 +15,11 @@ export interface AppConfig {
    * shown by GET /api/v3/health and on every log line.
    */
   nodeName: string;
+  /**
+   * NODE_NAME when it is set: the stable name under which this node owns the VMs it runs (a
+   * cluster's nodes each set one). Unset on a single node, whose VMs are its own whatever its port.
+   */
+  vmOwner?: string | undefined;
   port: number;
   host: string;
   dataDir: string;
@@ -193,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const defaultPortal = resolve(cwd, 'config/portal.json');
   const config: AppConfig = {
     nodeName: env.NODE_NAME || `${hostname()}:${port}`,
+    vmOwner: env.NODE_NAME || undefined,
     port,
     host: env.HOST || '0.0.0.0',
     dataDir: resolve(cwd, env.DATA_DIR || './data'),

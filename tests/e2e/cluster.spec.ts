@@ -1,0 +1,228 @@
+/**
+ * Two portal nodes on one PostgreSQL behind a real HAProxy (scripts/lib/cluster.ts, what
+ * `npm run cluster` runs), with real browsers on each node directly and through HAProxy:
+ * - a desktop started by a browser on node 1 turns "started" in a browser on node 2 within 1 s;
+ * - the admin on node 1 gives users the deployments menu and takes it back: the entry comes and
+ *   goes in a user's browser on node 2 without a reload;
+ * - logout on node 1 closes that session's VNC console served by node 2 within 1 s;
+ * - a browser through HAProxy whose node is killed (SIGKILL) reconnects to the other node, keeps
+ *   its session, and shows the list the API answers, with a desktop made meanwhile.
+ * A VM runs on the node that started it: that node settles and stops it (the first three tests
+ * also prove the other node leaves it running).
+ *
+ * The cluster is this file's own (not the worker's portal): its tests run in order on it.
+ */
+import { mkdtempSync, createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Browser, type Page } from '@playwright/test';
+import { startCluster, type Cluster, type ClusterNode } from '../../scripts/lib/cluster';
+import { DEMO_PASSWORD, E2E_PORT } from '../../playwright.config';
+import { apiAs, apiToken, loginUi } from './helpers';
+
+/** Above the worker portals' ports (E2E_PORT + 10 × worker). */
+const CLUSTER_PORT = E2E_PORT + 200;
+
+let cluster: Cluster;
+/** The desktop the first test starts; the console test opens it. */
+let desktopId = '';
+
+async function signedIn(browser: Browser, baseURL: string, username: string): Promise<Page> {
+  const context = await browser.newContext({ baseURL });
+  const page = await context.newPage();
+  await loginUi(page, username);
+  return page;
+}
+
+/** The cluster's node n (1-based). */
+function node(n: number): ClusterNode {
+  const found = cluster.nodes[n - 1];
+  if (!found) throw new Error(`the cluster has no node ${n}`);
+  return found;
+}
+
+const card = (page: Page, id: string) =>
+  page.locator(`[data-testid="record"][data-record-id="${id}"]`);
+
+interface Listed {
+  id: string;
+  state: string;
+}
+
+async function listed(baseURL: string): Promise<Listed[]> {
+  const api = await apiAs(baseURL, await apiToken(baseURL));
+  try {
+    return (await (await api.get('/api/v3/user/desktops')).json()) as Listed[];
+  } finally {
+    await api.dispose();
+  }
+}
+
+test.describe('two portal nodes behind HAProxy on one PostgreSQL', () => {
+  test.describe.configure({ mode: 'serial', timeout: 180_000 });
+  test.use({ reducedMotion: 'reduce' });
+
+  test.beforeAll(async () => {
+    test.setTimeout(300_000);
+    const dir = mkdtempSync(join(tmpdir(), 'vdi-e2e-cluster-'));
+    // The nodes' output stays beside the test's files for a failure to be read afterwards.
+    const log = createWriteStream(join(dir, 'cluster.log'));
+    cluster = await startCluster({
+      nodes: 2,
+      port: CLUSTER_PORT,
+      env: {
+        DEMO_PASSWORD,
+        QEMU_ACCEL: 'tcg',
+        DESKTOP_STOP_TIMEOUT: '5s',
+        PORTAL_CONFIG: join(dir, 'portal.json'),
+      },
+      output: (line) => {
+        log.write(`${line}\n`);
+        if (process.env.E2E_SERVER_LOG) console.log(line);
+      },
+    });
+  });
+
+  test.afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  test('a desktop started on node 1 turns started in a browser on node 2 within 1 s', async ({
+    browser,
+  }) => {
+    const [one, two] = [node(1), node(2)];
+    // The seeded desktops' disks are made right after the first start.
+    await expect
+      .poll(async () => (await listed(one.url)).some((d) => d.state === 'stopped'), {
+        timeout: 60_000,
+      })
+      .toBe(true);
+    desktopId = (await listed(one.url)).find((d) => d.state === 'stopped')?.id ?? '';
+    const onOne = await signedIn(browser, one.url, 'user');
+    const onTwo = await signedIn(browser, two.url, 'user');
+    await expect(card(onTwo, desktopId)).toHaveAttribute('data-state', 'stopped');
+
+    await card(onOne, desktopId).getByTestId('record-more').click();
+    await onOne.locator('[role="menu"] [data-action="start"]').click();
+    await expect(card(onOne, desktopId)).toHaveAttribute('data-state', 'started', {
+      timeout: 60_000,
+    });
+    await expect(card(onTwo, desktopId)).toHaveAttribute('data-state', 'started', {
+      timeout: 1_000,
+    });
+    await onOne.context().close();
+    await onTwo.context().close();
+  });
+
+  test('the admin on node 1 changes role visibility: a user on node 2 sees it without reload', async ({
+    browser,
+  }) => {
+    const [one, two] = [node(1), node(2)];
+    const user = await signedIn(browser, two.url, 'user');
+    const deployments = user.getByRole('link', { name: 'Deployments' });
+    await expect(deployments).toHaveCount(0);
+
+    const admin = await signedIn(browser, one.url, 'admin');
+    await admin.getByRole('link', { name: 'Role visibility' }).click();
+    const save = async (check: boolean) => {
+      await admin.locator('[data-action="edit"]').click();
+      const dialog = admin.getByRole('dialog');
+      const item = dialog.locator('[data-resource="deployments"]');
+      await item.getByRole('button').first().click();
+      for (const set of ['See (menu and screens)', 'Manage']) {
+        const box = item.getByRole('checkbox', { name: `${set}: User`, exact: true });
+        if (check) await box.check();
+        else await box.uncheck();
+      }
+      await dialog.locator('button[type="submit"]').click();
+      await expect(dialog).toBeHidden();
+    };
+    await save(true);
+    await expect(deployments).toBeVisible();
+    await save(false);
+    await expect(deployments).toHaveCount(0);
+    expect(new URL(user.url()).pathname).toBe('/desktops');
+    await user.context().close();
+    await admin.context().close();
+  });
+
+  test("logout on node 1 closes the session's console served by node 2 within 1 s", async ({
+    browser,
+  }) => {
+    const [one, two] = [node(1), node(2)];
+    const page = await signedIn(browser, one.url, 'user');
+    await expect(card(page, desktopId)).toHaveAttribute('data-state', 'started');
+    // The same login session in a second browser that never sees the logout: only node 2 can
+    // end its console, on node 1's word.
+    const session = (await page.context().cookies()).filter(
+      ({ name }) => name === 'vdiportal_session',
+    );
+    expect(session).toHaveLength(1);
+    const elsewhere = await browser.newContext();
+    await elsewhere.addCookies(session);
+    const viewer = await elsewhere.newPage();
+    // The console's websocket (node 2's VNC proxy): closed by node 2 when node 1 ends the session.
+    let closed = false;
+    viewer.on('websocket', (socket) => {
+      if (new URL(socket.url()).pathname === '/api/v3/viewer/vnc')
+        socket.on('close', () => (closed = true));
+    });
+    await viewer.goto(`${two.url}/viewer/vnc/${desktopId}`);
+    await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'connected', {
+      timeout: 30_000,
+    });
+    expect(closed).toBe(false);
+
+    await page.getByTestId('logout').click();
+    await expect(page).toHaveURL(/\/login$/);
+    await expect.poll(() => closed, { timeout: 1_000, intervals: [50] }).toBe(true);
+    await elsewhere.close();
+    await page.context().close();
+  });
+
+  test('a browser through HAProxy whose node dies goes on with the other node', async ({
+    browser,
+  }) => {
+    // The VM of the first test runs on node 1: node 1 stops it before a node dies.
+    const owner = await apiAs(node(1).url, await apiToken(node(1).url));
+    expect((await owner.get(`/api/v3/desktop/stop/${desktopId}`)).ok()).toBe(true);
+    await expect
+      .poll(async () => (await listed(node(1).url)).find((d) => d.id === desktopId)?.state, {
+        timeout: 60_000,
+      })
+      .toBe('stopped');
+    await owner.dispose();
+
+    const page = await signedIn(browser, cluster.url, 'user');
+    await expect(card(page, desktopId)).toHaveAttribute('data-state', 'stopped');
+    // HAProxy pinned the page's socket.io session to a node with its cookie.
+    const pinned = (await page.context().cookies()).find(({ name }) => name === 'VDI_NODE');
+    const dying = cluster.nodes.find((candidate) => candidate.name === pinned?.value);
+    const surviving = cluster.nodes.find((candidate) => candidate !== dying);
+    if (!dying || !surviving) throw new Error(`HAProxy pinned the page to ${pinned?.value}`);
+    await dying.crash();
+
+    // A desktop made on the surviving node reaches the page once it has reconnected there.
+    const api = await apiAs(surviving.url, await apiToken(surviving.url));
+    const made = await api.post('/api/v3/persistent_desktop', {
+      data: { template_id: 'demo-template', name: `After ${dying.name} died` },
+    });
+    expect(made.ok(), await made.text()).toBe(true);
+    const { id } = (await made.json()) as { id: string };
+    await expect(card(page, id)).toBeVisible({ timeout: 30_000 });
+    // Still signed in, and the cards are the API's list: none lost, none twice.
+    expect(new URL(page.url()).pathname).toBe('/desktops');
+    const answer = (await (await api.get('/api/v3/user/desktops')).json()) as Listed[];
+    await expect
+      .poll(async () =>
+        (
+          await page
+            .locator('[data-testid="record"]')
+            .evaluateAll((cards) => cards.map((c) => c.getAttribute('data-record-id') ?? ''))
+        ).sort(),
+      )
+      .toEqual(answer.map((d) => d.id).sort());
+    await api.dispose();
+    await page.context().close();
+  });
+});
