@@ -19,13 +19,13 @@
  * `--accept-encoding` sends that Accept-Encoding header (a browser sends `gzip, deflate, br, zstd`);
  * the target is without one, as autocannon sends by default.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startPostgres } from '../../tests/support/postgres.ts';
+import { cannonInChild, type CannonOptions, type LoadResult } from './cannon.ts';
 import { buildApp } from '../../server/src/app.ts';
 import { loadConfig } from '../../server/src/platform/config/config.ts';
 import { seedDesktops, seedIfEmpty } from '../../server/src/seed/index.ts';
@@ -44,21 +44,6 @@ const { values } = parseArgs({
 const TARGET_RPS = 5000;
 const TARGET_P99 = 25;
 
-interface LoadResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; max: number };
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-}
-
-interface CannonOptions {
-  url: string;
-  connections: number;
-  duration: number;
-  headers: Record<string, string>;
-}
-
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICK_US = 10_000;
 
@@ -71,31 +56,6 @@ function procCpuUs(path: string): number {
   } catch {
     return 0;
   }
-}
-
-/** Runs autocannon in a child node process (the token travels in its environment, not argv). */
-function cannonInChild(options: CannonOptions): Promise<LoadResult> {
-  const script = `
-    const autocannon = require('autocannon');
-    autocannon(JSON.parse(process.env.BENCH_CANNON)).then(
-      (r) => process.stdout.write(JSON.stringify(r)),
-      (e) => { console.error(e); process.exit(1); },
-    );`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script], {
-      cwd: join(import.meta.dirname, '..', '..'),
-      env: { ...process.env, BENCH_CANNON: JSON.stringify(options) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => (out += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code === 0) resolve(JSON.parse(out) as LoadResult);
-      else reject(new Error(`autocannon exited with ${code}`));
-    });
-  });
 }
 
 const pg = await startPostgres();
