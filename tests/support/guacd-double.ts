@@ -92,8 +92,8 @@ export function testPatternInstructions(timestamp = Date.now()): string {
     encode('size', 0, width, height),
     ...cells.flatMap(([x, y, [r = 0, g = 0, b = 0]]) => [
       encode('rect', 0, x, y, w, h),
-      // 0xC: the fill replaces what was there (Guacamole's SRC composite operation).
-      encode('cfill', 0xc, 0, r, g, b, 255),
+      // 0xE: Guacamole's OVER composite operation (SRC, 0xC, would clear the rest of the layer).
+      encode('cfill', 0xe, 0, r, g, b, 255),
     ]),
     encode('sync', timestamp),
   ].join('');
