@@ -10,7 +10,6 @@ import { useEffect, useRef, useState } from 'react';
 import { Badge, Button, Group, Loader, Paper, Stack, Text, Title } from '@mantine/core';
 import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
-import { translateError } from '@/lib/error-display';
 import { HOME_PATH } from '@/lib/paths';
 import { MAX_RDP_RETRIES, useRdpConnection, type RdpStatus } from './use-rdp-connection';
 
@@ -52,8 +51,21 @@ function useFullscreen(): boolean {
   return fullscreen;
 }
 
+/** The error code and parameters of a failure (an API error or a tunnel `error` instruction). */
+function codeOf(error: unknown): { code: string; params: Record<string, unknown> } {
+  const failure = error as { description_code?: unknown; params?: unknown } | null;
+  return {
+    code: typeof failure?.description_code === 'string' ? failure.description_code : '',
+    params:
+      failure?.params && typeof failure.params === 'object'
+        ? (failure.params as Record<string, unknown>)
+        : {},
+  };
+}
+
 export function RdpViewerPage() {
-  const { t } = useTranslation();
+  // The errors catalogue is loaded with the page: a refusal is shown in the reader's language.
+  const { t, i18n } = useTranslation(['common', 'errors']);
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
   const fullscreen = useFullscreen();
@@ -86,8 +98,12 @@ export function RdpViewerPage() {
         return t('common:rdp.cookieNotSet');
       case 'cookieExpired':
         return t('common:rdp.cookieExpired');
-      case 'error':
-        return error ? translateError(error as never) : t('common:rdp.error');
+      case 'error': {
+        const { code, params } = codeOf(error);
+        return code && i18n.exists(`errors:${code}`)
+          ? t(`errors:${code}`, params)
+          : t('common:rdp.error');
+      }
       default:
         return '';
     }
