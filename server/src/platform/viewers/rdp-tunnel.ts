@@ -4,7 +4,7 @@
  * - the upgrade carries a single-use `rdp` ticket (≤ 60 s) bound to user + desktop + login
  *   session, and the same Origin rule as the VNC console; a missing, used or foreign ticket is
  *   refused with 401, a desktop the user may no longer open with 403;
- * - ≤ 4 consoles per desktop and ≤ 10 per user (VNC's limits), reserved before any await;
+ * - ≤ 4 consoles per desktop and ≤ 10 per user (./console-leases.ts);
  * - the connection is made by the server, never by the client: the RDP host is the desktop's own
  *   address and the credentials its guest credentials, read from its record at connect time; the
  *   client chooses only the screen size, its dpi and the keyboard layout;
@@ -32,7 +32,7 @@ import {
   encode,
   type Instruction,
 } from './guacamole-protocol.ts';
-import { MAX_PER_DESKTOP, MAX_PER_USER } from './vnc-proxy.ts';
+import { ConsoleLeases, type ConsoleLease } from './console-leases.ts';
 
 export const RDP_WS_PATH = '/api/v3/viewer/rdp';
 /** The RDP port of a desktop. */
@@ -122,14 +122,9 @@ export function connectionArgs(target: RdpTarget, screen: RdpScreen): Record<str
 }
 
 /** One console: a reserved slot from the ticket check until the socket closes. */
-interface Lease {
-  userId: string;
-  sessionId: string;
-  desktopId: string;
+interface Lease extends ConsoleLease {
   ws?: WebSocket;
   guacd?: Socket;
-  attached: boolean;
-  done: boolean;
 }
 
 function refuse(socket: Duplex, status: number, reason: string): void {
@@ -203,75 +198,26 @@ class HandshakeError extends Error {
   }
 }
 
-export class RdpTunnel {
-  private readonly byDesktop = new Map<string, Set<Lease>>();
-  private readonly byUser = new Map<string, Set<Lease>>();
-  private readonly rechecks = new Map<string, { again: boolean }>();
-
-  constructor(private readonly deps: RdpTunnelDeps) {}
-
-  /** Consoles of a desktop (open or being opened). */
-  count(desktopId: string): number {
-    return this.byDesktop.get(desktopId)?.size ?? 0;
+export class RdpTunnel extends ConsoleLeases<Lease> {
+  constructor(private readonly deps: RdpTunnelDeps) {
+    super(deps);
   }
 
-  /** Login sessions that hold a console. */
-  sessions(): Set<string> {
-    const out = new Set<string>();
-    for (const set of this.byUser.values()) for (const lease of set) out.add(lease.sessionId);
-    return out;
+  protected allowed(lease: Lease): Promise<RdpTarget> {
+    return this.deps.target(lease.desktopId, lease.userId, lease.sessionId);
   }
 
-  /** Closes every console of a desktop (it stopped, was deleted, or changed owner). */
-  closeDesktop(desktopId: string): void {
-    for (const lease of [...(this.byDesktop.get(desktopId) ?? [])]) this.end(lease);
-    this.deps.tickets.revokeDesktop(desktopId);
+  protected cut(lease: Lease): void {
+    lease.guacd?.destroy();
   }
 
-  /** Closes every console opened from a login session and forgets its tickets. */
-  closeSession(sessionId: string): void {
-    for (const set of [...this.byUser.values()])
-      for (const lease of [...set]) if (lease.sessionId === sessionId) this.end(lease);
-    this.deps.tickets.revokeSession(sessionId);
-  }
-
-  /** Closes every console (the server is closing). */
-  closeAll(): void {
-    for (const set of [...this.byUser.values()]) for (const lease of [...set]) this.end(lease);
-  }
-
-  /**
-   * Looks again at every console of a desktop (its record changed) and closes those whose user
-   * may no longer open it or whose desktop stopped. Overlapping calls run one after the other.
-   */
-  recheck(desktopId: string): void {
-    if (!this.byDesktop.has(desktopId)) return;
-    const running = this.rechecks.get(desktopId);
-    if (running) {
-      running.again = true;
-      return;
-    }
-    const state = { again: false };
-    this.rechecks.set(desktopId, state);
-    const run = async (): Promise<void> => {
-      do {
-        state.again = false;
-        for (const lease of [...(this.byDesktop.get(desktopId) ?? [])]) {
-          if (lease.done) continue;
-          const target = await this.deps.target(desktopId, lease.userId, lease.sessionId);
-          if (!target.ownerOk || !target.running) this.end(lease);
-        }
-      } while (state.again);
-    };
-    void run()
-      .catch((err: unknown) => this.deps.log.warn({ err }, 'rdp console recheck failed'))
-      .finally(() => this.rechecks.delete(desktopId));
-  }
-
-  /** Looks again at every console of a user (the account changed: role, group). */
-  recheckUser(userId: string): void {
-    const desktops = new Set([...(this.byUser.get(userId) ?? [])].map((l) => l.desktopId));
-    for (const desktopId of desktops) this.recheck(desktopId);
+  /** `disconnect` to the page, close frame, cut when it does not answer promptly. */
+  protected finish(lease: Lease): void {
+    const { ws } = lease;
+    if (!ws) return; // an upgrade in flight sees `done` and is refused
+    if (ws.readyState === ws.OPEN) ws.send(encode('disconnect'));
+    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
+    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   /** Upgrade handler for RDP_WS_PATH. */
@@ -286,7 +232,13 @@ export class RdpTunnel {
     const ticket = query.get('ticket') ?? '';
     const claims = ticket ? this.deps.tickets.consume(ticket, 'rdp') : undefined;
     if (!claims?.sessionId) return refuse(socket, 401, 'Unauthorized');
-    const lease = this.reserve(claims.userId, claims.desktopId, claims.sessionId);
+    const lease = this.reserve({
+      userId: claims.userId,
+      desktopId: claims.desktopId,
+      sessionId: claims.sessionId,
+      attached: false,
+      done: false,
+    });
     if (!lease) return refuse(socket, 429, 'Too Many Requests');
     socket.once('close', () => {
       if (!lease.ws) this.release(lease);
@@ -303,46 +255,6 @@ export class RdpTunnel {
       refuse(socket, 500, 'Internal Server Error');
     });
   };
-
-  private reserve(userId: string, desktopId: string, sessionId: string): Lease | undefined {
-    const forDesktop = this.byDesktop.get(desktopId) ?? new Set<Lease>();
-    const forUser = this.byUser.get(userId) ?? new Set<Lease>();
-    if (forDesktop.size >= MAX_PER_DESKTOP || forUser.size >= MAX_PER_USER) return undefined;
-    const lease: Lease = { userId, desktopId, sessionId, attached: false, done: false };
-    forDesktop.add(lease);
-    forUser.add(lease);
-    this.byDesktop.set(desktopId, forDesktop);
-    this.byUser.set(userId, forUser);
-    return lease;
-  }
-
-  /** Frees the slot of a lease (once), cuts its guacd connection and reports the viewer left. */
-  private release(lease: Lease): void {
-    if (!lease.done) {
-      lease.done = true;
-      const forDesktop = this.byDesktop.get(lease.desktopId);
-      forDesktop?.delete(lease);
-      if (forDesktop?.size === 0) this.byDesktop.delete(lease.desktopId);
-      const forUser = this.byUser.get(lease.userId);
-      forUser?.delete(lease);
-      if (forUser?.size === 0) this.byUser.delete(lease.userId);
-    }
-    lease.guacd?.destroy();
-    if (lease.attached) {
-      lease.attached = false;
-      this.deps.viewerDetached?.(lease.desktopId);
-    }
-  }
-
-  /** Ends a console now: `disconnect` to the page, close frame, cut when it does not answer. */
-  private end(lease: Lease): void {
-    const { ws } = lease;
-    this.release(lease);
-    if (!ws) return; // an upgrade in flight sees `done` and is refused
-    if (ws.readyState === ws.OPEN) ws.send(encode('disconnect'));
-    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
-    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
-  }
 
   /** Tells the page why its console cannot open, then closes. */
   private fail(lease: Lease, ws: WebSocket, code: string, status: number): void {
@@ -369,7 +281,7 @@ export class RdpTunnel {
       wss.handleUpgrade(req, socket, head, resolve),
     );
     lease.ws = ws;
-    if (lease.done) return this.end(lease);
+    if (lease.done) return this.end(lease, 'session ended');
     ws.on('close', () => this.release(lease));
     ws.on('error', () => this.release(lease));
     if (!target.running)
@@ -382,16 +294,16 @@ export class RdpTunnel {
     ws.on('message', keep);
     lease.attached = true;
     await this.deps.viewerAttached?.(lease.desktopId);
-    if (lease.done) return this.end(lease);
+    if (lease.done) return this.end(lease, 'session ended');
     let upstream: Upstream;
     try {
       upstream = await this.handshake(lease, target, screen);
     } catch (err) {
-      if (lease.done) return this.end(lease);
+      if (lease.done) return this.end(lease, 'session ended');
       if (err instanceof HandshakeError) return this.fail(lease, ws, err.code, err.status);
       throw err;
     }
-    if (lease.done) return this.end(lease);
+    if (lease.done) return this.end(lease, 'session ended');
     ws.off('message', keep);
     this.relay(lease, ws, upstream, early);
   }
