@@ -15,7 +15,7 @@ import {
   type GuacdDouble,
 } from '../../../../tests/support/guacd-double.ts';
 import { encode, parseInstructions, type Instruction } from './guacamole-protocol.ts';
-import { RDP_WS_PATH, RdpTunnel, type RdpTarget } from './rdp-tunnel.ts';
+import { RDP_WS_PATH, RdpTunnel, screenOf, type RdpTarget } from './rdp-tunnel.ts';
 import { TicketStore } from './tickets.ts';
 
 let http: HttpServer;
@@ -254,5 +254,26 @@ describe('RdpTunnel against the guacd double', () => {
     tunnel.closeDesktop('d1');
     await staying.closed;
     expect(tunnel.count('d1')).toBe(0);
+  });
+});
+
+describe('what the page may choose', () => {
+  it('bounds the screen and takes only a well-formed layout and time zone', () => {
+    const q = (text: string) => screenOf(new URLSearchParams(text));
+    expect(q('width=800&height=600&dpi=120&layout=de-de-qwertz&timezone=Europe/Madrid')).toEqual({
+      width: 800,
+      height: 600,
+      dpi: 120,
+      layout: 'de-de-qwertz',
+      timezone: 'Europe/Madrid',
+    });
+    expect(q('width=99999&height=1&dpi=x&layout=../../etc&timezone=a;b')).toEqual({
+      width: 7680,
+      height: 200,
+      dpi: 96,
+      layout: 'en-us-qwerty',
+      timezone: null,
+    });
+    expect(q('')).toMatchObject({ width: 1024, height: 768, dpi: 96 });
   });
 });

@@ -85,8 +85,8 @@ export interface RdpScreen {
 }
 
 const clamp = (value: string | null, min: number, max: number, fallback: number): number => {
-  const n = Number(value);
-  return Number.isInteger(n) ? Math.min(max, Math.max(min, n)) : fallback;
+  if (!value || !/^\d{1,6}$/.test(value)) return fallback;
+  return Math.min(max, Math.max(min, Number(value)));
 };
 
 /** The screen of an upgrade's query (`width`, `height`, `dpi`, `layout`, `timezone`), bounded. */
