@@ -57,8 +57,12 @@ export const bespokePages: Readonly<Record<string, Readonly<Record<string, Page>
       import('@/features/videowall/videowall-page').then((m) => ({ default: m.VideowallPage })),
     ),
   },
-  // The public direct-viewer page, with the VNC console of the viewers feature (loaded on Open).
+  // The public direct-viewer page, with the VNC console of the viewers feature (loaded on Open),
+  // and the browser RDP viewer (a page without login: it reads the viewer cookie).
   'direct-viewer': {
+    rdp: lazy(() =>
+      import('@/features/viewers/rdp-viewer-page').then((m) => ({ default: m.RdpViewerPage })),
+    ),
     show: lazy(() =>
       import('@/features/direct-viewer/direct-viewer-page').then((m) => ({
         default: m.directViewerPage(

@@ -32,11 +32,14 @@ const STOP_GRACE_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const test = base.extend<object, { portal: Portal }>({
+export const test = base.extend<object, { portal: Portal; portalEnv: Record<string, string> }>({
+  /**
+   * Environment added to the worker's portal (a spec overrides it with worker fixtures of its own:
+   * a database it writes to, a guacd double).
+   */
+  portalEnv: [{}, { scope: 'worker', option: true }],
   portal: [
-    // Playwright reads a fixture's dependencies from its first parameter: this one needs none but
-    // the (worker-scoped) browser name, which it does not use.
-    async ({ browserName: _browserName }, use, workerInfo) => {
+    async ({ portalEnv }, use, workerInfo) => {
       const port = E2E_PORT + PORTS_PER_WORKER * workerInfo.parallelIndex;
       const url = `http://127.0.0.1:${port}`;
       const dataDir = join(process.env.E2E_DATA_DIR ?? '', `worker-${workerInfo.workerIndex}`);
@@ -60,6 +63,7 @@ export const test = base.extend<object, { portal: Portal }>({
           PUBLIC_URL: url,
           // The role-visibility screen writes here, never into the checkout's config/.
           PORTAL_CONFIG: join(dataDir, 'portal.json'),
+          ...portalEnv,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -75,7 +75,7 @@ export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>):
         subscribe: (listener) => queryClient.getQueryCache().subscribe(listener),
         start: startDesktop,
         fetchViewer: (desktopId, key) => fetchViewer(desktopId, key, controller.signal),
-        deliver: (answer) => applyViewerAnswer(answer, tab, (path) => void navigate(path)),
+        deliver: (answer) => applyViewerAnswer(answer, tab, (path) => void navigate(path), id),
         onProgress: (next) => {
           if (!controller.signal.aborted) setProgress(next);
         },

@@ -10,6 +10,7 @@ import type {
   ViewerKey,
 } from '@/generated/types';
 import { saveFile } from '@/lib/download';
+import { writeRdpCookie } from './rdp-cookie';
 import { request } from '@/providers/http-client';
 
 export type BrowserViewer = DesktopBrowserViewer;
@@ -70,16 +71,22 @@ export function openViewerPage(
   return 'same';
 }
 
-/** Handles a viewer answer: page for browser viewers, download for file viewers. */
+/**
+ * Handles a viewer answer: page for browser viewers, download for file viewers. The RDP page
+ * learns which desktop it is for from the viewer cookie written here (`desktopId`).
+ */
 export function applyViewerAnswer(
   answer: ViewerAnswer,
   target: Window | null = null,
   navigate?: (path: string) => void,
+  desktopId?: string,
 ): 'tab' | 'same' | 'download' {
   if (!isBrowserViewer(answer)) {
     target?.close();
     downloadViewerFile(answer);
     return 'download';
   }
+  if (answer.protocol === 'rdp' && desktopId)
+    writeRdpCookie(desktopId, answer.values.vmName ?? '', answer.viewer.split('?')[0] ?? '/');
   return openViewerPage(answer.viewer, target, navigate);
 }

@@ -1,8 +1,9 @@
 /**
  * Console access paths of running desktops: single-use tickets and the VNC websocket proxy, the
- * SPICE CONNECT tunnel and the `.vv` files that carry its credentials, and what closes them.
+ * RDP tunnel to guacd, the SPICE CONNECT tunnel and the `.vv` files that carry its credentials,
+ * the `.rdp` files, and what closes them.
  *
- * A console (VNC websocket or SPICE tunnel) belongs to the login session that asked for it and
+ * A console (VNC or RDP websocket, SPICE tunnel) belongs to the login session that asked for it and
  * closes within a second of, on whichever node the change is made (the cluster bus):
  * - that session ending (logout, revocation, user disabled): the sessions repository's
  *   revocation;
@@ -32,19 +33,26 @@ import type { FileDownload } from '../../../../src/generated/types.ts';
 import { TicketStore } from '../../platform/viewers/tickets.ts';
 import { VncProxy, VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
 import { SpiceTunnel } from '../../platform/viewers/spice-tunnel.ts';
-import { spiceFile } from '../../platform/viewers/viewer-files.ts';
+import { rdpFile, spiceFile } from '../../platform/viewers/viewer-files.ts';
+import { RdpTunnel, RDP_WS_PATH } from '../../platform/viewers/rdp-tunnel.ts';
 import { readSpicePki } from '../../platform/hypervisor/spice-pki.ts';
 
 export interface Consoles {
   tickets: TicketStore;
   vnc: VncProxy;
   spice: SpiceTunnel;
+  rdp: RdpTunnel;
   /**
    * The `.vv` of a running desktop for this caller: a fresh SPICE password (set over QMP, admitting
    * new connections only while the file's tunnel credential may open a session) and a tunnel
    * credential bound to the caller's user and session, the desktop and its SPICE port.
    */
   spiceFile(auth: AuthContext, desktop: DesktopRow): Promise<FileDownload>;
+  /**
+   * The `.rdp` of a running desktop with an address: over the users' VPN (`rdpvpn`), or through
+   * the RD gateway (`rdpgw`) with a single-use gateway ticket bound to the caller's session.
+   */
+  rdpFile(auth: AuthContext, desktop: DesktopRow, via: 'rdpvpn' | 'rdpgw'): FileDownload;
   /** Closes every console of a desktop (it stopped or was deleted). */
   closeDesktop(desktopId: string): void;
 }
@@ -89,9 +97,20 @@ export function createConsoles(
       )),
     );
     const running = Boolean(row && consoleStates.includes(row.state));
-    const rt = (row?.runtime ?? {}) as { vncPort?: unknown; spicePort?: unknown };
+    const rt = (row?.runtime ?? {}) as { vncPort?: unknown; spicePort?: unknown; ip?: unknown };
     const portOf = (v: unknown) => (running && typeof v === 'number' ? v : null);
-    return { allowed, running, vncPort: portOf(rt.vncPort), spicePort: portOf(rt.spicePort) };
+    const credentials = row?.guestProperties.credentials;
+    return {
+      allowed,
+      running,
+      vncPort: portOf(rt.vncPort),
+      spicePort: portOf(rt.spicePort),
+      address: running && typeof rt.ip === 'string' && rt.ip ? rt.ip : null,
+      credentials: {
+        username: credentials?.username ?? '',
+        password: credentials?.password ?? '',
+      },
+    };
   };
 
   const tickets = new TicketStore();
@@ -108,6 +127,25 @@ export function createConsoles(
   });
   app.upgrades.register(VNC_WS_PATH, vnc.handleUpgrade);
 
+  const rdp = new RdpTunnel({
+    tickets,
+    log: app.log,
+    guacd: config.guacd,
+    originAllowed: (req) => originAllowed(req, originSettings, port()),
+    viewerAttached: (id) => idle.viewerAttached(id),
+    viewerDetached: (id) => idle.viewerDetached(id),
+    async target(desktopId, userId, sessionId) {
+      const a = await access(desktopId, userId, sessionId);
+      return {
+        ownerOk: a.allowed,
+        running: a.running,
+        address: a.address,
+        credentials: a.credentials,
+      };
+    },
+  });
+  app.upgrades.register(RDP_WS_PATH, rdp.handleUpgrade);
+
   const spice = new SpiceTunnel({
     log: app.log,
     credentialTtlMs: config.spiceCredentialTtlMs,
@@ -123,11 +161,13 @@ export function createConsoles(
 
   const closeDesktop = (desktopId: string) => {
     vnc.closeDesktop(desktopId);
+    rdp.closeDesktop(desktopId);
     spice.closeDesktop(desktopId);
   };
 
   app.sessions.onRevoke((sessionId) => {
     vnc.closeSession(sessionId);
+    rdp.closeSession(sessionId);
     spice.closeSession(sessionId);
   });
   app.cluster.on('desktop.changed', ({ id, change, state }) => {
@@ -136,24 +176,27 @@ export function createConsoles(
       if (!consoleStates.includes(state)) closeDesktop(id);
       else {
         vnc.recheck(id);
+        rdp.recheck(id);
         spice.recheck(id);
       }
     }
   });
   app.cluster.on('user.changed', ({ userId }) => {
     vnc.recheckUser(userId);
+    rdp.recheckUser(userId);
     spice.recheckUser(userId);
   });
 
   let sweeping = false;
   const sweep = async () => {
-    const ids = new Set([...vnc.sessions(), ...spice.sessions()]);
+    const ids = new Set([...vnc.sessions(), ...rdp.sessions(), ...spice.sessions()]);
     if (sweeping || ids.size === 0) return;
     sweeping = true;
     try {
       for (const id of ids) {
         if (await app.sessions.alive(id)) continue;
         vnc.closeSession(id);
+        rdp.closeSession(id);
         spice.closeSession(id);
       }
     } catch (err) {
@@ -169,13 +212,54 @@ export function createConsoles(
     clearInterval(timer);
     app.server.off('connect', spice.handleConnect);
     spice.closeAll();
+    rdp.closeAll();
   });
 
   return {
     tickets,
     vnc,
     spice,
+    rdp,
     closeDesktop,
+    rdpFile(auth, desktop, via) {
+      const ip = desktop.runtime.ip;
+      if (!ip)
+        throw new ApiError(
+          'conflict',
+          'The desktop has no network address yet',
+          'viewer_no_address',
+          null,
+          { status: 409 },
+        );
+      const credentials = desktop.guestProperties.credentials;
+      const address = publicAddress(originSettings, port());
+      const gateway =
+        via === 'rdpgw'
+          ? {
+              host: address.hostname,
+              port: address.port,
+              accessToken: tickets.issue({
+                userId: auth.userId,
+                sessionId: auth.sessionId,
+                desktopId: desktop.id,
+                protocol: 'rdpgw',
+              }).ticket,
+            }
+          : undefined;
+      return {
+        kind: 'file',
+        protocol: via,
+        name: via === 'rdpgw' ? 'vdi-rdp-gw' : 'vdi-rdp-vpn',
+        ext: 'rdp',
+        mime: 'application/x-rdp',
+        content: rdpFile({
+          address: ip,
+          username: credentials?.username ?? '',
+          password: credentials?.password ?? '',
+          ...(gateway ? { gateway } : {}),
+        }),
+      };
+    },
     async spiceFile(auth, desktop) {
       const rt = (desktop.runtime ?? {}) as { spicePort?: unknown; spiceTls?: unknown };
       const notRunning = () =>

@@ -7,6 +7,7 @@ import type { DesktopViewerAnswer, ViewerKey } from '../../../../src/generated/t
 import { resourceOf } from '../../../../src/generated/resources.ts';
 import { assertStateAllows } from './desktop-rules.ts';
 import { VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
+import { RDP_WS_PATH } from '../../platform/viewers/rdp-tunnel.ts';
 
 import type { DesktopContext } from './desktop-context.ts';
 
@@ -15,6 +16,8 @@ export const VIEWER_STATES = ruleStates('desktops', 'viewer');
 
 /** The SPA route of the browser VNC viewer, from the desktops resource. */
 const VNC_VIEWER_ROUTE = resourceOf('desktops')?.meta.extraRoutes.viewer ?? '/viewer/vnc/:id';
+/** The SPA page of the browser RDP viewer (no login route: it reads the viewer cookie). */
+const RDP_VIEWER_ROUTE = resourceOf('direct-viewer')?.meta.extraRoutes.rdp ?? '/rdp';
 
 /** The latest screenshot of a running desktop, at most 3 s old while somebody watches it. */
 export async function desktopThumbnail(
@@ -37,7 +40,8 @@ export async function desktopThumbnail(
 
 /**
  * A viewer of a running desktop: a browser viewer's single-use ticket (bound to the caller's
- * login session), or a SPICE file with a fresh password and tunnel credential.
+ * login session), a SPICE file with a fresh password and tunnel credential, or an `.rdp` file.
+ * The RDP viewers need the desktop's network address.
  */
 export async function openViewer(
   ctx: DesktopContext,
@@ -56,32 +60,40 @@ export async function openViewer(
     );
   assertStateAllows('viewer', desktop.state);
   const rt = desktop.runtime;
+  const rdp = viewer === 'browser-rdp' || viewer === 'file-rdpgw' || viewer === 'file-rdpvpn';
   if (!rt.vncPort || !rt.spicePort)
     throw new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, {
       status: 409,
     });
+  if (rdp && !rt.ip)
+    throw new ApiError(
+      'conflict',
+      'The desktop has no network address yet: RDP viewers need one',
+      'viewer_no_address',
+      { viewer },
+      { status: 409 },
+    );
   await app.desktops.update(desktop.id, { accessed: new Date() });
-  if (viewer === 'browser-vnc') {
+  if (viewer === 'browser-vnc' || viewer === 'browser-rdp') {
+    const protocol = viewer === 'browser-vnc' ? 'vnc' : 'rdp';
     const { ticket, expiresAt } = app.viewers.tickets.issue({
       userId: auth.userId,
       sessionId: auth.sessionId,
       desktopId: desktop.id,
-      protocol: 'vnc',
+      protocol,
     });
     return {
       kind: 'browser' as const,
-      protocol: 'vnc',
-      viewer: VNC_VIEWER_ROUTE.replace(':id', desktop.id),
-      url: `${VNC_WS_PATH}?ticket=${ticket}`,
+      protocol,
+      viewer: protocol === 'vnc' ? VNC_VIEWER_ROUTE.replace(':id', desktop.id) : RDP_VIEWER_ROUTE,
+      url: `${protocol === 'vnc' ? VNC_WS_PATH : RDP_WS_PATH}?ticket=${ticket}`,
       expires: Math.floor(expiresAt / 1000),
-      values: { vmName: desktop.name, password: rt.vncPassword ?? '' },
+      values:
+        protocol === 'vnc'
+          ? { vmName: desktop.name, password: rt.vncPassword ?? '' }
+          : { vmName: desktop.name },
     };
   }
   if (viewer === 'file-spice') return app.viewers.spiceFile(auth, desktop);
-  throw new ApiError(
-    'precondition_required',
-    'RDP viewers need the wireguard network, which is not enabled',
-    'no_wireguard_keys',
-    { viewer },
-  );
+  return app.viewers.rdpFile(auth, desktop, viewer === 'file-rdpgw' ? 'rdpgw' : 'rdpvpn');
 }

@@ -92,6 +92,11 @@ export interface AppConfig {
    * written to the log instead, links included, so a self-hosted portal works without a server.
    */
   smtpUrl: string | undefined;
+  /**
+   * guacd, the Guacamole proxy daemon browser RDP goes through (GUACD_HOST, GUACD_PORT; default
+   * `127.0.0.1:4822`; in production the `guacamole/guacd` container)
+   */
+  guacd: { host: string; port: number };
   /** the From of account mails (MAIL_FROM) */
   mailFrom: string;
 }
@@ -121,6 +126,8 @@ const envSchema = {
     SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
     MAIL_FROM: { type: 'string', minLength: 3, maxLength: 254 },
     NODE_NAME: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$' },
+    GUACD_HOST: { type: 'string', pattern: '^[A-Za-z0-9.:_-]{1,253}$' },
+    GUACD_PORT: { type: 'string', pattern: '^\\d{1,5}$' },
   },
 } as const;
 
@@ -239,7 +246,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mediaStallTimeoutMs: 60_000,
     mediaDownloadsPerUser: 3,
     mediaDownloadsTotal: 10,
+    guacd: { host: env.GUACD_HOST || '127.0.0.1', port: Number(env.GUACD_PORT || 4822) },
   };
+  if (config.guacd.port < 1 || config.guacd.port > 65535)
+    throw new Error('invalid environment: GUACD_PORT out of range');
   if (
     config.sessionExpiration > config.sessionMaxTime ||
     config.sessionMaxRenew > config.sessionMaxTime

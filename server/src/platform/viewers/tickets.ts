@@ -8,7 +8,8 @@ import { createHash, randomBytes } from 'node:crypto';
 export interface TicketClaims {
   userId: string;
   desktopId: string;
-  protocol: 'vnc' | 'rdp';
+  /** `rdpgw`: the access token of an RD-gateway `.rdp` file. */
+  protocol: 'vnc' | 'rdp' | 'rdpgw';
   /** The login session the ticket was issued to (a ticket without one opens nothing). */
   sessionId?: string;
 }

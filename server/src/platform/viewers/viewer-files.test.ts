@@ -1,6 +1,58 @@
 import { describe, expect, it } from 'vitest';
-import { parseIni, spiceFile } from './viewer-files.ts';
+import { parseIni, parseRdp, rdpFile, spiceFile } from './viewer-files.ts';
 import { TicketStore } from './tickets.ts';
+
+describe('rdpFile', () => {
+  it('writes the RDP-over-VPN file from the desktop address and guest credentials, without a gateway', () => {
+    const text = rdpFile({ address: '10.20.0.7', username: 'isard', password: 'p:ss' });
+    const rdp = parseRdp(text);
+    expect(text.split('\n')[0]).toBe('full address:s:10.20.0.7');
+    expect(rdp).toMatchObject({
+      'full address': '10.20.0.7',
+      username: 'isard',
+      password: 'p:ss',
+      gatewayhostname: '',
+      gatewayusagemethod: '4',
+      gatewaycredentialssource: '4',
+      redirectclipboard: '1',
+      'prompt for credentials': '0',
+    });
+    expect(rdp.gatewayaccesstoken).toBeUndefined();
+    expect(text.endsWith('\n')).toBe(true);
+  });
+
+  it('writes the RD-gateway file with the gateway host, port and access token', () => {
+    const rdp = parseRdp(
+      rdpFile({
+        address: '10.20.0.7',
+        username: 'isard',
+        password: 'pw',
+        gateway: { host: 'vdi.example.org', port: 443, accessToken: 'tok_1' },
+      }),
+    );
+    expect(rdp).toMatchObject({
+      'full address': '10.20.0.7',
+      gatewayhostname: 'vdi.example.org:443',
+      gatewayaccesstoken: 'tok_1',
+      gatewayusagemethod: '1',
+      gatewaycredentialssource: '5',
+      gatewayprofileusagemethod: '1',
+      'smart sizing': '1',
+    });
+  });
+
+  it('keeps a line break in a credential from adding a key', () => {
+    const text = rdpFile({
+      address: '10.20.0.7\nalternate shell:s:cmd',
+      username: 'a\r\nalternate shell:s:evil',
+      password: 'x\ndrivestoredirect:s:*',
+    });
+    const rdp = parseRdp(text);
+    expect(rdp['alternate shell']).toBe('');
+    expect(rdp.drivestoredirect).toBe('');
+    expect(text.split('\n').filter((l) => l.startsWith('username:'))).toHaveLength(1);
+  });
+});
 
 describe('spiceFile', () => {
   it('writes the virt-viewer keys with the proxy, port and password of the running desktop', () => {

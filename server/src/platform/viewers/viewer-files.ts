@@ -91,3 +91,107 @@ export function parseIni(text: string): Record<string, string> {
   }
   return out;
 }
+
+/** Removes what could end a `.rdp` line (line breaks, every control character). */
+function rdpValue(value: string): string {
+  return value.replace(/\p{Cc}/gu, '').trim();
+}
+
+/** Redirection and display lines shared by both `.rdp` files. */
+const RDP_COMMON_LINES = [
+  'enableworkspacereconnect:i:0',
+  'disable wallpaper:i:0',
+  'allow desktop composition:i:0',
+  'disable full window drag:i:1',
+  'disable menu anims:i:1',
+  'disable themes:i:0',
+  'disable cursor setting:i:0',
+  'bitmapcachepersistenable:i:1',
+  'audiomode:i:0',
+  'redirectprinters:i:1',
+  'redirectcomports:i:0',
+  'redirectsmartcards:i:1',
+  'redirectclipboard:i:1',
+  'redirectposdevices:i:0',
+  'drivestoredirect:s:',
+  'autoreconnection enabled:i:1',
+  'authentication level:i:2',
+  'prompt for credentials:i:0',
+  'negotiate security layer:i:1',
+  'remoteapplicationmode:i:0',
+  'alternate shell:s:',
+  'shell working directory:s:',
+  'promptcredentialonce:i:0',
+  'gatewaybrokeringtype:i:0',
+  'use redirection server name:i:0',
+  'rdgiskdcproxy:i:0',
+  'kdcproxyname:s:',
+];
+
+/** Default custom lines of the RDP-over-VPN file: no gateway, the client is on the VPN. */
+export const RDP_VPN_CUSTOM_LINES = [
+  ...RDP_COMMON_LINES,
+  'allow font smoothing:i:0',
+  'gatewayhostname:s:',
+  'gatewayusagemethod:i:4',
+  'gatewaycredentialssource:i:4',
+  'gatewayprofileusagemethod:i:0',
+];
+
+/** Default custom lines of the RD-gateway file. */
+export const RDP_GATEWAY_CUSTOM_LINES = [
+  ...RDP_COMMON_LINES,
+  'allow font smoothing:i:1',
+  'gatewayusagemethod:i:1',
+  'gatewaycredentialssource:i:5',
+  'gatewayprofileusagemethod:i:1',
+  'networkautodetect:i:1',
+  'bandwidthautodetect:i:1',
+  'connection type:i:6',
+  'domain:s:',
+  'bitmapcachesize:i:32000',
+  'smart sizing:i:1',
+];
+
+export interface RdpFileInput {
+  /** The desktop's own network address. */
+  address: string;
+  /** The desktop's guest credentials. */
+  username: string;
+  password: string;
+  /** Through the RD gateway: its public host and port and the access token it checks. */
+  gateway?: { host: string; port: number; accessToken: string };
+}
+
+/**
+ * A `.rdp` file for mstsc / Remote Desktop clients: the desktop's address and guest credentials,
+ * and for the gateway variant the gateway and its access token; then the custom lines. Without a
+ * gateway the client must reach the address itself (over the users' VPN).
+ */
+export function rdpFile(input: RdpFileInput): string {
+  const address = rdpValue(input.address).replace(/\s/g, '');
+  const gateway = input.gateway;
+  const lines = [
+    `full address:s:${address}`,
+    ...(gateway
+      ? [
+          `gatewayhostname:s:${rdpValue(gateway.host).replace(/[\s/@]/g, '')}:${gateway.port}`,
+          `gatewayaccesstoken:s:${rdpValue(gateway.accessToken)}`,
+        ]
+      : []),
+    `username:s:${rdpValue(input.username)}`,
+    `password:s:${rdpValue(input.password)}`,
+    ...(gateway ? RDP_GATEWAY_CUSTOM_LINES : RDP_VPN_CUSTOM_LINES),
+  ];
+  return `${lines.map((l) => l.trim()).join('\n')}\n`;
+}
+
+/** Parses a `.rdp` file (`key:type:value` lines) into key → value (tests). */
+export function parseRdp(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const match = /^([^:]+):([isb]):(.*)$/.exec(line);
+    if (match?.[1]) out[match[1]] = match[3] ?? '';
+  }
+  return out;
+}

@@ -4,8 +4,8 @@
  * - `Origin` must be the portal's own origin or one listed in ALLOWED_ORIGINS (scheme, host and
  *   port compared); none, or `null`, is refused;
  * - the target host/port come from the desktop record at connect time, never from the client;
- * - ≤ 4 sockets per desktop and ≤ 10 per user: a slot is reserved synchronously, before any await,
- *   so concurrent upgrades cannot overshoot; beyond the limit the upgrade gets 429;
+ * - ≤ 4 sockets per desktop and ≤ 10 per user (./console-leases.ts); beyond the limit the
+ *   upgrade gets 429;
  * - a console closes at once when its session ends (logout, revocation, user disabled) or its
  *   desktop stops, is deleted or is no longer the user's to open.
  */
@@ -15,10 +15,17 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { TicketStore } from './tickets.ts';
 import { upgradeRefusal } from '../http/rate-limit.ts';
+import {
+  ConsoleLeases,
+  MAX_PER_DESKTOP,
+  MAX_PER_USER,
+  type ConsoleLease,
+  type EndReason,
+} from './console-leases.ts';
+
+export { MAX_PER_DESKTOP, MAX_PER_USER };
 
 export const VNC_WS_PATH = '/api/v3/viewer/vnc';
-export const MAX_PER_DESKTOP = 4;
-export const MAX_PER_USER = 10;
 /** A revoked console that does not answer the close handshake is cut after this long (ms). */
 const CLOSE_GRACE_MS = 500;
 
@@ -41,89 +48,43 @@ export interface VncProxyDeps {
 }
 
 /** One console: a reserved slot from the ticket check until the socket closes. */
-interface Lease {
-  userId: string;
-  sessionId: string;
-  desktopId: string;
+interface Lease extends ConsoleLease {
   ws?: WebSocket;
   tcp?: Socket;
-  /** viewerAttached was called: viewerDetached is owed once. */
-  attached: boolean;
-  /** Released (closed, refused or revoked): the upgrade in flight must not go on. */
-  done: boolean;
 }
+
+/** The close frame of each way a console ends. */
+const CLOSE_CODES: Record<EndReason, number> = {
+  'desktop stopped': 1000,
+  'session ended': 1008,
+  'not allowed': 1008,
+};
 
 function refuse(socket: Duplex, status: number, reason: string): void {
   if (socket.writable) socket.end(upgradeRefusal(status, reason));
   socket.destroy();
 }
 
-export class VncProxy {
-  private readonly byDesktop = new Map<string, Set<Lease>>();
-  private readonly byUser = new Map<string, Set<Lease>>();
-  private readonly rechecks = new Map<string, { again: boolean }>();
-
-  constructor(private readonly deps: VncProxyDeps) {}
-
-  /** Console sockets of a desktop (open or being opened). */
-  count(desktopId: string): number {
-    return this.byDesktop.get(desktopId)?.size ?? 0;
+export class VncProxy extends ConsoleLeases<Lease> {
+  constructor(private readonly deps: VncProxyDeps) {
+    super(deps);
   }
 
-  /** Login sessions that hold a console. */
-  sessions(): Set<string> {
-    const out = new Set<string>();
-    for (const set of this.byUser.values()) for (const lease of set) out.add(lease.sessionId);
-    return out;
+  protected allowed(lease: Lease): Promise<VncTarget> {
+    return this.deps.target(lease.desktopId, lease.userId, lease.sessionId);
   }
 
-  /** Closes every console socket of a desktop (it stopped, was deleted, or changed owner). */
-  closeDesktop(desktopId: string, reason = 'desktop stopped'): void {
-    for (const lease of [...(this.byDesktop.get(desktopId) ?? [])]) this.end(lease, 1000, reason);
-    this.deps.tickets.revokeDesktop(desktopId);
+  protected cut(lease: Lease): void {
+    lease.tcp?.destroy();
   }
 
-  /** Closes every console opened from a login session and forgets its tickets (the session ended). */
-  closeSession(sessionId: string): void {
-    for (const set of [...this.byUser.values()])
-      for (const lease of [...set])
-        if (lease.sessionId === sessionId) this.end(lease, 1008, 'session ended');
-    this.deps.tickets.revokeSession(sessionId);
-  }
-
-  /**
-   * Looks again at every console of a desktop (its record changed: owner, state) and closes those
-   * whose user may no longer open it. Overlapping calls for one desktop run one after the other.
-   */
-  recheck(desktopId: string): void {
-    if (!this.byDesktop.has(desktopId)) return;
-    const running = this.rechecks.get(desktopId);
-    if (running) {
-      running.again = true;
-      return;
-    }
-    const state = { again: false };
-    this.rechecks.set(desktopId, state);
-    const run = async (): Promise<void> => {
-      do {
-        state.again = false;
-        for (const lease of [...(this.byDesktop.get(desktopId) ?? [])]) {
-          if (lease.done) continue;
-          const target = await this.deps.target(desktopId, lease.userId, lease.sessionId);
-          if (!target.ownerOk) this.end(lease, 1008, 'not allowed');
-          else if (!target.running) this.end(lease, 1000, 'desktop stopped');
-        }
-      } while (state.again);
-    };
-    void run()
-      .catch((err: unknown) => this.deps.log.warn({ err }, 'vnc console recheck failed'))
-      .finally(() => this.rechecks.delete(desktopId));
-  }
-
-  /** Looks again at every console of a user (the account changed: role, group). */
-  recheckUser(userId: string): void {
-    const desktops = new Set([...(this.byUser.get(userId) ?? [])].map((l) => l.desktopId));
-    for (const desktopId of desktops) this.recheck(desktopId);
+  /** Close frame to the browser, cut when it does not answer promptly. */
+  protected finish(lease: Lease, reason: EndReason): void {
+    const { ws } = lease;
+    if (!ws) return; // an upgrade in flight sees `done` and is refused
+    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING)
+      ws.close(CLOSE_CODES[reason], reason);
+    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   /** Upgrade handler for VNC_WS_PATH. */
@@ -138,7 +99,13 @@ export class VncProxy {
     const claims = ticket ? this.deps.tickets.consume(ticket, 'vnc') : undefined;
     if (!claims?.sessionId) return refuse(socket, 401, 'Unauthorized');
     // Reserved now, synchronously: the limits count this upgrade before anything is awaited.
-    const lease = this.reserve(claims.userId, claims.desktopId, claims.sessionId);
+    const lease = this.reserve({
+      userId: claims.userId,
+      desktopId: claims.desktopId,
+      sessionId: claims.sessionId,
+      attached: false,
+      done: false,
+    });
     if (!lease) return refuse(socket, 429, 'Too Many Requests');
     socket.once('close', () => {
       if (!lease.ws) this.release(lease);
@@ -151,48 +118,6 @@ export class VncProxy {
       refuse(socket, 500, 'Internal Server Error');
     });
   };
-
-  private reserve(userId: string, desktopId: string, sessionId: string): Lease | undefined {
-    const forDesktop = this.byDesktop.get(desktopId) ?? new Set<Lease>();
-    const forUser = this.byUser.get(userId) ?? new Set<Lease>();
-    if (forDesktop.size >= MAX_PER_DESKTOP || forUser.size >= MAX_PER_USER) return undefined;
-    const lease: Lease = { userId, desktopId, sessionId, attached: false, done: false };
-    forDesktop.add(lease);
-    forUser.add(lease);
-    this.byDesktop.set(desktopId, forDesktop);
-    this.byUser.set(userId, forUser);
-    return lease;
-  }
-
-  /**
-   * Frees the slot of a lease (once), cuts its VNC connection and tells the idle manager the viewer
-   * left (once). Safe to call again: an upgrade that was in flight calls it when it notices.
-   */
-  private release(lease: Lease): void {
-    if (!lease.done) {
-      lease.done = true;
-      const forDesktop = this.byDesktop.get(lease.desktopId);
-      forDesktop?.delete(lease);
-      if (forDesktop?.size === 0) this.byDesktop.delete(lease.desktopId);
-      const forUser = this.byUser.get(lease.userId);
-      forUser?.delete(lease);
-      if (forUser?.size === 0) this.byUser.delete(lease.userId);
-    }
-    lease.tcp?.destroy();
-    if (lease.attached) {
-      lease.attached = false;
-      this.deps.viewerDetached?.(lease.desktopId);
-    }
-  }
-
-  /** Ends a console now: close frame to the browser, cut when it does not answer promptly. */
-  private end(lease: Lease, code: number, reason: string): void {
-    const { ws } = lease;
-    this.release(lease);
-    if (!ws) return; // an upgrade in flight sees `done` and is refused
-    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
-    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
-  }
 
   private async open(
     lease: Lease,
