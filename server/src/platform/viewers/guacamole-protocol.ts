@@ -4,6 +4,7 @@
  * `InstructionReader` cuts a byte stream (guacd's TCP connection) into whole instructions, so a
  * websocket message never carries half of one.
  */
+import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 
 /** Opcode of the tunnel's own instructions (the UUID, pings), never sent to guacd. */
@@ -114,4 +115,46 @@ export class InstructionReader {
     if (rest.length > this.maxLength) throw new GuacProtocolError('instruction too long');
     return instructions;
   }
+}
+
+/**
+ * Reads instructions from a socket one at a time (the handshake); `detach` stops reading and
+ * hands over what was read past the last instruction taken, for the relay to go on from.
+ */
+export function instructionQueue(socket: Socket) {
+  const reader = new InstructionReader();
+  const queue: Instruction[] = [];
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const onData = (chunk: Buffer) => {
+    try {
+      queue.push(...reader.push(chunk));
+    } catch (err) {
+      failure = err as Error;
+    }
+    wake?.();
+  };
+  const onEnd = () => {
+    failure ??= new Error('guacd closed the connection');
+    wake?.();
+  };
+  socket.on('data', onData);
+  socket.on('close', onEnd);
+  socket.on('error', onEnd);
+  return {
+    async next(): Promise<Instruction> {
+      for (;;) {
+        const next = queue.shift();
+        if (next) return next;
+        if (failure) throw failure;
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+    detach(): { reader: InstructionReader; read: Instruction[] } {
+      socket.off('data', onData);
+      socket.off('close', onEnd);
+      socket.off('error', onEnd);
+      return { reader, read: queue.splice(0) };
+    },
+  };
 }

@@ -30,6 +30,7 @@ import {
   INTERNAL_OPCODE,
   InstructionReader,
   encode,
+  instructionQueue,
   type Instruction,
 } from './guacamole-protocol.ts';
 import { ConsoleLeases, type ConsoleLease } from './console-leases.ts';
@@ -137,48 +138,6 @@ function textOf(data: RawData): string {
   if (Buffer.isBuffer(data)) return data.toString('utf8');
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   return Buffer.from(data).toString('utf8');
-}
-
-/**
- * Reads instructions from a socket one at a time (the handshake); `detach` stops reading and
- * hands over what was read past the last instruction taken, for the relay to go on from.
- */
-function instructionQueue(socket: Socket) {
-  const reader = new InstructionReader();
-  const queue: Instruction[] = [];
-  let failure: Error | undefined;
-  let wake: (() => void) | undefined;
-  const onData = (chunk: Buffer) => {
-    try {
-      queue.push(...reader.push(chunk));
-    } catch (err) {
-      failure = err as Error;
-    }
-    wake?.();
-  };
-  const onEnd = () => {
-    failure ??= new Error('guacd closed the connection');
-    wake?.();
-  };
-  socket.on('data', onData);
-  socket.on('close', onEnd);
-  socket.on('error', onEnd);
-  return {
-    async next(): Promise<Instruction> {
-      for (;;) {
-        const next = queue.shift();
-        if (next) return next;
-        if (failure) throw failure;
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
-    },
-    detach(): { reader: InstructionReader; read: Instruction[] } {
-      socket.off('data', onData);
-      socket.off('close', onEnd);
-      socket.off('error', onEnd);
-      return { reader, read: queue.splice(0) };
-    },
-  };
 }
 
 /** guacd once it is ready: its socket, its reader and what was read past `ready`. */
