@@ -1,10 +1,54 @@
+import { chmodSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTestUser, startSshTestHost, type SshTestHost } from './libvirt-test-host.ts';
+import { describeDriver } from './driver-suite.ts';
+import { createLibvirtDriver } from './libvirt-driver.ts';
+import {
+  destroySessionDomains,
+  ensureTestUser,
+  sessionDomainPid,
+  startSshTestHost,
+  type SshTestHost,
+} from './libvirt-test-host.ts';
+import { tempDataDir } from './test-support.ts';
 import { VirshSession } from './virsh-session.ts';
 
 const USER = 'vdi-hv-a';
+/** Domain names of this run: a run never touches another's domains on the shared test user. */
 const PREFIX = `t${process.pid}-`;
+
+describeDriver('libvirt driver (qemu+ssh to a session daemon on loopback, TCG)', async () => {
+  const user = ensureTestUser(USER);
+  const host = await startSshTestHost(user);
+  const tmp = tempDataDir('vdi-libvirt-driver-');
+  // The session daemon's QEMU runs as the test user: it walks into the data dir to its disks.
+  chmodSync(tmp.dir, 0o755);
+  return {
+    dataDir: tmp.dir,
+    make: () =>
+      createLibvirtDriver({
+        uri: host.uri,
+        dataDir: tmp.dir,
+        accel: 'tcg',
+        domainPrefix: PREFIX,
+        diskOwner: { uid: user.uid, gid: user.gid },
+        pollMs: 1000,
+      }),
+    pidOf: (rt) => sessionDomainPid(user, `${PREFIX}${rt.id}`),
+    exitCodes: false,
+    exitSignals: false,
+    killedReason: /ended unexpectedly|disappeared/,
+    staleReason: /no longer runs on qemu\+ssh:\/\/vdi-hv-a@127\.0\.0\.1:\d+\/session$/,
+    spiceTls: false,
+    runFiles: ['runtime.json'],
+    keptFiles: [],
+    cleanup: async () => {
+      destroySessionDomains(user, PREFIX);
+      await host.stop();
+      tmp.cleanup();
+    },
+  };
+});
 
 describe('libvirt connection latency', () => {
   let host: SshTestHost;
