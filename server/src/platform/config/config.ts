@@ -45,6 +45,11 @@ export interface AppConfig {
   /** hypervisor driver (HYPERVISOR, `qemu`) and QEMU acceleration (QEMU_ACCEL, `tcg` or `kvm`) */
   hypervisor: 'qemu' | 'none';
   qemuAccel: 'tcg' | 'kvm';
+  /**
+   * The libvirt host desktops run on (HYPERVISOR_URI, e.g. `qemu+ssh://vdi@host1/system` or
+   * `qemu:///session`); unset, the local QEMU driver runs them on this machine.
+   */
+  hypervisorUri: string | undefined;
   /** a running desktop nobody watches is paused after this long (ms) */
   idleGraceMs: number;
   /** how long a guest gets to power off before it is stopped hard (ms) */
@@ -106,6 +111,10 @@ const envSchema = {
     SESSION_MAX_TIME: { type: 'string', pattern: '^\\d+[smh]?$' },
     HYPERVISOR: { enum: ['qemu', 'none'] },
     QEMU_ACCEL: { enum: ['tcg', 'kvm'] },
+    HYPERVISOR_URI: {
+      type: 'string',
+      pattern: '^qemu(\\+(ssh|tcp|tls|unix|libssh2?))?://[^\\s]*/(system|session)(\\?[^\\s]*)?$',
+    },
     ALLOWED_ORIGINS: { type: 'string', pattern: '^(https?://[^,\\s]+)(,https?://[^,\\s]+)*$' },
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     LOG_FORMAT: { enum: ['pretty', 'json'] },
@@ -217,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     shutdownTimeoutMs: 25_000,
     hypervisor: env.HYPERVISOR === 'none' ? 'none' : 'qemu',
     qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
+    hypervisorUri: env.HYPERVISOR_URI || undefined,
     idleGraceMs: 60_000,
     shutdownGraceMs: parseDuration(env.DESKTOP_STOP_TIMEOUT, 20) * 1000,
     passwordQueueBudgetMs: 1000,
