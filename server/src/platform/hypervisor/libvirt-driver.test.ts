@@ -1,4 +1,5 @@
 import { chmodSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeDriver } from './driver-suite.ts';
@@ -6,11 +7,12 @@ import { createLibvirtDriver } from './libvirt-driver.ts';
 import {
   destroySessionDomains,
   ensureTestUser,
+  freePort,
   sessionDomainPid,
   startSshTestHost,
   type SshTestHost,
 } from './libvirt-test-host.ts';
-import { tempDataDir } from './test-support.ts';
+import { demoImages, demoSpec, tempDataDir } from './test-support.ts';
 import { VirshSession } from './virsh-session.ts';
 
 const USER = 'vdi-hv-a';
@@ -91,6 +93,37 @@ describe('libvirt connection latency', () => {
     } finally {
       ssh.close();
       direct.close();
+    }
+  });
+});
+
+describe('libvirt driver and a host that does not answer', () => {
+  it('refuses a start with start_failed naming the host (not its key file), and runs nothing', async () => {
+    const tmp = tempDataDir('vdi-libvirt-down-');
+    const port = await freePort();
+    const host = `qemu+ssh://nobody@127.0.0.1:${port}/session`;
+    const driver = createLibvirtDriver({
+      uri: `${host}?keyfile=/nonexistent/key&no_verify=1`,
+      dataDir: tmp.dir,
+      domainPrefix: PREFIX,
+    });
+    try {
+      const disk = path.join(tmp.dir, 'disk.qcow2');
+      await driver.prepareDisk({ path: disk, backingFile: (await demoImages()).template });
+      const error: unknown = await driver.start(demoSpec('down', disk)).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'HypervisorError', code: 'start_failed' });
+      const message = error instanceof Error ? error.message : '';
+      expect(message).toContain(host);
+      expect(message).not.toContain('keyfile');
+      expect(await driver.status('down')).toBe('absent');
+      expect(await driver.list()).toEqual([]);
+      await expect(driver.pause('down')).rejects.toMatchObject({ code: 'not_running' });
+      await expect(driver.adopt()).rejects.toMatchObject({ code: 'command_failed' });
+      // the disk is not held by a domain that never ran
+      await driver.deleteDisk(disk);
+    } finally {
+      await driver.close();
+      tmp.cleanup();
     }
   });
 });

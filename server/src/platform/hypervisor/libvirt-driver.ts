@@ -166,15 +166,16 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
     return path.join(this.runRoot, id);
   }
 
-  /** A virsh failure as a HypervisorError: a missing domain is `not_running`. */
+  /**
+   * A virsh failure as a HypervisorError: a missing domain is `not_running`; anything else,
+   * including a host that does not answer, is `code`.
+   */
   private failure(error: unknown, code: HypervisorErrorCode, what: string): HypervisorError {
     if (error instanceof HypervisorError) return error;
     if (error instanceof VirshError && isDomainGone(error))
       return new HypervisorError('not_running', `${what}: ${error.message}`, { cause: error });
     if (error instanceof VirshConnectionError)
-      return new HypervisorError('command_failed', `${what}: host ${this.host}: ${error.message}`, {
-        cause: error,
-      });
+      return new HypervisorError(code, `${what}: ${error.message}`, { cause: error });
     return new HypervisorError(code, `${what}: ${errorMessage(error)}`, { cause: error });
   }
 
@@ -415,11 +416,6 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
       throw new HypervisorError('invalid_spec', 'empty VNC password');
     if (passwords.spice !== undefined && !passwords.spice)
       throw new HypervisorError('invalid_spec', 'empty SPICE password');
-    // libvirt takes whole seconds: round up, so a password is never valid for less than asked.
-    const validTo =
-      validForSeconds === undefined
-        ? undefined
-        : new Date(Math.ceil((Date.now() + validForSeconds * 1000) / 1000) * 1000);
     const { monitor, output } = await this.command(id, (name) => [
       'dumpxml',
       '--security-info',
@@ -432,6 +428,13 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
       const element = graphicsElement(output, type);
       if (!element)
         throw new HypervisorError('command_failed', `domain ${id} has no ${type} console`);
+      // libvirt takes an end time in whole seconds: counted from the nearest second, it is never
+      // already over when libvirt gets it a few milliseconds later (from the current second it
+      // could be, at the turn of a second, with one second asked).
+      const validTo =
+        validForSeconds === undefined
+          ? undefined
+          : new Date((Math.round(Date.now() / 1000) + validForSeconds) * 1000);
       const file = path.join(monitor.runtime.runDir, `graphics-${type}.xml`);
       await fsp.writeFile(file, withPassword(element, password, validTo), { mode: 0o600 });
       try {

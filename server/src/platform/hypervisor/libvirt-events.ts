@@ -1,7 +1,8 @@
 /**
  * Libvirt's domain events, read from a second long-lived `virsh event --all --loop` per host (the
  * command session is busy answering commands; an event loop would block it). Only the lifecycle and
- * reboot events are parsed; the process is started again a second after it ended, until closed.
+ * reboot events are parsed; the process is started again after it ended (a second later, then
+ * backing off while the host does not answer), until closed.
  * The driver also polls the list of running domains, so an end missed while this stream was down
  * is still noticed.
  */
@@ -38,7 +39,7 @@ export interface LibvirtEventStreamOptions {
   uri: string;
   virsh?: string;
   onEvent: (event: LibvirtEvent) => void;
-  /** Delay before the stream is started again after it ended (ms). Default 1000. */
+  /** First delay before the stream is started again after it ended (ms). Default 1000. */
   restartMs?: number;
 }
 
@@ -46,6 +47,8 @@ export class LibvirtEventStream {
   private child: ChildProcess | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Stream ends in a row that came soon after their start. */
+  private failures = 0;
 
   constructor(private readonly options: LibvirtEventStreamOptions) {}
 
@@ -75,11 +78,16 @@ export class LibvirtEventStream {
         if (event) this.options.onEvent(event);
       });
     }
+    const startedAt = Date.now();
     child.once('error', () => undefined);
     child.once('exit', () => {
       if (this.child === child) this.child = undefined;
       if (this.closed) return;
-      this.restartTimer = setTimeout(() => this.start(), this.options.restartMs ?? 1000);
+      // A host that does not answer is asked again less and less often (up to 30 s apart).
+      const base = this.options.restartMs ?? 1000;
+      this.failures = Date.now() - startedAt < 10_000 ? this.failures + 1 : 0;
+      const delay = Math.min(base * 2 ** Math.max(0, this.failures - 1), 30_000);
+      this.restartTimer = setTimeout(() => this.start(), delay);
       this.restartTimer.unref();
     });
   }

@@ -98,7 +98,8 @@ export function destroySessionDomains(user: TestHostUser, prefix: string): void 
   }
 }
 
-async function freePort(): Promise<number> {
+/** A loopback TCP port nothing listens on (at the time of the call). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

@@ -62,6 +62,8 @@ export function virshEnv(): NodeJS.ProcessEnv {
 
 export class VirshSession {
   readonly uri: string;
+  /** The URI without its query (which may name a key file), for messages. */
+  private readonly label: string;
   private readonly virsh: string;
   private readonly timeoutMs: number;
   private child: ChildProcess | undefined;
@@ -74,6 +76,7 @@ export class VirshSession {
 
   constructor(options: VirshSessionOptions) {
     this.uri = options.uri;
+    this.label = options.uri.replace(/\?.*$/, '');
     this.virsh = options.virsh ?? 'virsh';
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
@@ -125,7 +128,7 @@ export class VirshSession {
         clearTimeout(pending.timer);
         pending.reject(
           new VirshConnectionError(
-            `virsh for ${this.uri} exited (${signal ?? `code ${String(code)}`})${said ? `: ${said}` : ''}`,
+            `virsh for ${this.label} exited (${signal ?? `code ${String(code)}`})${said ? `: ${said}` : ''}`,
           ),
         );
       }
@@ -159,7 +162,7 @@ export class VirshSession {
         this.kill();
         reject(
           new VirshConnectionError(
-            `virsh for ${this.uri} did not answer ${JSON.stringify(line)} within ${timeoutMs} ms`,
+            `virsh for ${this.label} did not answer ${JSON.stringify(line)} within ${timeoutMs} ms`,
           ),
         );
       }, timeoutMs);
