@@ -183,6 +183,11 @@ export async function startSshTestHost(user: TestHostUser): Promise<SshTestHost>
       stdio: 'ignore',
     },
   );
+  // sshd never outlives the test process, even when it ends without its clean-up.
+  const killSshd = () => {
+    if (sshd.exitCode === null) sshd.kill('SIGKILL');
+  };
+  process.once('exit', killSshd);
   const ssh = path.join(dir, 'ssh');
   writeFileSync(
     ssh,
@@ -200,6 +205,7 @@ export async function startSshTestHost(user: TestHostUser): Promise<SshTestHost>
     uri: `qemu+ssh://${user.name}@127.0.0.1:${port}/session?keyfile=${key}&command=${ssh}&no_verify=1`,
     directVirsh,
     stop: async () => {
+      process.off('exit', killSshd);
       if (sshd.exitCode === null) {
         const exited = new Promise((r) => sshd.once('exit', r));
         sshd.kill('SIGTERM');
