@@ -47,6 +47,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     dataDir: config.dataDir,
     accel: config.qemuAccel,
     hypervisorUri: config.hypervisorUri,
+    diskOwner: config.hypervisorDiskOwner,
   });
   const idle = createIdleManager(driver, { graceMs: config.idleGraceMs });
   idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));

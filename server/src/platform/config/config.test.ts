@@ -31,5 +31,11 @@ describe('loadConfig', () => {
       expect(loadConfig({ HYPERVISOR_URI: uri }).hypervisorUri).toBe(uri);
     for (const uri of ['xen:///system', 'qemu+ssh://host', 'qemu:///session; rm -rf /', 'host1'])
       expect(() => loadConfig({ HYPERVISOR_URI: uri })).toThrow(/HYPERVISOR_URI/);
+    expect(loadConfig({}).hypervisorDiskOwner).toBeUndefined();
+    expect(loadConfig({ HYPERVISOR_DISK_OWNER: '1001:1002' }).hypervisorDiskOwner).toEqual({
+      uid: 1001,
+      gid: 1002,
+    });
+    expect(() => loadConfig({ HYPERVISOR_DISK_OWNER: 'vdi' })).toThrow(/HYPERVISOR_DISK_OWNER/);
   });
 });

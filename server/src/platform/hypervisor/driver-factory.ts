@@ -13,10 +13,12 @@ export interface DriverSettings {
   accel: Accel;
   /** A libvirt connection URI; unset = the local QEMU driver. */
   hypervisorUri?: string | undefined;
+  /** Owner of the disk files made for the libvirt host (a session daemon's account). */
+  diskOwner?: { uid: number; gid: number } | undefined;
 }
 
 export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
-  const { dataDir, accel, hypervisorUri } = settings;
-  if (hypervisorUri) return createLibvirtDriver({ uri: hypervisorUri, dataDir, accel });
+  const { dataDir, accel, hypervisorUri, diskOwner } = settings;
+  if (hypervisorUri) return createLibvirtDriver({ uri: hypervisorUri, dataDir, accel, diskOwner });
   return createQemuDriver({ dataDir, accel });
 }
