@@ -24,17 +24,37 @@ export interface TestHostUser {
  * so both drivers' tests can run side by side.
  */
 export function ensureTestUser(name: string): TestHostUser {
-  const lookup = () => {
+  const getent = (db: string) => {
     try {
-      return execFileSync('getent', ['passwd', name], { encoding: 'utf8' }).trim();
+      return execFileSync('getent', [db, name], { encoding: 'utf8' }).trim();
     } catch {
       return '';
     }
   };
-  if (!lookup()) execFileSync('useradd', ['--create-home', '--shell', '/bin/sh', name]);
+  // Another test file may create or change the user at the same time: the account files are then
+  // locked for a moment, so each step is tried again until it holds.
+  const settle = (done: () => boolean, step: () => void) => {
+    let last: unknown;
+    for (let attempt = 0; !done(); attempt++) {
+      if (attempt >= 20) throw new Error(`test user ${name}: ${String(last)}`);
+      try {
+        step();
+      } catch (error) {
+        last = error;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      }
+    }
+  };
+  settle(
+    () => getent('passwd') !== '',
+    () => execFileSync('useradd', ['--create-home', '--shell', '/bin/sh', name], { stdio: 'pipe' }),
+  );
   // `*`: no password can match, but the account is not locked (`!`), which sshd would refuse.
-  execFileSync('usermod', ['-p', '*', name]);
-  const [, , uid = '', gid = '', , home = ''] = lookup().split(':');
+  settle(
+    () => getent('shadow').split(':')[1] === '*',
+    () => execFileSync('usermod', ['-p', '*', name], { stdio: 'pipe' }),
+  );
+  const [, , uid = '', gid = '', , home = ''] = getent('passwd').split(':');
   const user = { name, uid: Number(uid), gid: Number(gid), home };
   configureSessionDaemon(user);
   return user;
@@ -48,14 +68,20 @@ const QEMU_CONF = [
   '',
 ].join('\n');
 
-/** Writes the session daemon's qemu.conf; a daemon running with another one is ended (it restarts on demand). */
+/**
+ * Writes the session daemon's qemu.conf. A daemon that runs with another one is ended (it starts
+ * again on demand); a daemon cannot have started before the first one was written, since every
+ * test calls this first.
+ */
 function configureSessionDaemon(user: TestHostUser): void {
   const dir = path.join(user.home, '.config', 'libvirt');
   const file = path.join(dir, 'qemu.conf');
-  if (existsSync(file) && readFileSync(file, 'utf8') === QEMU_CONF) return;
+  const before = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  if (before === QEMU_CONF) return;
   runAs(user, 'mkdir', ['-p', dir]);
   writeFileSync(file, QEMU_CONF);
   execFileSync('chown', [`${user.uid}:${user.gid}`, file]);
+  if (before === undefined) return;
   const pidFile = path.join(user.home, '.cache', 'libvirt', 'libvirtd.pid');
   try {
     process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
