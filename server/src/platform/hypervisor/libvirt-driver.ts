@@ -28,7 +28,6 @@
  * libvirt read it.
  */
 import { EventEmitter } from 'node:events';
-import { chown } from 'node:fs/promises';
 import { promises as fsp, existsSync } from 'node:fs';
 import path from 'node:path';
 import { DiskImages } from './disk-images.ts';
@@ -46,7 +45,7 @@ import { buildDomainXml, graphicsElement, liveGraphics, withPassword } from './l
 import { isPng, ppmToPng } from './png.ts';
 import { validateSpec } from './qemu-command.ts';
 import { cleanRunDir, publicRuntime, readExit, type PersistedRuntime } from './qemu-run-dir.ts';
-import { VirshConnectionError, VirshError, VirshSession } from './virsh-session.ts';
+import { VirshError, VirshSession } from './virsh-session.ts';
 import {
   DOMAIN_ID_PATTERN,
   HypervisorError,
@@ -172,10 +171,10 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
    */
   private failure(error: unknown, code: HypervisorErrorCode, what: string): HypervisorError {
     if (error instanceof HypervisorError) return error;
-    if (error instanceof VirshError && isDomainGone(error))
-      return new HypervisorError('not_running', `${what}: ${error.message}`, { cause: error });
-    if (error instanceof VirshConnectionError)
-      return new HypervisorError(code, `${what}: ${error.message}`, { cause: error });
+    if (isDomainGone(error))
+      return new HypervisorError('not_running', `${what}: ${errorMessage(error)}`, {
+        cause: error,
+      });
     return new HypervisorError(code, `${what}: ${errorMessage(error)}`, { cause: error });
   }
 
@@ -206,7 +205,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
   private async giveDisk(info: DiskInfo, file: string): Promise<DiskInfo> {
     if (this.diskOwner) {
       try {
-        await chown(path.resolve(file), this.diskOwner.uid, this.diskOwner.gid);
+        await fsp.chown(path.resolve(file), this.diskOwner.uid, this.diskOwner.gid);
       } catch (error) {
         throw new HypervisorError(
           'command_failed',
