@@ -63,8 +63,6 @@ import {
   type PrepareDiskOptions,
 } from './types.ts';
 
-export { hostLabel } from './libvirt-domains.ts';
-
 export interface LibvirtDriverOptions {
   /** Libvirt connection URI of the host. */
   uri: string;
@@ -91,11 +89,6 @@ export interface LibvirtDriverOptions {
 /** Create the libvirt driver. See the module comment. */
 export function createLibvirtDriver(options: LibvirtDriverOptions): Hypervisor {
   return new LibvirtDriver(options);
-}
-
-/** Whether a HYPERVISOR_URI names a libvirt host. */
-export function isLibvirtUri(uri: string): boolean {
-  return /^[a-z0-9]+(\+[a-z0-9]+)?:\/\//i.test(uri);
 }
 
 class LibvirtDriver extends EventEmitter implements Hypervisor {
