@@ -43,18 +43,20 @@ const workers = availableParallelism();
 const groupWorkers = workers + 1;
 /**
  * The server files that keep cores busy on their own: the ones that boot real QEMU (TCG) desktops
- * and the 1,000-request booking race. They run after the others, so their time limits hold: the
+ * (the libvirt driver's under a session daemon too) and the 1,000-request booking race. They run after the others, so their time limits hold: the
  * rest of the suite does not compete with them for the cores.
  */
 const heavyFiles = [
   'server/src/domains/bookings/bookings-race.test.ts',
   'server/src/domains/bookings/bookings-scheduler.test.ts',
   'server/src/domains/desktops/consoles-hardening.test.ts',
+  'server/src/domains/desktops/libvirt-desktops.test.ts',
   'server/src/domains/desktops/lifecycle.test.ts',
   'server/src/domains/desktops/rdp-console.test.ts',
   'server/src/domains/desktops/videowall-access.test.ts',
   'server/src/domains/media/media-desktop.test.ts',
   'server/src/domains/templates/templates.test.ts',
+  'server/src/platform/hypervisor/libvirt-driver.test.ts',
   'server/test/fuzz.test.ts',
 ];
 const domProject = {

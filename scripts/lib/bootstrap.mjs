@@ -1,5 +1,6 @@
 // Installs what is missing: npm dependencies, and (as root, through apt) QEMU, the GRUB rescue
-// images, Chromium and PostgreSQL. Shared by `npm start` and `npm test`.
+// images, Chromium, PostgreSQL and, for the tests, libvirt and sshd. Shared by `npm start` and
+// `npm test`.
 import { execSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -91,6 +92,23 @@ const TEST_ONLY = [
     check: () => existsSync('/usr/bin/xwd'),
     pkg: 'x11-apps',
     why: "reads the SPICE client's pixels",
+  },
+  {
+    check: () => existsSync('/usr/bin/virsh'),
+    pkg: 'libvirt-clients',
+    why: 'the libvirt driver talks to its hosts through virsh',
+  },
+  {
+    check: () =>
+      existsSync('/usr/sbin/libvirtd') &&
+      existsSync('/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so'),
+    pkg: 'libvirt-daemon libvirt-daemon-driver-qemu',
+    why: "the libvirt driver tests run their guests under a test user's session daemon",
+  },
+  {
+    check: () => existsSync('/usr/sbin/sshd'),
+    pkg: 'openssh-server',
+    why: 'the libvirt driver tests reach their host over SSH on loopback, as production does',
   },
   {
     check: () =>

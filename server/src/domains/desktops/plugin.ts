@@ -1,5 +1,6 @@
 /**
- * Wires the hypervisor into the app: the QEMU driver (or none), the idle manager that pauses guests
+ * Wires the hypervisor into the app: the local QEMU driver, or the libvirt driver when
+ * HYPERVISOR_URI names a libvirt host, the idle manager that pauses guests
  * nobody looks at, the desktop engine with its reconciler, and the console access paths
  * (consoles.ts: tickets, the VNC websocket proxy, the SPICE CONNECT tunnel). Decorates
  * `app.engine`, `app.viewers`, the desktop service and the allowed service.
@@ -7,7 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import type { DesktopRow } from '../../platform/db/schema.ts';
-import { createQemuDriver } from '../../platform/hypervisor/qemu-driver.ts';
+import { createHypervisorDriver } from '../../platform/hypervisor/driver-factory.ts';
 import { createIdleManager, type IdleManager } from '../../platform/hypervisor/idle.ts';
 import type { Hypervisor } from '../../platform/hypervisor/types.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
@@ -42,7 +43,12 @@ function runtimeOf(row: DesktopRow): DesktopRuntime | null {
 
 const plugin: FastifyPluginAsync = async (app) => {
   const { config } = app;
-  const driver = createQemuDriver({ dataDir: config.dataDir, accel: config.qemuAccel });
+  const driver = createHypervisorDriver({
+    dataDir: config.dataDir,
+    accel: config.qemuAccel,
+    hypervisorUri: config.hypervisorUri,
+    diskOwner: config.hypervisorDiskOwner,
+  });
   const idle = createIdleManager(driver, { graceMs: config.idleGraceMs });
   idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));
   const viewers = createConsoles(app, { driver, idle, consoleStates: CONSOLE_STATES });

@@ -18,4 +18,24 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_NAME: 'portal-2' }).nodeName).toBe('portal-2');
     expect(() => loadConfig({ NODE_NAME: 'two words' })).toThrow(/NODE_NAME/);
   });
+
+  it('runs desktops on the local QEMU driver unless HYPERVISOR_URI names a libvirt host', () => {
+    expect(loadConfig({}).hypervisorUri).toBeUndefined();
+    expect(loadConfig({ HYPERVISOR_URI: '' }).hypervisorUri).toBeUndefined();
+    for (const uri of [
+      'qemu:///session',
+      'qemu:///system',
+      'qemu+ssh://vdi@host1/system',
+      'qemu+ssh://vdi-hv-a@127.0.0.1:2222/session?keyfile=/k/id&no_verify=1',
+    ])
+      expect(loadConfig({ HYPERVISOR_URI: uri }).hypervisorUri).toBe(uri);
+    for (const uri of ['xen:///system', 'qemu+ssh://host', 'qemu:///session; rm -rf /', 'host1'])
+      expect(() => loadConfig({ HYPERVISOR_URI: uri })).toThrow(/HYPERVISOR_URI/);
+    expect(loadConfig({}).hypervisorDiskOwner).toBeUndefined();
+    expect(loadConfig({ HYPERVISOR_DISK_OWNER: '1001:1002' }).hypervisorDiskOwner).toEqual({
+      uid: 1001,
+      gid: 1002,
+    });
+    expect(() => loadConfig({ HYPERVISOR_DISK_OWNER: 'vdi' })).toThrow(/HYPERVISOR_DISK_OWNER/);
+  });
 });

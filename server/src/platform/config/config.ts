@@ -50,6 +50,17 @@ export interface AppConfig {
   /** hypervisor driver (HYPERVISOR, `qemu`) and QEMU acceleration (QEMU_ACCEL, `tcg` or `kvm`) */
   hypervisor: 'qemu' | 'none';
   qemuAccel: 'tcg' | 'kvm';
+  /**
+   * The libvirt host desktops run on (HYPERVISOR_URI, e.g. `qemu+ssh://vdi@host1/system` or
+   * `qemu:///session`); unset, the local QEMU driver runs them on this machine.
+   */
+  hypervisorUri: string | undefined;
+  /**
+   * Owner given to the disk files the portal makes for a libvirt host (HYPERVISOR_DISK_OWNER,
+   * `uid:gid`): the account a session daemon's QEMU runs as, when it is not the portal's. A system
+   * daemon sets the owner itself.
+   */
+  hypervisorDiskOwner: { uid: number; gid: number } | undefined;
   /** a running desktop nobody watches is paused after this long (ms) */
   idleGraceMs: number;
   /** how long a guest gets to power off before it is stopped hard (ms) */
@@ -116,6 +127,11 @@ const envSchema = {
     SESSION_MAX_TIME: { type: 'string', pattern: '^\\d+[smh]?$' },
     HYPERVISOR: { enum: ['qemu', 'none'] },
     QEMU_ACCEL: { enum: ['tcg', 'kvm'] },
+    HYPERVISOR_DISK_OWNER: { type: 'string', pattern: '^\\d{1,10}:\\d{1,10}$' },
+    HYPERVISOR_URI: {
+      type: 'string',
+      pattern: '^qemu(\\+(ssh|tcp|tls|unix|libssh2?))?://[^\\s]*/(system|session)(\\?[^\\s]*)?$',
+    },
     ALLOWED_ORIGINS: { type: 'string', pattern: '^(https?://[^,\\s]+)(,https?://[^,\\s]+)*$' },
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     LOG_FORMAT: { enum: ['pretty', 'json'] },
@@ -180,6 +196,12 @@ export function parseByteSize(value: string | undefined, fallback: number): numb
   return Number(m[1]) * 1024 ** ' KMGT'.indexOf(m[2] || ' ');
 }
 
+/** "1001:1001" -> { uid, gid } */
+function parseOwner(value: string | undefined): { uid: number; gid: number } | undefined {
+  const m = value ? /^(\d+):(\d+)$/.exec(value) : null;
+  return m ? { uid: Number(m[1]), gid: Number(m[2]) } : undefined;
+}
+
 /** "300", "300s", "5m", "8h" -> seconds */
 export function parseDuration(value: string | undefined, fallback: number): number {
   if (!value) return fallback;
@@ -230,6 +252,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     shutdownTimeoutMs: 25_000,
     hypervisor: env.HYPERVISOR === 'none' ? 'none' : 'qemu',
     qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
+    hypervisorUri: env.HYPERVISOR_URI || undefined,
+    hypervisorDiskOwner: parseOwner(env.HYPERVISOR_DISK_OWNER),
     idleGraceMs: 60_000,
     shutdownGraceMs: parseDuration(env.DESKTOP_STOP_TIMEOUT, 20) * 1000,
     passwordQueueBudgetMs: 1000,

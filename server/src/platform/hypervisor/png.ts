@@ -177,3 +177,32 @@ export function encodePng(
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }
+
+/**
+ * A binary PPM (`P6`, 8 bits per sample: what QEMU's `screendump` writes by default and libvirt
+ * passes on for older QEMUs) as a PNG. Throws on any other format.
+ */
+export function ppmToPng(data: Buffer): Buffer {
+  // Header: "P6", width, height, maxval, separated by whitespace (and `#` comments), then one byte.
+  let pos = 0;
+  const fields: number[] = [];
+  if (data.toString('latin1', 0, 2) !== 'P6') throw new Error('not a binary PPM (P6)');
+  pos = 2;
+  while (fields.length < 3) {
+    while (pos < data.length && /\s/.test(String.fromCharCode(data[pos] ?? 0))) pos++;
+    if (data[pos] === 0x23) {
+      while (pos < data.length && data[pos] !== 0x0a) pos++;
+      continue;
+    }
+    const start = pos;
+    while (pos < data.length && /\d/.test(String.fromCharCode(data[pos] ?? 0))) pos++;
+    if (pos === start) throw new Error('truncated PPM header');
+    fields.push(Number(data.toString('latin1', start, pos)));
+  }
+  pos++; // the single whitespace byte before the pixels
+  const [width = 0, height = 0, maxval = 0] = fields;
+  if (maxval !== 255) throw new Error(`unsupported PPM maxval ${maxval}`);
+  const pixels = data.subarray(pos, pos + width * height * 3);
+  if (pixels.length !== width * height * 3) throw new Error('truncated PPM pixels');
+  return encodePng(width, height, pixels);
+}

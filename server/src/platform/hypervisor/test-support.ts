@@ -52,6 +52,8 @@ export function demoSpec(
 const tracked = new Set<number>();
 let hooked = false;
 export function trackPid(pid: number): void {
+  // 0 and negative numbers name process groups to kill(): never track them.
+  if (!Number.isInteger(pid) || pid <= 0) return;
   tracked.add(pid);
   if (!hooked) {
     hooked = true;

@@ -3,8 +3,10 @@
  *
  * A driver runs one virtual machine ("domain") per started desktop and manages the disk files those
  * machines use. The portal's desktop lifecycle (jobs, reconciler, socket events) talks only to this
- * interface; `qemu-driver.ts` is the real implementation (one detached `qemu-system-x86_64` per
- * domain), `fake-driver.ts` an in-memory double for unit tests of the state machine.
+ * interface; `qemu-driver.ts` runs one detached `qemu-system-x86_64` per domain on this machine,
+ * `libvirt-driver.ts` one libvirt domain per start on a libvirt host (`HYPERVISOR_URI`), and
+ * `fake-driver.ts` is an in-memory double for unit tests of the state machine. `driver-suite.ts`
+ * holds the tests both real drivers pass.
  *
  * Identity: a domain is addressed by the `id` given to {@link Hypervisor.start} (the desktop id).
  * One domain per id at a time. Ids must match {@link DOMAIN_ID_PATTERN} (they name a directory).
@@ -69,7 +71,7 @@ export interface DomainRuntime {
   id: string;
   /** Display name given at start. */
   name: string;
-  /** PID of the QEMU process. */
+  /** PID of the QEMU process; 0 when the driver does not know it (libvirt: it runs on the host). */
   pid: number;
   /** VNC TCP port on 127.0.0.1 (RFB 3.8, auth type 2 "VNC authentication"). Target of the websocket proxy. */
   vncPort: number;
@@ -77,9 +79,9 @@ export interface DomainRuntime {
   spicePort: number;
   /** True when the SPICE port speaks TLS only (the portal's SPICE certificates). */
   spiceTls: boolean;
-  /** Path of the QMP unix socket the driver is connected to. */
+  /** Path of the QMP unix socket the driver is connected to ('' for libvirt, which keeps its own). */
   qmpPath: string;
-  /** `<DATA_DIR>/run/<id>/`: qmp.sock, qemu.pid, runtime.json, qemu.log. */
+  /** `<DATA_DIR>/run/<id>/`: the portal's files of the domain (QEMU: qmp.sock, qemu.pid, runtime.json, qemu.log). */
   runDir: string;
   /** ISO-8601 time the process was spawned. */
   startedAt: string;
@@ -193,7 +195,7 @@ export class HypervisorError extends Error {
  * Control methods (`shutdown` ... `screenshot`) reject with `not_running` for an unknown/ended id.
  */
 export interface Hypervisor {
-  /** `qemu` or `fake`. */
+  /** `qemu`, `libvirt` or `fake`. */
   readonly kind: string;
   /** Accelerator used for new starts. */
   readonly accel: Accel;

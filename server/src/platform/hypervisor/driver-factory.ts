@@ -1,0 +1,24 @@
+/**
+ * The hypervisor driver of a portal: the local QEMU driver (one `qemu-system-x86_64` per desktop on
+ * this machine, the zero-set-up default), or the libvirt driver when a libvirt URI is configured
+ * (`HYPERVISOR_URI`: `qemu+ssh://user@host/system` in production, `qemu:///session` for a local
+ * user's session daemon).
+ */
+import { createLibvirtDriver } from './libvirt-driver.ts';
+import { createQemuDriver } from './qemu-driver.ts';
+import type { Accel, Hypervisor } from './types.ts';
+
+export interface DriverSettings {
+  dataDir: string;
+  accel: Accel;
+  /** A libvirt connection URI; unset = the local QEMU driver. */
+  hypervisorUri?: string | undefined;
+  /** Owner of the disk files made for the libvirt host (a session daemon's account). */
+  diskOwner?: { uid: number; gid: number } | undefined;
+}
+
+export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
+  const { dataDir, accel, hypervisorUri, diskOwner } = settings;
+  if (hypervisorUri) return createLibvirtDriver({ uri: hypervisorUri, dataDir, accel, diskOwner });
+  return createQemuDriver({ dataDir, accel });
+}
