@@ -7,15 +7,8 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isPng, screenStats, isBlankScreen } from './png.ts';
-import {
-  HypervisorError,
-  type DomainRunState,
-  type DomainRuntime,
-  type ExitInfo,
-  type Hypervisor,
-  type StateChangeDetail,
-} from './types.ts';
+import { isPng, screenStats } from './png.ts';
+import type { DomainRuntime, Hypervisor } from './types.ts';
 import {
   cpuUsage,
   demoImages,
@@ -23,66 +16,11 @@ import {
   killTracked,
   listenAddresses,
   readRfbBanner,
-  rfbAuthenticate,
-  spiceAuthenticate,
   trackPid,
 } from './test-support.ts';
-import { readSpicePki } from './spice-pki.ts';
 import type { DemoImages } from './demo-images.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Wait for `predicate` to hold, polling. */
-async function until<T>(
-  fn: () => T | Promise<T>,
-  timeoutMs: number,
-  what: string,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-interface Recorder {
-  exits: [string, ExitInfo][];
-  states: [string, DomainRunState, StateChangeDetail][];
-}
-function record(driver: Hypervisor): Recorder {
-  const r: Recorder = { exits: [], states: [] };
-  driver.on('exit', (id, info) => r.exits.push([id, info]));
-  driver.on('state', (id, state, detail) => r.states.push([id, state, detail]));
-  return r;
-}
-
-/** What the suite needs to know of one driver. */
-export interface DriverHarness {
-  /** The drivers' DATA_DIR (disks made by the tests go there too). */
-  dataDir: string;
-  /** A new driver instance on the same host and data dir (a second one plays a restarted portal). */
-  make(): Hypervisor;
-  /** The host pid of a running domain's QEMU process (the tests kill it and sample its CPU). */
-  pidOf(runtime: DomainRuntime): number;
-  /** Whether exit codes are known (0 after a stop), else null. */
-  exitCodes: boolean;
-  /** Whether the signal that ended a domain is known (`SIGKILL`), else null. */
-  exitSignals: boolean;
-  /** What the reason of a domain killed from outside says. */
-  killedReason: RegExp;
-  /** What the reason of a recorded domain found gone at adoption says (its run dir has a qemu.log line). */
-  staleReason: RegExp;
-  /** Whether SPICE listens with TLS only (the portal's certificates). */
-  spiceTls: boolean;
-  /** Files of the run directory while a domain runs; all but `keptFiles` are removed after it ended. */
-  runFiles: string[];
-  /** Run directory files that stay after the end. */
-  keptFiles: string[];
-  /** Last clean-up (after the drivers were closed and tracked pids killed). */
-  cleanup(): Promise<void>;
-}
+import { consoleAndHardwareTests } from './driver-suite-consoles.ts';
+import { record, sleep, until, type DriverHarness } from './driver-suite-support.ts';
 
 /** Runs the driver suite against the driver `setup` makes. */
 export function describeDriver(name: string, setup: () => Promise<DriverHarness>): void {
@@ -391,116 +329,12 @@ function suite(setup: () => Promise<DriverHarness>): void {
     expect(info.expected).toBe(false);
     expect(await second.status('adopt-me')).toBe('absent');
   });
-
-  it('protects VNC with the per-start password (RFB auth type 2, never None) and SPICE with its ticket', async () => {
-    const rt = await driver.start(
-      demoSpec('vnc-auth', await overlay(), {}, { vnc: 'goodpass', spice: 'spice-secret' }),
-    );
-    track(rt);
-    expect(rt.spiceTls).toBe(h.spiceTls);
-    let ca: string | undefined;
-    if (h.spiceTls) {
-      // The SPICE port speaks TLS only, with the certificates made at the first start.
-      ca = (await readSpicePki(tmp.dir))?.caCertPem ?? '';
-      expect(ca).toContain('BEGIN CERTIFICATE');
-      // A client speaking plain SPICE to it is not linked.
-      await expect(spiceAuthenticate(rt.spicePort, 'spice-secret')).rejects.toThrow();
-    }
-    const spiceAuth = (port: number, password: string) => spiceAuthenticate(port, password, ca);
-    expect(await spiceAuth(rt.spicePort, 'wrong')).toBe(7); // SPICE_LINK_ERR_PERMISSION_DENIED
-    expect(await spiceAuth(rt.spicePort, 'spice-secret')).toBe(0);
-    await driver.setPasswords('vnc-auth', { spice: 'spice-2' });
-    expect(await spiceAuth(rt.spicePort, 'spice-secret')).toBe(7);
-    expect(await spiceAuth(rt.spicePort, 'spice-2')).toBe(0);
-    // A password given a validity admits new connections only until then.
-    await driver.setPasswords('vnc-auth', { spice: 'spice-3' }, { validForSeconds: 1 });
-    expect(await spiceAuth(rt.spicePort, 'spice-3')).toBe(0);
-    await new Promise((r) => setTimeout(r, 2500));
-    expect(await spiceAuth(rt.spicePort, 'spice-3')).toBe(7);
-    // A later password without one never expires (the earlier validity does not carry over).
-    await driver.setPasswords('vnc-auth', { spice: 'spice-4' });
-    expect(await spiceAuth(rt.spicePort, 'spice-4')).toBe(0);
-    const wrong = await rfbAuthenticate(rt.vncPort, 'badpass!');
-    expect(wrong.types).toContain(2);
-    expect(wrong.types).not.toContain(1);
-    if (wrong.result === 'skipped') {
-      console.log('[note] DES unavailable: only checked that VNC auth (type 2) is offered');
-      return;
-    }
-    expect(wrong.result).toBe('failed');
-    expect((await rfbAuthenticate(rt.vncPort, 'goodpass')).result).toBe('ok');
-    await driver.setPasswords('vnc-auth', { vnc: 'newpass1' });
-    expect((await rfbAuthenticate(rt.vncPort, 'goodpass')).result).toBe('failed');
-    expect((await rfbAuthenticate(rt.vncPort, 'newpass1')).result).toBe('ok');
-  });
-
-  it('accepts every hardware variant (buses, media, boot orders, video)', async () => {
-    const variants = [
-      { diskBus: 'ide' as const, bootOrder: ['disk' as const] },
-      {
-        diskBus: 'sata' as const,
-        isos: [images.iso],
-        bootOrder: ['iso' as const, 'disk' as const],
-      },
-      {
-        diskBus: 'virtio' as const,
-        floppies: [images.floppy],
-        bootOrder: ['floppy' as const],
-        vcpus: 2,
-        memoryMiB: 256,
-      },
-      {
-        diskBus: 'ide' as const,
-        isos: [images.iso, images.iso],
-        video: 'virtio' as const,
-        bootOrder: ['pxe' as const, 'iso' as const],
-      },
-      { video: 'none' as const },
-    ];
-    for (const [i, hw] of variants.entries()) {
-      const id = `variant-${i}`;
-      const rt = await driver.start(demoSpec(id, await overlay(), hw));
-      track(rt);
-      expect(await driver.status(id)).toBe('running');
-      if (hw.video === 'none') {
-        await expect(driver.screenshot(id)).rejects.toBeInstanceOf(HypervisorError);
-      } else {
-        const shot = await until(
-          async () => {
-            const s = await driver.screenshot(id);
-            return isBlankScreen(s) ? undefined : s;
-          },
-          15_000,
-          `a screen for variant ${i}`,
-        );
-        expect(isPng(shot)).toBe(true);
-      }
-      await driver.stop(id);
-    }
-  });
-
-  it('starts several domains concurrently on distinct ports', async () => {
-    const disks = await Promise.all([overlay(), overlay(), overlay()]);
-    const rts = await Promise.all(
-      disks.map((disk, i) => driver.start(demoSpec(`many-${i}`, disk))),
-    );
-    for (const rt of rts) track(rt);
-    expect(new Set(rts.map((r) => r.vncPort)).size).toBe(3);
-    expect(new Set(rts.map((r) => r.spicePort)).size).toBe(3);
-    await Promise.all(rts.map((r) => driver.pause(r.id)));
-    expect((await driver.list()).length).toBe(3);
-  });
-
-  it('reports start failures with the QEMU log tail', async () => {
-    const bad = path.join(tmp.dir, 'not-a-disk.qcow2');
-    writeFileSync(bad, 'this is not a qcow2 image');
-    const error = await driver.start(demoSpec('broken', bad)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(HypervisorError);
-    expect((error as HypervisorError).code).toBe('start_failed');
-    expect((error as HypervisorError).message).toMatch(/qcow2|Image is not in qcow2 format/i);
-    expect(await driver.status('broken')).toBe('absent');
-    await expect(
-      driver.start(demoSpec('missing', path.join(tmp.dir, 'nope.qcow2'))),
-    ).rejects.toMatchObject({ code: 'invalid_spec' });
+  consoleAndHardwareTests({
+    driver: () => driver,
+    harness: () => h,
+    images: () => images,
+    dataDir: () => tmp.dir,
+    overlay,
+    track,
   });
 }

@@ -28,11 +28,11 @@
  * libvirt read it.
  */
 import { EventEmitter } from 'node:events';
-import { promises as fsp, existsSync } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { DiskImages } from './disk-images.ts';
 import { errorMessage } from './host-process.ts';
-import { adoptDomains, writeRuntime } from './libvirt-adopt.ts';
+import { adoptDomains } from './libvirt-adopt.ts';
 import {
   hostLabel,
   isDomainGone,
@@ -41,11 +41,11 @@ import {
   type LibvirtMonitor,
 } from './libvirt-domains.ts';
 import { LibvirtEventStream } from './libvirt-events.ts';
-import { buildDomainXml, graphicsElement, liveGraphics, withPassword } from './libvirt-xml.ts';
-import { isPng, ppmToPng } from './png.ts';
+import { createDomain } from './libvirt-start.ts';
+import { takeScreenshot, updatePasswords, type ConsoleCommands } from './libvirt-consoles.ts';
 import { validateSpec } from './qemu-command.ts';
-import { cleanRunDir, publicRuntime, readExit, type PersistedRuntime } from './qemu-run-dir.ts';
-import { VirshError, VirshSession } from './virsh-session.ts';
+import { publicRuntime, readExit } from './qemu-run-dir.ts';
+import { VirshSession } from './virsh-session.ts';
 import {
   DOMAIN_ID_PATTERN,
   HypervisorError,
@@ -241,63 +241,20 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
       throw new HypervisorError('already_running', `domain ${id} is already running`);
     this.starting.add(id);
     try {
-      for (const file of [spec.diskPath, ...spec.hardware.isos, ...spec.hardware.floppies]) {
-        if (file && !existsSync(file))
-          throw new HypervisorError('invalid_spec', `file not found: ${file}`);
-      }
       this.events.start();
-      const runDir = this.runDirOf(id);
-      await fsp.mkdir(runDir, { recursive: true, mode: 0o700 });
-      await cleanRunDir(runDir, false);
-      const domainName = this.domains.domainName(id);
-      const startedAt = new Date().toISOString();
-      const xml = buildDomainXml(spec, {
-        domainName,
-        accel: this.accel,
-        startedAt,
-        spiceTls: this.spiceTls,
-      });
-      const xmlFile = path.join(runDir, 'domain.xml');
-      await fsp.writeFile(xmlFile, xml, { mode: 0o600 });
-      try {
-        await this.session.run(['create', xmlFile], this.startTimeoutMs);
-      } catch (error) {
-        if (error instanceof VirshError && /already exists/i.test(error.message))
-          throw new HypervisorError(
-            'already_running',
-            `domain ${id} already runs on ${this.host}`,
-            {
-              cause: error,
-            },
-          );
-        throw this.failure(error, 'start_failed', `start of ${id} on ${this.host} failed`);
-      } finally {
-        await fsp.rm(xmlFile, { force: true });
-      }
-      let graphics;
-      try {
-        graphics = liveGraphics(await this.session.run(['dumpxml', domainName]));
-      } catch (error) {
-        await this.session.run(['destroy', domainName]).catch(() => undefined);
-        throw new HypervisorError('start_failed', `start of ${id}: ${errorMessage(error)}`, {
-          cause: error,
-        });
-      }
-      const runtime: PersistedRuntime = {
-        id,
-        name: spec.name,
-        pid: 0,
-        vncPort: graphics.vncPort,
-        spicePort: graphics.spicePort,
-        spiceTls: graphics.spiceTls,
-        qmpPath: '',
-        runDir,
-        startedAt,
-        accel: this.accel,
-        diskPath: spec.diskPath ? path.resolve(spec.diskPath) : '',
-        args: [],
-      };
-      await writeRuntime(runtime);
+      const runtime = await createDomain(
+        {
+          session: this.session,
+          host: this.host,
+          accel: this.accel,
+          spiceTls: this.spiceTls,
+          startTimeoutMs: this.startTimeoutMs,
+          domainName: this.domains.domainName(id),
+          runDir: this.runDirOf(id),
+          failure: (error, code, what) => this.failure(error, code, what),
+        },
+        spec,
+      );
       this.domains.attach(runtime, 'running');
       return publicRuntime(runtime);
     } finally {
@@ -373,68 +330,24 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
     }
   }
 
-  async screenshot(id: string): Promise<Buffer> {
-    const monitor = this.domains.monitorOf(id);
-    const file = path.join(
-      monitor.runtime.runDir,
-      `screendump-${process.pid}-${++monitor.screenshotSeq}.img`,
-    );
-    try {
-      await this.command(id, (name) => ['screenshot', name, '--file', file], 15_000);
-      const data = await fsp.readFile(file);
-      if (isPng(data)) return data;
-      try {
-        return ppmToPng(data);
-      } catch (error) {
-        throw new HypervisorError('command_failed', `screenshot of ${id}: ${errorMessage(error)}`);
-      }
-    } finally {
-      await fsp.rm(file, { force: true });
-    }
+  screenshot(id: string): Promise<Buffer> {
+    return takeScreenshot(this.consoleCommands(), id);
   }
 
-  async setPasswords(
+  setPasswords(
     id: string,
     passwords: { vnc?: string; spice?: string },
     options: { validForSeconds?: number } = {},
   ): Promise<void> {
-    const { validForSeconds } = options;
-    if (
-      validForSeconds !== undefined &&
-      !(Number.isInteger(validForSeconds) && validForSeconds > 0)
-    )
-      throw new HypervisorError('invalid_spec', 'validForSeconds must be a positive integer');
-    if (passwords.vnc !== undefined && !passwords.vnc)
-      throw new HypervisorError('invalid_spec', 'empty VNC password');
-    if (passwords.spice !== undefined && !passwords.spice)
-      throw new HypervisorError('invalid_spec', 'empty SPICE password');
-    const { monitor, output } = await this.command(id, (name) => [
-      'dumpxml',
-      '--security-info',
-      name,
-    ]);
-    const changes: ['vnc' | 'spice', string][] = [];
-    if (passwords.vnc !== undefined) changes.push(['vnc', passwords.vnc.slice(0, 8)]);
-    if (passwords.spice !== undefined) changes.push(['spice', passwords.spice]);
-    for (const [type, password] of changes) {
-      const element = graphicsElement(output, type);
-      if (!element)
-        throw new HypervisorError('command_failed', `domain ${id} has no ${type} console`);
-      // libvirt takes an end time in whole seconds: counted from the nearest second, it is never
-      // already over when libvirt gets it a few milliseconds later (from the current second it
-      // could be, at the turn of a second, with one second asked).
-      const validTo =
-        validForSeconds === undefined
-          ? undefined
-          : new Date((Math.round(Date.now() / 1000) + validForSeconds) * 1000);
-      const file = path.join(monitor.runtime.runDir, `graphics-${type}.xml`);
-      await fsp.writeFile(file, withPassword(element, password, validTo), { mode: 0o600 });
-      try {
-        await this.command(id, (name) => ['update-device', name, file, '--live']);
-      } finally {
-        await fsp.rm(file, { force: true });
-      }
-    }
+    return updatePasswords(this.consoleCommands(), id, passwords, options);
+  }
+
+  /** What the console operations (screenshots, passwords) run through. */
+  private consoleCommands(): ConsoleCommands {
+    return {
+      monitorOf: (id) => this.domains.monitorOf(id),
+      command: (id, args, timeoutMs) => this.command(id, args, timeoutMs),
+    };
   }
 
   // ---------------------------------------------------------------- inventory

@@ -1,0 +1,89 @@
+/**
+ * Starting a domain on a libvirt host: the domain XML written to a 0600 file in its run directory
+ * and removed once libvirt has read it (`virsh create`: a transient domain), then the consoles'
+ * ports read back from the live XML and the runtime written for adoption after a restart.
+ */
+import { promises as fsp, existsSync } from 'node:fs';
+import path from 'node:path';
+import { errorMessage } from './host-process.ts';
+import { writeRuntime } from './libvirt-adopt.ts';
+import { buildDomainXml, liveGraphics } from './libvirt-xml.ts';
+import { cleanRunDir, type PersistedRuntime } from './qemu-run-dir.ts';
+import { VirshError, type VirshSession } from './virsh-session.ts';
+import { HypervisorError, type Accel, type DomainSpec, type HypervisorErrorCode } from './types.ts';
+
+/** What a start needs of the driver. */
+export interface CreateContext {
+  session: VirshSession;
+  /** the host's label, in messages */
+  host: string;
+  accel: Accel;
+  spiceTls: boolean;
+  startTimeoutMs: number;
+  /** the libvirt name of the domain */
+  domainName: string;
+  /** `<dataDir>/run/<id>` */
+  runDir: string;
+  /** A virsh failure as a HypervisorError (a missing domain is `not_running`). */
+  failure(error: unknown, code: HypervisorErrorCode, what: string): HypervisorError;
+}
+
+/** Creates the domain of a valid spec and answers its runtime (written to its run directory). */
+export async function createDomain(
+  ctx: CreateContext,
+  spec: DomainSpec,
+): Promise<PersistedRuntime> {
+  const id = spec.id;
+  const { runDir, domainName } = ctx;
+  for (const file of [spec.diskPath, ...spec.hardware.isos, ...spec.hardware.floppies]) {
+    if (file && !existsSync(file))
+      throw new HypervisorError('invalid_spec', `file not found: ${file}`);
+  }
+  await fsp.mkdir(runDir, { recursive: true, mode: 0o700 });
+  await cleanRunDir(runDir, false);
+  const startedAt = new Date().toISOString();
+  const xml = buildDomainXml(spec, {
+    domainName,
+    accel: ctx.accel,
+    startedAt,
+    spiceTls: ctx.spiceTls,
+  });
+  const xmlFile = path.join(runDir, 'domain.xml');
+  await fsp.writeFile(xmlFile, xml, { mode: 0o600 });
+  try {
+    await ctx.session.run(['create', xmlFile], ctx.startTimeoutMs);
+  } catch (error) {
+    if (error instanceof VirshError && /already exists/i.test(error.message))
+      throw new HypervisorError('already_running', `domain ${id} already runs on ${ctx.host}`, {
+        cause: error,
+      });
+    throw ctx.failure(error, 'start_failed', `start of ${id} on ${ctx.host} failed`);
+  } finally {
+    await fsp.rm(xmlFile, { force: true });
+  }
+  let graphics;
+  try {
+    graphics = liveGraphics(await ctx.session.run(['dumpxml', domainName]));
+  } catch (error) {
+    await ctx.session.run(['destroy', domainName]).catch(() => undefined);
+    throw new HypervisorError('start_failed', `start of ${id}: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+  const runtime: PersistedRuntime = {
+    id,
+    name: spec.name,
+    pid: 0,
+    vncPort: graphics.vncPort,
+    spicePort: graphics.spicePort,
+    spiceTls: graphics.spiceTls,
+    qmpPath: '',
+    runDir,
+    startedAt,
+    accel: ctx.accel,
+    diskPath: spec.diskPath ? path.resolve(spec.diskPath) : '',
+    args: [],
+  };
+  await writeRuntime(runtime);
+  return runtime;
+}
