@@ -68,6 +68,7 @@ export async function openViewer(
       desktopId: desktop.id,
       protocol: 'vnc',
     });
+    app.log.debug({ id: desktop.id, phase: 'viewer.ticket' }, 'console path');
     return {
       kind: 'browser' as const,
       protocol: 'vnc',

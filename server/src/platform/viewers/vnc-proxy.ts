@@ -37,7 +37,11 @@ export interface VncProxyDeps {
   originAllowed(req: IncomingMessage): boolean;
   viewerAttached?(desktopId: string): Promise<void>;
   viewerDetached?(desktopId: string): void;
-  log: { warn(obj: object, msg?: string): void };
+  log: {
+    warn(obj: object, msg?: string): void;
+    /** The console path's timings (`phase`, `id`), read by `scripts/bench/desktop.ts`. */
+    debug?(obj: object, msg?: string): void;
+  };
 }
 
 /** One console: a reserved slot from the ticket check until the socket closes. */
@@ -126,6 +130,10 @@ export class VncProxy {
     for (const desktopId of desktops) this.recheck(desktopId);
   }
 
+  private trace(lease: Lease, phase: string): void {
+    this.deps.log.debug?.({ id: lease.desktopId, phase }, 'console path');
+  }
+
   /** Upgrade handler for VNC_WS_PATH. */
   handleUpgrade = (
     req: IncomingMessage,
@@ -140,6 +148,7 @@ export class VncProxy {
     // Reserved now, synchronously: the limits count this upgrade before anything is awaited.
     const lease = this.reserve(claims.userId, claims.desktopId, claims.sessionId);
     if (!lease) return refuse(socket, 429, 'Too Many Requests');
+    this.trace(lease, 'vnc.upgrade');
     socket.once('close', () => {
       if (!lease.ws) this.release(lease);
     });
@@ -210,8 +219,10 @@ export class VncProxy {
       this.release(lease);
       return refuse(socket, 409, 'Conflict');
     }
+    this.trace(lease, 'vnc.checked');
     lease.attached = true;
     await this.deps.viewerAttached?.(lease.desktopId);
+    this.trace(lease, 'vnc.resumed');
     if (lease.done) {
       this.release(lease);
       return refuse(socket, 403, 'Forbidden');
@@ -224,6 +235,7 @@ export class VncProxy {
       tcp.once('error', reject);
       tcp.once('close', () => reject(new Error('VNC connection closed')));
     });
+    this.trace(lease, 'vnc.connected');
     if (lease.done) {
       this.release(lease);
       return refuse(socket, 403, 'Forbidden');
@@ -242,7 +254,13 @@ export class VncProxy {
       this.release(lease);
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close();
     };
+    this.trace(lease, 'vnc.open');
+    let first = true;
     tcp.on('data', (chunk) => {
+      if (first) {
+        first = false;
+        this.trace(lease, 'vnc.first-byte');
+      }
       if (ws.readyState === ws.OPEN) ws.send(chunk);
     });
     ws.on('message', (data) => {
