@@ -31,7 +31,7 @@ const root = join(import.meta.dirname, '..', '..');
 const runsIndex = process.argv.indexOf('--runs');
 const RUNS = runsIndex > 0 ? Number(process.argv[runsIndex + 1]) : 3;
 const CREATE = process.argv.includes('--create');
-/** Also lists every request of the viewer tab (start, end in ms from the click) per run. */
+/** Also lists every request and long task of the viewer tab (ms from the click) per run. */
 const RESOURCES = process.argv.includes('--resources');
 const PASSWORD = 'bench-demo-password';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -85,12 +85,34 @@ function readServerLine(line: string): void {
 const TRACE_SCRIPT = `(() => {
   const now = () => performance.timeOrigin + performance.now();
   performance.setResourceTimingBufferSize(5000);
-  const bench = { click: 0, ws: [] };
+  const bench = { click: 0, ws: [], longTasks: [] };
   window.__bench = bench;
+  try {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries())
+        bench.longTasks.push({ start: performance.timeOrigin + entry.startTime, ms: entry.duration });
+    }).observe({ type: 'longtask', buffered: true });
+  } catch {
+    // no long-task timing in this browser
+  }
   document.addEventListener('click', (event) => {
     const target = event.target;
     if (target instanceof Element && target.closest('[data-testid="desktop-open"]')) bench.click = now();
   }, true);
+  const nativeFetch = window.fetch;
+  window.fetch = function (input, init) {
+    const url = String(input instanceof Request ? input.url : input);
+    const answer = nativeFetch.call(this, input, init);
+    if (url.includes('/viewer/')) {
+      bench.ws.push({ e: 'fetch', t: now() });
+      answer.then((response) => {
+        bench.ws.push({ e: 'headers', t: now() });
+        const text = response.text.bind(response);
+        response.text = () => text().then((body) => { bench.ws.push({ e: 'body', t: now() }); return body; });
+      }, () => undefined);
+    }
+    return answer;
+  };
   const Native = window.WebSocket;
   // A function returning the native socket (noVNC checks the socket's own prototype's methods).
   const Traced = function (url, protocols) {
@@ -120,7 +142,7 @@ const TRACE_SCRIPT = `(() => {
 })();`;
 
 interface WsEvent {
-  e: 'create' | 'open' | 'in' | 'out';
+  e: 'create' | 'open' | 'in' | 'out' | 'fetch' | 'headers' | 'body';
   t: number;
   n?: number;
   b?: number;
@@ -131,6 +153,7 @@ interface PageTrace {
   origin: number;
   click: number;
   ws: WsEvent[];
+  longTasks: { start: number; ms: number }[];
   html: number;
   resources: { name: string; start: number; end: number }[];
 }
@@ -138,13 +161,18 @@ interface PageTrace {
 const readTrace = (page: Page): Promise<PageTrace> =>
   page.evaluate(() => {
     const origin = performance.timeOrigin;
-    const bench = (window as unknown as { __bench?: { click: number; ws: WsEvent[] } }).__bench;
+    const bench = (
+      window as unknown as {
+        __bench?: { click: number; ws: WsEvent[]; longTasks: PageTrace['longTasks'] };
+      }
+    ).__bench;
     const navigation = performance.getEntriesByType('navigation')[0] as
       PerformanceNavigationTiming | undefined;
     return {
       origin,
       click: bench?.click ?? 0,
       ws: bench?.ws ?? [],
+      longTasks: bench?.longTasks ?? [],
       html: navigation ? origin + navigation.responseEnd : 0,
       resources: performance.getEntriesByType('resource').map((entry) => ({
         name: entry.name,
@@ -177,6 +205,7 @@ const PHASES = [
   'viewer tab: ticket call sent',
   'server: ticket issued (viewer)',
   'viewer tab: ticket answered',
+  'viewer tab: ticket answer read by the page',
   'websocket: created',
   'server: upgrade (ticket consumed)',
   'server: desktop and session checked',
@@ -240,6 +269,7 @@ function collectPhases(
   );
   set('viewer tab: ticket answered', viewerTicket?.end);
   const ws = viewer.ws;
+  set('viewer tab: ticket answer read by the page', ws.find((e) => e.e === 'body')?.t);
   set('websocket: created', ws.find((e) => e.e === 'create')?.t);
   set('server: upgrade (ticket consumed)', mark('vnc.upgrade'));
   set('server: desktop and session checked', mark('vnc.checked'));
@@ -465,6 +495,13 @@ async function main(): Promise<void> {
           request: new URL(entry.name).pathname.slice(0, 60),
           start: Math.round(entry.start - click),
           end: Math.round(entry.end - click),
+        })),
+      );
+      console.table(
+        trace.longTasks.map((task) => ({
+          'long task': 'main thread busy',
+          start: Math.round(task.start - click),
+          ms: Math.round(task.ms),
         })),
       );
     }
