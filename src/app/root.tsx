@@ -77,11 +77,29 @@ function startsOnViewer(): string | null {
   if (typeof window === 'undefined') return null;
   const id = viewerAloneId(window.location.pathname, decodeToken(getToken()), Date.now());
   if (!id) return null;
-  void loadViewerAlone();
   prefetchOperation('desktops.viewer', { params: { id, viewer: 'browser-vnc' } });
   return id;
 }
 const viewerId = startsOnViewer();
+/** The viewer page's module once loaded: the first render draws it without a Suspense fallback. */
+let viewerModule: Awaited<ReturnType<typeof loadViewerAlone>> | null = null;
+const viewerLoading = viewerId
+  ? loadViewerAlone().then(
+      (module) => {
+        viewerModule = module;
+      },
+      () => undefined, // drawn through the lazy component, which shows the failure
+    )
+  : null;
+
+/**
+ * Resolves once the first render has what it draws beyond the catalogues: the viewer page's
+ * module when this visit shows it alone (React reveals content that suspended at its first render
+ * only some 300 ms after its fallback; a module that is there renders at once).
+ */
+export function rootReady(): Promise<void> {
+  return viewerLoading ?? Promise.resolve();
+}
 
 /** The whole SPA. */
 export function Root() {
@@ -117,7 +135,11 @@ export function Root() {
         {routed ? (
           <RouterRoot preload={preloadLanding} />
         ) : alone === 'viewer' && viewerId ? (
-          <ViewerAlone id={viewerId} />
+          viewerModule ? (
+            <viewerModule.ViewerAlone id={viewerId} />
+          ) : (
+            <ViewerAlone id={viewerId} />
+          )
         ) : (
           <LoginPage preload={preloadLanding} onSignedIn={prefetchLanding} />
         )}
