@@ -99,6 +99,12 @@ const TRACE_SCRIPT = `(() => {
     const target = event.target;
     if (target instanceof Element && target.closest('[data-testid="desktop-open"]')) bench.click = now();
   }, true);
+  const mounted = new MutationObserver(() => {
+    if (!document.querySelector('[data-testid="vnc-viewer"]')) return;
+    bench.ws.push({ e: 'mounted', t: now() });
+    mounted.disconnect();
+  });
+  mounted.observe(document, { childList: true, subtree: true });
   const nativeFetch = window.fetch;
   window.fetch = function (input, init) {
     const url = String(input instanceof Request ? input.url : input);
@@ -142,7 +148,7 @@ const TRACE_SCRIPT = `(() => {
 })();`;
 
 interface WsEvent {
-  e: 'create' | 'open' | 'in' | 'out' | 'fetch' | 'headers' | 'body';
+  e: 'create' | 'open' | 'in' | 'out' | 'fetch' | 'headers' | 'body' | 'mounted';
   t: number;
   n?: number;
   b?: number;
@@ -202,6 +208,7 @@ const PHASES = [
   'viewer tab: GET /user answered',
   'viewer tab: viewer page chunk loaded',
   'viewer tab: noVNC chunk loaded',
+  'viewer tab: console on screen',
   'viewer tab: ticket call sent',
   'server: ticket issued (viewer)',
   'viewer tab: ticket answered',
@@ -259,9 +266,10 @@ function collectPhases(
   set('viewer tab: GET /user answered', resource(viewer, (p) => p === '/api/v3/user')?.end);
   set(
     'viewer tab: viewer page chunk loaded',
-    resource(viewer, (p) => /\/vnc-viewer-page-[^/]*\.js$/.test(p))?.end,
+    resource(viewer, (p) => /\/(vnc-viewer-page|viewer-alone)-[^/]*\.js$/.test(p))?.end,
   );
   set('viewer tab: noVNC chunk loaded', resource(viewer, (p) => /\/rfb-[^/]*\.js$/.test(p))?.end);
+  set('viewer tab: console on screen', viewer.ws.find((e) => e.e === 'mounted')?.t);
   set('viewer tab: ticket call sent', viewerTicket?.start);
   set(
     'server: ticket issued (viewer)',
