@@ -290,9 +290,10 @@ function collectPhases(
   // SetEncodings, FramebufferUpdateRequest); the handshake's own messages are 1 to 16 bytes.
   const handshake = ws.findIndex((e) => e.e === 'out' && (e.n ?? 0) >= 20);
   set('RFB: handshake done (pixel format, encodings, update request sent)', ws[handshake]?.t);
+  // The server's first message after the handshake: the answer to the first update request.
   set(
     'RFB: first framebuffer update received',
-    handshake < 0 ? undefined : ws.slice(handshake).find((e) => e.e === 'in' && e.b === 0)?.t,
+    handshake < 0 ? undefined : ws.slice(handshake).find((e) => e.e === 'in')?.t,
   );
   set('first non-blank frame seen by the bench', frameNode);
   return phases;
