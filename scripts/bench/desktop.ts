@@ -11,7 +11,8 @@
  *     and LOG_FORMAT=json); all on the machine's wall clock.
  *  3. Starts 3 desktops and prints the RSS of each QEMU (/proc/<pid>/status VmRSS) and its CPU
  *     while idle (the server pauses guests nobody watches). Target <= 150 MiB per idle desktop.
- * Everything (QEMUs, server, browser, DATA_DIR) is removed at the end.
+ * Everything (QEMUs, server, browser, DATA_DIR) is removed at the end, also when interrupted or
+ * when the reader of its output goes away.
  *
  * Desktops: the seeded "Demo desktop 1..3" of `user`. `--create` creates one from the demo
  * template through POST /api/v3/persistent_desktop instead (that route currently deadlocks on
@@ -574,11 +575,19 @@ async function cleanup(): Promise<void> {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
+let cleaning: Promise<void> | null = null;
+const cleanupOnce = (): Promise<void> => (cleaning ??= cleanup());
+// Interrupted, or its output piped into a reader that went away (`| head`): the server, the
+// QEMUs and the browser are still removed before the process ends.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.once(signal, () => void cleanupOnce().finally(() => process.exit(130)));
+process.stdout.on('error', () => void cleanupOnce().finally(() => process.exit(1)));
+
 try {
   await main();
 } catch (error) {
   console.error(error);
   process.exitCode = 1;
 } finally {
-  await cleanup();
+  await cleanupOnce();
 }
