@@ -4,7 +4,7 @@
  * src/app/router-root.tsx), and what the login form needs is one chunk (one gzip stream compresses
  * better than thirty small ones). `npm test` holds its size (scripts/bench/bundle.ts --check).
  */
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
 
@@ -37,8 +37,27 @@ function manualChunks(id: string): string | undefined {
   return undefined;
 }
 
+/**
+ * noVNC probes H.264 decoding (a real VideoDecoder decode) in a top-level await of
+ * `core/util/browser.js`, so its RFB class waits for it: 100-400 ms before a console can connect
+ * on a loaded machine (scripts/bench/desktop.ts). QEMU's VNC server has no H.264 encoding, so the
+ * probe's answer is `false` (noVNC then never offers the encoding). The build fails when the probe
+ * is no longer there to replace.
+ */
+function novncWithoutH264Probe(): Plugin {
+  const probe = 'supportsWebCodecsH264Decode = await _checkWebCodecsH264DecodeSupport();';
+  return {
+    name: 'novnc-without-h264-probe',
+    transform(code, id) {
+      if (!id.includes('/@novnc/novnc/core/util/browser.js')) return null;
+      if (!code.includes(probe)) throw new Error(`noVNC's H.264 probe changed in ${id}`);
+      return { code: code.replace(probe, 'supportsWebCodecsH264Decode = false;'), map: null };
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), novncWithoutH264Probe()],
   resolve: {
     alias: {
       '@common': fileURLToPath(new URL('./common', import.meta.url)),

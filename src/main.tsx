@@ -26,12 +26,12 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { initI18n } from '@/i18n/i18n';
 import { detectLanguage, LOGIN_NAMESPACES } from '@/i18n/languages';
-import { Root } from '@/app/root';
+import { Root, rootReady } from '@/app/root';
 
 const container = document.getElementById('root');
 if (container) {
   // The first page renders with the login catalogues; the application loads the others with it.
-  void initI18n(detectLanguage(), LOGIN_NAMESPACES).then(() => {
+  void Promise.all([initI18n(detectLanguage(), LOGIN_NAMESPACES), rootReady()]).then(() => {
     createRoot(container).render(
       <StrictMode>
         <Root />

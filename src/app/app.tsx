@@ -11,22 +11,22 @@ import '@mantine/core/styles/Overlay.css';
 import '@mantine/core/styles/CloseButton.css';
 import '@mantine/core/styles/Loader.css';
 import '@mantine/core/styles/Center.css';
-import { useEffect, useMemo, useRef } from 'react';
+import { useEffect, useMemo } from 'react';
 import { Refine, type ResourceProps } from '@refinedev/core';
 import routerProvider from '@refinedev/react-router';
-import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { Navigate, Route, Routes } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { resourceList } from '@/generated/resources';
 import { ErrorPage } from '@/features/system/error-page';
 import { NotFoundPage } from '@/features/system/not-found-page';
 import { getToken } from '@/lib/token';
 import { accessControlProvider } from '@/providers/access-control-provider';
-import { authProvider, logout } from '@/providers/auth-provider';
+import { authProvider } from '@/providers/auth-provider';
 import { createDataProvider } from '@/providers/data-provider';
 import { i18nProvider } from '@/providers/i18n-provider';
 import { createLiveProvider } from '@/providers/live-provider';
 import { notificationProvider } from '@/providers/notification-provider';
-import { COOKIE_WATCH_INTERVAL_MS, shouldLogoutOnMissingCookie } from './guard/guard-decision';
+import { watchSessionCookie } from './guard/cookie-watch';
 import { SessionGuard } from './guard/session-guard';
 import { AppLayout } from './layout/app-layout';
 import { queryClient } from './query-client';
@@ -54,25 +54,9 @@ const refineResources: ResourceProps[] = resourceList.map(
 
 /** Where `/` leads: the desktops list. */
 
-/**
- * Point 8 of the guard: log out when the session cookie disappears (outside exempt pages). Only a
- * cookie seen before can disappear: pages without login (not found) stay put without a session.
- */
+/** Point 8 of the guard: the session cookie's watch (./guard/cookie-watch). */
 function CookieWatcher() {
-  const location = useLocation();
-  const hadSession = useRef(!!getToken());
-  useEffect(() => {
-    const timer = setInterval(() => {
-      const hasToken = !!getToken();
-      if (hasToken) hadSession.current = true;
-      else if (
-        hadSession.current &&
-        shouldLogoutOnMissingCookie(hasToken, window.location.pathname)
-      )
-        void logout();
-    }, COOKIE_WATCH_INTERVAL_MS);
-    return () => clearInterval(timer);
-  }, [location.pathname]);
+  useEffect(() => watchSessionCookie(), []);
   return null;
 }
 

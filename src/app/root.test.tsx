@@ -1,7 +1,8 @@
 /**
  * The handover from the login form to the router: a link followed anonymously replaces the form
  * with the page loader at once (nobody types into a form about to go away), while the navigation
- * after a sign-in keeps the form until the next page is ready.
+ * after a sign-in keeps the form until the next page is ready. The VNC viewer page visited with a
+ * login token shows alone (its ticket asked for at entry) and hands over to the router the same way.
  */
 import { act, cleanup, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -27,15 +28,23 @@ vi.mock('@/features/auth/login-page', () => ({
   ),
 }));
 vi.mock('./app-loader', () => ({ loadApp: () => new Promise(() => undefined) }));
+vi.mock('./viewer-alone', () => ({
+  ViewerAlone: ({ id }: { id: string }) => <p>viewer alone {id}</p>,
+}));
+const prefetched = vi.hoisted(() => [] as unknown[][]);
+vi.mock('@/providers/http-client', async (original) => ({
+  ...(await original<typeof import('@/providers/http-client')>()),
+  prefetchOperation: (...args: unknown[]) => prefetched.push(args),
+}));
 
 /** A fresh root (its lazy router not loaded yet) and the navigation it registers with. */
 async function freshRoot() {
   vi.resetModules();
-  const [{ Root }, { navigateTo }] = await Promise.all([
+  const [{ Root, rootReady }, { navigateTo }] = await Promise.all([
     import('./root'),
     import('@/lib/navigation'),
   ]);
-  return { Root, navigateTo };
+  return { Root, rootReady, navigateTo };
 }
 
 function jwt(claims: Record<string, unknown>): string {
@@ -83,5 +92,49 @@ describe('Root: leaving the login form', () => {
     });
     expect(await screen.findByText('router page /desktops')).toBeInTheDocument();
     expect(screen.queryByRole('form', { name: 'login form' })).not.toBeInTheDocument();
+  });
+});
+
+describe('Root: the VNC viewer page alone', () => {
+  beforeEach(() => {
+    routerGate = routerLoaded();
+    prefetched.length = 0;
+  });
+  afterEach(() => {
+    cleanup();
+    clearToken();
+    openRouter();
+  });
+
+  it('asks for the ticket at entry, draws the console without the application, hands over on leaving', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: Math.floor(Date.now() / 1000) + 600 }));
+    window.history.replaceState(null, '', '/viewer/vnc/abc');
+    const { Root, rootReady, navigateTo } = await freshRoot();
+    expect(prefetched).toEqual([
+      ['desktops.viewer', { params: { id: 'abc', viewer: 'browser-vnc' } }],
+    ]);
+    await rootReady();
+    render(<Root />);
+    expect(screen.getByText('viewer alone abc')).toBeInTheDocument();
+    expect(screen.queryByTestId('page-loading')).not.toBeInTheDocument();
+    act(() => navigateTo('/desktops'));
+    await act(async () => {
+      openRouter();
+      await routerGate;
+    });
+    expect(await screen.findByText('router page /desktops')).toBeInTheDocument();
+  });
+
+  it('leaves a token due for renewal to the application', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: Math.floor(Date.now() / 1000) + 10 }));
+    window.history.replaceState(null, '', '/viewer/vnc/abc');
+    const { Root } = await freshRoot();
+    expect(prefetched).toEqual([]);
+    render(<Root />);
+    await act(async () => {
+      openRouter();
+      await routerGate;
+    });
+    expect(await screen.findByText('router page /viewer/vnc/abc')).toBeInTheDocument();
   });
 });

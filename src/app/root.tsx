@@ -3,7 +3,10 @@
  * page an anonymous visit to a guarded path is sent to, decided from the stored session) renders
  * without the router, the refine application, socket.io, the desktops screen, the toasts or the
  * catalogues it does not use; they load while the user types, and its first navigation (the
- * login's, a link, maintenance) hands over to the router (`router-root`).
+ * login's, a link, maintenance) hands over to the router (`router-root`). The browser VNC viewer
+ * page opened with a usable session also renders alone (`viewer-alone`): its chunk and its ticket
+ * are asked for as this module loads, and the application's session work follows the console's
+ * first answer; a navigation away hands over to the router too.
  */
 import { lazy, startTransition, Suspense, useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -12,11 +15,11 @@ import { LoginPage } from '@/features/auth/login-page';
 import { whenIdle } from '@/lib/idle';
 import { navigateTo, setNavigator } from '@/lib/navigation';
 import { setSessionModal } from '@/lib/session-modal-store';
-import { hasStoredSession } from '@/lib/token';
-import { configureHttpClient } from '@/providers/http-client';
+import { decodeToken, getToken, hasStoredSession } from '@/lib/token';
+import { configureHttpClient, prefetchOperation } from '@/providers/http-client';
 import { LOGIN_PATH, logout } from '@/providers/auth-provider';
 import { loadApp } from './app-loader';
-import { decideEntry } from './guard/entry-decision';
+import { decideEntry, viewerAloneId } from './guard/entry-decision';
 import { prefetchLanding } from './landing-prefetch';
 import { PageLoader } from './page-loader';
 import { cssVariablesResolver, themeWithLabels } from './theme';
@@ -24,6 +27,8 @@ import { cssVariablesResolver, themeWithLabels } from './theme';
 /** The router and its routes (everything but the login form on its own). */
 const loadRouterRoot = () => import('./router-root');
 const RouterRoot = lazy(() => loadRouterRoot().then((m) => ({ default: m.RouterRoot })));
+const loadViewerAlone = () => import('./viewer-alone');
+const ViewerAlone = lazy(() => loadViewerAlone().then((m) => ({ default: m.ViewerAlone })));
 const Notifications = lazy(() =>
   import('@mantine/notifications').then((m) => ({ default: m.Notifications })),
 );
@@ -63,16 +68,51 @@ function startsOnLogin(): boolean {
   return true;
 }
 
+/**
+ * The desktop whose VNC viewer page this visit shows alone, or null. Its chunk (noVNC and its
+ * start-up checks included) and its console ticket are asked for at once, together with the
+ * catalogues the entry loads.
+ */
+function startsOnViewer(): string | null {
+  if (typeof window === 'undefined') return null;
+  const id = viewerAloneId(window.location.pathname, decodeToken(getToken()), Date.now());
+  if (!id) return null;
+  prefetchOperation('desktops.viewer', { params: { id, viewer: 'browser-vnc' } });
+  return id;
+}
+const viewerId = startsOnViewer();
+/** The viewer page's module once loaded: the first render draws it without a Suspense fallback. */
+let viewerModule: Awaited<ReturnType<typeof loadViewerAlone>> | null = null;
+const viewerLoading = viewerId
+  ? loadViewerAlone().then(
+      (module) => {
+        viewerModule = module;
+      },
+      () => undefined, // drawn through the lazy component, which shows the failure
+    )
+  : null;
+
+/**
+ * Resolves once the first render has what it draws beyond the catalogues: the viewer page's
+ * module when this visit shows it alone (React reveals content that suspended at its first render
+ * only some 300 ms after its fallback; a module that is there renders at once).
+ */
+export function rootReady(): Promise<void> {
+  return viewerLoading ?? Promise.resolve();
+}
+
 /** The whole SPA. */
 export function Root() {
   const { t } = useTranslation();
   const closeLabel = t('common:actions.close');
   const theme = useMemo(() => themeWithLabels(closeLabel), [closeLabel]);
-  const [routed, setRouted] = useState(() => !startsOnLogin());
-  // Until the router mounts, a navigation away from the login form changes the address and hands
-  // the page to the router, which renders that address. After a sign-in the form (its button busy)
-  // stays until the next page is ready; a link followed anonymously (sign up, forgot password)
-  // shows the page loader at once, so nobody types into a form that is about to go away.
+  const [alone] = useState(() => (startsOnLogin() ? 'login' : viewerId ? 'viewer' : null));
+  const [routed, setRouted] = useState(alone === null);
+  // Until the router mounts, a navigation away from the login form (or the viewer) changes the
+  // address and hands the page to the router, which renders that address. After a sign-in the
+  // form (its button busy) stays until the next page is ready; a link followed anonymously (sign
+  // up, forgot password) shows the page loader at once, so nobody types into a form that is about
+  // to go away.
   useEffect(() => {
     if (routed) return undefined;
     return setNavigator((path, options) => {
@@ -94,6 +134,12 @@ export function Root() {
       <Suspense fallback={<PageLoader />}>
         {routed ? (
           <RouterRoot preload={preloadLanding} />
+        ) : alone === 'viewer' && viewerId ? (
+          viewerModule ? (
+            <viewerModule.ViewerAlone id={viewerId} />
+          ) : (
+            <ViewerAlone id={viewerId} />
+          )
         ) : (
           <LoginPage preload={preloadLanding} onSignedIn={prefetchLanding} />
         )}

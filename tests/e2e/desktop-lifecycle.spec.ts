@@ -146,6 +146,12 @@ test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async (
     timeout: 20_000,
   });
   await expect(viewer.getByTestId('vnc-back')).toBeVisible();
+  // The way back leaves the viewer (shown without the application) for the desktops page.
+  await viewer.getByTestId('vnc-back').click();
+  await expect(viewer).toHaveURL(/\/desktops$/);
+  await expect(viewer.locator(`[data-testid="record"][data-record-id="${id}"]`)).toBeVisible({
+    timeout: 20_000,
+  });
   await viewer.close();
 
   // Edit the memory on the edit page (Edit in the card's more menu).

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resourceOf } from '@/generated/resources';
 import { HOME_PATH } from '@/lib/paths';
 import { LOGIN_PATH } from '@/providers/auth-provider';
-import { decideEntry, isGuardedPath, matchesRoute } from './entry-decision';
+import { decideEntry, isGuardedPath, matchesRoute, viewerAloneId } from './entry-decision';
 
 const accountPages = Object.values(resourceOf('session')?.meta.extraRoutes ?? {});
 
@@ -33,5 +33,23 @@ describe('the decision before the application loads', () => {
     expect(decideEntry('/error/500', false)).toBeNull();
     expect(decideEntry('/no/such/page', false)).toBeNull();
     expect(isGuardedPath(`${HOME_PATH}/no/such/page`)).toBe(false);
+  });
+
+  it('shows the VNC viewer page alone with a login token not due for renewal, only there', () => {
+    const now = 1_000_000_000_000;
+    const login = { type: 'login' as const, exp: now / 1000 + 300 };
+    expect(viewerAloneId('/viewer/vnc/abc', login, now)).toBe('abc');
+    expect(viewerAloneId('/viewer/vnc/abc/', login, now)).toBe('abc');
+    expect(viewerAloneId('/viewer/vnc', login, now)).toBeNull();
+    expect(viewerAloneId(HOME_PATH, login, now)).toBeNull();
+    expect(viewerAloneId('/viewer/vnc/abc', null, now)).toBeNull();
+    expect(viewerAloneId('/viewer/vnc/abc', { ...login, exp: now / 1000 + 10 }, now)).toBeNull();
+    expect(
+      viewerAloneId(
+        '/viewer/vnc/abc',
+        { ...login, type: 'disclaimer-acknowledgement-required' },
+        now,
+      ),
+    ).toBeNull();
   });
 });

@@ -4,7 +4,8 @@
  * nothing of the application (nor the router: routes match by their static and `:param`
  * segments). Every other visit loads the application, whose guard decides.
  */
-import { resourceList } from '@/generated/resources';
+import { resourceList, resourceOf } from '@/generated/resources';
+import { expiresWithin, tokenType, type TokenClaims } from '@/lib/token';
 import { LOGIN_PATH } from '@/providers/auth-provider';
 
 /** Every route path of a resource: list, create, edit, show and its extra routes. */
@@ -50,4 +51,23 @@ export function isGuardedPath(pathname: string): boolean {
 export function decideEntry(pathname: string, hasSession: boolean): string | null {
   if (hasSession || !isGuardedPath(pathname)) return null;
   return LOGIN_PATH;
+}
+
+/** The browser VNC viewer's route (`/viewer/vnc/:id`). */
+const VNC_VIEWER_ROUTE = resourceOf('desktops')?.meta.extraRoutes.viewer ?? null;
+
+/**
+ * The desktop of a visit to the VNC viewer page that shows without the application: a login
+ * token that is not due for renewal (the application's guard handles every other token); null
+ * for any other visit.
+ */
+export function viewerAloneId(
+  pathname: string,
+  claims: TokenClaims | null,
+  nowMs: number,
+): string | null {
+  if (!VNC_VIEWER_ROUTE || !matchesRoute(VNC_VIEWER_ROUTE, pathname)) return null;
+  if (!claims || tokenType(claims) !== 'login' || expiresWithin(claims, nowMs)) return null;
+  const index = segments(VNC_VIEWER_ROUTE).indexOf(':id');
+  return segments(pathname)[index] ?? null;
 }

@@ -67,6 +67,52 @@ describe('one-click open flow', () => {
     ]);
   });
 
+  it('stopped, viewer with a page: opens the page once the start is accepted, then follows the start', async () => {
+    const { deps, push, phases } = setup('stopped');
+    deps.openPage = vi.fn(() => 'tab' as const);
+    const done = runOpenFlow('a', 'browser-vnc', deps);
+    await tick();
+    expect(deps.start).toHaveBeenCalledWith('a');
+    expect(deps.openPage).toHaveBeenCalledWith('browser-vnc');
+    push({ state: 'starting' });
+    await tick();
+    push({ state: 'started' });
+    await expect(done).resolves.toBe('tab');
+    expect(deps.fetchViewer).not.toHaveBeenCalled();
+    expect(deps.deliver).not.toHaveBeenCalled();
+    expect(phases.map((p) => p.phase)).toEqual(['starting', 'waiting', 'opened']);
+  });
+
+  it('viewer with a page: a refused start opens nothing; a failed start ends in error after it', async () => {
+    const refused = setup('stopped');
+    refused.deps.openPage = vi.fn(() => 'tab' as const);
+    refused.deps.start = vi.fn(async () => {
+      throw new ApiError({ message: 'quota', statusCode: 428, description_code: 'x' });
+    });
+    await expect(runOpenFlow('a', 'browser-vnc', refused.deps)).rejects.toBeInstanceOf(ApiError);
+    expect(refused.deps.openPage).not.toHaveBeenCalled();
+
+    const failing = setup('stopped');
+    failing.deps.openPage = vi.fn(() => 'tab' as const);
+    const done = runOpenFlow('a', 'browser-vnc', failing.deps);
+    await tick();
+    expect(failing.deps.openPage).toHaveBeenCalled();
+    failing.push({ state: 'starting' });
+    failing.push({ state: 'failed', detail: 'qemu exited' });
+    await expect(done).rejects.toMatchObject({ description_code: 'desktop_start_failed' });
+    expect(failing.phases.at(-1)?.phase).toBe('error');
+  });
+
+  it('started, viewer with a page: opens it at once without a viewer call; without a page asks for the answer', async () => {
+    const { deps, phases } = setup('started');
+    deps.openPage = vi.fn((viewer) => (viewer === 'browser-vnc' ? ('tab' as const) : null));
+    await expect(runOpenFlow('a', 'browser-vnc', deps)).resolves.toBe('tab');
+    expect(deps.fetchViewer).not.toHaveBeenCalled();
+    expect(phases.map((p) => p.phase)).toEqual(['opened']);
+    await expect(runOpenFlow('a', 'file-spice', deps)).resolves.toBe('tab');
+    expect(deps.fetchViewer).toHaveBeenCalledWith('a', 'file-spice');
+  });
+
   it('started: opens at once without starting', async () => {
     const { deps, phases } = setup('started');
     await expect(runOpenFlow('a', 'file-spice', deps)).resolves.toBe('tab');

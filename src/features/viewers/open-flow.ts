@@ -1,7 +1,10 @@
 /**
  * One-click Open (pure, no React): a stopped desktop is started, the flow waits until the cached
  * list (patched by the socket) says `started`, then asks for the viewer and delivers it (new tab,
- * same tab or file download). Progress is reported as phases; any failure ends in `error`.
+ * same tab or file download). A viewer with a page of its own (`openPage`) opens as soon as the
+ * start is accepted: the page asks for its ticket, which the server answers once the desktop runs,
+ * so the page loads while the desktop boots. Progress is reported as phases; any failure ends in
+ * `error`.
  */
 import { desktopState, desktopStates } from '@/generated/policy';
 import type { Desktop, ViewerKey } from '@/generated/types';
@@ -46,6 +49,11 @@ export interface OpenFlowDeps {
   fetchViewer: (id: string, viewer: ViewerKey) => Promise<ViewerAnswer>;
   /** Delivers the answer (open page / download). */
   deliver: (answer: ViewerAnswer) => Delivery;
+  /**
+   * Opens the viewer's page before the desktop has started (the page asks for its own ticket);
+   * null when the viewer has no page of its own (its answer is needed first).
+   */
+  openPage?: (viewer: ViewerKey) => Delivery | null;
   onProgress: (progress: OpenProgress) => void;
   /** Gives up waiting for `started` after this long (default 120 s). */
   timeoutMs?: number;
@@ -123,6 +131,10 @@ export async function runOpenFlow(
   try {
     const desktop = deps.getDesktop();
     if (!desktop) throw new OpenFlowError('not_found', 'The desktop is gone');
+    let early: Delivery | null = null;
+    const openEarly = (): void => {
+      early = deps.openPage?.(viewer) ?? null;
+    };
     if (!OPENABLE_STATES.includes(desktop.state)) {
       if (desktop.state === desktopState.stopped) {
         deps.onProgress({ phase: 'starting' });
@@ -137,15 +149,21 @@ export async function runOpenFlow(
           local.abort();
           throw error;
         }
+        openEarly();
         await started;
       } else if (TRANSIENT_STATES.includes(desktop.state)) {
         deps.onProgress({ phase: 'waiting', queuePosition: desktop.queue?.position ?? null });
+        openEarly();
         await waitForStarted(deps, false);
       } else {
         throw new OpenFlowError('viewer_not_started', `Cannot open a ${desktop.state} desktop`, {
           state: desktop.state,
         });
       }
+    } else openEarly();
+    if (early) {
+      deps.onProgress({ phase: 'opened', delivered: early });
+      return early;
     }
     deps.onProgress({ phase: 'opening' });
     const answer = await deps.fetchViewer(id, viewer);

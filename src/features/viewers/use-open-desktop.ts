@@ -2,7 +2,8 @@
  * `useOpenDesktop(desktop)`: the one-click Open of a card. Starts a stopped desktop, follows its
  * state in the cached desktops list (patched by the socket), then opens the viewer: browser VNC
  * in a new tab (a blank tab is opened at click time, inside the user gesture, so the later
- * navigation is not blocked; same tab when popups are blocked), SPICE as a file download. A
+ * navigation is not blocked; same tab when popups are blocked) as soon as the start is accepted,
+ * so that its page loads while the desktop boots, SPICE as a file download. A
  * start refused for a quota or limit also opens the quota popup.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
@@ -15,7 +16,7 @@ import { useSessionState } from '@/lib/session-state';
 import { request } from '@/providers/http-client';
 import { listKeyPrefix } from '@/providers/live-provider';
 import { runOpenFlow, type OpenProgress } from './open-flow';
-import { applyViewerAnswer, fetchViewer } from './viewer-api';
+import { applyViewerAnswer, fetchViewer, openViewerPage, viewerPagePath } from './viewer-api';
 import { preferredViewer, rememberViewer } from './viewer-order';
 
 /** The desktop as the cached desktops lists have it. */
@@ -76,6 +77,10 @@ export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>):
         start: startDesktop,
         fetchViewer: (desktopId, key) => fetchViewer(desktopId, key, controller.signal),
         deliver: (answer) => applyViewerAnswer(answer, tab, (path) => void navigate(path), id),
+        openPage: (key) => {
+          const path = viewerPagePath(id, key);
+          return path ? openViewerPage(path, tab, (to) => void navigate(to)) : null;
+        },
         onProgress: (next) => {
           if (!controller.signal.aborted) setProgress(next);
         },

@@ -9,6 +9,7 @@ import type {
   FileDownload,
   ViewerKey,
 } from '@/generated/types';
+import { resourceOf } from '@/generated/resources';
 import { saveFile } from '@/lib/download';
 import { writeRdpCookie } from './rdp-cookie';
 import { request } from '@/providers/http-client';
@@ -34,6 +35,17 @@ export async function fetchViewer(
   });
   if (!answer) throw new Error('The viewer call was throttled; try again');
   return answer;
+}
+
+/** The SPA route of the browser VNC viewer page, from the desktops resource. */
+const VNC_PAGE = resourceOf('desktops')?.meta.extraRoutes.viewer ?? null;
+
+/**
+ * The page of a viewer that asks for its own ticket (browser VNC), or null: the other viewers
+ * need the viewer answer first.
+ */
+export function viewerPagePath(id: string, viewer: ViewerKey): string | null {
+  return viewer === 'browser-vnc' && VNC_PAGE ? VNC_PAGE.replace(':id', id) : null;
 }
 
 /** Same-origin websocket URL of a viewer path. */

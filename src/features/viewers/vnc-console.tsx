@@ -46,6 +46,8 @@ export interface VncConsoleProps {
   fallbackName?: string;
   /** Buttons of the overlay (stopped, disconnected, failed) after Reconnect. */
   overlayActions?: (status: VncStatus) => ReactNode;
+  /** Told every status of the connection. */
+  onStatus?: (status: VncStatus) => void;
 }
 
 export function VncConsole({
@@ -54,6 +56,7 @@ export function VncConsole({
   leading,
   fallbackName,
   overlayActions,
+  onStatus,
 }: VncConsoleProps) {
   const { t } = useTranslation();
   const rootRef = useRef<HTMLDivElement>(null);
@@ -67,6 +70,7 @@ export function VncConsole({
     fetchTicket,
   );
   const connected = status === 'connected' && !!rfb;
+  useEffect(() => onStatus?.(status), [onStatus, status]);
 
   const toggleFullscreen = (): void => {
     if (document.fullscreenElement) void document.exitFullscreen();

@@ -55,6 +55,11 @@ export interface Consoles {
   rdpFile(auth: AuthContext, desktop: DesktopRow, via: 'rdpvpn' | 'rdpgw'): FileDownload;
   /** Closes every console of a desktop (it stopped or was deleted). */
   closeDesktop(desktopId: string): void;
+  /**
+   * Resolves at the desktop's next change (written on any node: the cluster bus) or after
+   * `timeoutMs`, whichever comes first; `cancel` resolves it at once.
+   */
+  nextChange(desktopId: string, timeoutMs: number): { changed: Promise<void>; cancel: () => void };
 }
 
 /** The SPICE password of one `.vv`: 24 URL-safe characters (SPICE takes at most 59). */
@@ -170,7 +175,28 @@ export function createConsoles(
     rdp.closeSession(sessionId);
     spice.closeSession(sessionId);
   });
+  /** Who waits for the next change of each desktop. */
+  const waiters = new Map<string, Set<() => void>>();
+  const nextChange = (desktopId: string, timeoutMs: number) => {
+    let cancel = (): void => undefined;
+    const changed = new Promise<void>((resolve) => {
+      const set = waiters.get(desktopId) ?? new Set<() => void>();
+      waiters.set(desktopId, set);
+      const done = (): void => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0 && waiters.get(desktopId) === set) waiters.delete(desktopId);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      set.add(done);
+      cancel = done;
+    });
+    return { changed, cancel };
+  };
+
   app.cluster.on('desktop.changed', ({ id, change, state }) => {
+    for (const wake of [...(waiters.get(id) ?? [])]) wake();
     if (change === 'deleted') closeDesktop(id);
     else if (change === 'updated') {
       if (!consoleStates.includes(state)) closeDesktop(id);
@@ -260,6 +286,7 @@ export function createConsoles(
         }),
       };
     },
+    nextChange,
     async spiceFile(auth, desktop) {
       const rt = (desktop.runtime ?? {}) as { spicePort?: unknown; spiceTls?: unknown };
       const notRunning = () =>

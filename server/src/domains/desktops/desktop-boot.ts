@@ -29,7 +29,9 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
       mediaPaths: (ids) => parts.store.mediaPaths(ids),
       diskPath: parts.diskPath,
     });
+    parts.log.debug?.({ id, phase: 'boot.spawn' }, 'console path');
     const rt = await parts.driver.start(spec);
+    parts.log.debug?.({ id, phase: 'boot.running' }, 'console path');
     const runtime = {
       pid: rt.pid,
       vncPort: rt.vncPort,
@@ -48,6 +50,7 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
       await parts.driver.stop(id).catch(() => undefined);
       return;
     }
+    parts.log.debug?.({ id, phase: 'boot.started' }, 'console path');
     parts.idle?.started(id);
   } catch (err) {
     const detail =

@@ -4,15 +4,21 @@ import type { AuthContext } from '../../platform/auth/auth.ts';
 import { ruleStates } from '../../../../common/state-actions.ts';
 import { configuredViewers } from '../../../../common/viewers.ts';
 import type { DesktopViewerAnswer, ViewerKey } from '../../../../src/generated/types.ts';
+import { desktopStates } from '../../../../src/generated/policy.ts';
 import { resourceOf } from '../../../../src/generated/resources.ts';
 import { assertStateAllows } from './desktop-rules.ts';
 import { VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
 import { RDP_WS_PATH } from '../../platform/viewers/rdp-tunnel.ts';
 
 import type { DesktopContext } from './desktop-context.ts';
+import type { OwnedDesktopRow } from './desktops-repository.ts';
 
 /** States in which a desktop has a screen (thumbnails, consoles). */
 export const VIEWER_STATES = ruleStates('desktops', 'viewer');
+/** States on the way to `started`: a viewer asked for meanwhile waits for the start. */
+const TOWARDS_STARTED: readonly string[] = desktopStates.towardsStarted;
+/** How long a viewer call waits for a desktop on its way to `started`. */
+export const VIEWER_START_WAIT_MS = 30_000;
 
 /** The SPA route of the browser VNC viewer, from the desktops resource. */
 const VNC_VIEWER_ROUTE = resourceOf('desktops')?.meta.extraRoutes.viewer ?? '/viewer/vnc/:id';
@@ -39,9 +45,34 @@ export async function desktopThumbnail(
 }
 
 /**
+ * The desktop once it is no longer on its way to `started` (starting, queued, its disk being
+ * made), waiting at most `VIEWER_START_WAIT_MS` for its changes: a viewer opened together with the
+ * start (the one-click Open) needs one call. Every read checks the caller's access again.
+ */
+async function desktopAfterStart(
+  ctx: DesktopContext,
+  auth: AuthContext,
+  first: OwnedDesktopRow,
+): Promise<OwnedDesktopRow> {
+  const { id } = first;
+  let desktop = first;
+  const until = Date.now() + VIEWER_START_WAIT_MS;
+  while (TOWARDS_STARTED.includes(desktop.state) && Date.now() < until) {
+    // Listening before the read again: a change between the two reads is not missed.
+    const next = ctx.app.viewers.nextChange(desktop.id, until - Date.now());
+    const again = await ctx.desktopFor(auth, id);
+    if (again.version === desktop.version) await next.changed;
+    next.cancel();
+    desktop = await ctx.desktopFor(auth, id);
+  }
+  return desktop;
+}
+
+/**
  * A viewer of a running desktop: a browser viewer's single-use ticket (bound to the caller's
  * login session), a SPICE file with a fresh password and tunnel credential, or an `.rdp` file.
- * The RDP viewers need the desktop's network address.
+ * The RDP viewers need the desktop's network address. A desktop on its way to `started` is waited
+ * for (`desktopAfterStart`).
  */
 export async function openViewer(
   ctx: DesktopContext,
@@ -50,14 +81,15 @@ export async function openViewer(
   viewer: ViewerKey,
 ): Promise<DesktopViewerAnswer> {
   const { app } = ctx;
-  const desktop = await ctx.desktopFor(auth, id);
-  if (!configuredViewers(desktop.guestProperties.viewers).includes(viewer))
+  const asked = await ctx.desktopFor(auth, id);
+  if (!configuredViewers(asked.guestProperties.viewers).includes(viewer))
     throw new ApiError(
       'not_found',
       `The desktop has no ${viewer} viewer`,
       'viewer_not_configured',
       { viewer },
     );
+  const desktop = await desktopAfterStart(ctx, auth, asked);
   assertStateAllows('viewer', desktop.state);
   const rt = desktop.runtime;
   const rdp = viewer === 'browser-rdp' || viewer === 'file-rdpgw' || viewer === 'file-rdpvpn';
@@ -82,6 +114,7 @@ export async function openViewer(
       desktopId: desktop.id,
       protocol,
     });
+    app.log.debug({ id: desktop.id, phase: 'viewer.ticket' }, 'console path');
     return {
       kind: 'browser' as const,
       protocol,

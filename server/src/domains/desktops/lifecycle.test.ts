@@ -93,6 +93,35 @@ describe('desktop lifecycle (real QEMU)', () => {
     expect(await t.app.hypervisor.status(id)).toBe('absent');
   });
 
+  it('answers a viewer asked for while the desktop starts once it has started; a stopped one at once with 409', async () => {
+    const id = await createDesktop('Lifecycle viewer');
+    const viewer = () =>
+      injectWithToken(t.app, userToken, {
+        method: 'GET',
+        url: `/api/v3/desktop/${id}/viewer/browser-vnc`,
+      });
+    const refused = await viewer();
+    expect(refused.statusCode, refused.body).toBe(409);
+    expectErrorShape(refused.json(), 'conflict');
+    expect(refused.json<{ description_code: string }>().description_code).toBe(
+      'viewer_not_started',
+    );
+    const start = await action(id, 'start');
+    expect(start.json()).toEqual({ status: 'starting' });
+    const answer = await viewer();
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(answer.json<{ url: string }>().url).toMatch(/^\/api\/v3\/viewer\/vnc\?ticket=/);
+    expect(await stateOf(id)).toBe('started');
+    const pid = ((await t.app.desktops.byId(id))?.runtime as { pid?: number }).pid;
+    if (pid) trackPid(pid);
+    await action(id, 'stop');
+    await action(id, 'stop');
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
+  });
+
   it('answers every state/action pair as the generated table says (allowed 200, refused 428 with the code)', async () => {
     const id = await createDesktop('State table');
     const verbs: [string, readonly string[], string][] = [

@@ -67,6 +67,8 @@ export interface DesktopStore {
 }
 
 export interface EngineLogger {
+  /** The console path's timings (`phase`, `id`), read by `scripts/bench/desktop.ts`. */
+  debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;

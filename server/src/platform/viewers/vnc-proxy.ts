@@ -44,7 +44,11 @@ export interface VncProxyDeps {
   originAllowed(req: IncomingMessage): boolean;
   viewerAttached?(desktopId: string): Promise<void>;
   viewerDetached?(desktopId: string): void;
-  log: { warn(obj: object, msg?: string): void };
+  log: {
+    warn(obj: object, msg?: string): void;
+    /** The console path's timings (`phase`, `id`), read by `scripts/bench/desktop.ts`. */
+    debug?(obj: object, msg?: string): void;
+  };
 }
 
 /** One console: a reserved slot from the ticket check until the socket closes. */
@@ -87,6 +91,10 @@ export class VncProxy extends ConsoleLeases<Lease> {
     setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
+  private trace(lease: Lease, phase: string): void {
+    this.deps.log.debug?.({ id: lease.desktopId, phase }, 'console path');
+  }
+
   /** Upgrade handler for VNC_WS_PATH. */
   handleUpgrade = (
     req: IncomingMessage,
@@ -107,6 +115,7 @@ export class VncProxy extends ConsoleLeases<Lease> {
       done: false,
     });
     if (!lease) return refuse(socket, 429, 'Too Many Requests');
+    this.trace(lease, 'vnc.upgrade');
     socket.once('close', () => {
       if (!lease.ws) this.release(lease);
     });
@@ -135,8 +144,10 @@ export class VncProxy extends ConsoleLeases<Lease> {
       this.release(lease);
       return refuse(socket, 409, 'Conflict');
     }
+    this.trace(lease, 'vnc.checked');
     lease.attached = true;
     await this.deps.viewerAttached?.(lease.desktopId);
+    this.trace(lease, 'vnc.resumed');
     if (lease.done) {
       this.release(lease);
       return refuse(socket, 403, 'Forbidden');
@@ -149,6 +160,7 @@ export class VncProxy extends ConsoleLeases<Lease> {
       tcp.once('error', reject);
       tcp.once('close', () => reject(new Error('VNC connection closed')));
     });
+    this.trace(lease, 'vnc.connected');
     if (lease.done) {
       this.release(lease);
       return refuse(socket, 403, 'Forbidden');
@@ -167,7 +179,13 @@ export class VncProxy extends ConsoleLeases<Lease> {
       this.release(lease);
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close();
     };
+    this.trace(lease, 'vnc.open');
+    let first = true;
     tcp.on('data', (chunk) => {
+      if (first) {
+        first = false;
+        this.trace(lease, 'vnc.first-byte');
+      }
       if (ws.readyState === ws.OPEN) ws.send(chunk);
     });
     ws.on('message', (data) => {
