@@ -36,6 +36,11 @@ export interface AppConfig {
   socketSweepMs: number;
   /** how long a verified session stays cached in memory (ms); revocation on this node clears it at once */
   sessionCacheMs: number;
+  /**
+   * how long a lease of background work lasts unless its process renews it (ms): a node killed in
+   * the middle of a job leaves it to another node within this and a third of it
+   */
+  workLeaseMs: number;
   /** seed demo data when the database has no users */
   seed: boolean;
   /** trust X-Forwarded-For (behind a reverse proxy) */
@@ -212,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
     socketSweepMs: 5000,
     sessionCacheMs: 1000,
+    workLeaseMs: 15_000,
     seed: true,
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     shutdownTimeoutMs: 25_000,

@@ -47,6 +47,17 @@ describe('app on embedded PGlite', () => {
     expect(tpl[0]?.disk_path).toBe(join(t.config.dataDir, 'images', 'demo-template.qcow2'));
   });
 
+  it('holds every lease of background work in its one process', async () => {
+    expect(t.app.work.isLeader).toBe(true);
+    expect(await t.app.work.liveNodes()).toEqual(new Set([t.config.nodeName]));
+    const ran: string[] = [];
+    t.app.work.handle('smoke', async (job) => void ran.push(job.key));
+    await t.app.work.enqueue('smoke', 'smoke:1');
+    await t.app.work.idle();
+    expect(ran).toEqual(['smoke:1']);
+    expect(await t.app.work.exclusive('smoke', async () => 1)).toEqual({ ran: true, value: 1 });
+  });
+
   it('creates a desktop on the single PGlite connection (quota lock, name check) and refuses a duplicate name', async () => {
     const token = await login(t.app, 'user', TEST_PASSWORD);
     const create = (name: string) =>
