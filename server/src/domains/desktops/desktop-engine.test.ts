@@ -26,6 +26,7 @@ class MemoryStore implements DesktopStore {
       version: 1,
       queue: null,
       ...row,
+      node: row.node ?? null,
     });
   }
   async get(id: string) {

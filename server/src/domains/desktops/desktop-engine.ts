@@ -62,6 +62,8 @@ export class DesktopEngine {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private startGate: StartGate | undefined;
+  private readonly exclusive: DesktopEngineOptions['exclusive'];
+  private readonly reconciles: DesktopEngineOptions['reconciles'];
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly onExit = (id: string, info: ExitInfo) =>
     this.background(this.handleExit(id, info), 'exit handling failed', id);
@@ -89,6 +91,8 @@ export class DesktopEngine {
     this.startConcurrency = options.startConcurrency ?? 2;
     this.reconcileMs = options.reconcileMs ?? 5_000;
     this.transitionalLimitMs = options.transitionalLimitMs ?? 120_000;
+    this.exclusive = options.exclusive;
+    this.reconciles = options.reconciles;
     this.driver.on('exit', this.onExit);
   }
 
@@ -305,12 +309,19 @@ export class DesktopEngine {
     return verifyDisk(this.diskParts(), id);
   }
 
-  /** Creates the disk of a desktop in `creating` (overlay on its template) → stopped, or failed. */
-  async createDisk(id: string, options: { startAfter?: boolean } = {}): Promise<void> {
-    if (this.active.has(id)) return;
+  /**
+   * Creates the disk of a desktop in `creating` (overlay on its template) → stopped, or failed;
+   * under the desktop's lease, so no two nodes make one disk. Answers false when it was left to
+   * the process or call making it now.
+   */
+  async createDisk(id: string, options: { startAfter?: boolean } = {}): Promise<boolean> {
+    if (this.active.has(id)) return false;
     this.active.add(id);
     try {
-      await createDiskNow(this.diskParts(), id, options);
+      const make = () => createDiskNow(this.diskParts(), id, options);
+      if (this.exclusive) return await this.exclusive(`desktop-disk:${id}`, make);
+      await make();
+      return true;
     } finally {
       this.active.delete(id);
     }
@@ -371,9 +382,14 @@ export class DesktopEngine {
     await settleExit(this.store, id, info);
   }
 
-  /** Settles every row whose state disagrees with the hypervisor. Safe to run any time. */
-  reconcile(): Promise<void> {
+  /**
+   * Settles every row this process reconciles (all of them on one node) whose state disagrees
+   * with the hypervisor. Safe to run any time.
+   */
+  async reconcile(): Promise<void> {
+    const reconciles = this.reconciles ? await this.reconciles() : () => true;
     return reconcileRows({
+      reconciles,
       store: this.store,
       driver: this.driver,
       shutdownTimeoutMs: this.shutdownTimeoutMs,

@@ -31,6 +31,8 @@ export interface EngineDesktop {
   disk_path: string | null;
   template_disk_path: string | null;
   runtime: DesktopRuntime | null;
+  /** The portal node that runs the desktop's VM or is starting it (null: none, or not recorded). */
+  node: string | null;
   updated_at: Date;
 }
 
@@ -81,6 +83,17 @@ export interface DesktopEngineOptions {
   reconcileMs?: number;
   /** A row stuck in a transitional state longer than this is settled by the reconciler. Default 120 s. */
   transitionalLimitMs?: number;
+  /**
+   * Runs `fn` under the lease `name` unless another process holds it (answers whether it ran):
+   * one node at a time makes a desktop's disk. Without it, `fn` just runs (one process).
+   */
+  exclusive?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
+  /**
+   * Which rows this process reconciles, asked once per pass: with several nodes each settles the
+   * desktops whose VM it runs, and one node (the leader) the others (no node, or a dead one).
+   * Without it, every row.
+   */
+  reconciles?: () => Promise<(desktop: EngineDesktop) => boolean>;
 }
 
 /**

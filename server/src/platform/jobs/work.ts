@@ -63,9 +63,14 @@ export interface Work {
   handle(kind: string, handler: JobHandler, options?: { concurrency?: number }): void;
   /**
    * Adds a job (none when one with this key is waiting or running) and, when this process runs
-   * that kind and has room, claims it at once.
+   * that kind and has room, claims it at once; `finished` resolves when it ended here (at once
+   * when another process runs it).
    */
-  enqueue(kind: string, key: string, payload?: Record<string, unknown>): Promise<void>;
+  enqueue(
+    kind: string,
+    key: string,
+    payload?: Record<string, unknown>,
+  ): Promise<{ finished: Promise<void> }>;
   /** Runs `fn` under the lease `name`; answers `ran: false` when another process (or call) has it. */
   exclusive<T>(
     name: string,
@@ -119,9 +124,9 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
     return Math.max(0, entry.concurrency - busy);
   };
 
-  const run = (row: JobRow) => {
+  const run = (row: JobRow): Promise<void> => {
     const entry = handlers.get(row.kind);
-    if (!entry) return;
+    if (!entry) return Promise.resolve();
     const controller = new AbortController();
     const done = (async () => {
       try {
@@ -154,6 +159,7 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
         if (!stopped) kick();
       });
     running.set(row.id, { kind: row.kind, controller, done });
+    return done;
   };
 
   const poll = async () => {
@@ -172,7 +178,7 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
           for (const row of await jobs.claim(kind, room, leaseMs)) {
             if (stopped) {
               if (!halted) await jobs.giveBack(row.id, 0);
-            } else run(row);
+            } else void run(row);
           }
         }
       } while (pollAgain && !stopped);
@@ -240,9 +246,9 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
     },
     async enqueue(kind, key, payload = {}) {
       const id = await jobs.add(kind, key, payload);
-      if (id === undefined || stopped || spare(kind) === 0) return;
+      if (id === undefined || stopped || spare(kind) === 0) return { finished: Promise.resolve() };
       const row = await jobs.claimId(id, leaseMs);
-      if (row) run(row);
+      return { finished: row ? run(row) : Promise.resolve() };
     },
     async exclusive(name, fn) {
       if (held.has(name) || stopped || !(await leases.take(name, leaseMs))) return { ran: false };
