@@ -30,7 +30,12 @@ import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { DesktopRow } from '../../platform/db/schema.ts';
 import type { FileDownload } from '../../../../src/generated/types.ts';
 import { TicketStore } from '../../platform/viewers/tickets.ts';
-import { VncProxy, VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
+import {
+  MAX_PER_DESKTOP,
+  MAX_PER_USER,
+  VncProxy,
+  VNC_WS_PATH,
+} from '../../platform/viewers/vnc-proxy.ts';
 import { SpiceTunnel } from '../../platform/viewers/spice-tunnel.ts';
 import { spiceFile } from '../../platform/viewers/viewer-files.ts';
 import { readSpicePki } from '../../platform/hypervisor/spice-pki.ts';
@@ -51,6 +56,8 @@ export interface Consoles {
 
 /** The SPICE password of one `.vv`: 24 URL-safe characters (SPICE takes at most 59). */
 const spicePassword = () => randomBytes(18).toString('base64url');
+/** The kind of the VNC console slots counted across nodes (app.slots). */
+export const VNC_CONSOLE_SLOT = 'vnc-console';
 
 export function createConsoles(
   app: FastifyInstance,
@@ -104,6 +111,15 @@ export function createConsoles(
     async target(desktopId, userId, sessionId) {
       const a = await access(desktopId, userId, sessionId);
       return { ownerOk: a.allowed, running: a.running, port: a.vncPort };
+    },
+    // The same limits counted over every node.
+    async slot(userId, desktopId) {
+      const answer = await app.slots.take(
+        VNC_CONSOLE_SLOT,
+        { userId, itemId: desktopId },
+        { perUser: MAX_PER_USER, perItem: MAX_PER_DESKTOP },
+      );
+      return 'slot' in answer ? answer.slot : undefined;
     },
   });
   app.upgrades.register(VNC_WS_PATH, vnc.handleUpgrade);

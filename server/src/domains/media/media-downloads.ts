@@ -17,6 +17,9 @@ import { PROGRESS_MS } from './media-rules.ts';
 import { progressOf, START } from './media-progress.ts';
 import type { MediaContext } from './media-context.ts';
 
+/** The kind of the media download slots counted across nodes (app.slots). */
+export const MEDIA_DOWNLOAD_SLOT = 'media-download';
+
 interface RunningDownload {
   controller: AbortController;
   finished: Promise<void>;
@@ -37,22 +40,44 @@ export function createMediaDownloads(ctx: MediaContext) {
   });
   const running = new Map<string, RunningDownload>();
 
-  const takeSlot = (userId: string) => {
-    const slot = slots.take(userId);
-    if (slot) return slot;
-    const reached = slots.limitReached(userId);
-    throw tooManyRequests({
+  const refusal = (scope: 'user' | 'server', limit: number) =>
+    tooManyRequests({
       retry: { seconds: DEFAULT_RETRY_AFTER_SECONDS },
       description:
-        reached?.scope === 'user'
-          ? `At most ${reached.limit} media downloads of one user run at once`
+        scope === 'user'
+          ? `At most ${limit} media downloads of one user run at once`
           : 'The server runs as many media downloads as it may',
       code: 'media_downloads_limit',
-      params: {
-        limit: reached?.limit ?? config.mediaDownloadsTotal,
-        scope: reached?.scope ?? 'server',
-      },
+      params: { limit, scope },
     });
+
+  /** A slot in this process and one counted over every node (the same limits hold for all). */
+  const takeSlot = async (userId: string): Promise<DownloadSlot> => {
+    const local = slots.take(userId);
+    if (!local) {
+      const reached = slots.limitReached(userId);
+      throw refusal(reached?.scope ?? 'server', reached?.limit ?? config.mediaDownloadsTotal);
+    }
+    const shared = await app.slots
+      .take(
+        MEDIA_DOWNLOAD_SLOT,
+        { userId },
+        { perUser: config.mediaDownloadsPerUser, total: config.mediaDownloadsTotal },
+      )
+      .catch((err: unknown) => {
+        local.release();
+        throw err;
+      });
+    if (!('slot' in shared)) {
+      local.release();
+      throw refusal(shared.refused === 'user' ? 'user' : 'server', shared.limit);
+    }
+    return {
+      release() {
+        local.release();
+        shared.slot.release();
+      },
+    };
   };
 
   /** Refuses an announced length beyond the admin cap or what the user may still download. */
@@ -159,7 +184,7 @@ export function createMediaDownloads(ctx: MediaContext) {
   ) => {
     let slot: DownloadSlot;
     try {
-      slot = takeSlot(row.userId);
+      slot = await takeSlot(row.userId);
     } catch (err) {
       await onRefused('failed');
       throw err;

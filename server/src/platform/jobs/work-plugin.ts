@@ -1,5 +1,6 @@
 /**
- * Decorates `app.work` (work.ts): the leases and jobs of this process. Its first beat runs when
+ * Decorates `app.work` (work.ts): the leases and jobs of this process, and `app.slots`
+ * (cluster-slots.ts): the limits counted across nodes. Its first beat runs when
  * the app is ready (every plugin has added its job handlers by then, and the leader is known
  * before the first reconcile); before the app closes, its running jobs stop and are given back
  * and its leases released, so another node takes them at once.
@@ -7,10 +8,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../lib/plugin.ts';
 import { createWork, type Work } from './work.ts';
+import { createClusterSlots, type ClusterSlots } from './cluster-slots.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     work: Work;
+    /** Limited things (consoles, downloads) counted across the nodes. */
+    slots: ClusterSlots;
   }
 }
 
@@ -21,6 +25,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     log: app.log,
   });
   app.decorate('work', work);
+  app.decorate('slots', createClusterSlots(app.database, work, app.log));
   app.addHook('onReady', async () => work.start());
   app.addHook('preClose', async () => work.stop());
 };

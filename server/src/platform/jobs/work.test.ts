@@ -8,6 +8,7 @@ import { openDatabase, type Database } from '../db/client.ts';
 import { createTestDatabase } from '../../../test/support/helper.ts';
 import { until } from '../../../test/support/wait.ts';
 import { createWork, type Job, type Work } from './work.ts';
+import { createClusterSlots } from './cluster-slots.ts';
 
 const LEASE_MS = 600;
 const quiet = { warn: () => undefined, error: () => undefined };
@@ -21,8 +22,12 @@ const open = async () => {
   return database;
 };
 
-const node = async (name: string) => {
-  const work = createWork((await open()).query, { nodeName: name, leaseMs: LEASE_MS, log: quiet });
+const node = async (name: string, database?: Database) => {
+  const work = createWork((database ?? (await open())).query, {
+    nodeName: name,
+    leaseMs: LEASE_MS,
+    log: quiet,
+  });
   works.push(work);
   return work;
 };
@@ -195,6 +200,41 @@ describe('background work across processes on one PostgreSQL', () => {
     );
     release();
     expect(await holding).toEqual({ ran: true, value: 'a' });
+    await b.stop();
+  });
+
+  it("counts slots over the processes, and frees a dead process's slots after a lease", async () => {
+    const [da, db] = [await open(), await open()];
+    const [a, b] = [await node('slot-a', da), await node('slot-b', db)];
+    const [sa, sb] = [createClusterSlots(da, a, quiet), createClusterSlots(db, b, quiet)];
+    await a.start();
+    await b.start();
+    const limits = { perUser: 2, perItem: 3, total: 4 };
+    const take = (s: typeof sa, userId: string, itemId?: string) =>
+      s.take('test', itemId ? { userId, itemId } : { userId }, limits);
+    // Many at once from both processes: exactly the limit is admitted.
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => take(i % 2 ? sa : sb, 'u1')),
+    );
+    expect(answers.filter((x) => 'slot' in x)).toHaveLength(2);
+    expect(answers.find((x) => 'refused' in x)).toEqual({ refused: 'user', limit: 2 });
+    expect('slot' in (await take(sa, 'u2', 'd1'))).toBe(true);
+    expect(await take(sb, 'u3', 'd1')).toMatchObject({ slot: expect.anything() as unknown });
+    expect(await take(sb, 'u4', 'd1')).toEqual({ refused: 'server', limit: 4 });
+    expect(await sb.count('test')).toBe(4);
+    // Still held after several leases: their process renews them.
+    await new Promise((r) => setTimeout(r, LEASE_MS * 2));
+    expect(await sb.count('test')).toBe(4);
+    // The slots b took: its share of the first ten (the odd ones were a's) and u3's.
+    const ofB = answers.filter((x, i) => i % 2 === 0 && 'slot' in x).length + 1;
+    a.halt();
+    await until(
+      () => sb.count('test'),
+      (n) => n === ofB,
+      LEASE_MS * 4,
+      20,
+    );
+    expect('slot' in (await take(sb, 'u4', 'd2'))).toBe(true);
     await b.stop();
   });
 });

@@ -5,7 +5,8 @@
  *   port compared); none, or `null`, is refused;
  * - the target host/port come from the desktop record at connect time, never from the client;
  * - ≤ 4 sockets per desktop and ≤ 10 per user: a slot is reserved synchronously, before any await,
- *   so concurrent upgrades cannot overshoot; beyond the limit the upgrade gets 429;
+ *   so concurrent upgrades cannot overshoot; beyond the limit the upgrade gets 429; with several
+ *   nodes a slot counted across them (`slot`) is taken too, so the limits hold for them together;
  * - a console closes at once when its session ends (logout, revocation, user disabled) or its
  *   desktop stops, is deleted or is no longer the user's to open.
  */
@@ -37,6 +38,11 @@ export interface VncProxyDeps {
   originAllowed(req: IncomingMessage): boolean;
   viewerAttached?(desktopId: string): Promise<void>;
   viewerDetached?(desktopId: string): void;
+  /**
+   * Takes a console slot counted across the nodes (the same limits), or answers undefined when
+   * the user or the desktop is at its limit there.
+   */
+  slot?(userId: string, desktopId: string): Promise<{ release(): void } | undefined>;
   log: { warn(obj: object, msg?: string): void };
 }
 
@@ -49,6 +55,8 @@ interface Lease {
   tcp?: Socket;
   /** viewerAttached was called: viewerDetached is owed once. */
   attached: boolean;
+  /** The slot counted across the nodes, given back with the lease. */
+  shared?: { release(): void } | undefined;
   /** Released (closed, refused or revoked): the upgrade in flight must not go on. */
   done: boolean;
 }
@@ -178,6 +186,8 @@ export class VncProxy {
       forUser?.delete(lease);
       if (forUser?.size === 0) this.byUser.delete(lease.userId);
     }
+    lease.shared?.release();
+    lease.shared = undefined;
     lease.tcp?.destroy();
     if (lease.attached) {
       lease.attached = false;
@@ -201,6 +211,18 @@ export class VncProxy {
     head: Buffer,
     wss: WebSocketServer,
   ): Promise<void> {
+    if (this.deps.slot) {
+      const shared = await this.deps.slot(lease.userId, lease.desktopId);
+      if (!shared) {
+        this.release(lease);
+        return refuse(socket, 429, 'Too Many Requests');
+      }
+      lease.shared = shared;
+      if (lease.done) {
+        this.release(lease);
+        return refuse(socket, 403, 'Forbidden');
+      }
+    }
     const target = await this.deps.target(lease.desktopId, lease.userId, lease.sessionId);
     if (lease.done || !target.ownerOk) {
       this.release(lease);
