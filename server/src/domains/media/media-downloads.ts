@@ -19,6 +19,9 @@ import type { MediaContext } from './media-context.ts';
 
 /** The kind of the media download slots counted across nodes (app.slots). */
 export const MEDIA_DOWNLOAD_SLOT = 'media-download';
+/** The lease a node holds on a medium while it downloads or settles it (app.work). */
+export const MEDIA_LEASE_PREFIX = 'media:';
+export const mediaLease = (id: string) => `${MEDIA_LEASE_PREFIX}${id}`;
 
 interface RunningDownload {
   controller: AbortController;
@@ -182,20 +185,29 @@ export function createMediaDownloads(ctx: MediaContext) {
     maxBytes: number,
     onRefused: (failure: MediaFailure) => Promise<void>,
   ) => {
+    // The medium's lease, held until its download ends: no other node settles it meanwhile.
+    const lease = await app.work.hold(mediaLease(row.id));
+    if (!lease)
+      throw new ApiError('conflict', 'The media changed meanwhile', 'conflict', { id: row.id });
     let slot: DownloadSlot;
     try {
       slot = await takeSlot(row.userId);
     } catch (err) {
+      await lease.release();
       await onRefused('failed');
       throw err;
     }
+    const giveBack = async () => {
+      slot.release();
+      await lease.release();
+    };
     const controller = new AbortController();
     let opened: OpenedUrl;
     try {
       await mkdir(ctx.mediaDir, { recursive: true });
       opened = await openUrl(row.url ?? '', ctx.policy, controller.signal);
     } catch (err) {
-      slot.release();
+      await giveBack();
       await onRefused('failed');
       if (err instanceof MediaUrlError) throw ctx.refused(err);
       throw err;
@@ -204,7 +216,7 @@ export function createMediaDownloads(ctx: MediaContext) {
       assertFits(opened.contentLength, maxBytes);
     } catch (err) {
       opened.response.destroy();
-      slot.release();
+      await giveBack();
       await onRefused('too_large');
       throw err;
     }
@@ -216,12 +228,12 @@ export function createMediaDownloads(ctx: MediaContext) {
     );
     if (!current) {
       opened.response.destroy();
-      slot.release();
+      await giveBack();
       throw new ApiError('conflict', 'The media changed meanwhile', 'conflict', { id: row.id });
     }
-    const finished = run(current, opened, controller, maxBytes).finally(() => {
-      slot.release();
+    const finished = run(current, opened, controller, maxBytes).finally(async () => {
       running.delete(row.id);
+      await giveBack();
     });
     running.set(row.id, { controller, finished });
     return current;

@@ -167,3 +167,30 @@ describe('limits counted across two nodes', () => {
     }
   });
 });
+
+describe('media settled across two nodes', () => {
+  it('leaves a download another node runs to it, and fails one whose node is gone', async () => {
+    const token = await login(a.app, 'advanced');
+    const running = await download(a, token);
+    expect(running.status).toBe(200);
+    // A medium left downloading by a node that died: nobody holds its lease.
+    const left = (
+      await a.app.database.query<{ id: string }>(
+        "SELECT id FROM media WHERE status = 'downloaded' LIMIT 1",
+      )
+    )[0];
+    expect(left).toBeDefined();
+    await a.app.database.query("UPDATE media SET status = 'downloading' WHERE id = $1", [left?.id]);
+    // What node B does at boot (and, as the leader, every half lease).
+    await b.app.mediaService.settle();
+    expect((await a.app.media.get(running.id))?.status).toBe('downloading');
+    expect(await a.app.media.get(left?.id ?? '')).toMatchObject({
+      status: 'downloadfailed',
+      failure: 'incomplete',
+    });
+    await injectWithToken(a.app, token, {
+      method: 'POST',
+      url: `/api/v3/media/abort/${running.id}`,
+    });
+  });
+});

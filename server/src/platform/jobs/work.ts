@@ -40,6 +40,13 @@ export interface Job extends JobRow {
 
 export type JobHandler = (job: Job) => Promise<void>;
 
+/** A lease this process holds until it releases it. */
+export interface Held {
+  signal: AbortSignal;
+  /** Gives the lease back (once). */
+  release(): Promise<void>;
+}
+
 export interface WorkLog {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
@@ -71,6 +78,11 @@ export interface Work {
     key: string,
     payload?: Record<string, unknown>,
   ): Promise<{ finished: Promise<void> }>;
+  /**
+   * Takes the lease `name` until `release()` (renewed meanwhile; its signal aborts when it is
+   * lost); undefined when another process (or call) has it.
+   */
+  hold(name: string): Promise<Held | undefined>;
   /** Runs `fn` under the lease `name`; answers `ran: false` when another process (or call) has it. */
   exclusive<T>(
     name: string,
@@ -78,6 +90,8 @@ export interface Work {
   ): Promise<{ ran: true; value: T } | { ran: false }>;
   /** The names of the nodes alive now (this one included). */
   liveNodes(): Promise<Set<string>>;
+  /** The leases held now (by any process) whose name starts with `prefix`. */
+  liveLeases(prefix: string): Promise<Set<string>>;
   /** Adds work done at every beat (renewing other rows this process holds). */
   onBeat(fn: (holder: string) => Promise<void>): void;
   /** The first beat, then one every third of the lease. */
@@ -106,6 +120,8 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
   const handlers = new Map<string, { handler: JobHandler; concurrency: number }>();
   const running = new Map<string, Running & { kind: string }>();
   const held = new Map<string, AbortController>();
+  /** Leases being taken now (not renewed before they are held). */
+  const taking = new Set<string>();
   const beatHooks: ((holder: string) => Promise<void>)[] = [];
   let leader = false;
   let stopped = false;
@@ -234,6 +250,34 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
     for (const c of held.values()) c.abort(reason);
   };
 
+  const hold = async (name: string): Promise<Held | undefined> => {
+    if (held.has(name) || taking.has(name) || stopped) return undefined;
+    // Reserved before the database answers: a second call of this process is refused too.
+    taking.add(name);
+    let taken: boolean;
+    try {
+      taken = await leases.take(name, leaseMs);
+    } finally {
+      taking.delete(name);
+    }
+    if (!taken) return undefined;
+    const controller = new AbortController();
+    held.set(name, controller);
+    let released = false;
+    return {
+      signal: controller.signal,
+      async release() {
+        if (released) return;
+        released = true;
+        if (held.get(name) === controller) held.delete(name);
+        if (!halted)
+          await leases
+            .release(name)
+            .catch((err: unknown) => log.warn({ err, lease: name }, 'lease not released'));
+      },
+    };
+  };
+
   return {
     holder,
     nodeName,
@@ -250,23 +294,22 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
       const row = await jobs.claimId(id, leaseMs);
       return { finished: row ? run(row) : Promise.resolve() };
     },
+    hold,
     async exclusive(name, fn) {
-      if (held.has(name) || stopped || !(await leases.take(name, leaseMs))) return { ran: false };
-      const controller = new AbortController();
-      held.set(name, controller);
+      const lease = await hold(name);
+      if (!lease) return { ran: false };
       try {
-        return { ran: true, value: await fn(controller.signal) };
+        return { ran: true, value: await fn(lease.signal) };
       } finally {
-        held.delete(name);
-        if (!halted)
-          await leases
-            .release(name)
-            .catch((err: unknown) => log.warn({ err, lease: name }, 'lease not released'));
+        await lease.release();
       }
     },
     async liveNodes() {
       const live = await leases.live(NODE_LEASE_PREFIX);
       return new Set([...live.keys()].map((name) => name.slice(NODE_LEASE_PREFIX.length)));
+    },
+    async liveLeases(prefix) {
+      return new Set((await leases.live(prefix)).keys());
     },
     onBeat(fn) {
       beatHooks.push(fn);
