@@ -16,9 +16,10 @@ import {
   login,
   type TestApp,
 } from '../../../test/support/helper.ts';
+import { addUser } from '../../../test/support/fixtures.ts';
 import { until } from '../../../test/support/wait.ts';
 
-const LEASE_MS = 900;
+const LEASE_MS = 1500;
 /** Disks node A makes before it "dies" (the next ones hang). */
 const MADE_BY_A = 12;
 
@@ -67,6 +68,49 @@ const states = async (deployment: string) =>
   );
 
 describe('a deployment made on two nodes', () => {
+  it('adds the missing desktops once when two nodes recreate at the same time', async () => {
+    const teacher = await login(a.app, 'teacher');
+    const res = await injectWithToken(a.app, teacher, {
+      method: 'POST',
+      url: '/api/v3/deployments',
+      payload: {
+        name: 'Cluster physics',
+        desktop_name: 'Cluster physics desktop',
+        template_id: 'demo-template',
+        allowed: { groups: ['default-class-b'] },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const { id } = res.json<{ id: string }>();
+    const made = () =>
+      until(
+        () => states(id),
+        (rows) => rows.every((r) => r.state !== 'creating'),
+      );
+    expect(await made()).toHaveLength(13);
+    for (const n of [1, 2, 3])
+      await addUser(a.app, {
+        username: `joiner${n}`,
+        role: 'user',
+        categoryId: 'default',
+        groupId: 'default-class-b',
+      });
+    // The same token on both nodes: the signing keys are shared.
+    const answers = await Promise.all(
+      [a, b, a, b].map((t) =>
+        injectWithToken(t.app, teacher, { method: 'PUT', url: `/api/v3/deployments/${id}` }),
+      ),
+    );
+    for (const answer of answers)
+      if (answer.statusCode !== 200)
+        expect(answer.json<{ description_code: string }>().description_code).toBe(
+          'deployment_creating',
+        );
+    const rows = await made();
+    expect(rows).toHaveLength(16);
+    expect(new Set(rows.map((r) => r.user_id)).size).toBe(16);
+  });
+
   it('ends with exactly 31 desktops when the node making them dies half-way', async () => {
     expect(a.app.work.isLeader).toBe(true);
     const onA = watch(a.app.hypervisor, MADE_BY_A);

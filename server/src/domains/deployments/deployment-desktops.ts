@@ -20,6 +20,8 @@ const CREATE_CONCURRENCY = 4;
 /** The job that makes a deployment's disks, and the one that starts its desktops. */
 export const DISKS_JOB = 'deployment.disks';
 export const START_JOB = 'deployment.start-all';
+/** How soon disks being made elsewhere are looked at again. */
+const RETRY_MS = 250;
 /** Jobs of each kind one process runs at once. */
 const DISKS_JOBS_AT_ONCE = 4;
 
@@ -47,28 +49,27 @@ export function deploymentDesktops(
     if (!row) return;
     creating.add(row.id);
     try {
-      const made = new Set<string>();
+      const tried = new Set<string>();
       for (;;) {
         const queue = (await app.deployments.desktopsOf(row.id))
-          .filter((d) => d.row.state === 'creating' && !made.has(d.row.id))
+          .filter((d) => d.row.state === 'creating' && !tried.has(d.row.id))
           .map((d) => d.row.id);
         if (queue.length === 0) break;
-        let progress = false;
+        const elsewhere: string[] = [];
         const worker = async () => {
           for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
             signal.throwIfAborted();
-            if (await app.engine.createDisk(id)) {
-              made.add(id);
-              progress = true;
-            }
+            if (await app.engine.createDisk(id)) tried.add(id);
+            else elsewhere.push(id);
           }
         };
         await Promise.all(
           Array.from({ length: Math.min(CREATE_CONCURRENCY, queue.length) }, worker),
         );
-        // The ones left are being made elsewhere (a node that died holds their leases until they
-        // expire): looked at again after a beat.
-        if (!progress) await sleep(app.work.leaseMs / 3, undefined, { signal });
+        if (elsewhere.length === 0) break;
+        // Being made by another process (a node that died holds their leases until they expire):
+        // looked at again shortly.
+        await sleep(Math.min(RETRY_MS, app.work.leaseMs / 3), undefined, { signal });
       }
     } finally {
       creating.delete(row.id);
@@ -115,7 +116,9 @@ export function deploymentDesktops(
         payload: { deployment_id: row.id },
         ownerId,
       });
-    await app.work.enqueue(DISKS_JOB, `${DISKS_JOB}:${row.id}`, { deployment: row.id });
+    // One job per batch of new desktops (named by its first): a recreate's batch is not dropped
+    // as a duplicate of a job still finishing; two jobs never make one disk (its lease).
+    await app.work.enqueue(DISKS_JOB, `${DISKS_JOB}:${row.id}:${ids[0]}`, { deployment: row.id });
   };
 
   /** Deletes desktops for good (VM stopped, disk deleted) and tells their users and the owners. */
@@ -176,11 +179,16 @@ export function deploymentDesktops(
     const ids = await db.transaction(async (tx) => {
       const query = queryOn(tx);
       await lockQuotaScopes(query, subject);
+      // Read again under the owner's locks: a recreate of this deployment running at the same
+      // time (on this node or another) has added its desktops; none is added twice.
+      const now = new Set((await app.deployments.desktopsOf(row.id, tx)).map((d) => d.row.userId));
+      const adding = missing.filter((t) => !now.has(t.id));
+      if (adding.length === 0) return [];
       await checkDeploymentQuota(query, subject, {
         newDeployment: false,
-        desktops: missing.length,
+        desktops: adding.length,
       });
-      return insertDesktops(row, template, missing, tx);
+      return insertDesktops(row, template, adding, tx);
     });
     await announceAndBuild(row, ids);
   };

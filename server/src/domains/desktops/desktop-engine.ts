@@ -311,11 +311,11 @@ export class DesktopEngine {
 
   /**
    * Creates the disk of a desktop in `creating` (overlay on its template) → stopped, or failed;
-   * under the desktop's lease, so no two nodes make one disk. Answers false when it was left to
-   * the process or call making it now.
+   * under the desktop's lease, so no two nodes make one disk. Answers false when another process
+   * is making it now (true when this one is, in another call).
    */
   async createDisk(id: string, options: { startAfter?: boolean } = {}): Promise<boolean> {
-    if (this.active.has(id)) return false;
+    if (this.active.has(id)) return true;
     this.active.add(id);
     try {
       const make = () => createDiskNow(this.diskParts(), id, options);
