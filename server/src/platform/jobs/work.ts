@@ -292,6 +292,10 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
       const id = await jobs.add(kind, key, payload);
       if (id === undefined || stopped || spare(kind) === 0) return { finished: Promise.resolve() };
       const row = await jobs.claimId(id, leaseMs);
+      if (row && stopped) {
+        if (!halted) await jobs.giveBack(row.id, 0);
+        return { finished: Promise.resolve() };
+      }
       return { finished: row ? run(row) : Promise.resolve() };
     },
     hold,
