@@ -1,6 +1,6 @@
 /**
  * The whole application as one fastify instance, buildable for tests: platform plugins (errors,
- * headers, compression, socket.io, cluster bus, upgrades, static SPA, validation, access, auth, event bus,
+ * headers, compression, socket.io, cluster bus, background work, static SPA, validation, access, auth, event bus,
  * socket auth) -> domain repositories and plugins -> domain routes -> planned operations (501).
  * Domains are imported only through their index.ts. Every route's method/path/schemas/access comes
  * from the generated operation table (platform/http/route.ts), which is this app's auth gate; the
@@ -45,6 +45,7 @@ import loginThrottle from './platform/auth/login-throttle.ts';
 import auth from './platform/auth/auth.ts';
 import eventBus from './platform/events/event-bus.ts';
 import clusterBus from './platform/events/cluster-bus.ts';
+import work from './platform/jobs/work-plugin.ts';
 import {
   desktopsRepository,
   desktopsPlugin,
@@ -152,6 +153,8 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(socketIo);
   // before every plugin that keeps a cache or a connection other nodes' changes must reach
   await app.register(clusterBus);
+  // before every plugin that runs background work once across nodes (leases, jobs)
+  await app.register(work);
   await app.register(upgrades);
   await app.register(staticSpa);
 

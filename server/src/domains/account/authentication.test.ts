@@ -47,6 +47,7 @@ describe('POST /authentication/login', () => {
     expect(JSON.parse(Buffer.from(res.body.split('.')[0] ?? '', 'base64url').toString())).toEqual({
       alg: 'HS256',
       typ: 'JWT',
+      kid: 'initial',
     });
   });
 

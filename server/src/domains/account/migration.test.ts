@@ -12,7 +12,7 @@ import {
   type UserRow,
 } from '../../platform/db/schema.ts';
 import { defaultSettings, type Settings } from '../../platform/repository/settings-repository.ts';
-import { ISSUER, KID, loadSigningKey } from '../../platform/auth/tokens.ts';
+import { ISSUER, KID } from '../../platform/auth/tokens.ts';
 import { sendMessage } from '../../platform/events/messages.ts';
 import {
   buildTestApp,
@@ -136,12 +136,9 @@ const migrationRow = async (originId: string) =>
 
 /** A token signed by the server's key with any claims (types the server does not issue itself). */
 async function signed(claims: Record<string, unknown>, exp: number): Promise<string> {
-  return new SignJWT({ kid: KID, ...claims })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuer(ISSUER)
-    .setIssuedAt()
-    .setExpirationTime(exp)
-    .sign(loadSigningKey(t.config.dataDir));
+  return t.app.tokens.sign(
+    new SignJWT({ kid: KID, ...claims }).setIssuer(ISSUER).setIssuedAt().setExpirationTime(exp),
+  );
 }
 
 function socketOf(token: string): Promise<Socket> {

@@ -1,8 +1,10 @@
 /**
- * The desktops of a deployment as a whole: made in the background after their rows are committed
- * (a few disks at a time), deleted for good, checked idle or not being created, and recreated
- * (the missing ones made, those of users who are no longer targets deleted).
+ * The desktops of a deployment as a whole: made by a job after their rows are committed (a few
+ * disks at a time, on one node, taken over by another when that node dies), started by a job,
+ * deleted for good, checked idle or not being created, and recreated (the missing ones made,
+ * those of users who are no longer targets deleted).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import type { DeploymentRow, DesktopRow } from '../../platform/db/schema.ts';
@@ -15,6 +17,13 @@ import type { DeploymentTargets } from './deployment-targets.ts';
 
 /** Disks made at once while a deployment is created. */
 const CREATE_CONCURRENCY = 4;
+/** The job that makes a deployment's disks, and the one that starts its desktops. */
+export const DISKS_JOB = 'deployment.disks';
+export const START_JOB = 'deployment.start-all';
+/** How soon disks being made elsewhere are looked at again. */
+const RETRY_MS = 250;
+/** Jobs of each kind one process runs at once. */
+const DISKS_JOBS_AT_ONCE = 4;
 
 export type DeploymentDesktops = ReturnType<typeof deploymentDesktops>;
 
@@ -30,43 +39,86 @@ export function deploymentDesktops(
   const { db } = app;
 
   /**
+   * Makes the disks of the deployment's desktops still `creating`, a few at a time, and tells its
+   * audience when they are made. Run as a job (one process at a time; a process that dies leaves
+   * it to another): it reads what is left from the database, so a job taken over goes on where the
+   * dead process stopped, and each disk is made under its desktop's lease (desktop engine).
+   */
+  const buildDisks = async (deploymentId: string, signal: AbortSignal) => {
+    const row = await app.deployments.get(deploymentId);
+    if (!row) return;
+    creating.add(row.id);
+    try {
+      const tried = new Set<string>();
+      for (;;) {
+        const queue = (await app.deployments.desktopsOf(row.id))
+          .filter((d) => d.row.state === 'creating' && !tried.has(d.row.id))
+          .map((d) => d.row.id);
+        if (queue.length === 0) break;
+        const elsewhere: string[] = [];
+        const worker = async () => {
+          for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+            signal.throwIfAborted();
+            if (await app.engine.createDisk(id)) tried.add(id);
+            else elsewhere.push(id);
+          }
+        };
+        await Promise.all(
+          Array.from({ length: Math.min(CREATE_CONCURRENCY, queue.length) }, worker),
+        );
+        if (elsewhere.length === 0) break;
+        // Being made by another process (a node that died holds their leases until they expire):
+        // looked at again shortly.
+        await sleep(Math.min(RETRY_MS, app.work.leaseMs / 3), undefined, { signal });
+      }
+    } finally {
+      creating.delete(row.id);
+    }
+    events.touch(row.id);
+    for (const ownerId of audienceOf(row))
+      app.events.publish({
+        name: 'deployments.creatingDesktopsEnded',
+        payload: { deployment_id: row.id },
+        ownerId,
+      });
+  };
+  app.work.handle(DISKS_JOB, (job) => buildDisks(String(job.payload.deployment), job.signal), {
+    concurrency: DISKS_JOBS_AT_ONCE,
+  });
+
+  /** Starts every stopped desktop of a deployment (failures are left on the desktops); a job. */
+  const startDesktops = async (deploymentId: string, signal: AbortSignal) => {
+    for (const d of await app.deployments.desktopsOf(deploymentId)) {
+      signal.throwIfAborted();
+      if (inSet(desktopStates.startable, d.row.state))
+        await app.engine.start(d.row.id).catch((err: unknown) => {
+          app.log.warn({ err, desktop: d.row.id }, 'deployment start failed');
+        });
+    }
+  };
+  app.work.handle(START_JOB, (job) => startDesktops(String(job.payload.deployment), job.signal), {
+    concurrency: DISKS_JOBS_AT_ONCE,
+  });
+
+  /**
    * After the rows are committed: the users of a visible deployment see their new desktop, the
-   * owners see the rows, and the disks are made in the background.
+   * owners see the rows, and the disks are made by a job.
    */
   const announceAndBuild = async (row: DeploymentRow, ids: readonly string[]) => {
     if (row.visible)
       for (const id of ids) await app.desktops.publishCurrent(id, 'desktops.created');
     events.touch(row.id, ids);
     if (ids.length === 0) return;
-    const audience = audienceOf(row);
     creating.add(row.id);
-    for (const ownerId of audience)
+    for (const ownerId of audienceOf(row))
       app.events.publish({
         name: 'deployments.creatingDesktops',
         payload: { deployment_id: row.id },
         ownerId,
       });
-    const queue = [...ids];
-    const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift())
-        await app.engine.createDisk(id);
-    };
-    app.engine.background(
-      Promise.all(Array.from({ length: Math.min(CREATE_CONCURRENCY, ids.length) }, worker)).finally(
-        () => {
-          creating.delete(row.id);
-          events.touch(row.id);
-          for (const ownerId of audience)
-            app.events.publish({
-              name: 'deployments.creatingDesktopsEnded',
-              payload: { deployment_id: row.id },
-              ownerId,
-            });
-        },
-      ),
-      'deployment desktops creation failed',
-      row.id,
-    );
+    // One job per batch of new desktops (named by its first): a recreate's batch is not dropped
+    // as a duplicate of a job still finishing; two jobs never make one disk (its lease).
+    await app.work.enqueue(DISKS_JOB, `${DISKS_JOB}:${row.id}:${ids[0]}`, { deployment: row.id });
   };
 
   /** Deletes desktops for good (VM stopped, disk deleted) and tells their users and the owners. */
@@ -127,11 +179,16 @@ export function deploymentDesktops(
     const ids = await db.transaction(async (tx) => {
       const query = queryOn(tx);
       await lockQuotaScopes(query, subject);
+      // Read again under the owner's locks: a recreate of this deployment running at the same
+      // time (on this node or another) has added its desktops; none is added twice.
+      const now = new Set((await app.deployments.desktopsOf(row.id, tx)).map((d) => d.row.userId));
+      const adding = missing.filter((t) => !now.has(t.id));
+      if (adding.length === 0) return [];
       await checkDeploymentQuota(query, subject, {
         newDeployment: false,
-        desktops: missing.length,
+        desktops: adding.length,
       });
-      return insertDesktops(row, template, missing, tx);
+      return insertDesktops(row, template, adding, tx);
     });
     await announceAndBuild(row, ids);
   };
@@ -143,14 +200,13 @@ export function deploymentDesktops(
     assertNotCreating,
     recreateNow,
 
-    /** Starts every stopped desktop (failures are left on the desktops). */
+    /** Starts every stopped desktop (failures are left on the desktops), through a job. */
     async startAll(auth: AuthContext, id: string): Promise<void> {
       const row = await deploymentFor(auth, id);
-      for (const d of await app.deployments.desktopsOf(row.id))
-        if (inSet(desktopStates.startable, d.row.state))
-          await app.engine.start(d.row.id).catch((err: unknown) => {
-            app.log.warn({ err, desktop: d.row.id }, 'deployment start failed');
-          });
+      const { finished } = await app.work.enqueue(START_JOB, `${START_JOB}:${row.id}`, {
+        deployment: row.id,
+      });
+      await finished;
     },
 
     async stopAll(auth: AuthContext, id: string): Promise<void> {

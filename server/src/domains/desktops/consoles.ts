@@ -31,7 +31,12 @@ import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { DesktopRow } from '../../platform/db/schema.ts';
 import type { FileDownload } from '../../../../src/generated/types.ts';
 import { TicketStore } from '../../platform/viewers/tickets.ts';
-import { VncProxy, VNC_WS_PATH } from '../../platform/viewers/vnc-proxy.ts';
+import {
+  MAX_PER_DESKTOP,
+  MAX_PER_USER,
+  VncProxy,
+  VNC_WS_PATH,
+} from '../../platform/viewers/vnc-proxy.ts';
 import { SpiceTunnel } from '../../platform/viewers/spice-tunnel.ts';
 import { rdpFile, spiceFile } from '../../platform/viewers/viewer-files.ts';
 import { RdpTunnel, RDP_WS_PATH } from '../../platform/viewers/rdp-tunnel.ts';
@@ -64,6 +69,9 @@ export interface Consoles {
 
 /** The SPICE password of one `.vv`: 24 URL-safe characters (SPICE takes at most 59). */
 const spicePassword = () => randomBytes(18).toString('base64url');
+/** The kinds of the console slots counted across nodes (app.slots), VNC and RDP apart as here. */
+export const VNC_CONSOLE_SLOT = 'vnc-console';
+export const RDP_CONSOLE_SLOT = 'rdp-console';
 
 export function createConsoles(
   app: FastifyInstance,
@@ -118,6 +126,17 @@ export function createConsoles(
     };
   };
 
+  /** The same limits counted over every node, one kind of console apart from the other. */
+  const sharedSlot =
+    (kind: string) =>
+    async (userId: string, desktopId: string): Promise<{ release(): void } | undefined> => {
+      const answer = await app.slots.take(
+        kind,
+        { userId, itemId: desktopId },
+        { perUser: MAX_PER_USER, perItem: MAX_PER_DESKTOP },
+      );
+      return 'slot' in answer ? answer.slot : undefined;
+    };
   const tickets = new TicketStore();
   const vnc = new VncProxy({
     tickets,
@@ -129,6 +148,7 @@ export function createConsoles(
       const a = await access(desktopId, userId, sessionId);
       return { ownerOk: a.allowed, running: a.running, port: a.vncPort };
     },
+    slot: sharedSlot(VNC_CONSOLE_SLOT),
   });
   app.upgrades.register(VNC_WS_PATH, vnc.handleUpgrade);
 
@@ -139,6 +159,7 @@ export function createConsoles(
     originAllowed: (req) => originAllowed(req, originSettings, port()),
     viewerAttached: (id) => idle.viewerAttached(id),
     viewerDetached: (id) => idle.viewerDetached(id),
+    slot: sharedSlot(RDP_CONSOLE_SLOT),
     async target(desktopId, userId, sessionId) {
       const a = await access(desktopId, userId, sessionId);
       return {

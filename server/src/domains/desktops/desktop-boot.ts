@@ -17,8 +17,6 @@ export interface BootParts {
   idle: IdleManager | undefined;
   log: EngineLogger;
   diskPath(id: string): string;
-  /** This portal node's name (recorded as the VM's node), when the portal runs several. */
-  nodeName: string | undefined;
 }
 
 export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
@@ -40,7 +38,6 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
       vncPassword: spec.vncPassword,
       spicePassword: spec.spicePassword,
       startedAt: rt.startedAt,
-      ...(parts.nodeName ? { node: parts.nodeName } : {}),
     };
     const started = await parts.store.update(id, { state: 'started', runtime, queue: null }, [
       'starting',

@@ -49,6 +49,8 @@ export async function createDiskNow(
   options: { startAfter?: boolean },
 ): Promise<void> {
   const desktop = await parts.mustGet(id);
+  // Made meanwhile (by another node), or no longer wanted.
+  if (desktop.state !== 'creating') return;
   const path = desktop.disk_path ?? parts.diskPath(id);
   try {
     if (!existsSync(path)) {

@@ -56,13 +56,14 @@ export class DesktopEngine {
   private readonly startConcurrency: number;
   private readonly reconcileMs: number;
   private readonly transitionalLimitMs: number;
-  private readonly nodeName: string | undefined;
   private readonly queue: string[] = [];
   private readonly active = new Set<string>();
   private readonly shutdownTimers = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private startGate: StartGate | undefined;
+  private readonly exclusive: DesktopEngineOptions['exclusive'];
+  private readonly reconciles: DesktopEngineOptions['reconciles'];
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly onExit = (id: string, info: ExitInfo) =>
     this.background(this.handleExit(id, info), 'exit handling failed', id);
@@ -90,7 +91,8 @@ export class DesktopEngine {
     this.startConcurrency = options.startConcurrency ?? 2;
     this.reconcileMs = options.reconcileMs ?? 5_000;
     this.transitionalLimitMs = options.transitionalLimitMs ?? 120_000;
-    this.nodeName = options.nodeName;
+    this.exclusive = options.exclusive;
+    this.reconciles = options.reconciles;
     this.driver.on('exit', this.onExit);
   }
 
@@ -307,12 +309,19 @@ export class DesktopEngine {
     return verifyDisk(this.diskParts(), id);
   }
 
-  /** Creates the disk of a desktop in `creating` (overlay on its template) → stopped, or failed. */
-  async createDisk(id: string, options: { startAfter?: boolean } = {}): Promise<void> {
-    if (this.active.has(id)) return;
+  /**
+   * Creates the disk of a desktop in `creating` (overlay on its template) → stopped, or failed;
+   * under the desktop's lease, so no two nodes make one disk. Answers false when another process
+   * is making it now (true when this one is, in another call).
+   */
+  async createDisk(id: string, options: { startAfter?: boolean } = {}): Promise<boolean> {
+    if (this.active.has(id)) return true;
     this.active.add(id);
     try {
-      await createDiskNow(this.diskParts(), id, options);
+      const make = () => createDiskNow(this.diskParts(), id, options);
+      if (this.exclusive) return await this.exclusive(`desktop-disk:${id}`, make);
+      await make();
+      return true;
     } finally {
       this.active.delete(id);
     }
@@ -350,7 +359,6 @@ export class DesktopEngine {
       idle: this.idle,
       log: this.log,
       diskPath: (id) => this.diskPath(id),
-      nodeName: this.nodeName,
     };
   }
 
@@ -374,9 +382,14 @@ export class DesktopEngine {
     await settleExit(this.store, id, info);
   }
 
-  /** Settles every row whose state disagrees with the hypervisor. Safe to run any time. */
-  reconcile(): Promise<void> {
+  /**
+   * Settles every row this process reconciles (all of them on one node) whose state disagrees
+   * with the hypervisor. Safe to run any time.
+   */
+  async reconcile(): Promise<void> {
+    const reconciles = this.reconciles ? await this.reconciles() : () => true;
     return reconcileRows({
+      reconciles,
       store: this.store,
       driver: this.driver,
       shutdownTimeoutMs: this.shutdownTimeoutMs,
@@ -391,7 +404,6 @@ export class DesktopEngine {
       forceStop: (id, from) => this.forceStop(id, from),
       createDiskInBackground: (id) =>
         this.background(this.createDisk(id), 'disk creation failed', id),
-      nodeName: this.nodeName,
     });
   }
 }

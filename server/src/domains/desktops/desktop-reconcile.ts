@@ -5,13 +5,15 @@
  */
 import type { DesktopState } from '../../../../src/generated/types.ts';
 import type { ExitInfo, Hypervisor } from '../../platform/hypervisor/types.ts';
-import type { DesktopStore } from './types.ts';
+import type { DesktopStore, EngineDesktop } from './types.ts';
 import { desktopStates, inSet } from '../../../../src/generated/policy.ts';
 
 /** What the reconciler needs of the engine. */
 export interface ReconcileParts {
   store: DesktopStore;
   driver: Hypervisor;
+  /** Whether this process settles the row (its VM runs here, or it is the leader's share). */
+  reconciles(desktop: EngineDesktop): boolean;
   shutdownTimeoutMs: number;
   transitionalLimitMs: number;
   /** Whether the engine is starting the desktop or has it queued. */
@@ -23,8 +25,6 @@ export interface ReconcileParts {
   forceStop(id: string, from: readonly DesktopState[]): Promise<void>;
   /** Creates the desktop's disk in the background. */
   createDiskInBackground(id: string): void;
-  /** This portal node's name: rows whose VM another node runs are that node's to settle. */
-  nodeName: string | undefined;
 }
 
 /** Settles every row whose state disagrees with the hypervisor. Safe to run any time. */
@@ -34,14 +34,17 @@ export async function reconcileRows(parts: ReconcileParts): Promise<void> {
   ]);
   const now = Date.now();
   for (const listed of rows) {
-    if (parts.isBusy(listed.id)) continue;
+    if (parts.isBusy(listed.id) || !parts.reconciles(listed)) continue;
     // The row as it is now: a start that finished since the list was read must not be taken
     // for an interrupted one (its VM would be stopped and the start lost).
     const d = await parts.store.get(listed.id);
-    if (!d || d.state !== listed.state || d.updated_at.getTime() !== listed.updated_at.getTime())
+    if (
+      !d ||
+      d.state !== listed.state ||
+      d.updated_at.getTime() !== listed.updated_at.getTime() ||
+      !parts.reconciles(d)
+    )
       continue;
-    // Another node's driver runs this VM: this driver would call it gone.
-    if (d.runtime?.node && parts.nodeName && d.runtime.node !== parts.nodeName) continue;
     const status = await parts.driver.status(d.id);
     const alive = status === 'running' || status === 'paused';
     const age = now - d.updated_at.getTime();
@@ -87,7 +90,8 @@ export async function reconcileRows(parts: ReconcileParts): Promise<void> {
         }
         break;
       case 'creating':
-        // Not being created by this process (new seed rows, or interrupted by a restart): create the disk.
+        // Not being created by this process (new seed rows, or interrupted by a restart or a node's
+        // death): create the disk (under its lease: a node making it now keeps it).
         parts.createDiskInBackground(d.id);
         break;
       case 'updating':

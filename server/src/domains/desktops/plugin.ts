@@ -34,6 +34,12 @@ declare module 'fastify' {
 /** States in which console connections may stay open: those with a screen. */
 const CONSOLE_STATES: readonly string[] = VIEWER_STATES;
 
+/** The node that runs the desktop's VM or is starting it, as its runtime records it. */
+function nodeOf(row: DesktopRow): string | null {
+  const node = (row.runtime as { node?: unknown }).node;
+  return typeof node === 'string' ? node : null;
+}
+
 function runtimeOf(row: DesktopRow): DesktopRuntime | null {
   const rt = row.runtime as Partial<DesktopRuntime>;
   return typeof rt.pid === 'number' && typeof rt.vncPort === 'number'
@@ -66,6 +72,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     disk_path: row.diskPath ?? null,
     template_disk_path: await templateDisk(row.templateId),
     runtime: runtimeOf(row),
+    node: nodeOf(row),
     updated_at: row.updatedAt,
   });
 
@@ -78,7 +85,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       const values: Parameters<typeof app.desktops.update>[1] = {};
       if (patch.state !== undefined) values.state = patch.state;
       if (patch.detail !== undefined) values.detail = patch.detail;
-      if (patch.runtime !== undefined) values.runtime = patch.runtime ?? {};
+      // A runtime names the node whose VM it is; a start names the node that starts it.
+      if (patch.runtime) values.runtime = { ...patch.runtime, node: config.nodeName };
+      else if (patch.runtime === null) values.runtime = {};
+      else if (patch.state === 'starting') values.runtime = { node: config.nodeName };
       if (patch.disk_path !== undefined) values.diskPath = patch.disk_path;
       if (patch.queue !== undefined) values.queue = patch.queue;
       if (patch.accessed) values.accessed = new Date();
@@ -104,7 +114,14 @@ const plugin: FastifyPluginAsync = async (app) => {
     dataDir: config.dataDir,
     log: app.log,
     shutdownTimeoutMs: config.shutdownGraceMs,
-    nodeName: config.vmOwner,
+    exclusive: async (name, fn) => (await app.work.exclusive(name, fn)).ran,
+    // Each node settles its own VMs; the leader also those of no node or of a node gone.
+    reconciles: async () => {
+      const me = config.nodeName;
+      if (!app.work.isLeader) return (d) => d.node === me;
+      const live = await app.work.liveNodes();
+      return (d) => d.node === me || d.node === null || !live.has(d.node);
+    },
   });
 
   app.decorate('engine', engine);

@@ -17,11 +17,6 @@ export interface DesktopRuntime {
   vncPassword: string;
   spicePassword: string;
   startedAt: string;
-  /**
-   * The portal node whose driver runs the VM (NODE_NAME). Only that node settles the row against
-   * its driver: another node's driver does not see the VM. Absent in rows written by one node.
-   */
-  node?: string;
 }
 
 /** The part of a desktop row the engine reads and writes. */
@@ -36,6 +31,8 @@ export interface EngineDesktop {
   disk_path: string | null;
   template_disk_path: string | null;
   runtime: DesktopRuntime | null;
+  /** The portal node that runs the desktop's VM or is starting it (null: none, or not recorded). */
+  node: string | null;
   updated_at: Date;
 }
 
@@ -88,8 +85,17 @@ export interface DesktopEngineOptions {
   reconcileMs?: number;
   /** A row stuck in a transitional state longer than this is settled by the reconciler. Default 120 s. */
   transitionalLimitMs?: number;
-  /** This portal node's name, written into the runtime of the VMs it starts (see DesktopRuntime.node). */
-  nodeName?: string;
+  /**
+   * Runs `fn` under the lease `name` unless another process holds it (answers whether it ran):
+   * one node at a time makes a desktop's disk. Without it, `fn` just runs (one process).
+   */
+  exclusive?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
+  /**
+   * Which rows this process reconciles, asked once per pass: with several nodes each settles the
+   * desktops whose VM it runs, and one node (the leader) the others (no node, or a dead one).
+   * Without it, every row.
+   */
+  reconciles?: () => Promise<(desktop: EngineDesktop) => boolean>;
 }
 
 /**

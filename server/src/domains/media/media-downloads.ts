@@ -17,6 +17,12 @@ import { PROGRESS_MS } from './media-rules.ts';
 import { progressOf, START } from './media-progress.ts';
 import type { MediaContext } from './media-context.ts';
 
+/** The kind of the media download slots counted across nodes (app.slots). */
+export const MEDIA_DOWNLOAD_SLOT = 'media-download';
+/** The lease a node holds on a medium while it downloads or settles it (app.work). */
+export const MEDIA_LEASE_PREFIX = 'media:';
+export const mediaLease = (id: string) => `${MEDIA_LEASE_PREFIX}${id}`;
+
 interface RunningDownload {
   controller: AbortController;
   finished: Promise<void>;
@@ -37,22 +43,44 @@ export function createMediaDownloads(ctx: MediaContext) {
   });
   const running = new Map<string, RunningDownload>();
 
-  const takeSlot = (userId: string) => {
-    const slot = slots.take(userId);
-    if (slot) return slot;
-    const reached = slots.limitReached(userId);
-    throw tooManyRequests({
+  const refusal = (scope: 'user' | 'server', limit: number) =>
+    tooManyRequests({
       retry: { seconds: DEFAULT_RETRY_AFTER_SECONDS },
       description:
-        reached?.scope === 'user'
-          ? `At most ${reached.limit} media downloads of one user run at once`
+        scope === 'user'
+          ? `At most ${limit} media downloads of one user run at once`
           : 'The server runs as many media downloads as it may',
       code: 'media_downloads_limit',
-      params: {
-        limit: reached?.limit ?? config.mediaDownloadsTotal,
-        scope: reached?.scope ?? 'server',
-      },
+      params: { limit, scope },
     });
+
+  /** A slot in this process and one counted over every node (the same limits hold for all). */
+  const takeSlot = async (userId: string): Promise<DownloadSlot> => {
+    const local = slots.take(userId);
+    if (!local) {
+      const reached = slots.limitReached(userId);
+      throw refusal(reached?.scope ?? 'server', reached?.limit ?? config.mediaDownloadsTotal);
+    }
+    const shared = await app.slots
+      .take(
+        MEDIA_DOWNLOAD_SLOT,
+        { userId },
+        { perUser: config.mediaDownloadsPerUser, total: config.mediaDownloadsTotal },
+      )
+      .catch((err: unknown) => {
+        local.release();
+        throw err;
+      });
+    if (!('slot' in shared)) {
+      local.release();
+      throw refusal(shared.refused === 'user' ? 'user' : 'server', shared.limit);
+    }
+    return {
+      release() {
+        local.release();
+        shared.slot.release();
+      },
+    };
   };
 
   /** Refuses an announced length beyond the admin cap or what the user may still download. */
@@ -157,20 +185,29 @@ export function createMediaDownloads(ctx: MediaContext) {
     maxBytes: number,
     onRefused: (failure: MediaFailure) => Promise<void>,
   ) => {
+    // The medium's lease, held until its download ends: no other node settles it meanwhile.
+    const lease = await app.work.hold(mediaLease(row.id));
+    if (!lease)
+      throw new ApiError('conflict', 'The media changed meanwhile', 'conflict', { id: row.id });
     let slot: DownloadSlot;
     try {
-      slot = takeSlot(row.userId);
+      slot = await takeSlot(row.userId);
     } catch (err) {
+      await lease.release();
       await onRefused('failed');
       throw err;
     }
+    const giveBack = async () => {
+      slot.release();
+      await lease.release();
+    };
     const controller = new AbortController();
     let opened: OpenedUrl;
     try {
       await mkdir(ctx.mediaDir, { recursive: true });
       opened = await openUrl(row.url ?? '', ctx.policy, controller.signal);
     } catch (err) {
-      slot.release();
+      await giveBack();
       await onRefused('failed');
       if (err instanceof MediaUrlError) throw ctx.refused(err);
       throw err;
@@ -179,7 +216,7 @@ export function createMediaDownloads(ctx: MediaContext) {
       assertFits(opened.contentLength, maxBytes);
     } catch (err) {
       opened.response.destroy();
-      slot.release();
+      await giveBack();
       await onRefused('too_large');
       throw err;
     }
@@ -191,12 +228,12 @@ export function createMediaDownloads(ctx: MediaContext) {
     );
     if (!current) {
       opened.response.destroy();
-      slot.release();
+      await giveBack();
       throw new ApiError('conflict', 'The media changed meanwhile', 'conflict', { id: row.id });
     }
-    const finished = run(current, opened, controller, maxBytes).finally(() => {
-      slot.release();
+    const finished = run(current, opened, controller, maxBytes).finally(async () => {
       running.delete(row.id);
+      await giveBack();
     });
     running.set(row.id, { controller, finished });
     return current;

@@ -40,7 +40,7 @@ import { checkMediaCreate, mediaBytesLeft, lockQuotaScopes } from '../quotas/ind
 import { assertMediaRule, NOBODY, ruleStates } from './media-rules.ts';
 import { createMediaContext } from './media-context.ts';
 import { createDesktopFromMedia } from './media-desktop.ts';
-import { createMediaDownloads } from './media-downloads.ts';
+import { createMediaDownloads, mediaLease } from './media-downloads.ts';
 import { finishDelete, settleMedia } from './media-settle.ts';
 
 export type MediaService = ReturnType<typeof createMediaService>;
@@ -215,7 +215,9 @@ export function createMediaService(app: FastifyInstance) {
       }
       await ctx.publish(claimed, 'media.updated');
       await downloads.stopDownload(id, 'deleted');
-      await finishDelete(ctx, claimed);
+      // Under the medium's lease; when another node holds it (its download runs there), the
+      // leader's settle finishes the delete once that node lets it go.
+      await app.work.exclusive(mediaLease(id), () => finishDelete(ctx, claimed));
       return null;
     },
 
@@ -229,12 +231,12 @@ export function createMediaService(app: FastifyInstance) {
     },
 
     /**
-     * At boot, before anything downloads: media left in a download state by the previous run end
-     * `downloadfailed` (aborted ones are removed), media left deleting are deleted, and partial
-     * files are removed.
+     * Media left in a download state by a process that is gone end `downloadfailed` (aborted ones
+     * are removed), media left deleting are deleted, and partial files are removed; those a live
+     * process holds are left to it (media-settle.ts).
      */
-    settle(): Promise<void> {
-      return settleMedia(ctx);
+    settle(options: { graceMs?: number } = {}): Promise<void> {
+      return settleMedia(ctx, options);
     },
 
     /** Stops every running download (they end `downloadfailed`) and waits for them. */

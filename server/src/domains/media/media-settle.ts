@@ -1,7 +1,7 @@
 /**
  * How media settle: a delete finished once the medium is `deleting` (its desktops stopped, it taken
- * out of every list, its file removed), and at boot whatever the previous run left in a download
- * or delete state.
+ * out of every list, its file removed), and whatever a process that is gone left in a download or
+ * delete state (at boot, and on the leader node every half lease).
  */
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { media, type MediaRow } from '../../platform/db/schema.ts';
 import { mediaStatus, mediaStatuses } from '../../../../src/generated/policy.ts';
 import { STOP_WAIT_MS, VM_STATES, withoutMedia } from './media-rules.ts';
 import type { MediaContext } from './media-context.ts';
+import { MEDIA_LEASE_PREFIX, mediaLease } from './media-downloads.ts';
 
 /** Force-stops a desktop running with a medium (graceful, then forced) and waits for it. */
 async function stopDesktop(ctx: MediaContext, id: string): Promise<void> {
@@ -45,36 +46,55 @@ export async function finishDelete(ctx: MediaContext, row: MediaRow): Promise<vo
   if (deleted) ctx.publishDeleted(deleted);
 }
 
+/** Settles one medium left in a download or delete state by a process that is gone. */
+async function settleOne(ctx: MediaContext, listed: MediaRow): Promise<void> {
+  const { app } = ctx;
+  // As it is now, under its lease: one that moved on meanwhile is left as it is.
+  const row = await app.media.get(listed.id);
+  if (!row || row.status !== listed.status) return;
+  if (row.status === mediaStatus.deleting) {
+    await finishDelete(ctx, row);
+    return;
+  }
+  await ctx.removeFiles({ ...row, path: null });
+  if (row.status === mediaStatus.downloadaborting) {
+    const gone = await app.media.remove(row.id);
+    if (gone) ctx.publishDeleted(gone);
+  } else {
+    const failed = await app.media.update(
+      row.id,
+      // the process running it stopped in the middle of it
+      { status: 'downloadfailed', path: null, size: null, failure: 'incomplete' },
+      { condition: eq(media.status, row.status) },
+    );
+    if (failed) await ctx.publish(failed, 'media.updated');
+  }
+}
+
 /**
- * At boot, before anything downloads: media left in a download state by the previous run end
- * `downloadfailed` (aborted ones are removed), media left deleting are deleted, and partial
- * files are removed.
+ * Media left in a download or delete state by a process that is gone (a restart, a node that
+ * died): downloads end `downloadfailed` (aborted ones are removed), deletes are finished, and
+ * partial files are removed. A medium whose lease a live process holds (downloading or deleting
+ * it now, on any node) is left to it. At boot every such medium is looked at; the leader's
+ * periodic pass (`graceMs`) leaves those changed within the grace (a create that has not taken
+ * its lease yet).
  */
-export async function settleMedia(ctx: MediaContext): Promise<void> {
+export async function settleMedia(
+  ctx: MediaContext,
+  options: { graceMs?: number } = {},
+): Promise<void> {
   const { app } = ctx;
   await mkdir(ctx.mediaDir, { recursive: true });
   const rows = await app.media.list({
     where: inArray(media.status, [...mediaStatuses.fileBusy]),
   });
+  const cutoff = Date.now() - (options.graceMs ?? 0);
   for (const row of rows) {
-    if (row.status === mediaStatus.deleting) {
-      await finishDelete(ctx, row);
-      continue;
-    }
-    await ctx.removeFiles({ ...row, path: null });
-    if (row.status === mediaStatus.downloadaborting) {
-      const gone = await app.media.remove(row.id);
-      if (gone) ctx.publishDeleted(gone);
-    } else {
-      const failed = await app.media.update(
-        row.id,
-        // the server stopped in the middle of it
-        { status: 'downloadfailed', path: null, size: null, failure: 'incomplete' },
-        { condition: eq(media.status, row.status) },
-      );
-      if (failed) await ctx.publish(failed, 'media.updated');
-    }
+    if (options.graceMs && row.updatedAt.getTime() > cutoff) continue;
+    await app.work.exclusive(mediaLease(row.id), () => settleOne(ctx, row));
   }
+  const busy = await app.work.liveLeases(MEDIA_LEASE_PREFIX);
   for (const entry of await readdir(ctx.mediaDir))
-    if (entry.endsWith('.part')) await rm(join(ctx.mediaDir, entry), { force: true });
+    if (entry.endsWith('.part') && !busy.has(mediaLease(entry.split('.')[0] ?? '')))
+      await rm(join(ctx.mediaDir, entry), { force: true });
 }

@@ -2,8 +2,9 @@
  * Recycle-bin retention: an entry stays in the bin for the configured number of hours (the
  * `recycle_bin_cutoff_time` setting; 0 = deleted at once, null = kept forever). A timer deletes for
  * good, through the recycle bin's own permanent delete (disk files removed, `update_recycle_bin`
- * published to the owner, so counters stay live), every recycled entry older than that. One run at
- * a time per server; an entry restored or deleted meanwhile is left to whoever got it first.
+ * published to the owner, so counters stay live), every recycled entry older than that. The timer
+ * runs on the leader node only (app.work), one run at a time; an entry restored or deleted
+ * meanwhile is left to whoever got it first.
  */
 import type { FastifyInstance } from 'fastify';
 import { and, eq, lt } from 'drizzle-orm';
@@ -41,7 +42,10 @@ export async function purgeExpired(app: FastifyInstance, now = new Date()): Prom
 }
 
 export interface RecycleBinPurge {
-  /** (Re)starts the timer; every `intervalMs` (default PURGE_INTERVAL_MS) expired entries go. */
+  /**
+   * (Re)starts the timer; every `intervalMs` (default PURGE_INTERVAL_MS) expired entries go, when
+   * this node is the leader.
+   */
   start(intervalMs?: number): void;
   stop(): void;
   /** One purge now (waits for a run in progress first); answers the purged ids. */
@@ -67,7 +71,7 @@ export function createRecycleBinPurge(app: FastifyInstance): RecycleBinPurge {
     start(intervalMs = PURGE_INTERVAL_MS) {
       if (timer) clearInterval(timer);
       timer = setInterval(() => {
-        if (current) return;
+        if (current || !app.work.isLeader) return;
         runOnce().catch((err: unknown) => app.log.warn({ err }, 'recycle bin purge failed'));
       }, intervalMs);
       timer.unref();

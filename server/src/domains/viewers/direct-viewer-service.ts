@@ -22,7 +22,7 @@ import { eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { canManageDesktop } from '../../platform/lib/ownership.ts';
-import { KID, ISSUER, loadSigningKey, type SpecialClaims } from '../../platform/auth/tokens.ts';
+import { KID, ISSUER, type SpecialClaims } from '../../platform/auth/tokens.ts';
 import { listeningPort, originAllowed, ownOrigins } from '../../platform/lib/origins.ts';
 import { desktops, type DesktopRow } from '../../platform/db/schema.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
@@ -76,7 +76,6 @@ export function createDirectViewerService(
     isVisible(desktop: DesktopRow): Promise<boolean>;
   },
 ) {
-  const key = loadSigningKey(app.config.dataDir);
   const port = () => listeningPort(app.server, app.config.port);
 
   const tickets = new TicketStore();
@@ -181,20 +180,20 @@ export function createDirectViewerService(
 
   const signViewerJwt = async (row: DesktopRow & { jumperurlHash: string }) => {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({
-      kid: KID,
-      type: 'viewer',
-      user_id: `direct:${row.id}`,
-      desktop_id: row.id,
-      category_id: row.categoryId,
-      link: linkMark(row.jumperurlHash),
-    })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(ISSUER)
-      .setIssuedAt(now)
-      .setNotBefore(now)
-      .setExpirationTime(now + VIEWER_JWT_TTL_S)
-      .sign(key);
+    return app.tokens.sign(
+      new SignJWT({
+        kid: KID,
+        type: 'viewer',
+        user_id: `direct:${row.id}`,
+        desktop_id: row.id,
+        category_id: row.categoryId,
+        link: linkMark(row.jumperurlHash),
+      })
+        .setIssuer(ISSUER)
+        .setIssuedAt(now)
+        .setNotBefore(now)
+        .setExpirationTime(now + VIEWER_JWT_TTL_S),
+    );
   };
 
   const scheduledShutdown = (scheduled: unknown): string | false => {

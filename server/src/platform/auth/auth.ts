@@ -17,11 +17,11 @@ import { globalPlugin } from '../lib/plugin.ts';
 import {
   bearerOf,
   isLoginClaims,
-  loadSigningKey,
   TokenService,
   type Claims,
   type SpecialClaims,
 } from './tokens.ts';
+import { openKeyRing } from './signing-keys.ts';
 import { API_KEY_SESSION_ID, apiKeyHash, isWellFormedApiKey, looksLikeApiKey } from './api-keys.ts';
 import type { AuthIdentity } from './auth-context.ts';
 import type { SessionState } from './sessions-repository.ts';
@@ -52,6 +52,11 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     tokens: TokenService;
+    /**
+     * Adds a new token signing key, which every node signs with from now on (tokens signed
+     * before stay valid); answers its id.
+     */
+    rotateSigningKey(): Promise<string>;
     authenticate(request: FastifyRequest, options?: AuthenticateOptions): Promise<void>;
   }
   interface FastifyRequest {
@@ -102,8 +107,19 @@ interface ApiKeyOwnerRow {
 const NO_LIMIT = new Date(0);
 
 const plugin: FastifyPluginAsync = async (app) => {
-  const tokens = new TokenService(loadSigningKey(app.config.dataDir), app.config.clockLeeway);
+  // The keys are in the database, the same for every node; a rotation on one node reaches the others.
+  const keys = await openKeyRing(app.database.query, app.config.dataDir);
+  const tokens = new TokenService(keys, app.config.clockLeeway);
   app.decorate('tokens', tokens);
+  const reloadKeys = () =>
+    keys.reload().catch((err: unknown) => app.log.warn({ err }, 'signing keys not read again'));
+  app.cluster.on('signing-keys.changed', reloadKeys);
+  app.cluster.on('resync', reloadKeys);
+  app.decorate('rotateSigningKey', async () => {
+    const id = await keys.rotate();
+    app.cluster.publish({ kind: 'signing-keys.changed' });
+    return id;
+  });
   app.decorateRequest('auth', null);
   app.decorateRequest('specialToken', null);
 

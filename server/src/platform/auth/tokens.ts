@@ -1,12 +1,11 @@
 /**
- * JWTs: HS256 only, `kid` is a payload claim ("isardvdi"), the login token
- * carries session_id/sub/data, special tokens carry `type`. The secret is generated once and kept
- * in DATA_DIR/keys/jwt.key (mode 0600).
+ * JWTs: HS256 only, `kid` is a payload claim ("isardvdi"), the login token carries
+ * session_id/sub/data, special tokens carry `type`. They are signed with the newest key of the
+ * key ring (signing-keys.ts: in the database, the same on every node), named by the `kid` of the
+ * header; a token is verified with the key its header names (the first key when it names none).
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { errors as joseErrors, jwtVerify, SignJWT, decodeJwt, type JWTPayload } from 'jose';
+import { staticKeyRing, type KeyRing } from './signing-keys.ts';
 import { ApiError } from '../http/api-error.ts';
 import type {
   Role,
@@ -44,22 +43,6 @@ export function isLoginClaims(c: Claims): c is LoginClaims {
   );
 }
 
-/** Reads or creates the signing key. */
-export function loadSigningKey(dataDir: string): Uint8Array {
-  const dir = join(dataDir, 'keys');
-  const file = join(dir, 'jwt.key');
-  if (!existsSync(file)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    try {
-      writeFileSync(file, randomBytes(64).toString('base64url'), { mode: 0o600, flag: 'wx' });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // a sibling process won the race
-    }
-  }
-  chmodSync(file, 0o600);
-  return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
-}
-
 /** How many verified tokens verify() remembers before it starts over. */
 export const VERIFIED_TOKENS_MAX = 10_000;
 
@@ -81,10 +64,20 @@ export class TokenService {
    */
   private readonly verified = new Map<string, { claims: Claims; untilMs: number }>();
 
+  private readonly keys: KeyRing;
+
   constructor(
-    private readonly key: Uint8Array,
+    keys: KeyRing | Uint8Array,
     private readonly leewaySeconds: number,
-  ) {}
+  ) {
+    this.keys = keys instanceof Uint8Array ? staticKeyRing(keys) : keys;
+  }
+
+  /** Signs a token with the current key, named in its header. */
+  async sign(jwt: SignJWT): Promise<string> {
+    const key = this.keys.current();
+    return jwt.setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: key.id }).sign(key.secret);
+  }
 
   async signLogin(input: {
     sessionId: string;
@@ -93,14 +86,14 @@ export class TokenService {
     data: SessionUserTokenData;
   }): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ kid: KID, session_id: input.sessionId, data: input.data })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(ISSUER)
-      .setSubject(input.userId)
-      .setIssuedAt(now)
-      .setNotBefore(now)
-      .setExpirationTime(input.exp)
-      .sign(this.key);
+    return this.sign(
+      new SignJWT({ kid: KID, session_id: input.sessionId, data: input.data })
+        .setIssuer(ISSUER)
+        .setSubject(input.userId)
+        .setIssuedAt(now)
+        .setNotBefore(now)
+        .setExpirationTime(input.exp),
+    );
   }
 
   async signSpecial(
@@ -110,17 +103,18 @@ export class TokenService {
     extra: Record<string, unknown> = {},
   ): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ ...extra, kid: KID, type, user_id: userId })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(ISSUER)
-      .setIssuedAt(now)
-      .setNotBefore(now)
-      .setExpirationTime(now + ttlSeconds)
-      .sign(this.key);
+    return this.sign(
+      new SignJWT({ ...extra, kid: KID, type, user_id: userId })
+        .setIssuer(ISSUER)
+        .setIssuedAt(now)
+        .setNotBefore(now)
+        .setExpirationTime(now + ttlSeconds),
+    );
   }
 
   /**
-   * Verifies signature (HS256 only), exp/nbf with the leeway and the kid claim.
+   * Verifies signature (HS256 only, with the key the header names), exp/nbf with the leeway and
+   * the kid claim.
    * With allowExpired the signature is still checked but an elapsed exp is accepted (renew).
    */
   async verify(token: string, options: { allowExpired?: boolean } = {}): Promise<Claims> {
@@ -141,7 +135,7 @@ export class TokenService {
   private async verifyNow(token: string, options: { allowExpired?: boolean }): Promise<Claims> {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, this.key, {
+      ({ payload } = await jwtVerify(token, (header) => this.keyOf(header.kid), {
         algorithms: ['HS256'],
         clockTolerance: this.leewaySeconds,
       }));
@@ -167,6 +161,12 @@ export class TokenService {
       throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
     }
     return deepFreeze(payload as Claims);
+  }
+
+  private async keyOf(kid: string | undefined): Promise<Uint8Array> {
+    const key = await this.keys.find(kid);
+    if (!key) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    return key.secret;
   }
 
   /** Reads the type claim without verifying (dispatch only; the branch verifies again). */

@@ -15,11 +15,6 @@ export interface AppConfig {
    * shown by GET /api/v3/health and on every log line.
    */
   nodeName: string;
-  /**
-   * NODE_NAME when it is set: the stable name under which this node owns the VMs it runs (a
-   * cluster's nodes each set one). Unset on a single node, whose VMs are its own whatever its port.
-   */
-  vmOwner?: string | undefined;
   port: number;
   host: string;
   dataDir: string;
@@ -41,6 +36,11 @@ export interface AppConfig {
   socketSweepMs: number;
   /** how long a verified session stays cached in memory (ms); revocation on this node clears it at once */
   sessionCacheMs: number;
+  /**
+   * how long a lease of background work lasts unless its process renews it (ms): a node killed in
+   * the middle of a job leaves it to another node within this and a third of it
+   */
+  workLeaseMs: number;
   /** seed demo data when the database has no users */
   seed: boolean;
   /** trust X-Forwarded-For (behind a reverse proxy) */
@@ -227,7 +227,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const defaultPortal = resolve(cwd, 'config/portal.json');
   const config: AppConfig = {
     nodeName: env.NODE_NAME || `${hostname()}:${port}`,
-    vmOwner: env.NODE_NAME || undefined,
     port,
     host: env.HOST || '0.0.0.0',
     dataDir: resolve(cwd, env.DATA_DIR || './data'),
@@ -247,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
     socketSweepMs: 5000,
     sessionCacheMs: 1000,
+    workLeaseMs: 15_000,
     seed: true,
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     shutdownTimeoutMs: 25_000,

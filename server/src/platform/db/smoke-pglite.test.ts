@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp } from '../../app.ts';
 import { seedIfEmpty } from '../../seed/index.ts';
@@ -25,8 +25,9 @@ describe('app on embedded PGlite', () => {
   it('migrates, seeds, logs in and lists the demo desktops', async () => {
     expect(t.app.database.kind).toBe('pglite');
     expect(existsSync(join(t.config.dataDir, 'db'))).toBe(true);
-    const key = join(t.config.dataDir, 'keys', 'jwt.key');
-    expect(statSync(key).mode & 0o777).toBe(0o600);
+    // The token key is in the database, not in a file of the data directory.
+    expect(existsSync(join(t.config.dataDir, 'keys', 'jwt.key'))).toBe(false);
+    expect(await t.app.database.query('SELECT id FROM signing_keys')).toEqual([{ id: 'initial' }]);
     const token = await login(t.app, 'user', TEST_PASSWORD);
     const res = await injectWithToken(t.app, token, {
       method: 'GET',
@@ -45,6 +46,17 @@ describe('app on embedded PGlite', () => {
       'SELECT disk_path FROM templates',
     );
     expect(tpl[0]?.disk_path).toBe(join(t.config.dataDir, 'images', 'demo-template.qcow2'));
+  });
+
+  it('holds every lease of background work in its one process', async () => {
+    expect(t.app.work.isLeader).toBe(true);
+    expect(await t.app.work.liveNodes()).toEqual(new Set([t.config.nodeName]));
+    const ran: string[] = [];
+    t.app.work.handle('smoke', async (job) => void ran.push(job.key));
+    await t.app.work.enqueue('smoke', 'smoke:1');
+    await t.app.work.idle();
+    expect(ran).toEqual(['smoke:1']);
+    expect(await t.app.work.exclusive('smoke', async () => 1)).toEqual({ ran: true, value: 1 });
   });
 
   it('creates a desktop on the single PGlite connection (quota lock, name check) and refuses a duplicate name', async () => {

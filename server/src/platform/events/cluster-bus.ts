@@ -43,6 +43,8 @@ export type ClusterMessage =
   | { kind: 'role-visibility.changed' }
   /** portal settings were written: every node reads them again */
   | { kind: 'settings.changed' }
+  /** a token signing key was added: every node reads the keys again (the newest signs) */
+  | { kind: 'signing-keys.changed' }
   /** this node missed notifications (its listening connection was lost): drop what may be stale */
   | { kind: 'resync' };
 

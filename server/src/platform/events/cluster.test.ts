@@ -5,7 +5,7 @@
  * notification can meet them.
  */
 import {
-  copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -52,10 +52,9 @@ beforeAll(async () => {
     nodeName: 'node-a',
     portalConfigPath: join(folder, 'a.json'),
   });
-  // Every node signs and verifies tokens with the same key (DATA_DIR/keys/jwt.key).
+  // A data directory of its own, as on another machine: the token keys are in the database.
   const dataDir = join(folder, 'node-b');
-  mkdirSync(join(dataDir, 'keys'), { recursive: true });
-  copyFileSync(join(a.config.dataDir, 'keys', 'jwt.key'), join(dataDir, 'keys', 'jwt.key'));
+  mkdirSync(dataDir, { recursive: true });
   b = await buildTestApp(url, {
     ...SLOW,
     nodeName: 'node-b',
@@ -114,6 +113,31 @@ describe('two nodes on one PostgreSQL', () => {
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ status: 'ok', database: true, node: name });
     }
+  });
+
+  it('verifies on node B a token signed on node A, with data directories of their own', async () => {
+    expect(a.config.dataDir).not.toBe(b.config.dataDir);
+    expect(existsSync(join(b.config.dataDir, 'keys', 'jwt.key'))).toBe(false);
+    const header = (jwt: string) =>
+      JSON.parse(Buffer.from(jwt.split('.')[0] ?? '', 'base64url').toString('utf8')) as {
+        kid?: string;
+      };
+    const before = await login(a.app, 'user');
+    expect(header(before).kid).toBe('initial');
+    const me = (t: TestApp, jwt: string) =>
+      injectWithToken(t.app, jwt, { method: 'GET', url: '/api/v3/user' });
+    expect((await me(b, before)).statusCode).toBe(200);
+    // A new key made on node A: node B signs with it within a second; tokens out stay valid.
+    const kid = await a.app.rotateSigningKey();
+    expect(header(await login(a.app, 'user')).kid).toBe(kid);
+    const onB = await until(
+      () => login(b.app, 'user'),
+      (jwt) => header(jwt).kid === kid,
+      1000,
+      10,
+    );
+    expect((await me(a, onB)).statusCode).toBe(200);
+    for (const t of [a, b]) expect((await me(t, before)).statusCode).toBe(200);
   });
 
   it('delivers an event caused through node A to a socket on node B, versions in order', async () => {

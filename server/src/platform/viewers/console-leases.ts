@@ -2,7 +2,8 @@
  * The bookkeeping every browser console (VNC proxy, RDP tunnel) shares: one lease per console,
  * from its ticket check until its socket closes, counted per desktop and per user:
  * - ≤ 4 consoles per desktop and ≤ 10 per user, reserved synchronously, before any await, so
- *   concurrent upgrades cannot overshoot;
+ *   concurrent upgrades cannot overshoot; with several nodes a slot counted across them is taken
+ *   too (`takeShared`), so the limits hold for them together;
  * - a console ends at once when its session ends, its desktop stops, or its user may no longer
  *   open it (`recheck` looks the desktop up again; overlapping rechecks of a desktop run one after
  *   the other);
@@ -26,10 +27,17 @@ export interface ConsoleLease {
   attached: boolean;
   /** Released (closed, refused or revoked): an upgrade in flight must not go on. */
   done: boolean;
+  /** The slot counted across the nodes, given back with the lease. */
+  shared?: { release(): void } | undefined;
 }
 
 export interface ConsoleLeasesDeps {
   tickets: TicketStore;
+  /**
+   * Takes a console slot counted across the nodes (the same limits), or answers undefined when
+   * the user or the desktop is at its limit there. Absent on a single node.
+   */
+  slot?(userId: string, desktopId: string): Promise<{ release(): void } | undefined>;
   viewerDetached?(desktopId: string): void;
   log: { warn(obj: object, msg?: string): void };
 }
@@ -142,6 +150,8 @@ export abstract class ConsoleLeases<L extends ConsoleLease> {
       forUser?.delete(lease);
       if (forUser?.size === 0) this.byUser.delete(lease.userId);
     }
+    lease.shared?.release();
+    lease.shared = undefined;
     this.cut(lease);
     if (lease.attached) {
       lease.attached = false;
@@ -153,5 +163,22 @@ export abstract class ConsoleLeases<L extends ConsoleLease> {
   protected end(lease: L, reason: EndReason): void {
     this.release(lease);
     this.finish(lease, reason);
+  }
+
+  /**
+   * Takes the lease's slot counted across the nodes, when there are several: `full` (the lease
+   * released) beyond the limits there, `gone` when the lease was released meanwhile.
+   */
+  protected async takeShared(lease: L): Promise<'ok' | 'full' | 'gone'> {
+    if (!this.base.slot) return 'ok';
+    const shared = await this.base.slot(lease.userId, lease.desktopId);
+    if (!shared) {
+      this.release(lease);
+      return 'full';
+    }
+    lease.shared = shared;
+    if (!lease.done) return 'ok';
+    this.release(lease);
+    return 'gone';
   }
 }

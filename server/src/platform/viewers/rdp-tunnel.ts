@@ -4,7 +4,8 @@
  * - the upgrade carries a single-use `rdp` ticket (≤ 60 s) bound to user + desktop + login
  *   session, and the same Origin rule as the VNC console; a missing, used or foreign ticket is
  *   refused with 401, a desktop the user may no longer open with 403;
- * - ≤ 4 consoles per desktop and ≤ 10 per user (./console-leases.ts);
+ * - ≤ 4 consoles per desktop and ≤ 10 per user (./console-leases.ts), counted across the nodes
+ *   too when there are several;
  * - the connection is made by the server, never by the client: the RDP host is the desktop's own
  *   address and the credentials its guest credentials, read from its record at connect time; the
  *   client chooses only the screen size, its dpi and the keyboard layout;
@@ -33,7 +34,7 @@ import {
   instructionQueue,
   type Instruction,
 } from './guacamole-protocol.ts';
-import { ConsoleLeases, type ConsoleLease } from './console-leases.ts';
+import { ConsoleLeases, type ConsoleLease, type ConsoleLeasesDeps } from './console-leases.ts';
 
 export const RDP_WS_PATH = '/api/v3/viewer/rdp';
 /** The RDP port of a desktop. */
@@ -63,6 +64,8 @@ export interface RdpTarget {
 
 export interface RdpTunnelDeps {
   tickets: TicketStore;
+  /** A console slot counted across the nodes (see ConsoleLeasesDeps.slot). */
+  slot?: ConsoleLeasesDeps['slot'];
   /** Looks the desktop and session up now: may the user open it, is it running, its address. */
   target(desktopId: string, userId: string, sessionId: string): Promise<RdpTarget>;
   /** The Origin check of browser websockets (platform/lib/origins.ts). */
@@ -231,6 +234,9 @@ export class RdpTunnel extends ConsoleLeases<Lease> {
     wss: WebSocketServer,
     screen: RdpScreen,
   ): Promise<void> {
+    const shared = await this.takeShared(lease);
+    if (shared === 'full') return refuse(socket, 429, 'Too Many Requests');
+    if (shared === 'gone') return refuse(socket, 403, 'Forbidden');
     const target = await this.deps.target(lease.desktopId, lease.userId, lease.sessionId);
     if (lease.done || !target.ownerOk) {
       this.release(lease);

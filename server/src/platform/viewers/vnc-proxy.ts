@@ -4,8 +4,8 @@
  * - `Origin` must be the portal's own origin or one listed in ALLOWED_ORIGINS (scheme, host and
  *   port compared); none, or `null`, is refused;
  * - the target host/port come from the desktop record at connect time, never from the client;
- * - ≤ 4 sockets per desktop and ≤ 10 per user (./console-leases.ts); beyond the limit the
- *   upgrade gets 429;
+ * - ≤ 4 sockets per desktop and ≤ 10 per user (./console-leases.ts), counted across the nodes
+ *   too when there are several; beyond the limit the upgrade gets 429;
  * - a console closes at once when its session ends (logout, revocation, user disabled) or its
  *   desktop stops, is deleted or is no longer the user's to open.
  */
@@ -20,6 +20,7 @@ import {
   MAX_PER_DESKTOP,
   MAX_PER_USER,
   type ConsoleLease,
+  type ConsoleLeasesDeps,
   type EndReason,
 } from './console-leases.ts';
 
@@ -38,6 +39,8 @@ export interface VncTarget {
 
 export interface VncProxyDeps {
   tickets: TicketStore;
+  /** A console slot counted across the nodes (see ConsoleLeasesDeps.slot). */
+  slot?: ConsoleLeasesDeps['slot'];
   /** Looks the desktop and session up now: may the user still open it, is it running, its VNC port. */
   target(desktopId: string, userId: string, sessionId: string): Promise<VncTarget>;
   /** The Origin check of browser websockets (platform/lib/origins.ts). */
@@ -135,6 +138,9 @@ export class VncProxy extends ConsoleLeases<Lease> {
     head: Buffer,
     wss: WebSocketServer,
   ): Promise<void> {
+    const shared = await this.takeShared(lease);
+    if (shared === 'full') return refuse(socket, 429, 'Too Many Requests');
+    if (shared === 'gone') return refuse(socket, 403, 'Forbidden');
     const target = await this.deps.target(lease.desktopId, lease.userId, lease.sessionId);
     if (lease.done || !target.ownerOk) {
       this.release(lease);
