@@ -22,10 +22,10 @@ const open = async () => {
   return database;
 };
 
-const node = async (name: string, database?: Database) => {
+const node = async (name: string, database?: Database, leaseMs = LEASE_MS) => {
   const work = createWork((database ?? (await open())).query, {
     nodeName: name,
-    leaseMs: LEASE_MS,
+    leaseMs,
     log: quiet,
   });
   works.push(work);
@@ -62,7 +62,14 @@ describe('background work across processes on one PostgreSQL', () => {
   });
 
   it('runs each of 61 jobs once over three processes', async () => {
-    const nodes = [await node('jobs-a'), await node('jobs-b'), await node('jobs-c')];
+    // Leases far longer than the run: no job may change hands here, so a process that a loaded
+    // machine starves of CPU for longer than LEASE_MS must not lose its jobs to another.
+    const long = 30_000;
+    const nodes = [
+      await node('jobs-a', undefined, long),
+      await node('jobs-b', undefined, long),
+      await node('jobs-c', undefined, long),
+    ];
     const runs = new Map<string, string[]>();
     for (const w of nodes)
       w.handle(
