@@ -14,11 +14,7 @@ import { join } from 'node:path';
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
 import type { IdleManager } from '../../platform/hypervisor/idle.ts';
-import {
-  HypervisorError,
-  type ExitInfo,
-  type Hypervisor,
-} from '../../platform/hypervisor/types.ts';
+import type { ExitInfo, Hypervisor } from '../../platform/hypervisor/types.ts';
 import type {
   DesktopEngineOptions,
   DesktopStore,
@@ -35,7 +31,8 @@ import {
 } from './desktop-disks.ts';
 import { reconcileRows, settleExit } from './desktop-reconcile.ts';
 import { bootDesktop, type BootParts } from './desktop-boot.ts';
-import { desktopState, desktopStates, inSet } from '../../../../src/generated/policy.ts';
+import { resetDesktop } from './desktop-reset.ts';
+import { desktopState, desktopStates } from '../../../../src/generated/policy.ts';
 
 /** States a desktop can be started from. */
 const STARTABLE: readonly DesktopState[] = desktopStates.startable;
@@ -284,24 +281,7 @@ export class DesktopEngine {
 
   /** Reset (hard reboot) of a started desktop. */
   async reset(id: string): Promise<DesktopState> {
-    const desktop = await this.mustGet(id);
-    if (!inSet(desktopStates.openable, desktop.state))
-      throw new ApiError(
-        'precondition_required',
-        `Desktop can not be reset from ${desktop.state}`,
-        'unable_to_reset_desktop_from',
-        { state: desktop.state },
-      );
-    await this.driver.reset(id).catch((err: unknown) => {
-      throw err instanceof HypervisorError && err.code === 'not_running'
-        ? new ApiError('conflict', 'The desktop is not running', 'desktop_not_running', null)
-        : new ApiError(
-            'service_unavailable',
-            'The hypervisor did not answer',
-            'hypervisors_not_available',
-          );
-    });
-    return desktop.state;
+    return resetDesktop(await this.mustGet(id), this.driver);
   }
 
   /** `GET /desktop/updating/{id}` ("retry" on failed): verify the disk, then stopped or failed again. */
