@@ -206,6 +206,26 @@ describe('the LDAP directory of a category', () => {
     expect(res.json().description_code).toBe('ldap_unavailable');
   });
 
+  it('GET /authentication/providers names the enabled directories with their labels', async () => {
+    const answer = async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/authentication/providers' });
+      answers.push(res);
+      return res.json<{ providers: string[]; ldap: { category_id: string; label: string }[] }>();
+    };
+    expect(await answer()).toEqual({
+      providers: ['form'],
+      ldap: [
+        { category_id: 'offline', label: 'School directory' },
+        { category_id: CATEGORY, label: 'Class A' },
+      ],
+    });
+    const offline = (await api('GET', '/admin/ldap-providers'))
+      .json<{ id: string; category_id: string }[]>()
+      .find((d) => d.category_id === 'offline');
+    await api('PUT', `/admin/ldap-providers/${offline?.id ?? ''}`, { enabled: false });
+    expect((await answer()).ldap).toEqual([{ category_id: CATEGORY, label: 'Class A' }]);
+  });
+
   it('never answers the service account password', () => {
     expect(answers.length).toBeGreaterThan(10);
     for (const res of answers) {

@@ -31,6 +31,7 @@ import {
 } from '../account-tokens.ts';
 import accountMailRoutes from './account-mail.ts';
 import { ldapSignIn } from '../ldap-login.ts';
+import { enabledLdapLabels } from '../../directory/index.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -308,7 +309,14 @@ export default async function authenticationRoutes(app: FastifyInstance) {
 
   route(app, 'session.check', async () => ({}), { skipMaintenance: true });
 
-  route(app, 'session.providers', async () => ({ providers: ['form' as const] }));
+  // The form is always there; a category's enabled LDAP directory signs in through it too.
+  route(app, 'session.providers', async () => ({
+    providers: ['form' as const],
+    ldap: (await enabledLdapLabels(app.db)).map((d) => ({
+      category_id: d.categoryId,
+      label: d.label,
+    })),
+  }));
 
   // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
   route(app, 'session.acknowledgeDisclaimer', async (request) => {
