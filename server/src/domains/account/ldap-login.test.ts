@@ -204,6 +204,13 @@ describe('the LDAP directory of a category', () => {
     const res = await signIn(ana.uid, ana.password, 'offline');
     expect(res.statusCode).toBe(503);
     expect(res.json().description_code).toBe('ldap_unavailable');
+    // the group a directory registers its new users into stays while the directory names it
+    const groupDelete = await injectWithToken(t.app, admin, {
+      method: 'DELETE',
+      url: '/api/v3/admin/groups/offline-users',
+    });
+    expect(groupDelete.statusCode).toBe(428);
+    expect(groupDelete.json().description_code).toBe('group_has_ldap_directory');
   });
 
   it('GET /authentication/providers names the enabled directories with their labels', async () => {
