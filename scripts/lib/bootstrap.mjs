@@ -118,6 +118,11 @@ const TEST_ONLY = [
     why: 'server tests on a real PostgreSQL',
   },
   {
+    check: () => existsSync('/usr/sbin/slapd') && existsSync('/usr/bin/ldapsearch'),
+    pkg: 'slapd ldap-utils',
+    why: 'the LDAP login tests sign in against a real OpenLDAP directory',
+  },
+  {
     check: () => existsSync('/usr/sbin/haproxy'),
     pkg: 'haproxy',
     why: 'the cluster test runs two portal nodes behind a real load balancer',

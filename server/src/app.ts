@@ -37,6 +37,7 @@ import {
   adminUserRoutes,
   adminGroupRoutes,
   adminCategoryRoutes,
+  adminLdapProviderRoutes,
   adminAuditRoutes,
   adminSettingsRoutes,
 } from './domains/directory/index.ts';
@@ -205,6 +206,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminUserRoutes);
   await app.register(adminGroupRoutes);
   await app.register(adminCategoryRoutes);
+  await app.register(adminLdapProviderRoutes);
   await app.register(adminAuditRoutes);
   await app.register(adminSettingsRoutes);
   await app.register(adminReservableRoutes);

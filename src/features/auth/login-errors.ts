@@ -21,7 +21,7 @@ function formatRetryAfter(value: string | null | undefined, now: Date): string {
 
 /** Maps a login failure to its message. */
 export function loginErrorText(
-  error: Pick<ApiError, 'statusCode' | 'error' | 'retryAfter'>,
+  error: Pick<ApiError, 'statusCode' | 'error' | 'retryAfter' | 'description_code'>,
   now = new Date(),
 ): LoginErrorText {
   switch (error.statusCode) {
@@ -39,7 +39,10 @@ export function loginErrorText(
     case 500:
       return { key: 'common:login.errors.server' };
     case 503:
-      return { key: 'common:login.errors.server', maintenance: true };
+      // a category's LDAP directory that cannot be reached is no maintenance of the portal
+      return error.description_code === 'ldap_unavailable'
+        ? { key: 'errors:ldap_unavailable' }
+        : { key: 'common:login.errors.server', maintenance: true };
     default:
       return { key: 'errors:generic' };
   }

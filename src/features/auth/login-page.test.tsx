@@ -1,7 +1,8 @@
 /**
  * The login page's account links and login steps, against a fake server at the HTTP boundary:
  * the category choice of a category-select token (answered or already stored) and the register
- * token's page. The sign-up and forgot-password calls are taken as built here, as they will be.
+ * token's page, and the hint of a category whose LDAP directory signs in through the form. The
+ * sign-up and forgot-password calls are taken as built here, as they will be.
  */
 import { useEffect } from 'react';
 import { MantineProvider } from '@mantine/core';
@@ -13,6 +14,7 @@ import { setNavigator } from '@/lib/navigation';
 import { clearToken, getToken, setToken } from '@/lib/token';
 import { testI18n } from '@/resources/form/test-utils';
 import { LoginPage } from './login-page';
+import { loginErrorText } from './login-errors';
 
 vi.mock('@/generated/api', async (importOriginal) => {
   const generated = await importOriginal<typeof import('@/generated/api')>();
@@ -53,7 +55,9 @@ interface Call {
   bearer: string | null;
 }
 
-function fakeServer(login: () => string): Call[] {
+const FORM_ONLY = { providers: ['form'], ldap: [] };
+
+function fakeServer(login: () => string, providers: object = FORM_ONLY): Call[] {
   const calls: Call[] = [];
   vi.stubGlobal(
     'fetch',
@@ -64,7 +68,7 @@ function fakeServer(login: () => string): Call[] {
       const json = (body: unknown) =>
         new Response(JSON.stringify(body), { headers: { 'Content-Type': 'application/json' } });
       if (url.pathname === '/api/v3/categories') return json([{ id: 'default', name: 'Default' }]);
-      if (url.pathname === '/authentication/providers') return json({ providers: ['form'] });
+      if (url.pathname === '/authentication/providers') return json(providers);
       if (url.pathname === '/authentication/login')
         return new Response(login(), { headers: { 'Content-Type': 'text/plain' } });
       return json({});
@@ -159,5 +163,32 @@ describe('login page', () => {
     renderLogin();
     await logIn();
     await waitFor(() => expect(screen.getByTestId('where')).toHaveTextContent('/register'));
+  });
+
+  it('says when the chosen category also signs in with its LDAP directory', async () => {
+    fakeServer(() => loginJwt, {
+      providers: ['form'],
+      ldap: [{ category_id: 'default', label: 'School directory' }],
+    });
+    renderLogin();
+    expect(await screen.findByTestId('login-ldap-hint')).toHaveTextContent(
+      'You can also sign in with your School directory account.',
+    );
+  });
+
+  it('shows an unreachable directory as a message, not the maintenance page', () => {
+    expect(
+      loginErrorText({
+        statusCode: 503,
+        error: 'service_unavailable',
+        retryAfter: '30',
+        description_code: 'ldap_unavailable',
+      }),
+    ).toEqual({ key: 'errors:ldap_unavailable' });
+    expect(
+      loginErrorText({ statusCode: 503, error: 'service_unavailable', retryAfter: null }),
+    ).toMatchObject({
+      maintenance: true,
+    });
   });
 });

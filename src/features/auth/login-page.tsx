@@ -66,6 +66,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   usePageTitle(t('common:routes.login'));
   const [categories, setCategories] = useState<SessionUserCategory[]>([]);
   const [providers, setProviders] = useState<SessionUserProviders['providers']>([]);
+  const [directories, setDirectories] = useState<SessionUserProviders['ldap']>([]);
   const [categoryId, setCategoryId] = useState('');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
@@ -81,7 +82,10 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
       })
       .catch(() => setCategories([]));
     request('session.providers')
-      .then((answer) => setProviders(answer?.providers ?? []))
+      .then((answer) => {
+        setProviders(answer?.providers ?? []);
+        setDirectories(answer?.ldap ?? []);
+      })
       .catch(() => setProviders([]));
     // Once the form is interactive, the application is fetched while the user types.
     return preload ? whenIdle(preload) : undefined;
@@ -118,6 +122,8 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   };
 
   const otherProviders = providers.filter((p) => p !== 'form');
+  // the chosen category's LDAP directory also signs in through the form
+  const directory = directories.find((d) => d.category_id === categoryId);
   const loginAction = (provider: string): string =>
     `${buildPath(operations['session.login'])}?provider=${encodeURIComponent(provider)}&category_id=${encodeURIComponent(categoryId)}&redirect=/`;
 
@@ -196,6 +202,11 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
               value={password}
               onChange={(event) => setPassword(event.currentTarget.value)}
             />
+            {directory && (
+              <Text size="xs" c="dimmed" data-testid="login-ldap-hint">
+                {t('common:login.ldapHint', { label: directory.label })}
+              </Text>
+            )}
             {error && <LoginErrorAlert error={error} />}
             <SubmitButton fullWidth data-testid="login-submit">
               {t('common:login.submit')}

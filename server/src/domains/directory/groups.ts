@@ -14,6 +14,7 @@ import {
   adminGroupReadToWire,
   categories,
   groups,
+  ldapProviders,
   type AdminGroupReadRow,
   type GroupRow,
 } from '../../platform/db/schema.ts';
@@ -167,6 +168,17 @@ export function groupsCrud(deps: Pick<AdminDeps, 'db'>) {
             'Desktops, templates, media or deployments still belong to this group',
             'group_has_items',
             items,
+          );
+        const directories = await tx
+          .select({ categoryId: ldapProviders.categoryId })
+          .from(ldapProviders)
+          .where(eq(ldapProviders.groupId, id));
+        if (directories.length)
+          throw new ApiError(
+            'precondition_required',
+            'An LDAP directory registers its new users into this group',
+            'group_has_ldap_directory',
+            { categories: directories.map((d) => d.categoryId) },
           );
         await userWrites.leaveSecondaryGroup(tx, id);
         return {};

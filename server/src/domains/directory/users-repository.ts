@@ -51,6 +51,8 @@ export type CategoryRow = typeof categories.$inferSelect;
 
 export interface UsersRepository {
   findLocal(uid: string, categoryId: string): Promise<UserRow | undefined>;
+  /** The account of another login provider (an LDAP directory) by its uid there. */
+  findByProvider(uid: string, categoryId: string, provider: string): Promise<UserRow | undefined>;
   byId(id: string): Promise<UserRow | undefined>;
   withNames(id: string): Promise<UserWithNames | undefined>;
   /**
@@ -116,11 +118,14 @@ const plugin: FastifyPluginAsync = async (app) => {
   const { db } = app;
   const repo: UsersRepository = {
     async findLocal(uid, categoryId) {
+      return repo.findByProvider(uid, categoryId, 'local');
+    },
+    async findByProvider(uid, categoryId, provider) {
       const rows = await db
         .select()
         .from(users)
         .where(
-          and(eq(users.uid, uid), eq(users.categoryId, categoryId), eq(users.provider, 'local')),
+          and(eq(users.uid, uid), eq(users.categoryId, categoryId), eq(users.provider, provider)),
         )
         .limit(1);
       return rows[0];

@@ -25,6 +25,12 @@ describe('redactSecrets', () => {
     );
   });
 
+  it("removes an LDAP directory's service account password from a logged body", () => {
+    expect(redactSecrets('{"bind_dn":"cn=portal","bind_password":"S3cret)(x"}')).toBe(
+      '{"bind_dn":"cn=portal","bind_password":"[redacted]"}',
+    );
+  });
+
   it('removes secret query and key=value pairs, HTTP credentials and URL user info', () => {
     const out = redactSecrets(
       'GET /api/v3/viewer/vnc?ticket=abc123&desktop=d1 password=hunter2 Bearer xyz.abc Basic dXNlcjpwdw== proxy=http://u1:s3cret@portal:8080',

@@ -1,7 +1,8 @@
 /**
- * /authentication: form login for local accounts with persistent throttling, its continuation
- * tokens (register, category-select, disclaimer, email address, password reset), renew, logout,
- * check, providers, acknowledge-disclaimer; the mail flows live in ./account-mail.ts.
+ * /authentication: form login (local accounts, then the category's LDAP directory) with persistent
+ * throttling, its continuation tokens (register, category-select, disclaimer, email address,
+ * password reset), renew, logout, check, providers, acknowledge-disclaimer; the mail flows live in
+ * ./account-mail.ts.
  */
 import { availableParallelism } from 'node:os';
 import { createPasswordGate } from '../../../platform/auth/password-gate.ts';
@@ -29,6 +30,8 @@ import {
   specialTokenOf,
 } from '../account-tokens.ts';
 import accountMailRoutes from './account-mail.ts';
+import { ldapSignIn } from '../ldap-login.ts';
+import { enabledLdapLabels } from '../../directory/index.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -257,9 +260,12 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       const key = accountKey(username, categoryId, 'form');
       const banned = await app.loginThrottle.bannedUntil(key, request.ip);
       if (banned) throw tooManyRequests(banned);
-      const user = await app.users.findLocal(username, categoryId);
-      const ok = await verifyPassword(user?.passwordHash, password);
-      if (!ok || !user) {
+      const local = await app.users.findLocal(username, categoryId);
+      const ok = await verifyPassword(local?.passwordHash, password);
+      // local accounts first, then the category's directory when it has one enabled
+      const user =
+        ok && local ? local : await ldapSignIn(app, request, username, password, categoryId);
+      if (!user) {
         const until = await app.loginThrottle.fail(key, request.ip);
         if (until) throw tooManyRequests(until);
         throw invalidCredentials();
@@ -303,7 +309,14 @@ export default async function authenticationRoutes(app: FastifyInstance) {
 
   route(app, 'session.check', async () => ({}), { skipMaintenance: true });
 
-  route(app, 'session.providers', async () => ({ providers: ['form' as const] }));
+  // The form is always there; a category's enabled LDAP directory signs in through it too.
+  route(app, 'session.providers', async () => ({
+    providers: ['form' as const],
+    ldap: (await enabledLdapLabels(app.db)).map((d) => ({
+      category_id: d.categoryId,
+      label: d.label,
+    })),
+  }));
 
   // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
   route(app, 'session.acknowledgeDisclaimer', async (request) => {
