@@ -51,6 +51,7 @@ const heavyFiles = [
   'server/src/domains/bookings/bookings-scheduler.test.ts',
   'server/src/domains/desktops/consoles-hardening.test.ts',
   'server/src/domains/desktops/lifecycle.test.ts',
+  'server/src/domains/desktops/networks.test.ts',
   'server/src/domains/desktops/rdp-console.test.ts',
   'server/src/domains/desktops/videowall-access.test.ts',
   'server/src/domains/media/media-desktop.test.ts',

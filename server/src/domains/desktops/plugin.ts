@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import type { DesktopRow } from '../../platform/db/schema.ts';
 import { createQemuDriver } from '../../platform/hypervisor/qemu-driver.ts';
+import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
 import { createIdleManager, type IdleManager } from '../../platform/hypervisor/idle.ts';
 import type { Hypervisor } from '../../platform/hypervisor/types.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
@@ -42,8 +43,16 @@ function runtimeOf(row: DesktopRow): DesktopRuntime | null {
 
 const plugin: FastifyPluginAsync = async (app) => {
   const { config } = app;
-  const driver = createQemuDriver({ dataDir: config.dataDir, accel: config.qemuAccel });
-  const idle = createIdleManager(driver, { graceMs: config.idleGraceMs });
+  const network = new HostNetworks({
+    dataDir: config.dataDir,
+    ...config.network,
+    log: (line) => app.log.info(line),
+  });
+  const driver = createQemuDriver({ dataDir: config.dataDir, accel: config.qemuAccel, network });
+  const idle = createIdleManager(driver, {
+    graceMs: config.idleGraceMs,
+    keepRunning: (id) => network.serves(id),
+  });
   idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));
   const viewers = createConsoles(app, { driver, idle, consoleStates: CONSOLE_STATES });
 
@@ -91,6 +100,22 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
   };
 
+  // A guest's address (from the DHCP leases) goes into its runtime, and out with the desktop event.
+  const setAddress = async (id: string, ip: string | null, tries = 10): Promise<void> => {
+    const desktop = await store.get(id);
+    if (desktop?.state === 'starting' && tries > 0) {
+      setTimeout(() => void setAddress(id, ip, tries - 1), 1000).unref();
+      return;
+    }
+    const runtime = desktop?.runtime;
+    if (!runtime || (runtime.ip ?? null) === ip) return;
+    const { ip: _previous, ...rest } = runtime;
+    await store.update(id, { runtime: ip ? { ...rest, ip } : rest }, ['started']);
+  };
+  network.on('address', (id, ip) => {
+    setAddress(id, ip).catch((err: unknown) => app.log.warn({ err, id }, 'desktop address'));
+  });
+
   const engine = new DesktopEngine({
     store,
     driver,
@@ -119,6 +144,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.addHook('onClose', async () => {
     await engine.close();
     idle.close();
+    network.close();
     await driver.close();
   });
 };

@@ -17,6 +17,8 @@ export interface DesktopRuntime {
   vncPassword: string;
   spicePassword: string;
   startedAt: string;
+  /** The guest's address on its network, from the DHCP leases (absent until it has one). */
+  ip?: string;
   /**
    * The portal node whose driver runs the VM (NODE_NAME). Only that node settles the row against
    * its driver: another node's driver does not see the VM. Absent in rows written by one node.

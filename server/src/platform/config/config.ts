@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { LogFormat } from '../lib/log-format.ts';
 import { allowedHostKeys } from '../lib/safe-fetch.ts';
+import type { NetworkMode } from '../hypervisor/host-networks.ts';
 
 export interface AppConfig {
   /**
@@ -50,6 +51,15 @@ export interface AppConfig {
   /** hypervisor driver (HYPERVISOR, `qemu`) and QEMU acceleration (QEMU_ACCEL, `tcg` or `kvm`) */
   hypervisor: 'qemu' | 'none';
   qemuAccel: 'tcg' | 'kvm';
+  /**
+   * The desktops' networks (`platform/hypervisor/host-networks.ts`): NETWORK_MODE `auto` (bridges
+   * with dnsmasq and NAT as root, QEMU user-mode networking otherwise), `bridge`, `user` or `none`;
+   * NETWORK_PREFIX names the bridge, TAP devices and NAT table (default `vdi`); NAT_SUBNET is the
+   * NAT network's /24 as three octets (default `10.87.0`).
+   */
+  network: { mode: NetworkMode; prefix: string; natSubnet: string };
+  /** seed the "Tiny Linux" template (a real Linux guest built from Debian packages) with the demo */
+  tinyLinux: boolean;
   /** a running desktop nobody watches is paused after this long (ms) */
   idleGraceMs: number;
   /** how long a guest gets to power off before it is stopped hard (ms) */
@@ -116,6 +126,9 @@ const envSchema = {
     SESSION_MAX_TIME: { type: 'string', pattern: '^\\d+[smh]?$' },
     HYPERVISOR: { enum: ['qemu', 'none'] },
     QEMU_ACCEL: { enum: ['tcg', 'kvm'] },
+    NETWORK_MODE: { enum: ['auto', 'bridge', 'user', 'none'] },
+    NETWORK_PREFIX: { type: 'string', pattern: '^[a-z0-9]{1,6}$' },
+    NAT_SUBNET: { type: 'string', pattern: '^\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$' },
     ALLOWED_ORIGINS: { type: 'string', pattern: '^(https?://[^,\\s]+)(,https?://[^,\\s]+)*$' },
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     LOG_FORMAT: { enum: ['pretty', 'json'] },
@@ -230,6 +243,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     shutdownTimeoutMs: 25_000,
     hypervisor: env.HYPERVISOR === 'none' ? 'none' : 'qemu',
     qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
+    network: {
+      mode: (env.NETWORK_MODE as NetworkMode | undefined) ?? 'auto',
+      prefix: env.NETWORK_PREFIX ?? 'vdi',
+      natSubnet: env.NAT_SUBNET ?? '10.87.0',
+    },
+    tinyLinux: true,
     idleGraceMs: 60_000,
     shutdownGraceMs: parseDuration(env.DESKTOP_STOP_TIMEOUT, 20) * 1000,
     passwordQueueBudgetMs: 1000,
