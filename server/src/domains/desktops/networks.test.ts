@@ -55,7 +55,7 @@ describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
   afterAll(async () => {
     for (const d of await t.app.db.select().from(desktops))
       await t.app.hypervisor.stop(d.id).catch(() => undefined);
-    await new HostNetworks({ dataDir: t.config.dataDir, ...network }).teardown();
+    await new HostNetworks(network).teardown();
     await t.close();
     killTracked();
   });
@@ -85,7 +85,7 @@ describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
     if (pid) trackPid(pid);
 
     // The card's TAP device is on the network's bridge.
-    const host = new HostNetworks({ dataDir: t.config.dataDir, ...network });
+    const host = new HostNetworks(network);
     const tap = host.tapName(id, 0);
     expect(readFileSync(`/sys/class/net/${tap}/master/uevent`, 'utf8')).toContain(
       `INTERFACE=${host.bridge}`,

@@ -44,7 +44,6 @@ function runtimeOf(row: DesktopRow): DesktopRuntime | null {
 const plugin: FastifyPluginAsync = async (app) => {
   const { config } = app;
   const network = new HostNetworks({
-    dataDir: config.dataDir,
     ...config.network,
     log: (line) => app.log.info(line),
   });

@@ -2,8 +2,8 @@
  * The host side of the desktops' networks.
  *
  * As root (mode `bridge`): the NAT network (`default`) is a Linux bridge `<prefix>nat0` with the
- * address `<subnet>.1/24`, a `dnsmasq` on it for DHCP and DNS (leases in
- * `<dataDir>/networks/<bridge>.leases`), IPv4 forwarding, and masquerading of the subnet's
+ * address `<subnet>.1/24`, a `dnsmasq` on it for DHCP and DNS (pid and leases in
+ * `/run/vdi-networks/<bridge>.{pid,leases}`, shared by the portals of the host), IPv4 forwarding, and masquerading of the subnet's
  * outbound traffic with nftables (a table `ip <prefix>_nat`), or iptables when `nft` is missing,
  * or none (with a log line) when both are. Each card of a started domain gets a TAP device
  * `<prefix>t<hash>` plugged into the bridge before QEMU starts; it is deleted when the domain
@@ -23,16 +23,23 @@ import { HypervisorError, type DomainSpec } from './types.ts';
 
 const execFileAsync = promisify(execFile);
 
+/** The host's networks state (dnsmasq's pid and lease files): under /run, gone at a reboot. */
+export const HOST_NETWORKS_DIR = '/run/vdi-networks';
+
 /** `auto`: `bridge` as root when `ip` and `dnsmasq` are there, `user` otherwise. */
 export type NetworkMode = 'auto' | 'bridge' | 'user' | 'none';
 
 export interface HostNetworksOptions {
-  dataDir: string;
   mode: NetworkMode;
   /** Prefix of the bridge, TAP and nftables names (1..6 lower-case letters and digits). Default `vdi`. */
   prefix?: string;
   /** The NAT network's /24, as its first three octets. Default `10.87.0`. */
   natSubnet?: string;
+  /**
+   * Where dnsmasq's pid and lease files are. Default HOST_NETWORKS_DIR: a bridge is the host's, so
+   * every portal on the host that uses it shares its dnsmasq and reads the same leases.
+   */
+  stateDir?: string;
   /** Lease file poll period (ms). Default 1000. */
   pollMs?: number;
   /** Where the one-off lines go (the fallback to user-mode networking, a missing NAT tool). */
@@ -93,7 +100,7 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(this.subnet))
       throw new Error(`NAT subnet must be three octets (a /24): ${this.subnet}`);
     this.bridge = `${this.prefix}nat0`;
-    this.dir = path.join(path.resolve(options.dataDir), 'networks');
+    this.dir = options.stateDir ?? HOST_NETWORKS_DIR;
     this.leaseFile = path.join(this.dir, `${this.bridge}.leases`);
     this.pidFile = path.join(this.dir, `${this.bridge}.pid`);
     this.log = options.log ?? (() => undefined);
@@ -205,6 +212,8 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
   private async setUpNat(): Promise<void> {
     const br = this.bridge;
     await fsp.mkdir(this.dir, { recursive: true });
+    // Another portal on this host may be making the same bridge: "exists" is no failure.
+    await quiet(run('ip', ['link', 'add', br, 'type', 'bridge']));
     if (!existsSync(`/sys/class/net/${br}`)) await run('ip', ['link', 'add', br, 'type', 'bridge']);
     await quiet(run('ip', ['addr', 'add', `${this.subnet}.1/24`, 'dev', br]));
     await run('ip', ['link', 'set', br, 'up']);
@@ -295,6 +304,8 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     if (pid) process.kill(pid, 'SIGTERM');
     if (this.mode === 'bridge') await this.masquerade(false);
     await quiet(run('ip', ['link', 'del', this.bridge]));
+    await fsp.rm(this.leaseFile, { force: true });
+    await fsp.rm(this.pidFile, { force: true });
     this.ready = undefined;
   }
 }

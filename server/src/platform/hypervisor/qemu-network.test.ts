@@ -70,14 +70,12 @@ describe('host networks', () => {
   });
 
   it('names TAP devices within the 15 characters Linux allows, from the prefix and the domain', () => {
-    const networks = new HostNetworks({ dataDir: '/tmp/unused', mode: 'none', prefix: 'abcdef' });
+    const networks = new HostNetworks({ mode: 'none', prefix: 'abcdef' });
     const name = networks.tapName('0f9d6a2e-7c1b-4d7e-9a55-3f1c2b7e8d90', 3);
     expect(name).toMatch(/^abcdeft[0-9a-f]{7}3$/);
     expect(name.length).toBeLessThanOrEqual(15);
     expect(networks.bridge).toBe('abcdefnat0');
-    expect(
-      () => new HostNetworks({ dataDir: '/tmp/unused', mode: 'none', prefix: 'Bad-1' }),
-    ).toThrow();
+    expect(() => new HostNetworks({ mode: 'none', prefix: 'Bad-1' })).toThrow();
   });
 
   it('gives user-mode cards without root tools, and no card in mode none', async () => {
@@ -85,12 +83,12 @@ describe('host networks', () => {
       ...demoSpec('d1', '/data/disks/d1.qcow2'),
       network: [{ network: 'default', mac: macFor('d1') }],
     };
-    const user = new HostNetworks({ dataDir: '/tmp/unused', mode: 'user' });
+    const user = new HostNetworks({ mode: 'user' });
     expect((await user.attach(spec)).network).toEqual([
       { network: 'default', mac: macFor('d1'), backend: { kind: 'user' } },
     ]);
     expect(user.serves('d1')).toBe(false);
-    const none = new HostNetworks({ dataDir: '/tmp/unused', mode: 'none' });
+    const none = new HostNetworks({ mode: 'none' });
     expect((await none.attach(spec)).network).toEqual([]);
     await expect(
       user.attach({ ...spec, network: [{ network: 'elsewhere', mac: macFor('d1') }] }),
@@ -100,9 +98,8 @@ describe('host networks', () => {
   it('says once, without root, that desktops get user-mode networking', () => {
     const lines: string[] = [];
     const networks = new HostNetworks({
-      dataDir: '/tmp/unused',
+      log: (line) => lines.push(line),
       mode: 'auto',
-      log: (l) => lines.push(l),
     });
     if (process.getuid?.() === 0) expect(['bridge', 'user']).toContain(networks.mode);
     else {
