@@ -32,6 +32,8 @@ const network = {
 describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
   let t: TestApp;
   let token: string;
+  /** The desktops' update events, as the sockets get them. */
+  const updates: { id: string; ip?: string; state: string }[] = [];
 
   const listed = async (id: string) => {
     const res = await injectWithToken(t.app, token, {
@@ -50,14 +52,20 @@ describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
       network,
     });
     await t.app.engine.reconcile();
+    t.app.events.subscribe((event) => {
+      if (event.name === 'desktops.updated') updates.push(event.payload);
+    });
     token = await login(t.app, 'user');
   });
   afterAll(async () => {
-    for (const d of await t.app.db.select().from(desktops))
-      await t.app.hypervisor.stop(d.id).catch(() => undefined);
-    await new HostNetworks(network).teardown();
-    await t.close();
+    // Whatever failed: the VMs, then the TAPs, dnsmasq, the NAT table and the bridge of this prefix.
+    const built = t as TestApp | undefined;
+    if (built)
+      for (const d of await built.app.db.select().from(desktops))
+        await built.app.hypervisor.stop(d.id).catch(() => undefined);
     killTracked();
+    await new HostNetworks(network).teardown();
+    await built?.close();
   });
 
   it('boots Tiny Linux on the NAT network: its address is in its record and serves its page, and goes when it stops', async () => {
@@ -99,6 +107,8 @@ describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
     expect(ip).toMatch(new RegExp(`^${network.natSubnet.replaceAll('.', '\\.')}\\.\\d+$`));
     const runtime = (await t.app.desktops.byId(id))?.runtime as { ip?: string };
     expect(runtime.ip).toBe(ip);
+    // Live: an update event carried it to the sockets.
+    expect(updates.some((d) => d.id === id && d.state === 'started' && d.ip === ip)).toBe(true);
 
     // The host reaches the guest over the bridge: its page names it (by its MAC).
     const mac = macFor(id, 0);
@@ -120,6 +130,7 @@ describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
       (s) => s === 'stopped',
     );
     expect((await listed(id))?.ip).toBeUndefined();
+    expect(updates.filter((d) => d.id === id).at(-1)).not.toHaveProperty('ip');
     await untilWithin(10_000)(
       async () => existsSync(`/sys/class/net/${tap}`),
       (present) => !present,
