@@ -45,9 +45,11 @@ mkdir -p /root/.ssh
 [ -n "$keys" ] && echo "$keys" | base64 -d > /root/.ssh/authorized_keys
 chmod 700 /root/.ssh
 chmod 600 /root/.ssh/authorized_keys 2>/dev/null
-/etc/udhcpc.script deconfig
-ip link set eth0 up
-udhcpc -b -S -i eth0 -x hostname:"$name" -s /etc/udhcpc.script
+interface=eth0 /etc/udhcpc.script deconfig
+if [ -n "$mac" ]; then
+  ip link set eth0 up
+  udhcpc -b -S -i eth0 -x hostname:"$name" -s /etc/udhcpc.script
+fi
 httpd -h /www -p 80
 mkdir -p /etc/dropbear
 dropbear -R -s -p 22
