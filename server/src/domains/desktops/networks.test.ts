@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../app.ts';
 import { desktops } from '../../platform/db/schema.ts';
 import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
 import { macFor } from '../../platform/hypervisor/qemu-network.ts';
@@ -105,7 +106,7 @@ describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
       (value) => typeof value === 'string',
     );
     expect(ip).toMatch(new RegExp(`^${network.natSubnet.replaceAll('.', '\\.')}\\.\\d+$`));
-    const runtime = (await t.app.desktops.byId(id))?.runtime as { ip?: string };
+    const runtime = (await t.app.desktops.byId(id))?.runtime as Record<string, unknown>;
     expect(runtime.ip).toBe(ip);
     // Live: an update event carried it to the sockets.
     expect(updates.some((d) => d.id === id && d.state === 'started' && d.ip === ip)).toBe(true);
@@ -121,6 +122,21 @@ describe('desktop networks (root, real QEMU, bridge, TAP, dnsmasq)', () => {
     );
     expect(page).toContain(TINY_LINUX_BANNER);
     expect(page).toContain(`tiny-${mac.split(':').slice(3).join('')}`);
+
+    // A server restart: the guest keeps running, and the new server follows its address again.
+    await t.app.desktops.update(id, { runtime: { ...runtime, ip: undefined } });
+    expect((await listed(id))?.ip).toBeUndefined();
+    const config = t.config;
+    await t.app.close();
+    t.app = await buildApp({ ...config });
+    await t.app.ready();
+    token = await login(t.app, 'user');
+    expect(
+      await untilWithin(10_000)(
+        async () => (await listed(id))?.ip,
+        (value) => value === ip,
+      ),
+    ).toBe(ip);
 
     // Stopped: no address in the record, and the TAP device is gone.
     expect((await action(id, 'stop')).statusCode).toBe(200);

@@ -9,6 +9,7 @@ import { globalPlugin } from '../../platform/lib/plugin.ts';
 import type { DesktopRow } from '../../platform/db/schema.ts';
 import { createQemuDriver } from '../../platform/hypervisor/qemu-driver.ts';
 import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
+import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import { createIdleManager, type IdleManager } from '../../platform/hypervisor/idle.ts';
 import type { Hypervisor } from '../../platform/hypervisor/types.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
@@ -139,6 +140,9 @@ const plugin: FastifyPluginAsync = async (app) => {
       );
     }
     await engine.init();
+    // Guests that kept running across a restart: their addresses are followed again.
+    for (const row of await app.desktops.inStates(['started']))
+      network.track(row.id, macFor(row.id, 0));
   });
   app.addHook('onClose', async () => {
     await engine.close();

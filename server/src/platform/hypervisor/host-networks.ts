@@ -160,6 +160,17 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     };
   }
 
+  /**
+   * Follow the address of a domain this process did not start (adopted after a restart) whose
+   * first card is still on the bridge.
+   */
+  track(id: string, mac: string): void {
+    if (this.cards.has(id) || !this.serves(id)) return;
+    this.cards.set(id, [{ mac, tap: this.tapName(id, 0), staleLease: undefined }]);
+    this.reported.set(id, null);
+    this.timer ??= setInterval(() => void this.poll(), this.pollMs).unref();
+  }
+
   /** The domain ended: its TAP devices go and its address with them. */
   async release(id: string): Promise<void> {
     const cards = this.cards.get(id);
