@@ -51,7 +51,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   const driver = createQemuDriver({ dataDir: config.dataDir, accel: config.qemuAccel, network });
   const idle = createIdleManager(driver, {
     graceMs: config.idleGraceMs,
-    keepRunning: (id) => network.serves(id),
+    keepRunning: (id) => network.keepsRunning(id),
   });
   idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));
   const viewers = createConsoles(app, { driver, idle, consoleStates: CONSOLE_STATES });

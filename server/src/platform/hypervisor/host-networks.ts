@@ -87,6 +87,8 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
   private readonly log: (line: string) => void;
   private readonly cards = new Map<string, Card[]>();
   private readonly reported = new Map<string, string | null>();
+  /** When each domain's cards were plugged in (or found after a restart). */
+  private readonly since = new Map<string, number>();
   private ready: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
@@ -150,6 +152,7 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     }
     this.cards.set(spec.id, cards);
     this.reported.set(spec.id, null);
+    this.since.set(spec.id, Date.now());
     this.timer ??= setInterval(() => void this.poll(), this.pollMs).unref();
     return {
       ...spec,
@@ -168,6 +171,7 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     if (this.cards.has(id) || !this.serves(id)) return;
     this.cards.set(id, [{ mac, tap: this.tapName(id, 0), staleLease: undefined }]);
     this.reported.set(id, null);
+    this.since.set(id, Date.now());
     this.timer ??= setInterval(() => void this.poll(), this.pollMs).unref();
   }
 
@@ -179,11 +183,22 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     for (const card of cards) await quiet(run('ip', ['link', 'del', card.tap]));
     if (this.reported.get(id)) this.emit('address', id, null);
     this.reported.delete(id);
+    this.since.delete(id);
   }
 
   /** Whether the domain has a card on a bridge (its TAP exists: also after a server restart). */
   serves(id: string): boolean {
     return this.mode === 'bridge' && existsSync(`/sys/class/net/${this.tapName(id, 0)}`);
+  }
+
+  /**
+   * Whether a guest should not be idle-paused: it has an address on a bridge (it serves there), or
+   * its card was plugged in less than `settleMs` ago (it may still be asking for one). A guest that
+   * never asks (the idle guest) is paused as any other.
+   */
+  keepsRunning(id: string, settleMs = 30_000): boolean {
+    if (!this.cards.has(id)) return false;
+    return !!this.reported.get(id) || Date.now() - (this.since.get(id) ?? 0) < settleMs;
   }
 
   /** The last address reported for a domain. */

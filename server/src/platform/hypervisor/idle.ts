@@ -37,7 +37,10 @@ export interface IdleManagerOptions {
    * ~8 %, SeaBIOS's single "Booting from Hard Disk..." line ~0.3 % (not enough).
    */
   contentThreshold?: number;
-  /** Domains never idle-paused: those that serve on a network (a paused guest answers nothing). */
+  /**
+   * Domains not idle-paused for now: those that serve on a network (a paused guest answers
+   * nothing). Asked again after each `graceMs` while it holds.
+   */
   keepRunning?: (id: string) => boolean;
 }
 
@@ -225,7 +228,10 @@ class IdleManagerImpl extends EventEmitter implements IdleManager {
 
   private async pauseNow(id: string, entry: Entry, withScreenshot: boolean): Promise<void> {
     if (entry.viewers > 0 || entry.idlePaused || entry.phase !== 'ready') return;
-    if (this.keepRunning?.(id)) return;
+    if (this.keepRunning?.(id)) {
+      this.armGrace(id, entry);
+      return;
+    }
     if ((await this.driver.status(id)) !== 'running') return; // paused by someone else, or gone
     entry.acting = true;
     try {
