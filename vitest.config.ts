@@ -52,6 +52,7 @@ const heavyFiles = [
   'server/src/domains/desktops/consoles-hardening.test.ts',
   'server/src/domains/desktops/libvirt-desktops.test.ts',
   'server/src/domains/desktops/lifecycle.test.ts',
+  'server/src/domains/desktops/networks.test.ts',
   'server/src/domains/desktops/rdp-console.test.ts',
   'server/src/domains/desktops/videowall-access.test.ts',
   'server/src/domains/media/media-desktop.test.ts',

@@ -2,7 +2,7 @@
 // images, Chromium, PostgreSQL and, for the tests, libvirt and sshd. Shared by `npm start` and
 // `npm test`.
 import { execSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const root = new URL('../..', import.meta.url).pathname;
@@ -69,6 +69,50 @@ const SYSTEM = [
     pkg: 'grub-rescue-pc',
     why: 'demo template and media images',
   },
+  // The Tiny Linux template (server/src/seed/tiny-linux.ts): without them, the seed skips it.
+  {
+    check: () =>
+      existsSync('/boot') && readdirSync('/boot').some((f) => /^vmlinuz-.*-cloud-amd64$/.test(f)),
+    pkg: 'linux-image-cloud-amd64',
+    why: "the Tiny Linux guest's kernel",
+  },
+  {
+    check: () => existsSync('/bin/busybox'),
+    pkg: 'busybox-static',
+    why: "the Tiny Linux guest's programs",
+  },
+  {
+    check: () => existsSync('/usr/sbin/dropbear'),
+    pkg: 'dropbear-bin',
+    why: "the Tiny Linux guest's SSH server",
+  },
+  {
+    check: () => existsSync('/usr/bin/syslinux'),
+    pkg: 'syslinux',
+    why: "boots the Tiny Linux guest's disk",
+  },
+  {
+    check: () => existsSync('/usr/lib/syslinux/modules/bios/ldlinux.c32'),
+    pkg: 'syslinux-common',
+    why: "boots the Tiny Linux guest's disk",
+  },
+  {
+    check: () => existsSync('/usr/bin/mcopy'),
+    pkg: 'mtools',
+    why: "writes the Tiny Linux guest's disk",
+  },
+  {
+    check: () => existsSync('/usr/sbin/mkfs.fat'),
+    pkg: 'dosfstools',
+    why: "formats the Tiny Linux guest's disk",
+  },
+  // Desktop networks as root (server/src/platform/hypervisor/host-networks.ts).
+  {
+    check: () => existsSync('/usr/sbin/dnsmasq'),
+    pkg: 'dnsmasq-base',
+    why: "DHCP and DNS of the desktops' networks",
+  },
+  { check: () => existsSync('/usr/sbin/nft'), pkg: 'nftables', why: 'NAT of the desktop network' },
 ];
 const TEST_ONLY = [
   { check: () => existsSync('/usr/bin/chromium'), pkg: 'chromium', why: 'end-to-end tests' },

@@ -74,6 +74,7 @@ test.describe('two portal nodes behind HAProxy on one PostgreSQL', () => {
         DEMO_PASSWORD,
         QEMU_ACCEL: 'tcg',
         DESKTOP_STOP_TIMEOUT: '5s',
+        NETWORK_MODE: 'none',
         PORTAL_CONFIG: join(dir, 'portal.json'),
       },
       output: (line) => {

@@ -63,6 +63,9 @@ export const test = base.extend<object, { portal: Portal; portalEnv: Record<stri
           PUBLIC_URL: url,
           // The role-visibility screen writes here, never into the checkout's config/.
           PORTAL_CONFIG: join(dataDir, 'portal.json'),
+          // The demo guests need no network, and the workers' portals share the host: no bridge,
+          // TAP or dnsmasq of theirs outlives the run (networks have their own server test).
+          NETWORK_MODE: 'none',
           ...portalEnv,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

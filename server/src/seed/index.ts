@@ -25,6 +25,7 @@ import { userWrites } from '../domains/directory/index.ts';
 import { roles } from '../../../src/generated/policy.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
+import { writeTinyLinuxDisk } from './tiny-linux.ts';
 import { seedBookings } from './bookings.ts';
 import { OTHER_CATEGORY, OTHER_MANAGER_USERNAME, seedOtherCategory } from './second-school.ts';
 import {
@@ -43,6 +44,7 @@ import type {
 export const DEMO_ROLES: readonly Role[] = roles;
 export const DEMO_TEMPLATE_ID = 'demo-template';
 export const DEMO_MEDIA_ID = 'demo-iso';
+export const TINY_LINUX_TEMPLATE_ID = 'tiny-linux';
 
 const groupOf: Record<Role, string> = {
   admin: 'default-admins',
@@ -100,6 +102,20 @@ export async function seedIfEmpty(
     await writeIdleGuestDisk(join(imagesDir, 'demo-template.qcow2')).catch((err: unknown) => {
       app.log.warn({ err }, 'demo template: idle guest disk not written, keeping the GRUB disk');
     });
+  // Tiny Linux: a real Linux guest built from Debian packages; skipped (one line) when missing.
+  const tinyLinuxDisk = join(imagesDir, 'tiny-linux.qcow2');
+  const tinyLinux =
+    app.config.prepareImages &&
+    app.config.tinyLinux &&
+    (await writeTinyLinuxDisk(tinyLinuxDisk).then(
+      () => true,
+      (err: unknown) => {
+        app.log.warn(
+          `Tiny Linux template skipped: ${err instanceof Error ? err.message : String(err)}`,
+        );
+        return false;
+      },
+    ));
 
   await app.db.transaction(async (tx) => {
     await tx.insert(categories).values({
@@ -158,6 +174,21 @@ export async function seedIfEmpty(
       // Shared with every role.
       allowed: { roles: [], categories: false, groups: false, users: false },
     });
+    if (tinyLinux)
+      await tx.insert(templates).values({
+        id: TINY_LINUX_TEMPLATE_ID,
+        name: 'Tiny Linux',
+        description:
+          'A real Linux (Debian kernel, busybox, dropbear): DHCP, a web page on port 80, SSH, a console login',
+        userId: ids.admin,
+        categoryId: 'default',
+        groupId: groupOf.admin,
+        hardware: { ...demoHardware(), memory: 0.25 },
+        guestProperties: demoGuestProperties(),
+        image: { type: 'stock' as const, id: '2', url: '' },
+        diskPath: tinyLinuxDisk,
+        allowed: { roles: [], categories: false, groups: false, users: false },
+      });
     await tx.insert(media).values({
       id: DEMO_MEDIA_ID,
       name: 'Demo ISO',

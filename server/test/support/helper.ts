@@ -55,6 +55,9 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     distDir: join(dataDir, 'no-dist'),
     portalConfigPath: undefined,
     prepareImages: false,
+    // No desktop networks and no Tiny Linux build unless a test asks: the bridges are per host.
+    network: { mode: 'none', prefix: 'vdi', natSubnet: '10.87.0' },
+    tinyLinux: false,
     ...overrides,
   };
 }

@@ -135,6 +135,16 @@ describe('DesktopCard bookings', () => {
     expect(screen.queryByTestId('desktop-next-booking')).not.toBeInTheDocument();
   });
 
+  it("shows the guest's address while it has one, and no address line otherwise", () => {
+    renderEngine(
+      <DesktopCard resource="desktops" record={desktop({ state: 'started', ip: '10.87.0.17' })} />,
+    );
+    expect(screen.getByText(/10\.87\.0\.17/)).toBeInTheDocument();
+    cleanup();
+    renderEngine(<DesktopCard resource="desktops" record={desktop({ state: 'started' })} />);
+    expect(screen.queryByText(/10\.87\.0\.17/)).not.toBeInTheDocument();
+  });
+
   it('offers Start now instead of Start and Open while no booking is in force', () => {
     renderEngine(<DesktopCard resource="desktops" record={desktop()} />);
     const card = screen.getByTestId('record');

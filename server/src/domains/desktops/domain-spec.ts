@@ -10,7 +10,11 @@ import {
   type DomainSpec,
   type VideoModel,
 } from '../../platform/hypervisor/types.ts';
+import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import type { EngineDesktop } from './types.ts';
+
+/** The interfaces that are a network card: `default`, the NAT network (the VPN has none yet). */
+const CARD_NETWORKS = ['default'];
 
 /** What a spec needs to know besides the desktop. */
 export interface SpecParts {
@@ -59,5 +63,8 @@ export async function domainSpecOf(desktop: EngineDesktop, parts: SpecParts): Pr
     },
     vncPassword: password(8),
     spicePassword: password(16),
+    network: (hw.interfaces ?? [])
+      .filter((name) => CARD_NETWORKS.includes(name))
+      .map((name, i) => ({ network: name, mac: macFor(desktop.id, i) })),
   };
 }

@@ -9,6 +9,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import type { DesktopRow } from '../../platform/db/schema.ts';
 import { createHypervisorDriver } from '../../platform/hypervisor/driver-factory.ts';
+import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
+import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import { createIdleManager, type IdleManager } from '../../platform/hypervisor/idle.ts';
 import type { Hypervisor } from '../../platform/hypervisor/types.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
@@ -49,13 +51,21 @@ function runtimeOf(row: DesktopRow): DesktopRuntime | null {
 
 const plugin: FastifyPluginAsync = async (app) => {
   const { config } = app;
+  const network = new HostNetworks({
+    ...config.network,
+    log: (line) => app.log.info(line),
+  });
   const driver = createHypervisorDriver({
     dataDir: config.dataDir,
     accel: config.qemuAccel,
     hypervisorUri: config.hypervisorUri,
     diskOwner: config.hypervisorDiskOwner,
+    network,
   });
-  const idle = createIdleManager(driver, { graceMs: config.idleGraceMs });
+  const idle = createIdleManager(driver, {
+    graceMs: config.idleGraceMs,
+    keepRunning: (id) => network.keepsRunning(id),
+  });
   idle.on('warning', (id, err) => app.log.debug({ id, err }, 'idle manager warning'));
   const viewers = createConsoles(app, { driver, idle, consoleStates: CONSOLE_STATES });
 
@@ -107,6 +117,22 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
   };
 
+  // A guest's address (from the DHCP leases) goes into its runtime, and out with the desktop event.
+  const setAddress = async (id: string, ip: string | null, tries = 10): Promise<void> => {
+    const desktop = await store.get(id);
+    if (desktop?.state === 'starting' && tries > 0) {
+      setTimeout(() => void setAddress(id, ip, tries - 1), 1000).unref();
+      return;
+    }
+    const runtime = desktop?.runtime;
+    if (!runtime || (runtime.ip ?? null) === ip) return;
+    const { ip: _previous, ...rest } = runtime;
+    await store.update(id, { runtime: ip ? { ...rest, ip } : rest }, ['started']);
+  };
+  network.on('address', (id, ip) => {
+    setAddress(id, ip).catch((err: unknown) => app.log.warn({ err, id }, 'desktop address'));
+  });
+
   const engine = new DesktopEngine({
     store,
     driver,
@@ -138,10 +164,14 @@ const plugin: FastifyPluginAsync = async (app) => {
       );
     }
     await engine.init();
+    // Guests that kept running across a restart: their addresses are followed again.
+    for (const row of await app.desktops.inStates(['started']))
+      network.track(row.id, macFor(row.id, 0));
   });
   app.addHook('onClose', async () => {
     await engine.close();
     idle.close();
+    network.close();
     await driver.close();
   });
 };

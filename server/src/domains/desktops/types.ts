@@ -17,6 +17,8 @@ export interface DesktopRuntime {
   vncPassword: string;
   spicePassword: string;
   startedAt: string;
+  /** The guest's address on its network, from the DHCP leases (absent until it has one). */
+  ip?: string;
 }
 
 /** The part of a desktop row the engine reads and writes. */

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { LogFormat } from '../lib/log-format.ts';
 import { allowedHostKeys } from '../lib/safe-fetch.ts';
+import type { NetworkMode } from '../hypervisor/host-networks.ts';
 
 export interface AppConfig {
   /**
@@ -61,6 +62,15 @@ export interface AppConfig {
    * daemon sets the owner itself.
    */
   hypervisorDiskOwner: { uid: number; gid: number } | undefined;
+  /**
+   * The desktops' networks (`platform/hypervisor/host-networks.ts`): NETWORK_MODE `auto` (bridges
+   * with dnsmasq and NAT as root, QEMU user-mode networking otherwise), `bridge`, `user` or `none`;
+   * NETWORK_PREFIX names the bridge, TAP devices and NAT table (default `vdi`); NAT_SUBNET is the
+   * NAT network's /24 as three octets (default `10.87.0`).
+   */
+  network: { mode: NetworkMode; prefix: string; natSubnet: string };
+  /** seed the "Tiny Linux" template (a real Linux guest built from Debian packages) with the demo */
+  tinyLinux: boolean;
   /** a running desktop nobody watches is paused after this long (ms) */
   idleGraceMs: number;
   /** how long a guest gets to power off before it is stopped hard (ms) */
@@ -132,6 +142,9 @@ const envSchema = {
       type: 'string',
       pattern: '^qemu(\\+(ssh|tcp|tls|unix|libssh2?))?://[^\\s]*/(system|session)(\\?[^\\s]*)?$',
     },
+    NETWORK_MODE: { enum: ['auto', 'bridge', 'user', 'none'] },
+    NETWORK_PREFIX: { type: 'string', pattern: '^[a-z0-9]{1,6}$' },
+    NAT_SUBNET: { type: 'string', pattern: '^\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$' },
     ALLOWED_ORIGINS: { type: 'string', pattern: '^(https?://[^,\\s]+)(,https?://[^,\\s]+)*$' },
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     LOG_FORMAT: { enum: ['pretty', 'json'] },
@@ -254,6 +267,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
     hypervisorUri: env.HYPERVISOR_URI || undefined,
     hypervisorDiskOwner: parseOwner(env.HYPERVISOR_DISK_OWNER),
+    network: {
+      mode: (env.NETWORK_MODE as NetworkMode | undefined) ?? 'auto',
+      prefix: env.NETWORK_PREFIX ?? 'vdi',
+      natSubnet: env.NAT_SUBNET ?? '10.87.0',
+    },
+    tinyLinux: true,
     idleGraceMs: 60_000,
     shutdownGraceMs: parseDuration(env.DESKTOP_STOP_TIMEOUT, 20) * 1000,
     passwordQueueBudgetMs: 1000,

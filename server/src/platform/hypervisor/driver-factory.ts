@@ -5,6 +5,7 @@
  * user's session daemon).
  */
 import { createLibvirtDriver } from './libvirt-driver.ts';
+import type { HostNetworks } from './host-networks.ts';
 import { createQemuDriver } from './qemu-driver.ts';
 import type { Accel, Hypervisor } from './types.ts';
 
@@ -15,10 +16,12 @@ export interface DriverSettings {
   hypervisorUri?: string | undefined;
   /** Owner of the disk files made for the libvirt host (a session daemon's account). */
   diskOwner?: { uid: number; gid: number } | undefined;
+  /** The desktops' networks on this machine (the local QEMU driver's; libvirt hosts: not yet). */
+  network?: HostNetworks | undefined;
 }
 
 export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
-  const { dataDir, accel, hypervisorUri, diskOwner } = settings;
+  const { dataDir, accel, hypervisorUri, diskOwner, network } = settings;
   if (hypervisorUri) return createLibvirtDriver({ uri: hypervisorUri, dataDir, accel, diskOwner });
-  return createQemuDriver({ dataDir, accel });
+  return createQemuDriver({ dataDir, accel, ...(network ? { network } : {}) });
 }

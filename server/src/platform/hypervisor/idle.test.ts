@@ -26,6 +26,28 @@ describe('idle manager (fake driver: ref counting and ownership)', () => {
     return { driver, idle };
   }
 
+  it('keeps a guest running while it serves on a network, asking again after each grace period', async () => {
+    const driver = createFakeDriver();
+    let serving = true;
+    const idle = createIdleManager(driver, {
+      graceMs: 30,
+      firstFrameMinMs: 0,
+      pollMs: 5,
+      keepRunning: () => serving,
+    });
+    await driver.start(demoSpec('d', '/disk.qcow2'));
+    idle.started('d');
+    await idle.settled('d');
+    await sleep(80);
+    expect(await driver.status('d')).toBe('running');
+    expect(idle.isIdlePaused('d')).toBe(false);
+    serving = false;
+    await sleep(80);
+    expect(await driver.status('d')).toBe('paused');
+    expect(idle.isIdlePaused('d')).toBe(true);
+    idle.close();
+  });
+
   it('pauses after the first frame, resumes on attach, pauses after the grace period', async () => {
     const { driver, idle } = await setup();
     expect(await driver.status('d')).toBe('paused');

@@ -37,6 +37,11 @@ export interface IdleManagerOptions {
    * ~8 %, SeaBIOS's single "Booting from Hard Disk..." line ~0.3 % (not enough).
    */
   contentThreshold?: number;
+  /**
+   * Domains not idle-paused for now: those that serve on a network (a paused guest answers
+   * nothing). Asked again after each `graceMs` while it holds.
+   */
+  keepRunning?: (id: string) => boolean;
 }
 
 export type IdleManagerEvents = {
@@ -110,6 +115,7 @@ class IdleManagerImpl extends EventEmitter implements IdleManager {
   private readonly maxMs: number;
   private readonly pollMs: number;
   private readonly threshold: number;
+  private readonly keepRunning: ((id: string) => boolean) | undefined;
   private readonly onExit: (...args: HypervisorEvents['exit']) => void;
   private readonly onState: (...args: HypervisorEvents['state']) => void;
 
@@ -123,6 +129,7 @@ class IdleManagerImpl extends EventEmitter implements IdleManager {
     this.maxMs = Math.max(this.minMs, options.firstFrameMaxMs ?? 10_000);
     this.pollMs = options.pollMs ?? 250;
     this.threshold = options.contentThreshold ?? 0.01;
+    this.keepRunning = options.keepRunning;
     this.onExit = (id) => this.forget(id);
     this.onState = (id, state, detail) => {
       const entry = this.entries.get(id);
@@ -221,6 +228,10 @@ class IdleManagerImpl extends EventEmitter implements IdleManager {
 
   private async pauseNow(id: string, entry: Entry, withScreenshot: boolean): Promise<void> {
     if (entry.viewers > 0 || entry.idlePaused || entry.phase !== 'ready') return;
+    if (this.keepRunning?.(id)) {
+      this.armGrace(id, entry);
+      return;
+    }
     if ((await this.driver.status(id)) !== 'running') return; // paused by someone else, or gone
     entry.acting = true;
     try {

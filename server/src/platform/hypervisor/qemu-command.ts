@@ -10,6 +10,7 @@ import {
   type BootDevice,
   type DomainSpec,
 } from './types.ts';
+import { nicArgs } from './qemu-network.ts';
 
 /** Where and how one start listens; chosen by the driver. */
 export interface QemuLaunchContext {
@@ -150,8 +151,7 @@ export function buildQemuArgs(spec: DomainSpec, ctx: QemuLaunchContext): string[
     ctx.spiceX509Dir
       ? `tls-port=${ctx.spicePort},addr=127.0.0.1,x509-dir=${e(ctx.spiceX509Dir)}`
       : `port=${ctx.spicePort},addr=127.0.0.1`,
-    '-nic',
-    'none',
+    ...nicArgs(spec.network ?? []),
     '-qmp',
     `unix:${e(ctx.qmpPath)},server=on,wait=off`,
     '-pidfile',

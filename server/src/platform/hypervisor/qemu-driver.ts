@@ -26,6 +26,7 @@ import { cleanRunDir, pidServes, publicRuntime, readExit, readRuntime } from './
 import { takeScreenshot } from './qemu-screenshots.ts';
 import { RetryablePortError, spawnQemu } from './qemu-spawn.ts';
 import { ensureSpicePki } from './spice-pki.ts';
+import type { HostNetworks } from './host-networks.ts';
 import { createPortAllocator, type PortAllocator, type PortRange } from './port-allocator.ts';
 import {
   DOMAIN_ID_PATTERN,
@@ -76,6 +77,8 @@ export interface QemuDriverOptions {
    * at the first start). Default true.
    */
   spiceTls?: boolean;
+  /** The host side of the desktops' networks; without it a domain gets no network card. */
+  network?: HostNetworks;
 }
 
 /** Create the QEMU driver. See the module comment for the files it keeps. */
@@ -97,9 +100,11 @@ class QemuDriver extends EventEmitter implements Hypervisor {
   private readonly spiceTls: boolean;
   private readonly starting = new Set<string>();
   private readonly domains: QemuDomains;
+  private readonly network: HostNetworks | undefined;
 
   constructor(options: QemuDriverOptions) {
     super();
+    this.network = options.network;
     this.dataDir = path.resolve(options.dataDir);
     this.runRoot = path.join(this.dataDir, 'run');
     this.accel = options.accel ?? 'tcg';
@@ -115,6 +120,7 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       (event, ...args) => this.emitTyped(event, ...args),
       options.pollMs ?? 1000,
     );
+    super.on('exit', (id: string) => void this.network?.release(id));
   }
 
   // typed EventEmitter surface
@@ -194,15 +200,18 @@ class QemuDriver extends EventEmitter implements Hypervisor {
         );
       }
       await cleanRunDir(runDir, false);
+      const wired = (await this.network?.attach(spec)) ?? { ...spec, network: [] };
       let lastError: unknown;
       for (let attempt = 1; attempt <= 3; attempt++) {
         try {
-          return await this.spawnOnce(spec, runDir);
+          return await this.spawnOnce(wired, runDir);
         } catch (error) {
           lastError = error;
-          if (!(error instanceof RetryablePortError)) throw error;
+          if (!(error instanceof RetryablePortError)) break;
         }
       }
+      await this.network?.release(id);
+      if (!(lastError instanceof RetryablePortError)) throw lastError;
       throw new HypervisorError(
         'start_failed',
         `start of ${id} failed: ${errorMessage(lastError)}`,

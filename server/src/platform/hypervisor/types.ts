@@ -45,6 +45,19 @@ export interface DomainHardware {
   floppies: string[];
 }
 
+/** One network card of a domain. */
+export interface DomainNic {
+  /** The portal network it joins (`default` = the NAT network). */
+  network: string;
+  /** Its MAC address (`52:54:00:xx:xx:xx`), chosen per desktop so its DHCP lease follows it. */
+  mac: string;
+  /**
+   * The host side, set by the driver's host networks (`host-networks.ts`) at start: a TAP device
+   * on the network's bridge, or QEMU's user-mode network. A card without one is left out.
+   */
+  backend?: { kind: 'tap'; ifname: string } | { kind: 'user' };
+}
+
 /** What to start. */
 export interface DomainSpec {
   /** Desktop id; also the run directory name (`<DATA_DIR>/run/<id>/`). */
@@ -61,6 +74,8 @@ export interface DomainSpec {
   vncPassword: string;
   /** SPICE ticket of this start (any length). Required (non-empty). */
   spicePassword: string;
+  /** Network cards (none when absent or empty). */
+  network?: DomainNic[];
 }
 
 /**

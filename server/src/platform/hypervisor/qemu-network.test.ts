@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { buildQemuArgs } from './qemu-command.ts';
+import { macFor, nicArgs } from './qemu-network.ts';
+import { HostNetworks, parseLeases } from './host-networks.ts';
+import { demoSpec } from './test-support.ts';
+import { HypervisorError, type DomainSpec } from './types.ts';
+
+const ctx = {
+  accel: 'tcg' as const,
+  vncPort: 5903,
+  spicePort: 15904,
+  qmpPath: '/data/run/d1/qmp.sock',
+  pidPath: '/data/run/d1/qemu.pid',
+};
+
+describe('network cards in the QEMU command', () => {
+  it('gives each desktop card a stable MAC of its own under QEMU’s prefix', () => {
+    expect(macFor('desktop-1')).toBe(macFor('desktop-1', 0));
+    expect(macFor('desktop-1')).toMatch(/^52:54:00(:[0-9a-f]{2}){3}$/);
+    expect(macFor('desktop-1', 1)).not.toBe(macFor('desktop-1', 0));
+    expect(macFor('desktop-2')).not.toBe(macFor('desktop-1'));
+  });
+
+  it('plugs a TAP card or a user-mode card, and none without a host side', () => {
+    const mac = macFor('d1');
+    expect(nicArgs([])).toEqual(['-nic', 'none']);
+    expect(nicArgs([{ network: 'default', mac }])).toEqual(['-nic', 'none']);
+    expect(
+      nicArgs([{ network: 'default', mac, backend: { kind: 'tap', ifname: 'vditabc12340' } }]),
+    ).toEqual([
+      '-netdev',
+      'tap,id=net0,ifname=vditabc12340,script=no,downscript=no',
+      '-device',
+      `virtio-net-pci,netdev=net0,mac=${mac}`,
+    ]);
+    expect(nicArgs([{ network: 'default', mac, backend: { kind: 'user' } }])).toEqual([
+      '-netdev',
+      'user,id=net0',
+      '-device',
+      `virtio-net-pci,netdev=net0,mac=${mac}`,
+    ]);
+  });
+
+  it('refuses a bad MAC or TAP name (they reach the command line)', () => {
+    const card = (mac: string, ifname: string): DomainSpec => ({
+      ...demoSpec('d1', '/data/disks/d1.qcow2'),
+      network: [{ network: 'default', mac, backend: { kind: 'tap', ifname } }],
+    });
+    expect(() => buildQemuArgs(card('52:54:00:aa:bb:cc,x=1', 'vdit1'), ctx)).toThrow(
+      HypervisorError,
+    );
+    expect(() => buildQemuArgs(card(macFor('d1'), 'tap0,script=/bin/sh'), ctx)).toThrow(
+      HypervisorError,
+    );
+    const ok = buildQemuArgs(card(macFor('d1'), 'vdit1'), ctx);
+    expect(ok).not.toContain('-nic');
+    expect(ok.filter((a) => a === '-netdev')).toHaveLength(1);
+  });
+});
+
+describe('host networks', () => {
+  it('reads dnsmasq leases by MAC', () => {
+    const leases = parseLeases(
+      '1795920923 52:54:00:AA:bb:cc 10.87.0.17 tiny-aabbcc 01:52:54:00:aa:bb:cc\n\n' +
+        '1795920999 52:54:00:11:22:33 10.87.0.18 * *\n',
+    );
+    expect(leases.get('52:54:00:aa:bb:cc')?.ip).toBe('10.87.0.17');
+    expect(leases.get('52:54:00:11:22:33')?.ip).toBe('10.87.0.18');
+    expect(leases.size).toBe(2);
+  });
+
+  it('names TAP devices within the 15 characters Linux allows, from the prefix and the domain', () => {
+    const networks = new HostNetworks({ mode: 'none', prefix: 'abcdef' });
+    const name = networks.tapName('0f9d6a2e-7c1b-4d7e-9a55-3f1c2b7e8d90', 3);
+    expect(name).toMatch(/^abcdeft[0-9a-f]{7}3$/);
+    expect(name.length).toBeLessThanOrEqual(15);
+    expect(networks.bridge).toBe('abcdefnat0');
+    expect(() => new HostNetworks({ mode: 'none', prefix: 'Bad-1' })).toThrow();
+  });
+
+  it('gives user-mode cards without root tools, and no card in mode none', async () => {
+    const spec: DomainSpec = {
+      ...demoSpec('d1', '/data/disks/d1.qcow2'),
+      network: [{ network: 'default', mac: macFor('d1') }],
+    };
+    const user = new HostNetworks({ mode: 'user' });
+    expect((await user.attach(spec)).network).toEqual([
+      { network: 'default', mac: macFor('d1'), backend: { kind: 'user' } },
+    ]);
+    expect(user.serves('d1')).toBe(false);
+    const none = new HostNetworks({ mode: 'none' });
+    expect((await none.attach(spec)).network).toEqual([]);
+    await expect(
+      user.attach({ ...spec, network: [{ network: 'elsewhere', mac: macFor('d1') }] }),
+    ).rejects.toThrow(HypervisorError);
+  });
+
+  it('says once, without root, that desktops get user-mode networking', () => {
+    const lines: string[] = [];
+    const networks = new HostNetworks({
+      log: (line) => lines.push(line),
+      mode: 'auto',
+    });
+    if (process.getuid?.() === 0) expect(['bridge', 'user']).toContain(networks.mode);
+    else {
+      expect(networks.mode).toBe('user');
+      expect(lines).toHaveLength(1);
+    }
+  });
+});

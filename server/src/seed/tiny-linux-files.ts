@@ -1,0 +1,134 @@
+/**
+ * The files of the Tiny Linux guest's initramfs that are text: the init script, inittab, the DHCP
+ * hook, the accounts. Pure (no I/O); `tiny-linux.ts` writes them into the image.
+ *
+ * What the guest does at boot (`/etc/rc`): mounts the kernel file systems, loads the virtio network
+ * and ACPI button modules, names itself `tiny-<last three bytes of its MAC>`, takes its address by
+ * DHCP (`udhcpc`, in the background), writes the SSH keys given on the kernel command line
+ * (`tiny.keys=<base64 of an authorized_keys file>`) for root, and starts `httpd` on port 80 (a page
+ * that names the guest and its address), `dropbear` on port 22 (keys only) and `acpid` (the ACPI
+ * power button powers it off). A login prompt runs on the VGA console (tty1).
+ */
+
+/** The first line of the guest's web page and of its console banner. */
+export const TINY_LINUX_BANNER = 'Tiny Linux';
+
+/** Kernel modules the guest loads, in load order (dependencies first). */
+export const TINY_LINUX_MODULES = [
+  'virtio_ring',
+  'virtio',
+  'virtio_pci_legacy_dev',
+  'virtio_pci_modern_dev',
+  'virtio_pci',
+  'failover',
+  'net_failover',
+  'virtio_net',
+  'button',
+  'evdev',
+] as const;
+
+const rc = `#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /run /tmp /var/run /var/log
+mount -t devpts devpts /dev/pts
+for m in ${TINY_LINUX_MODULES.join(' ')}; do insmod /lib/modules/$m.ko 2>/dev/null; done
+ip link set lo up
+mac=$(cat /sys/class/net/eth0/address 2>/dev/null)
+name=tiny-$(echo "$mac" | cut -d: -f4-6 | tr -d :)
+[ -n "$mac" ] || name=tiny-linux
+hostname "$name"
+echo "$name" > /etc/hostname
+keys=$(sed -n 's/.*tiny\\.keys=\\([^ ]*\\).*/\\1/p' /proc/cmdline)
+mkdir -p /root/.ssh
+[ -n "$keys" ] && echo "$keys" | base64 -d > /root/.ssh/authorized_keys
+chmod 700 /root/.ssh
+chmod 600 /root/.ssh/authorized_keys 2>/dev/null
+interface=eth0 /etc/udhcpc.script deconfig
+if [ -n "$mac" ]; then
+  ip link set eth0 up
+  udhcpc -b -S -i eth0 -x hostname:"$name" -s /etc/udhcpc.script
+fi
+httpd -h /www -p 80
+mkdir -p /etc/dropbear
+dropbear -R -s -p 22
+acpid
+`;
+
+const udhcpcScript = `#!/bin/sh
+page() {
+  cat > /www/index.html <<EOF
+<!doctype html>
+<html><head><title>${TINY_LINUX_BANNER} $(hostname)</title></head>
+<body><h1>${TINY_LINUX_BANNER}</h1><p>host: $(hostname)</p><p>address: $1</p></body></html>
+EOF
+}
+case "$1" in
+  deconfig)
+    ip addr flush dev "$interface" 2>/dev/null
+    page none
+    ;;
+  bound|renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/\${mask:-24}" dev "$interface"
+    [ -n "$router" ] && ip route replace default via "\${router%% *}" dev "$interface"
+    : > /etc/resolv.conf
+    for d in $dns; do echo "nameserver $d" >> /etc/resolv.conf; done
+    page "$ip"
+    ;;
+esac
+exit 0
+`;
+
+const inittab = `::sysinit:/etc/rc
+tty1::respawn:/sbin/getty 38400 tty1
+::ctrlaltdel:/sbin/reboot
+::shutdown:/bin/umount -a -r
+`;
+
+const issue = `
+  ${TINY_LINUX_BANNER} (\\n) - busybox, dropbear, the Debian cloud kernel
+  Log in with the desktop's guest credentials.
+
+`;
+
+/** The text files of the initramfs, by path (relative to its root), with their modes. */
+export function tinyLinuxTextFiles(options: {
+  /** Login name and crypt(3) hash of the console account (uid 1000). */
+  user: string;
+  passwordHash: string;
+}): { path: string; mode: number; text: string }[] {
+  const { user, passwordHash } = options;
+  return [
+    { path: 'etc/rc', mode: 0o755, text: rc },
+    { path: 'etc/udhcpc.script', mode: 0o755, text: udhcpcScript },
+    { path: 'etc/inittab', mode: 0o644, text: inittab },
+    { path: 'etc/issue', mode: 0o644, text: issue },
+    { path: 'etc/acpid.conf', mode: 0o644, text: 'PWRF poweroff\n' },
+    {
+      path: 'etc/passwd',
+      mode: 0o644,
+      text: `root:${passwordHash}:0:0:root:/root:/bin/sh\n${user}:${passwordHash}:1000:1000:${user}:/home/${user}:/bin/sh\n`,
+    },
+    { path: 'etc/group', mode: 0o644, text: `root:x:0:\n${user}:x:1000:\n` },
+    { path: 'etc/shells', mode: 0o644, text: '/bin/sh\n' },
+    { path: 'etc/hostname', mode: 0o644, text: 'tiny-linux\n' },
+    { path: 'www/index.html', mode: 0o644, text: `<h1>${TINY_LINUX_BANNER}</h1>\n` },
+  ];
+}
+
+/** The syslinux configuration: boots the kernel with the initramfs, the keys on the command line. */
+export function syslinuxConfig(authorizedKeys: string): string {
+  const keys = authorizedKeys.trim()
+    ? ` tiny.keys=${Buffer.from(`${authorizedKeys.trim()}\n`).toString('base64')}`
+    : '';
+  return `DEFAULT linux
+PROMPT 0
+TIMEOUT 0
+LABEL linux
+  KERNEL vmlinuz
+  INITRD initrd.gz
+  APPEND rdinit=/sbin/init quiet console=tty0 panic=10${keys}
+`;
+}
