@@ -472,6 +472,32 @@ async function seed(page: Page, baseURL: string, role: Role): Promise<Record<str
         if (paths.has(path)) seeds[path] = path.replace(':id', id);
     }
     if (paths.has('/profile/:action')) seeds['/profile/:action'] = '/profile/changePassword';
+    if (paths.has('/admin/ldap-providers/:id/edit')) {
+      // A directory of the second school, disabled (nobody's sign-in asks it); the other admin
+      // pass on this portal finds it made.
+      let [directory] = await answer<{ id: string }[]>(
+        api.get('/api/v3/admin/ldap-providers'),
+        'the directories',
+      );
+      directory ??= await answer<{ id: string }>(
+        api.post('/api/v3/admin/ldap-providers', {
+          data: {
+            category_id: 'school2',
+            label: `Route table ${stamp}`,
+            enabled: false,
+            url: 'ldap://127.0.0.1:1',
+            bind_dn: 'cn=portal,dc=example,dc=org',
+            bind_password: 'route-table',
+            search_base: 'ou=people,dc=example,dc=org',
+            filter: '(uid={username})',
+            group_id: 'school2-default',
+            role: 'user',
+          },
+        }),
+        'create a directory',
+      );
+      seeds['/admin/ldap-providers/:id/edit'] = `/admin/ldap-providers/${directory.id}/edit`;
+    }
     if (paths.has('/admin/audit/:id') || paths.has('/admin/categories/:id/edit')) {
       const categories = await answer<{ id: string }[]>(
         api.get('/api/v3/admin/categories'),
