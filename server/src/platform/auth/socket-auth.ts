@@ -82,10 +82,14 @@ const plugin: FastifyPluginAsync = async (app) => {
     if (sweeping || io.sockets.sockets.size === 0) return;
     sweeping = true;
     try {
-      const ids = [...new Set([...io.sockets.sockets.values()].map((s) => s.data.sessionId))];
-      const alive = await app.sessions.connectable(ids);
-      for (const socket of io.sockets.sockets.values())
-        if (!alive.has(socket.data.sessionId)) socket.disconnect(true);
+      const ids = new Set([...io.sockets.sockets.values()].map((s) => s.data.sessionId));
+      const alive = await app.sessions.connectable([...ids]);
+      // Only the sessions this sweep read: a socket that connected meanwhile was checked by its
+      // own handshake, and its session is not in `alive`.
+      for (const socket of io.sockets.sockets.values()) {
+        const { sessionId } = socket.data;
+        if (ids.has(sessionId) && !alive.has(sessionId)) socket.disconnect(true);
+      }
     } catch (err) {
       app.log.warn({ err }, 'socket sweep failed');
     } finally {

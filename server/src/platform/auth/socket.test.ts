@@ -144,6 +144,45 @@ describe('socket.io /api/v3/socket.io', () => {
     expect(await outcome(client({ jwt: token2 }))).toBe('error:Connection rejected by server');
   });
 
+  it('keeps a socket that connects while a sweep is reading the sessions it checks', async () => {
+    const first = await login(t.app, 'user');
+    expect(await outcome(client({ jwt: first }))).toBe('connected');
+    const sessions = t.app.sessions;
+    const original = sessions.connectable.bind(sessions);
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reading = (): void => undefined;
+    const read = new Promise<void>((resolve) => (reading = resolve));
+    let swept = (): void => undefined;
+    const done = new Promise<void>((resolve) => (swept = resolve));
+    // The next sweep reads the sessions of the sockets open now, then waits here.
+    sessions.connectable = async (ids) => {
+      reading();
+      await held;
+      const alive = await original(ids);
+      // After the sweep's own loop over the sockets, which runs as soon as it has the answer.
+      setImmediate(swept);
+      return alive;
+    };
+    try {
+      await read;
+      const token = await login(t.app, 'user');
+      const late = client({ jwt: token });
+      expect(await outcome(late)).toBe('connected');
+      release();
+      await done;
+      const sessionId = decodePayload(token).session_id;
+      expect(
+        [...t.app.io.sockets.sockets.values()].some((s) => s.data.sessionId === sessionId),
+        'the socket that connected during the sweep is still open',
+      ).toBe(true);
+      expect(late.connected).toBe(true);
+    } finally {
+      sessions.connectable = original;
+      release();
+    }
+  });
+
   it('refuses other websocket upgrades that no handler registered', async () => {
     const { WebSocket } = await import('ws');
     const ws = new WebSocket(`${base.replace('http', 'ws')}/api/v3/vnc/nothing`);
