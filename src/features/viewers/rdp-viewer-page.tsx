@@ -12,6 +12,7 @@ import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { HOME_PATH } from '@/lib/paths';
 import { MAX_RDP_RETRIES, useRdpConnection, type RdpStatus } from './use-rdp-connection';
+import { VIEWER_FRAME_STYLE } from './viewer-frame';
 
 const STATUS_COLORS: Record<RdpStatus, string> = {
   connecting: 'blue',
@@ -110,19 +111,7 @@ export function RdpViewerPage() {
   };
 
   return (
-    <div
-      ref={rootRef}
-      data-testid="rdp-viewer"
-      data-status={status}
-      style={{
-        position: 'fixed',
-        inset: 0,
-        zIndex: 300,
-        display: 'flex',
-        flexDirection: 'column',
-        background: '#111',
-      }}
-    >
+    <div ref={rootRef} data-testid="rdp-viewer" data-status={status} style={VIEWER_FRAME_STYLE}>
       <Group
         component="header"
         gap="xs"

@@ -12,6 +12,7 @@ import { Badge, Button, Group, Stack, Text, Title, Tooltip } from '@mantine/core
 import { useTranslation } from 'react-i18next';
 import { translateError } from '@/lib/error-display';
 import { useVncConnection, type VncStatus, type VncTicketFetcher } from './use-vnc-connection';
+import { VIEWER_FRAME_STYLE } from './viewer-frame';
 
 const STATUS_COLORS: Record<VncStatus, string> = {
   connecting: 'blue',
@@ -81,19 +82,7 @@ export function VncConsole({
   const overlay = status === 'stopped' || status === 'disconnected' || status === 'error';
 
   return (
-    <div
-      ref={rootRef}
-      data-testid="vnc-viewer"
-      data-status={status}
-      style={{
-        position: 'fixed',
-        inset: 0,
-        zIndex: 300,
-        display: 'flex',
-        flexDirection: 'column',
-        background: '#111',
-      }}
-    >
+    <div ref={rootRef} data-testid="vnc-viewer" data-status={status} style={VIEWER_FRAME_STYLE}>
       <Group
         gap="xs"
         px="sm"
