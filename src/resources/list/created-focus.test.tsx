@@ -86,8 +86,11 @@ describe('the focus after a create', () => {
     });
     expect(document.activeElement).toBe(focusedRecord());
     expect(screen.getByTestId('list-announcement')).toHaveAttribute('role', 'status');
-    expect(screen.getByTestId('list-announcement')).toHaveTextContent(
-      '“Category 149b Physics” is now in the list, with the focus on it.',
+    // The announcement is a state update of the focus callback: React renders it a moment later.
+    await waitFor(() =>
+      expect(screen.getByTestId('list-announcement')).toHaveTextContent(
+        '“Category 149b Physics” is now in the list, with the focus on it.',
+      ),
     );
   });
 

@@ -86,9 +86,10 @@ const plugin: FastifyPluginAsync = async (app) => {
     // The adapter sends its NOTIFYs through the pool's one free connection, in the order of the
     // emits: a query queued now answers after them, and the emits reach the sockets in the turns
     // that follow their answers.
-    // A database that does not answer holds a close back by half a second at most.
+    // A database that does not answer holds a close back by two seconds at most (half a second
+    // lost the message before a logout on a loaded machine, where the NOTIFY itself took longer).
     flushed = async () => {
-      const late = new Promise((resolve) => setTimeout(resolve, 500).unref());
+      const late = new Promise((resolve) => setTimeout(resolve, 2000).unref());
       await Promise.race([pool.query('SELECT 1').catch(() => undefined), late]);
       await new Promise((resolve) => setImmediate(resolve));
     };

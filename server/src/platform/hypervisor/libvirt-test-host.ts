@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import net from 'node:net';
 import path from 'node:path';
 import { tempDataDir } from './test-support.ts';
+import { readCmdline } from './host-process.ts';
 
 export interface TestHostUser {
   name: string;
@@ -84,7 +85,11 @@ function configureSessionDaemon(user: TestHostUser): void {
   if (before === undefined) return;
   const pidFile = path.join(user.home, '.cache', 'libvirt', 'libvirtd.pid');
   try {
-    process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
+    // Only the daemon itself: an empty file would name the process group (0), a stale one another
+    // process that got the pid.
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    if (pid > 1 && readCmdline(pid).some((arg) => arg.endsWith('libvirtd')))
+      process.kill(pid, 'SIGTERM');
   } catch {
     /* not running */
   }

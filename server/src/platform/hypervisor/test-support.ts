@@ -48,21 +48,41 @@ export function demoSpec(
   };
 }
 
-/** Pids to SIGKILL when the worker exits, whatever happened. */
-const tracked = new Set<number>();
+/**
+ * The start time of a process (clock ticks after boot, /proc/<pid>/stat field 22), or null when it
+ * is gone. A pid with another start time is another process: pids wrap within minutes here.
+ */
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Pids to SIGKILL when the worker exits, whatever happened, each with its start time. */
+const tracked = new Map<number, string>();
 let hooked = false;
 export function trackPid(pid: number): void {
   // 0 and negative numbers name process groups to kill(): never track them.
   if (!Number.isInteger(pid) || pid <= 0) return;
-  tracked.add(pid);
+  const started = startTime(pid);
+  if (started === null) return;
+  tracked.set(pid, started);
   if (!hooked) {
     hooked = true;
     process.once('exit', killTracked);
   }
 }
-/** SIGKILL every tracked pid still alive. */
+/**
+ * SIGKILL every tracked process still alive: only a pid whose start time is still the tracked one,
+ * never the process that got the pid of a tracked one after it ended (another test worker, a
+ * database backend, a browser).
+ */
 export function killTracked(): void {
-  for (const pid of tracked) {
+  for (const [pid, started] of tracked) {
+    if (startTime(pid) !== started) continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
