@@ -50,8 +50,14 @@ const standIns = [1, 2].map((n) => ({
   ip: `${network.natSubnet}.${50 + n}`,
 }));
 
+/** A command's output; its failure names the command and what it wrote on stderr. */
 const sh = async (cmd: string, ...args: string[]) =>
-  (await execFileAsync(cmd, args, { timeout: 10_000 })).stdout;
+  (
+    await execFileAsync(cmd, args, { timeout: 20_000 }).catch((error: unknown) => {
+      const { stderr, signal } = error as { stderr?: string; signal?: string };
+      throw new Error(`${cmd} ${args.join(' ')}: ${stderr?.trim() || signal || String(error)}`);
+    })
+  ).stdout;
 const quiet = (p: Promise<unknown>) =>
   p.then(
     () => true,

@@ -87,6 +87,9 @@ const plugin: FastifyPluginAsync = async (app) => {
   let syncing: Promise<void> | undefined;
   let again = false;
   let lastError = '';
+  /** What was applied last (skipped when unchanged, but for the periodic sync). */
+  let applied: string | undefined;
+  let forceNext = false;
 
   const peersOf = async (net: Ipv4Network): Promise<WireguardPeer[]> => {
     const rows = await query<{ wg_public_key: string; wg_address: string }>(
@@ -112,21 +115,27 @@ const plugin: FastifyPluginAsync = async (app) => {
          AND u.active AND u.wg_address IS NOT NULL AND u.wg_public_key IS NOT NULL`,
     );
 
-  const apply = async (): Promise<void> => {
+  const apply = async (force: boolean): Promise<void> => {
     const { vpn: settings } = await app.settings.all();
     const net = parseIpv4Network(settings.users_net);
     if (!net) throw new Error(`the VPN users network ${settings.users_net} is not IPv4`);
     const keys = await vpn.serverKeys();
     const peers = await peersOf(net);
-    await iface.apply({
+    const state = {
       privateKey: keys.privateKey,
       listenPort: settings.port,
       address: `${gatewayOf(net)}/${net.prefix}`,
       mtu: settings.mtu,
       peers,
-    });
+    };
     const tunnels = new Set(peers.map((p) => p.address));
-    await firewall.apply((await pairsOf()).filter((p) => tunnels.has(p.user)));
+    const pairs = (await pairsOf()).filter((p) => tunnels.has(p.user));
+    const wanted = JSON.stringify([state, pairs]);
+    if (!force && wanted === applied) return;
+    applied = undefined;
+    await iface.apply(state);
+    await firewall.apply(pairs);
+    applied = wanted;
   };
 
   const sync = async (): Promise<void> => {
@@ -138,9 +147,15 @@ const plugin: FastifyPluginAsync = async (app) => {
     syncing = (async () => {
       do {
         again = false;
+        const force = forceNext;
+        forceNext = false;
         try {
-          if (!iface.kind) await iface.up();
-          await apply();
+          // Made again when it is gone (wireguard-go ended, or the link was deleted).
+          if (!iface.kind || !existsSync(`/sys/class/net/${iface.name}`)) {
+            applied = undefined;
+            await iface.up();
+          }
+          await apply(force);
           lastError = '';
         } catch (err) {
           // A failure is logged once until the endpoint works again.
@@ -197,7 +212,10 @@ const plugin: FastifyPluginAsync = async (app) => {
     running = true;
     await sync();
     if (iface.kind) app.log.info(`VPN endpoint: ${iface.name} (${iface.kind}) is up`);
-    every = setInterval(soon, SYNC_EVERY_MS).unref();
+    every = setInterval(() => {
+      forceNext = true;
+      soon();
+    }, SYNC_EVERY_MS).unref();
   });
 
   app.addHook('onClose', async () => {

@@ -78,8 +78,14 @@ export class VpnFirewall {
       .filter((p) => IPV4.test(p.user) && IPV4.test(p.desktop))
       .map((p) => `${p.user} . ${p.desktop}`);
     if (elements.length > 0) lines.push(`add element ${t} reach { ${elements.join(', ')} }`);
-    await nft(`${lines.join('\n')}\n`);
-    this.made = true;
+    try {
+      await nft(`${lines.join('\n')}\n`);
+      this.made = true;
+    } catch (error) {
+      // The table may be gone or damaged: it is made anew the next time.
+      this.made = false;
+      throw error;
+    }
   }
 
   /** The pairs in the set now (tests, diagnostics). */
