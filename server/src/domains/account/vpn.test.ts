@@ -214,6 +214,11 @@ describe('WireGuard VPN', () => {
     expect((await userRow(t.app, 'advanced')).wgAddress).toBeNull();
   });
 
+  it('runs no endpoint while the desktop networks are not bridged (the tests default: none)', () => {
+    expect(t.app.config.network.mode).toBe('none');
+    expect(t.app.vpnEndpoint.running).toBe(false);
+  });
+
   it('keeps the server key pair out of the portal settings and the users out of each other', async () => {
     const all = await t.app.settings.all();
     expect(Object.keys(all)).not.toContain('vpn_server_keys');
