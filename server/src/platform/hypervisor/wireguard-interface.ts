@@ -102,7 +102,10 @@ export class WireguardInterface {
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
     });
-    child.on('error', () => undefined);
+    let failed: Error | undefined;
+    child.on('error', (error) => {
+      failed = error;
+    });
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
       this.child = undefined;
@@ -114,10 +117,12 @@ export class WireguardInterface {
         this.kind = 'userspace';
         return this.kind;
       }
-      if (child.exitCode !== null || this.child !== child) break;
+      if (failed || child.exitCode !== null || this.child !== child) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await this.down();
+    if ((failed as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
+      throw new Error('the kernel has no WireGuard module and wireguard-go is not installed');
     throw new Error(`wireguard-go did not make ${this.name}: ${stderr.trim() || 'no answer'}`);
   }
 
