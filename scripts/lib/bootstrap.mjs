@@ -113,17 +113,23 @@ const SYSTEM = [
     why: "DHCP and DNS of the desktops' networks",
   },
   { check: () => existsSync('/usr/sbin/nft'), pkg: 'nftables', why: 'NAT of the desktop network' },
+  // The users' VPN endpoint (server/src/domains/account/vpn-endpoint.ts).
+  {
+    check: () => existsSync('/usr/bin/wg'),
+    pkg: 'wireguard-tools',
+    why: "configures the users' VPN endpoint",
+  },
+  {
+    check: () => existsSync('/usr/bin/wireguard-go'),
+    pkg: 'wireguard-go',
+    why: "the users' VPN endpoint when the kernel has no WireGuard module",
+  },
 ];
 const TEST_ONLY = [
   {
     check: () => existsSync('/usr/bin/chromium-headless-shell'),
     pkg: 'chromium-headless-shell',
     why: 'end-to-end tests (the headless Chromium: half the CPU of the full browser)',
-  },
-  {
-    check: () => existsSync('/usr/bin/wg') && existsSync('/usr/bin/wg-quick'),
-    pkg: 'wireguard-tools',
-    why: 'the VPN tests read the generated configuration with wg and wg-quick',
   },
   {
     check: () => existsSync('/usr/bin/remote-viewer'),

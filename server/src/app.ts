@@ -72,6 +72,7 @@ import {
   sessionRoutes,
   configRoutes,
   accountRoutes,
+  vpnEndpoint,
 } from './domains/account/index.ts';
 import openapiRoutes from './platform/http/openapi-routes.ts';
 import { storagePlugin, storageRoutes } from './domains/storage/index.ts';
@@ -178,6 +179,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(storagePlugin);
   // in this order: each one's boot work runs after the previous one's
   await app.register(desktopsPlugin);
+  await app.register(vpnEndpoint);
   await app.register(recycleBinPlugin);
   await app.register(templatesPlugin);
   await app.register(deploymentsPlugin);

@@ -6,12 +6,17 @@
  * Addresses are handed out under one transaction lock, lowest free first, so parallel first
  * downloads (on any node) never get the same one; the unique constraint on the column backs it.
  * An address outside the network the settings name now (the network changed) is replaced.
+ *
+ * The client file routes the server's tunnel address (the users' network's first host) and the
+ * desktops' networks into the tunnel, and names the endpoint the server's VPN endpoint listens on
+ * (`vpn-endpoint.ts`: the same key and port).
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import {
   endpointOf,
+  gatewayOf,
   ipv4ToNumber,
   isUserAddressIn,
   isWireguardKey,
@@ -202,7 +207,10 @@ export function createVpnService(app: FastifyInstance): VpnService {
         mtu: vpn.mtu,
         serverPublicKey: server.publicKey,
         endpoint: endpointOf(host, vpn.port),
-        allowedIps: vpn.guests_nets,
+        allowedIps: [
+          `${gatewayOf(await networkOf())}/32`,
+          vpn.guests_nets ?? `${app.config.network.natSubnet}.0/24`,
+        ].join(','),
       });
     },
   };

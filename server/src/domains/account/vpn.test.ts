@@ -92,7 +92,8 @@ describe('WireGuard VPN', () => {
     // The first user of a fresh network gets the first address after the gateway.
     expect(conf.Interface.Address).toBe('10.0.0.2');
     expect(conf.Interface.MTU).toBe('1420');
-    expect(conf.Peer.AllowedIPs).toBe('10.2.0.0/16');
+    // The server's tunnel address and the desktops' NAT network (the config's NAT_SUBNET).
+    expect(conf.Peer.AllowedIPs).toBe('10.0.0.1/32,10.87.0.0/24');
     expect(conf.Peer.PersistentKeepalive).toBe('25');
     expect(conf.Peer.Endpoint).toBe('localhost:443');
 
@@ -186,7 +187,7 @@ describe('WireGuard VPN', () => {
       await setVpn({ endpoint_host: 'vpn.example.org', port: 51820, guests_nets: '10.7.0.0/16' });
       const conf = parse((await download(token)).content);
       expect(conf.Peer.Endpoint).toBe('vpn.example.org:51820');
-      expect(conf.Peer.AllowedIPs).toBe('10.7.0.0/16');
+      expect(conf.Peer.AllowedIPs).toBe('10.0.0.1/32,10.7.0.0/16');
     } finally {
       t.app.config.publicUrl = publicUrl;
       await setVpn({});
@@ -211,6 +212,11 @@ describe('WireGuard VPN', () => {
       await setVpn({});
     }
     expect((await userRow(t.app, 'advanced')).wgAddress).toBeNull();
+  });
+
+  it('runs no endpoint while the desktop networks are not bridged (the tests default: none)', () => {
+    expect(t.app.config.network.mode).toBe('none');
+    expect(t.app.vpnEndpoint.running).toBe(false);
   });
 
   it('keeps the server key pair out of the portal settings and the users out of each other', async () => {

@@ -26,6 +26,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     engine: DesktopEngine;
     hypervisor: Hypervisor;
+    /** The host side of the desktops' networks (bridge, TAPs, dnsmasq, NAT). */
+    hostNetworks: HostNetworks;
     idle: IdleManager;
     viewers: Consoles;
     desktopService: DesktopService;
@@ -152,6 +154,7 @@ const plugin: FastifyPluginAsync = async (app) => {
 
   app.decorate('engine', engine);
   app.decorate('hypervisor', driver);
+  app.decorate('hostNetworks', network);
   app.decorate('idle', idle);
   app.decorate('viewers', viewers);
   app.decorate('desktopService', createDesktopService(app));

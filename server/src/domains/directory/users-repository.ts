@@ -234,8 +234,14 @@ const plugin: FastifyPluginAsync = async (app) => {
     acknowledgeDisclaimer: (id) => userWrites.acknowledgeDisclaimer(db, id),
     setApiKey: (id, hash, expires) => userWrites.setApiKey(db, id, hash, expires),
     touchAccessed: (id) => userWrites.touchAccessed(db, id),
-    setVpnAddress: (id, address, on) => userWrites.setVpnAddress(on ?? db, id, address),
-    setVpnKeys: (id, keys, onlyMissing) => userWrites.setVpnKeys(db, id, keys, onlyMissing),
+    async setVpnAddress(id, address, on) {
+      await userWrites.setVpnAddress(on ?? db, id, address);
+      app.cluster.publish({ kind: 'vpn.changed', userId: id });
+    },
+    async setVpnKeys(id, keys, onlyMissing) {
+      await userWrites.setVpnKeys(db, id, keys, onlyMissing);
+      app.cluster.publish({ kind: 'vpn.changed', userId: id });
+    },
     async disable(id) {
       await userWrites.disable(db, id);
       app.cluster.publish({ kind: 'user.changed', userId: id });

@@ -31,6 +31,8 @@ export type ClusterMessage =
    * sessions are read again, the user's sockets reconnect, the user's consoles are checked again
    */
   | { kind: 'user.changed'; userId: string }
+  /** a user's WireGuard keys or address changed: the VPN endpoint's peers follow */
+  | { kind: 'vpn.changed'; userId: string }
   /** a desktop was written (created, updated, deleted or hidden): caches and consoles follow */
   | {
       kind: 'desktop.changed';

@@ -77,6 +77,11 @@ export function userAddressRange(net: Ipv4Network): { first: number; last: numbe
   return first <= last ? { first, last } : null;
 }
 
+/** The server's own address in a users' network: its first host. */
+export function gatewayOf(net: Ipv4Network): string {
+  return numberToIpv4(net.network + 1);
+}
+
 /** True when `address` is one a user may hold in `net`. */
 export function isUserAddressIn(address: string, net: Ipv4Network): boolean {
   const n = ipv4ToNumber(address);

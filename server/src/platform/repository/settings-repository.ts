@@ -56,8 +56,13 @@ export interface Settings {
     /** Host name in the client's Endpoint; null = the host of PUBLIC_URL. */
     endpoint_host: string | null;
     port: number;
+    /** The users' network: the server's tunnel address is its first host, users get the others. */
     users_net: string;
-    guests_nets: string;
+    /**
+     * The desktops' networks a client routes into the tunnel (besides the server's tunnel
+     * address); null = the NAT network of this server's desktops (NAT_SUBNET).
+     */
+    guests_nets: string | null;
     mtu: number;
   };
 }
@@ -221,7 +226,7 @@ export const defaultSettings: Settings = {
     endpoint_host: null,
     port: 443,
     users_net: '10.0.0.0/16',
-    guests_nets: '10.2.0.0/16',
+    guests_nets: null,
     mtu: 1420,
   },
 };
