@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider, { type Configuration } from 'oidc-provider';
+import Provider, { type Adapter, type AdapterPayload, type Configuration } from 'oidc-provider';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 
 export const OIDC_CLIENT_ID = 'portal';
@@ -52,6 +52,43 @@ export interface OidcIdp {
   stop(): Promise<void>;
 }
 
+/** The provider's state in memory, for the life of the test's provider. */
+function memoryAdapter(): new (name: string) => Adapter {
+  const store = new Map<string, AdapterPayload>();
+  return class MemoryAdapter implements Adapter {
+    constructor(private readonly name: string) {}
+    private key(id: string) {
+      return `${this.name}:${id}`;
+    }
+    upsert(id: string, payload: AdapterPayload) {
+      store.set(this.key(id), payload);
+      return Promise.resolve();
+    }
+    find(id: string) {
+      return Promise.resolve(store.get(this.key(id)));
+    }
+    findByUserCode(userCode: string) {
+      return Promise.resolve([...store.values()].find((p) => p.userCode === userCode));
+    }
+    findByUid(uid: string) {
+      return Promise.resolve([...store.values()].find((p) => p.uid === uid));
+    }
+    consume(id: string) {
+      const payload = store.get(this.key(id));
+      if (payload) payload.consumed = Math.floor(Date.now() / 1000);
+      return Promise.resolve();
+    }
+    destroy(id: string) {
+      store.delete(this.key(id));
+      return Promise.resolve();
+    }
+    revokeByGrantId(grantId: string) {
+      for (const [key, payload] of store) if (payload.grantId === grantId) store.delete(key);
+      return Promise.resolve();
+    }
+  };
+}
+
 const page = (uid: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Test identity provider</title></head>
 <body><main><h1>Test identity provider</h1>
@@ -78,6 +115,7 @@ export async function startOidcIdp(redirectUris: string[]): Promise<OidcIdp> {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const configuration: Configuration = {
+    adapter: memoryAdapter(),
     clients: [
       {
         client_id: OIDC_CLIENT_ID,
@@ -98,6 +136,14 @@ export async function startOidcIdp(redirectUris: string[]): Promise<OidcIdp> {
     // the profile and email claims ride in the ID token too (userinfo stays available)
     conformIdTokenClaims: false,
     pkce: { required: () => true },
+    ttl: {
+      AuthorizationCode: 60,
+      Interaction: 600,
+      Grant: 600,
+      Session: 600,
+      AccessToken: 600,
+      IdToken: 600,
+    },
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx, id) => {

@@ -176,7 +176,7 @@ describe('login page', () => {
     );
   });
 
-  it("offers the chosen category's OpenID Connect provider as a button that posts to its start", async () => {
+  it("offers the chosen category's OpenID Connect provider as a button that leads to its start", async () => {
     fakeServer(() => loginJwt, {
       providers: ['form'],
       ldap: [],
@@ -190,9 +190,9 @@ describe('login page', () => {
     expect(button).toHaveTextContent('Sign in with School account');
     expect(button.querySelector('img')).toHaveAttribute('src', '/school.svg');
     expect(screen.getAllByTestId('login-oidc')).toHaveLength(1);
-    expect(button.closest('form')).toHaveAttribute(
-      'action',
-      '/authentication/login?provider=oidc&category_id=default&redirect=/',
+    expect(button).toHaveAttribute(
+      'href',
+      '/authentication/login/oidc?category_id=default&redirect=/',
     );
   });
 

@@ -128,6 +128,8 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const directory = directories.find((d) => d.category_id === categoryId);
   // the chosen category's OpenID Connect provider signs in through its own button
   const oidc = oidcButtons.find((p) => p.category_id === categoryId);
+  // a navigation, not a form: the provider's 302 leads to another origin
+  const oidcAction = `${buildPath(operations['session.oidcLogin'])}?category_id=${encodeURIComponent(categoryId)}&redirect=/`;
   const loginAction = (provider: string): string =>
     `${buildPath(operations['session.login'])}?provider=${encodeURIComponent(provider)}&category_id=${encodeURIComponent(categoryId)}&redirect=/`;
 
@@ -249,19 +251,18 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
               </form>
             ))}
             {oidc && (
-              <form method="post" action={loginAction('oidc')}>
-                <Button
-                  type="submit"
-                  variant="default"
-                  fullWidth
-                  data-testid="login-oidc"
-                  leftSection={
-                    oidc.icon ? <img src={oidc.icon} alt="" width={18} height={18} /> : undefined
-                  }
-                >
-                  {t('common:login.oidcButton', { label: oidc.label })}
-                </Button>
-              </form>
+              <Button
+                component="a"
+                href={oidcAction}
+                variant="default"
+                fullWidth
+                data-testid="login-oidc"
+                leftSection={
+                  oidc.icon ? <img src={oidc.icon} alt="" width={18} height={18} /> : undefined
+                }
+              >
+                {t('common:login.oidcButton', { label: oidc.label })}
+              </Button>
             )}
           </Stack>
         )}

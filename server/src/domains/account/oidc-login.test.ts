@@ -53,13 +53,11 @@ const sessionCount = async () =>
     (await t.app.database.query<{ n: string }>('SELECT count(*)::text AS n FROM sessions'))[0]?.n,
   );
 
-/** The login button's POST: the provider's address and the cookie that binds the sign-in. */
+/** The login button's start: the provider's address and the cookie that binds the sign-in. */
 const begin = async (redirect = '/desktops') => {
   const res = await t.app.inject({
-    method: 'POST',
-    url: `/authentication/login?provider=oidc&category_id=${CATEGORY}&redirect=${encodeURIComponent(redirect)}`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: '',
+    method: 'GET',
+    url: `/authentication/login/oidc?category_id=${CATEGORY}&redirect=${encodeURIComponent(redirect)}`,
   });
   answers.push(res);
   expect(res.statusCode, res.body).toBe(302);
@@ -166,10 +164,19 @@ describe('the OpenID Connect provider of a category', () => {
     expect(q.get('nonce')).toMatch(/^[\w-]{43}$/);
     expect(q.get('code_challenge')).toMatch(/^[\w-]{43}$/);
     expect(cookie).toBe(`oidc_state=${q.get('state')}`);
+    // the login operation starts the same sign-in
+    const posted = await t.app.inject({
+      method: 'POST',
+      url: `/authentication/login?provider=oidc&category_id=${CATEGORY}&redirect=//evil.test`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '',
+    });
+    expect(posted.statusCode).toBe(302);
+    expect(String(posted.headers.location)).toMatch(new RegExp(`^${idp.issuer}/auth\\?`));
     // a category without a provider has no such sign-in
     const other = await t.app.inject({
-      method: 'POST',
-      url: '/authentication/login?provider=oidc&category_id=default',
+      method: 'GET',
+      url: '/authentication/login/oidc?category_id=default',
     });
     expect(other.statusCode).toBe(400);
     expectErrorShape(other.json(), 'bad_request');

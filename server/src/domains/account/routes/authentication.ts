@@ -244,6 +244,27 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     budgetMs: app.config.passwordQueueBudgetMs,
   });
 
+  /** A 302 to the category's OpenID Connect provider, with the cookie that binds the sign-in. */
+  const startOidc = async (
+    categoryId: string | undefined,
+    redirect: string | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const start = await startOidcLogin(app, request, categoryId, redirect);
+    return reply
+      .code(302)
+      .header('set-cookie', start.cookie)
+      .header('location', start.location)
+      .send();
+  };
+
+  // The login page's button navigates here (a form's POST could not follow the 302 to another
+  // origin under the portal's form-action policy); POST /login?provider=oidc does the same.
+  route(app, 'session.oidcLogin', async (request, reply) =>
+    startOidc(request.query.category_id, request.query.redirect, request, reply),
+  );
+
   route(app, 'session.login', async (request, reply) => {
     const query = request.query;
     // An absent form body is an empty form (route() turns it into {}; the schema checks the fields).
@@ -258,14 +279,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       if (type === 'category-select') return continueCategorySelect(categoryId, request, reply);
       // login tokens and unknown types fall through to a normal provider login
     }
-    if (query.provider === 'oidc') {
-      const start = await startOidcLogin(app, request, categoryId, query.redirect);
-      return reply
-        .code(302)
-        .header('set-cookie', start.cookie)
-        .header('location', start.location)
-        .send();
-    }
+    if (query.provider === 'oidc') return startOidc(categoryId, query.redirect, request, reply);
     if (query.provider !== 'form') {
       throw new ApiError(
         'bad_request',
