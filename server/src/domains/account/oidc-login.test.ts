@@ -151,6 +151,13 @@ describe('the OpenID Connect provider of a category', () => {
     expect(providers.json().oidc).toEqual([
       { category_id: CATEGORY, label: 'School account', icon: '/favicon.svg' },
     ]);
+    // the group a provider registers its new users into stays while the provider names it
+    const groupDelete = await injectWithToken(t.app, admin, {
+      method: 'DELETE',
+      url: `/api/v3/admin/groups/${GROUP}`,
+    });
+    expect(groupDelete.statusCode).toBe(428);
+    expect(groupDelete.json().description_code).toBe('group_has_oidc_provider');
   });
 
   it('sends the browser to the issuer with a single-use state, a nonce and PKCE S256', async () => {
