@@ -12,7 +12,7 @@
  * Every refusal leaves no session.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { eq, lt } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
 import {
@@ -36,7 +36,7 @@ export const OIDC_PROVIDER = 'oidc';
 
 /** The cookie that binds a sign-in under way to the browser that started it. */
 export const OIDC_STATE_COOKIE = 'oidc_state';
-const CALLBACK_PATH = '/authentication/callback';
+export const CALLBACK_PATH = '/authentication/callback';
 const SIGN_IN_SECONDS = 600;
 
 const clientOf = (config: OidcIssuerConfig): OidcClient => ({
@@ -115,6 +115,22 @@ export async function startOidcLogin(
   const secure = request.protocol === 'https' ? '; Secure' : '';
   const cookie = `${OIDC_STATE_COOKIE}=${secrets.state}; Path=${CALLBACK_PATH}; Max-Age=${SIGN_IN_SECONDS}; HttpOnly; SameSite=Lax${secure}`;
   return { location, cookie };
+}
+
+/** Answers the 302 to the category's provider, with the cookie that binds the sign-in. */
+export async function sendOidcStart(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  categoryId: string | undefined,
+  redirect: string | undefined,
+) {
+  const start = await startOidcLogin(app, request, categoryId, redirect);
+  return reply
+    .code(302)
+    .header('set-cookie', start.cookie)
+    .header('location', start.location)
+    .send();
 }
 
 function cookieOf(request: FastifyRequest, name: string): string | undefined {

@@ -32,7 +32,8 @@ import {
 import accountMailRoutes from './account-mail.ts';
 import { ldapSignIn } from '../ldap-login.ts';
 import { enabledLdapLabels, enabledOidcButtons } from '../../directory/index.ts';
-import { finishOidcLogin, OIDC_STATE_COOKIE, startOidcLogin } from '../oidc-login.ts';
+import { sendOidcStart } from '../oidc-login.ts';
+import oidcRoutes from './oidc.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -244,27 +245,6 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     budgetMs: app.config.passwordQueueBudgetMs,
   });
 
-  /** A 302 to the category's OpenID Connect provider, with the cookie that binds the sign-in. */
-  const startOidc = async (
-    categoryId: string | undefined,
-    redirect: string | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ) => {
-    const start = await startOidcLogin(app, request, categoryId, redirect);
-    return reply
-      .code(302)
-      .header('set-cookie', start.cookie)
-      .header('location', start.location)
-      .send();
-  };
-
-  // The login page's button navigates here (a form's POST could not follow the 302 to another
-  // origin under the portal's form-action policy); POST /login?provider=oidc does the same.
-  route(app, 'session.oidcLogin', async (request, reply) =>
-    startOidc(request.query.category_id, request.query.redirect, request, reply),
-  );
-
   route(app, 'session.login', async (request, reply) => {
     const query = request.query;
     // An absent form body is an empty form (route() turns it into {}; the schema checks the fields).
@@ -279,7 +259,8 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       if (type === 'category-select') return continueCategorySelect(categoryId, request, reply);
       // login tokens and unknown types fall through to a normal provider login
     }
-    if (query.provider === 'oidc') return startOidc(categoryId, query.redirect, request, reply);
+    if (query.provider === 'oidc')
+      return sendOidcStart(app, request, reply, categoryId, query.redirect);
     if (query.provider !== 'form') {
       throw new ApiError(
         'bad_request',
@@ -314,13 +295,6 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       await app.loginThrottle.succeed(key);
       return finishLogin(user, request, reply);
     });
-  });
-
-  // The provider sends the browser back here; the sign-in ends as a form login does.
-  route(app, 'session.callback', async (request, reply) => {
-    const { user, redirect } = await finishOidcLogin(app, request, request.query);
-    reply.header('set-cookie', `${OIDC_STATE_COOKIE}=; Path=/authentication/callback; Max-Age=0`);
-    return finishLogin(user, request, reply, redirect);
   });
 
   route(app, 'session.renew', async (_request, reply) => {
@@ -381,4 +355,5 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   });
 
   await app.register(accountMailRoutes);
+  await app.register(oidcRoutes, { finishLogin });
 }
