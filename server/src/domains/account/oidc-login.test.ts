@@ -254,6 +254,16 @@ describe('the OpenID Connect provider of a category', () => {
     expect(await sessionCount()).toBe(before);
   });
 
+  it('refuses an answer that names another issuer, leaving no session', async () => {
+    const before = await sessionCount();
+    const { location, cookie } = await begin();
+    const back = new URL(await idp.signIn(location.toString(), nora.username, nora.password));
+    expect(back.searchParams.get('iss')).toBe(idp.issuer);
+    back.searchParams.set('iss', 'https://sso.elsewhere.test');
+    await expectRefused(await callback(back.toString(), cookie), 401, 'oidc_token_invalid');
+    expect(await sessionCount()).toBe(before);
+  });
+
   it('refuses an address outside the allowed domains with user_disallowed', async () => {
     const before = await sessionCount();
     const res = await signIn(pau);

@@ -230,7 +230,7 @@ async function accountOf(
 export async function finishOidcLogin(
   app: FastifyInstance,
   request: FastifyRequest,
-  query: { state: string; code?: string; error?: string },
+  query: { state: string; code?: string; error?: string; iss?: string },
 ): Promise<{ user: UserRow; redirect: string }> {
   const [pending] = await app.db
     .delete(oidcLogins)
@@ -253,6 +253,9 @@ export async function finishOidcLogin(
   const code = query.code;
   const { metadata, tokens, claims } = await guarded(request, async () => {
     const metadata = await discover(client.issuer);
+    // an answer that names its issuer must name ours (a mix-up with another provider otherwise)
+    if (query.iss !== undefined && query.iss !== metadata.issuer)
+      throw new OidcRejectedError('the answer names another issuer');
     const tokens = await exchangeCode(metadata, client, {
       code,
       codeVerifier: pending.codeVerifier,
