@@ -38,6 +38,7 @@ import {
   adminGroupRoutes,
   adminCategoryRoutes,
   adminLdapProviderRoutes,
+  adminOidcProviderRoutes,
   adminAuditRoutes,
   adminSettingsRoutes,
 } from './domains/directory/index.ts';
@@ -209,6 +210,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminGroupRoutes);
   await app.register(adminCategoryRoutes);
   await app.register(adminLdapProviderRoutes);
+  await app.register(adminOidcProviderRoutes);
   await app.register(adminAuditRoutes);
   await app.register(adminSettingsRoutes);
   await app.register(adminReservableRoutes);

@@ -498,6 +498,30 @@ async function seed(page: Page, baseURL: string, role: Role): Promise<Record<str
       );
       seeds['/admin/ldap-providers/:id/edit'] = `/admin/ldap-providers/${directory.id}/edit`;
     }
+    if (paths.has('/admin/oidc-providers/:id/edit')) {
+      // An OpenID Connect provider of the second school, disabled (no button shows it, nothing
+      // asks its issuer); the other admin pass on this portal finds it made.
+      let [provider] = await answer<{ id: string }[]>(
+        api.get('/api/v3/admin/oidc-providers'),
+        'the OpenID Connect providers',
+      );
+      provider ??= await answer<{ id: string }>(
+        api.post('/api/v3/admin/oidc-providers', {
+          data: {
+            category_id: 'school2',
+            label: `Route table ${stamp}`,
+            enabled: false,
+            issuer: 'https://sso.example.org',
+            client_id: 'portal',
+            client_secret: 'route-table',
+            group_id: 'school2-default',
+            role: 'user',
+          },
+        }),
+        'create an OpenID Connect provider',
+      );
+      seeds['/admin/oidc-providers/:id/edit'] = `/admin/oidc-providers/${provider.id}/edit`;
+    }
     if (paths.has('/admin/audit/:id') || paths.has('/admin/categories/:id/edit')) {
       const categories = await answer<{ id: string }[]>(
         api.get('/api/v3/admin/categories'),

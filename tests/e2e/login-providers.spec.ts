@@ -2,8 +2,11 @@
  * LDAP sign-in through the real login page: a private slapd (tests/support/slapd.ts) is the
  * directory of the demo category, mapped to its Class A group. A student the portal has never
  * seen types their directory username and password into the form, accepts the category's
- * disclaimer and lands on the desktops as a user of Class A. The directory is removed afterwards,
- * so the other specs of the worker's portal see the form as before.
+ * disclaimer and lands on the desktops as a user of Class A. OpenID Connect sign-in through the
+ * login page's button: a real provider (oidc-provider, tests/support/oidc-idp.ts) on loopback is
+ * the demo category's; a person the portal has never seen signs in on the provider's own page and
+ * comes back to the desktops. The directory and the provider are removed afterwards, so the other
+ * specs of the worker's portal see the form as before.
  */
 import { expect, test } from './fixtures';
 import { apiAs, apiToken } from './helpers';
@@ -15,17 +18,26 @@ import {
   startSlapd,
   type Slapd,
 } from '../support/slapd';
+import {
+  OIDC_ACCOUNTS,
+  OIDC_CLIENT_ID,
+  OIDC_CLIENT_SECRET,
+  startOidcIdp,
+  type OidcIdp,
+} from '../support/oidc-idp';
 
 let slapd: Slapd | undefined;
 let directoryId: string | undefined;
+let idp: OidcIdp | undefined;
+let oidcProviderId: string | undefined;
 
 test.afterAll(async ({ portal }) => {
-  if (directoryId) {
-    const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
-    await admin.delete(`/api/v3/admin/ldap-providers/${directoryId}`);
-    await admin.dispose();
-  }
+  const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
+  if (directoryId) await admin.delete(`/api/v3/admin/ldap-providers/${directoryId}`);
+  if (oidcProviderId) await admin.delete(`/api/v3/admin/oidc-providers/${oidcProviderId}`);
+  await admin.dispose();
   await slapd?.stop();
+  await idp?.stop();
 });
 
 test('a Class A student signs in with the directory through the login form', async ({
@@ -76,6 +88,53 @@ test('a Class A student signs in with the directory through the login form', asy
     provider: 'ldap',
     group_name: 'Class A',
     role_name: 'User',
+  });
+  await me.dispose();
+});
+
+test('a person signs in with OpenID Connect through the login page button', async ({
+  page,
+  portal,
+}) => {
+  idp = await startOidcIdp([new URL('/authentication/callback', portal.url).toString()]);
+  const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
+  const created = await admin.post('/api/v3/admin/oidc-providers', {
+    data: {
+      category_id: 'default',
+      label: 'School account',
+      issuer: idp.issuer,
+      client_id: OIDC_CLIENT_ID,
+      client_secret: OIDC_CLIENT_SECRET,
+      group_id: 'default-class-a',
+      role: 'user',
+    },
+  });
+  expect(created.status(), await created.text()).toBe(200);
+  oidcProviderId = ((await created.json()) as { id: string }).id;
+  await admin.dispose();
+
+  const [person] = OIDC_ACCOUNTS;
+  if (!person) throw new Error('no account at the test provider');
+  await page.goto('/login');
+  await page.getByTestId('login-oidc').click();
+  // the provider's own sign-in page
+  await expect(page).toHaveURL(new RegExp(`^${idp.issuer}/interaction/`));
+  await page.getByLabel('Username').fill(person.username);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  // New accounts of the demo category accept its disclaimer first.
+  await expect(page).toHaveURL(/\/disclaimer$/, { timeout: 15_000 });
+  await page.getByRole('button', { name: 'Accept' }).click();
+  await expect(page).toHaveURL(/\/desktops$/);
+
+  const token = (await page.context().cookies()).find((c) => c.name === 'vdiportal_session');
+  const me = await apiAs(portal.url, decodeURIComponent(token?.value ?? ''));
+  const profile = await me.get('/api/v3/user');
+  expect(await profile.json()).toMatchObject({
+    username: person.username,
+    name: person.name,
+    provider: 'oidc',
+    group_name: 'Class A',
   });
   await me.dispose();
 });

@@ -55,7 +55,7 @@ interface Call {
   bearer: string | null;
 }
 
-const FORM_ONLY = { providers: ['form'], ldap: [] };
+const FORM_ONLY = { providers: ['form'], ldap: [], oidc: [] };
 
 function fakeServer(login: () => string, providers: object = FORM_ONLY): Call[] {
   const calls: Call[] = [];
@@ -173,6 +173,26 @@ describe('login page', () => {
     renderLogin();
     expect(await screen.findByTestId('login-ldap-hint')).toHaveTextContent(
       'You can also sign in with your School directory account.',
+    );
+  });
+
+  it("offers the chosen category's OpenID Connect provider as a button that leads to its start", async () => {
+    fakeServer(() => loginJwt, {
+      providers: ['form'],
+      ldap: [],
+      oidc: [
+        { category_id: 'default', label: 'School account', icon: '/school.svg' },
+        { category_id: 'other', label: 'Other school', icon: null },
+      ],
+    });
+    renderLogin();
+    const button = await screen.findByTestId('login-oidc');
+    expect(button).toHaveTextContent('Sign in with School account');
+    expect(button.querySelector('img')).toHaveAttribute('src', '/school.svg');
+    expect(screen.getAllByTestId('login-oidc')).toHaveLength(1);
+    expect(button).toHaveAttribute(
+      'href',
+      '/authentication/login/oidc?category_id=default&redirect=/',
     );
   });
 

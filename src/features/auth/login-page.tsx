@@ -67,6 +67,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const [categories, setCategories] = useState<SessionUserCategory[]>([]);
   const [providers, setProviders] = useState<SessionUserProviders['providers']>([]);
   const [directories, setDirectories] = useState<SessionUserProviders['ldap']>([]);
+  const [oidcButtons, setOidcButtons] = useState<SessionUserProviders['oidc']>([]);
   const [categoryId, setCategoryId] = useState('');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
@@ -85,6 +86,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
       .then((answer) => {
         setProviders(answer?.providers ?? []);
         setDirectories(answer?.ldap ?? []);
+        setOidcButtons(answer?.oidc ?? []);
       })
       .catch(() => setProviders([]));
     // Once the form is interactive, the application is fetched while the user types.
@@ -124,6 +126,10 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const otherProviders = providers.filter((p) => p !== 'form');
   // the chosen category's LDAP directory also signs in through the form
   const directory = directories.find((d) => d.category_id === categoryId);
+  // the chosen category's OpenID Connect provider signs in through its own button
+  const oidc = oidcButtons.find((p) => p.category_id === categoryId);
+  // a navigation, not a form: the provider's 302 leads to another origin
+  const oidcAction = `${buildPath(operations['session.oidcLogin'])}?category_id=${encodeURIComponent(categoryId)}&redirect=/`;
   const loginAction = (provider: string): string =>
     `${buildPath(operations['session.login'])}?provider=${encodeURIComponent(provider)}&category_id=${encodeURIComponent(categoryId)}&redirect=/`;
 
@@ -232,7 +238,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
             )}
           </Stack>
         </form>
-        {otherProviders.length > 0 && (
+        {(otherProviders.length > 0 || oidc) && (
           <Stack mt="md" gap="xs">
             <Text size="sm" c="dimmed">
               {t('common:login.otherProviders')}
@@ -244,6 +250,20 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
                 </Button>
               </form>
             ))}
+            {oidc && (
+              <Button
+                component="a"
+                href={oidcAction}
+                variant="default"
+                fullWidth
+                data-testid="login-oidc"
+                leftSection={
+                  oidc.icon ? <img src={oidc.icon} alt="" width={18} height={18} /> : undefined
+                }
+              >
+                {t('common:login.oidcButton', { label: oidc.label })}
+              </Button>
+            )}
           </Stack>
         )}
       </Paper>

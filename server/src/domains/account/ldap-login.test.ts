@@ -225,6 +225,7 @@ describe('the LDAP directory of a category', () => {
         { category_id: 'offline', label: 'School directory' },
         { category_id: CATEGORY, label: 'Class A' },
       ],
+      oidc: [],
     });
     const offline = (await api('GET', '/admin/ldap-providers'))
       .json<{ id: string; category_id: string }[]>()

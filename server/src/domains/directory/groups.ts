@@ -15,6 +15,7 @@ import {
   categories,
   groups,
   ldapProviders,
+  oidcProviders,
   type AdminGroupReadRow,
   type GroupRow,
 } from '../../platform/db/schema.ts';
@@ -179,6 +180,17 @@ export function groupsCrud(deps: Pick<AdminDeps, 'db'>) {
             'An LDAP directory registers its new users into this group',
             'group_has_ldap_directory',
             { categories: directories.map((d) => d.categoryId) },
+          );
+        const signIns = await tx
+          .select({ categoryId: oidcProviders.categoryId })
+          .from(oidcProviders)
+          .where(eq(oidcProviders.groupId, id));
+        if (signIns.length)
+          throw new ApiError(
+            'precondition_required',
+            'An OpenID Connect provider registers its new users into this group',
+            'group_has_oidc_provider',
+            { categories: signIns.map((d) => d.categoryId) },
           );
         await userWrites.leaveSecondaryGroup(tx, id);
         return {};

@@ -32,7 +32,8 @@ import { appendAudit } from './audit.ts';
 /** An enabled directory as the login uses it (the service account's password included). */
 export type LdapDirectory = AdminLdapProviderRow & { bindPassword: string };
 
-async function checkCategoryAndGroup(tx: Executor, categoryId: string, groupId: string) {
+/** The category exists and the group belongs to it. */
+export async function checkCategoryAndGroup(tx: Executor, categoryId: string, groupId: string) {
   const [category] = await tx
     .select({ id: categories.id })
     .from(categories)

@@ -31,6 +31,12 @@ describe('redactSecrets', () => {
     );
   });
 
+  it("removes an OpenID Connect provider's client secret from a logged body", () => {
+    expect(redactSecrets('{"client_id":"portal","client_secret":"s3cr3t-value"}')).toBe(
+      '{"client_id":"portal","client_secret":"[redacted]"}',
+    );
+  });
+
   it('removes secret query and key=value pairs, HTTP credentials and URL user info', () => {
     const out = redactSecrets(
       'GET /api/v3/viewer/vnc?ticket=abc123&desktop=d1 password=hunter2 Bearer xyz.abc Basic dXNlcjpwdw== proxy=http://u1:s3cret@portal:8080',

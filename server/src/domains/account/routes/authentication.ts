@@ -1,6 +1,6 @@
 /**
  * /authentication: form login (local accounts, then the category's LDAP directory) with persistent
- * throttling, its continuation tokens (register, category-select, disclaimer, email address,
+ * throttling, OpenID Connect sign-in (its start and callback, ../oidc-login.ts), its continuation tokens (register, category-select, disclaimer, email address,
  * password reset), renew, logout, check, providers, acknowledge-disclaimer; the mail flows live in
  * ./account-mail.ts.
  */
@@ -31,7 +31,9 @@ import {
 } from '../account-tokens.ts';
 import accountMailRoutes from './account-mail.ts';
 import { ldapSignIn } from '../ldap-login.ts';
-import { enabledLdapLabels } from '../../directory/index.ts';
+import { enabledLdapLabels, enabledOidcButtons } from '../../directory/index.ts';
+import { sendOidcStart } from '../oidc-login.ts';
+import oidcRoutes from './oidc.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -75,15 +77,24 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     name: s.name,
   });
 
-  const sendToken = (request: FastifyRequest, reply: FastifyReply, jwt: string, maxAge: number) => {
+  /** The token as the body, or (with a redirect) only as the cookie of a 302 to that page. */
+  const sendToken = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    jwt: string,
+    maxAge: number,
+    redirect?: string,
+  ) => {
     const secure = request.protocol === 'https' ? '; Secure' : '';
-    return reply
+    reply
       .header('cache-control', 'no-store')
-      .header('authorization', `Bearer ${jwt}`)
       .header(
         'set-cookie',
         `authorization=${jwt}; Path=/; Max-Age=${maxAge}; SameSite=Strict${secure}`,
-      )
+      );
+    if (redirect) return reply.code(302).header('location', redirect).send();
+    return reply
+      .header('authorization', `Bearer ${jwt}`)
       .type('text/plain; charset=utf-8')
       .send(jwt);
   };
@@ -93,18 +104,27 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     reply: FastifyReply,
     type: SpecialTokenType,
     userId: string,
+    redirect?: string,
   ) => {
     const seconds = STEP_SECONDS[type] ?? LOGIN_STEP_SECONDS;
-    return sendToken(request, reply, await app.tokens.signSpecial(type, userId, seconds), seconds);
+    const jwt = await app.tokens.signSpecial(type, userId, seconds);
+    return sendToken(request, reply, jwt, seconds, redirect);
   };
 
   /**
    * The account checks of a login, in order: a disabled account is refused; then, per the user's
    * account policy, a disclaimer not yet accepted, an address not yet verified, and a password
    * that must change (flagged, or older than the policy's expiration for local accounts) each
-   * answer their step's token; otherwise a session and its login token.
+   * answer their step's token; otherwise a session and its login token. Every provider's sign-in
+   * ends here; a browser sent back by a provider gets the token as a cookie on its way to
+   * `redirect`.
    */
-  const finishLogin = async (user: UserRow, request: FastifyRequest, reply: FastifyReply) => {
+  const finishLogin = async (
+    user: UserRow,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    redirect?: string,
+  ) => {
     if (!user.active) throw new ApiError('user_disabled', 'Disabled user', 'user_disabled');
     const settings = await app.settings.all();
     const policy = policyFor(settings.account_policies, {
@@ -113,14 +133,14 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       provider: user.provider,
     });
     if (policy?.disclaimer && !user.disclaimerAcknowledged)
-      return sendStep(request, reply, 'disclaimer-acknowledgement-required', user.id);
+      return sendStep(request, reply, 'disclaimer-acknowledgement-required', user.id, redirect);
     if (policy?.email_verification && !user.emailVerified)
-      return sendStep(request, reply, 'email-verification-required', user.id);
+      return sendStep(request, reply, 'email-verification-required', user.id, redirect);
     if (
       user.passwordResetRequired ||
       (user.provider === 'local' && passwordExpired(policy?.password, user.passwordLastUpdated))
     )
-      return sendStep(request, reply, 'password-reset-required', user.id);
+      return sendStep(request, reply, 'password-reset-required', user.id, redirect);
     await app.users.touchAccessed(user.id);
     const session = await app.sessions.create(user.id, request.ip, times);
     const jwt = await app.tokens.signLogin({
@@ -129,7 +149,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       exp: epoch(session.expiresAt),
       data: tokenData(session),
     });
-    return sendToken(request, reply, jwt, times.expiration);
+    return sendToken(request, reply, jwt, times.expiration, redirect);
   };
 
   /** A step token continues the login of its user (the remaining checks still apply). */
@@ -239,6 +259,8 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       if (type === 'category-select') return continueCategorySelect(categoryId, request, reply);
       // login tokens and unknown types fall through to a normal provider login
     }
+    if (query.provider === 'oidc')
+      return sendOidcStart(app, request, reply, categoryId, query.redirect);
     if (query.provider !== 'form') {
       throw new ApiError(
         'bad_request',
@@ -309,12 +331,18 @@ export default async function authenticationRoutes(app: FastifyInstance) {
 
   route(app, 'session.check', async () => ({}), { skipMaintenance: true });
 
-  // The form is always there; a category's enabled LDAP directory signs in through it too.
+  // The form is always there; a category's enabled LDAP directory signs in through it too, and
+  // its enabled OpenID Connect provider through a button.
   route(app, 'session.providers', async () => ({
     providers: ['form' as const],
     ldap: (await enabledLdapLabels(app.db)).map((d) => ({
       category_id: d.categoryId,
       label: d.label,
+    })),
+    oidc: (await enabledOidcButtons(app.db)).map((p) => ({
+      category_id: p.categoryId,
+      label: p.label,
+      icon: p.icon,
     })),
   }));
 
@@ -327,4 +355,5 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   });
 
   await app.register(accountMailRoutes);
+  await app.register(oidcRoutes, { finishLogin });
 }

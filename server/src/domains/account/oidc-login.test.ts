@@ -1,0 +1,275 @@
+/**
+ * OpenID Connect sign-in against a real provider (oidc-provider on loopback,
+ * tests/support/oidc-idp.ts): the provider of a category administered through its generated
+ * resource with a write-only secret, a first sign-in that registers the person into the mapped
+ * group and role and opens a session like a form login, and the refusals (a state used twice or
+ * from another browser, an ID token with another nonce, for another audience or expired, an address
+ * outside the allowed domains), each answered with our error body and leaving no session.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LightMyRequestResponse } from 'fastify';
+import {
+  buildTestApp,
+  createTestDatabase,
+  decodePayload,
+  expectErrorShape,
+  injectWithToken,
+  login,
+  type TestApp,
+} from '../../../test/support/helper.ts';
+import { addCategory, addGroup } from '../../../test/support/fixtures.ts';
+import {
+  OIDC_ACCOUNTS,
+  OIDC_CLIENT_ID,
+  OIDC_CLIENT_SECRET,
+  startOidcIdp,
+  type OidcIdp,
+} from '../../../../tests/support/oidc-idp.ts';
+
+const PORTAL = 'http://portal.test';
+const CATEGORY = 'school';
+const GROUP = 'school-sso';
+
+let t: TestApp;
+let idp: OidcIdp;
+let admin: string;
+/** Every answer of the test: none may carry the client secret. */
+const answers: LightMyRequestResponse[] = [];
+
+const [nora, pau] = OIDC_ACCOUNTS as [(typeof OIDC_ACCOUNTS)[0], (typeof OIDC_ACCOUNTS)[0]];
+
+const api = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
+  const res = await injectWithToken(t.app, admin, {
+    method,
+    url: `/api/v3${url}`,
+    ...(payload ? { payload } : {}),
+  });
+  answers.push(res);
+  return res;
+};
+
+const sessionCount = async () =>
+  Number(
+    (await t.app.database.query<{ n: string }>('SELECT count(*)::text AS n FROM sessions'))[0]?.n,
+  );
+
+/** The login button's start: the provider's address and the cookie that binds the sign-in. */
+const begin = async (redirect = '/desktops') => {
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/authentication/login/oidc?category_id=${CATEGORY}&redirect=${encodeURIComponent(redirect)}`,
+  });
+  answers.push(res);
+  expect(res.statusCode, res.body).toBe(302);
+  const location = new URL(String(res.headers.location));
+  const cookie = String(res.headers['set-cookie']).split(';')[0] ?? '';
+  return { location, cookie };
+};
+
+/** The browser coming back from the provider to our callback. */
+const callback = async (url: string, cookie: string) => {
+  const back = new URL(url);
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `${back.pathname}${back.search}`,
+    headers: cookie ? { cookie } : {},
+  });
+  answers.push(res);
+  return res;
+};
+
+/** A whole sign-in of an account: the callback's answer. */
+const signIn = async (account = nora) => {
+  const { location, cookie } = await begin();
+  return callback(
+    await idp.signIn(location.toString(), account.username, account.password),
+    cookie,
+  );
+};
+
+const expectRefused = async (res: LightMyRequestResponse, status: number, code: string) => {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.json().description_code).toBe(code);
+  expect(res.headers.location).toBeUndefined();
+  expect(String(res.headers['set-cookie'] ?? '')).not.toContain('authorization=');
+};
+
+beforeAll(async () => {
+  idp = await startOidcIdp([`${PORTAL}/authentication/callback`]);
+  t = await buildTestApp(await createTestDatabase(), { publicUrl: PORTAL });
+  await t.app.settings.set('account_policies', []);
+  await addCategory(t.app, CATEGORY);
+  await addGroup(t.app, GROUP, CATEGORY);
+  admin = await login(t.app, 'admin');
+});
+afterAll(async () => {
+  await t?.close();
+  await idp?.stop();
+  for (const res of answers) expect(res.body).not.toContain(OIDC_CLIENT_SECRET);
+});
+
+describe('the OpenID Connect provider of a category', () => {
+  it('is administered as a resource whose client secret is write-only', async () => {
+    const body = {
+      category_id: CATEGORY,
+      label: 'School account',
+      icon: '/favicon.svg',
+      issuer: `${idp.issuer}/`,
+      client_id: OIDC_CLIENT_ID,
+      client_secret: OIDC_CLIENT_SECRET,
+      allowed_domains: 'school.test',
+      group_id: GROUP,
+      role: 'advanced',
+    };
+    const created = await api('POST', '/admin/oidc-providers', body);
+    expect(created.statusCode, created.body).toBe(200);
+    const { id } = created.json<{ id: string }>();
+    const shown = await api('GET', `/admin/oidc-providers/${id}`);
+    expect(shown.json()).toMatchObject({
+      category_name: CATEGORY,
+      issuer: idp.issuer,
+      client_id: OIDC_CLIENT_ID,
+      client_secret_set: true,
+      scopes: 'openid profile email',
+      claim_username: 'preferred_username',
+      claim_email: 'email',
+    });
+    expect(shown.json()).not.toHaveProperty('client_secret');
+    expect((await api('POST', '/admin/oidc-providers', body)).json().description_code).toBe(
+      'oidc_provider_exists',
+    );
+    const badIssuer = await api('POST', '/admin/oidc-providers', { ...body, issuer: 'ftp://x' });
+    expect(badIssuer.statusCode).toBe(400);
+    const noOpenid = await api('PUT', `/admin/oidc-providers/${id}`, { scopes: 'profile email' });
+    expect(noOpenid.statusCode).toBe(400);
+    const audit = await t.app.database.query<{ text: string }>(
+      "SELECT row_to_json(a)::text AS text FROM audit_log a WHERE target_type = 'oidc_provider'",
+    );
+    expect(audit.length).toBeGreaterThan(0);
+    for (const row of audit) expect(row.text).not.toContain(OIDC_CLIENT_SECRET);
+    const providers = await t.app.inject({ method: 'GET', url: '/authentication/providers' });
+    expect(providers.json().oidc).toEqual([
+      { category_id: CATEGORY, label: 'School account', icon: '/favicon.svg' },
+    ]);
+    // the group a provider registers its new users into stays while the provider names it
+    const groupDelete = await injectWithToken(t.app, admin, {
+      method: 'DELETE',
+      url: `/api/v3/admin/groups/${GROUP}`,
+    });
+    expect(groupDelete.statusCode).toBe(428);
+    expect(groupDelete.json().description_code).toBe('group_has_oidc_provider');
+  });
+
+  it('sends the browser to the issuer with a single-use state, a nonce and PKCE S256', async () => {
+    const { location, cookie } = await begin();
+    expect(`${location.origin}${location.pathname}`).toBe(`${idp.issuer}/auth`);
+    const q = location.searchParams;
+    expect(q.get('response_type')).toBe('code');
+    expect(q.get('client_id')).toBe(OIDC_CLIENT_ID);
+    expect(q.get('redirect_uri')).toBe(`${PORTAL}/authentication/callback`);
+    expect(q.get('code_challenge_method')).toBe('S256');
+    expect(q.get('nonce')).toMatch(/^[\w-]{43}$/);
+    expect(q.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    expect(cookie).toBe(`oidc_state=${q.get('state')}`);
+    // the login operation starts the same sign-in
+    const posted = await t.app.inject({
+      method: 'POST',
+      url: `/authentication/login?provider=oidc&category_id=${CATEGORY}&redirect=//evil.test`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '',
+    });
+    expect(posted.statusCode).toBe(302);
+    expect(String(posted.headers.location)).toMatch(new RegExp(`^${idp.issuer}/auth\\?`));
+    // a category without a provider has no such sign-in
+    const other = await t.app.inject({
+      method: 'GET',
+      url: '/authentication/login/oidc?category_id=default',
+    });
+    expect(other.statusCode).toBe(400);
+    expectErrorShape(other.json(), 'bad_request');
+  });
+
+  it('registers the person at the first sign-in and opens a session as a form login does', async () => {
+    const before = await sessionCount();
+    const res = await signIn();
+    expect(res.statusCode, res.body).toBe(302);
+    expect(res.headers.location).toBe('/desktops');
+    const jwt = /authorization=([^;]+)/.exec(String(res.headers['set-cookie']))?.[1] ?? '';
+    expect(decodePayload(jwt).data).toMatchObject({
+      provider: 'oidc',
+      category_id: CATEGORY,
+      group_id: GROUP,
+      role_id: 'advanced',
+      name: nora.name,
+    });
+    expect(await sessionCount()).toBe(before + 1);
+    const account = await t.app.users.findByProvider(nora.sub, CATEGORY, 'oidc');
+    expect(account).toMatchObject({ username: nora.username, email: nora.email, groupId: GROUP });
+    // the login token works on the API
+    const me = await injectWithToken(t.app, jwt, { method: 'GET', url: '/api/v3/user' });
+    expect(me.json()).toMatchObject({ username: nora.username });
+    // a second sign-in is the same account
+    const again = await signIn();
+    const second = /authorization=([^;]+)/.exec(String(again.headers['set-cookie']))?.[1] ?? '';
+    expect(decodePayload(second).sub).toBe(account?.id);
+  });
+
+  it('refuses a state used twice or brought back by another browser, leaving no session', async () => {
+    const { location, cookie } = await begin();
+    const back = await idp.signIn(location.toString(), nora.username, nora.password);
+    const stolen = await callback(back, '');
+    await expectRefused(stolen, 401, 'oidc_state_invalid');
+    expectErrorShape(stolen.json(), 'invalid_token');
+    const before = await sessionCount();
+    // the refusal used the state up: its own browser cannot use it either
+    await expectRefused(await callback(back, cookie), 401, 'oidc_state_invalid');
+    const fresh = await begin();
+    const freshBack = await idp.signIn(fresh.location.toString(), nora.username, nora.password);
+    expect((await callback(freshBack, fresh.cookie)).statusCode).toBe(302);
+    await expectRefused(await callback(freshBack, fresh.cookie), 401, 'oidc_state_invalid');
+    expect(await sessionCount()).toBe(before + 1);
+  });
+
+  it('accepts an ID token the provider signed again unchanged (the checks below are on claims)', async () => {
+    idp.tamperNextIdToken((claims) => claims);
+    expect((await signIn()).statusCode).toBe(302);
+  });
+
+  it.each([
+    ['another nonce', (c: Record<string, unknown>) => ({ ...c, nonce: 'not-the-nonce' })],
+    ['another audience', (c: Record<string, unknown>) => ({ ...c, aud: 'someone-else' })],
+    [
+      'an expiry past the clock skew',
+      (c: Record<string, unknown>) => {
+        const now = Math.floor(Date.now() / 1000);
+        return { ...c, iat: now - 600, exp: now - 120 };
+      },
+    ],
+  ])('refuses an ID token with %s, leaving no session', async (_name, change) => {
+    const before = await sessionCount();
+    idp.tamperNextIdToken(change);
+    const res = await signIn();
+    await expectRefused(res, 401, 'oidc_token_invalid');
+    expectErrorShape(res.json(), 'invalid_token');
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it('refuses an answer that names another issuer, leaving no session', async () => {
+    const before = await sessionCount();
+    const { location, cookie } = await begin();
+    const back = new URL(await idp.signIn(location.toString(), nora.username, nora.password));
+    expect(back.searchParams.get('iss')).toBe(idp.issuer);
+    back.searchParams.set('iss', 'https://sso.elsewhere.test');
+    await expectRefused(await callback(back.toString(), cookie), 401, 'oidc_token_invalid');
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it('refuses an address outside the allowed domains with user_disallowed', async () => {
+    const before = await sessionCount();
+    const res = await signIn(pau);
+    await expectRefused(res, 403, 'user_disallowed');
+    expectErrorShape(res.json(), 'user_disallowed');
+    expect(await sessionCount()).toBe(before);
+    expect(await t.app.users.findByProvider(pau.sub, CATEGORY, 'oidc')).toBeUndefined();
+  });
+});
