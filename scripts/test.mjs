@@ -1,8 +1,7 @@
 // `npm test`: installs what is missing, then codegen (with the schema check); typecheck, lint,
 // format and the builds alongside the unit + server tests (vitest, real PostgreSQL); then the
-// Playwright end-to-end suite (Debian's headless Chromium, real server, real QEMU) alongside the
-// server tests that boot QEMU guests. Ends with one plain "N passed, N failed" line over all
-// suites.
+// Playwright end-to-end suite (Debian Chromium, real server, real QEMU). Ends with one plain
+// "N passed, N failed" line over all suites.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -169,39 +168,31 @@ const staticWork = (async () => {
   return gates.flat();
 })();
 
-/** The server project whose files boot QEMU guests (vitest.config.ts: `heavyFiles`). */
-const HEAVY = 'server-heavy';
-const counted = { TEST_COUNTS_FILE: countsFile };
-
-/** Adds a vitest run's counts (written by tests/support/plain-reporter.ts) to the totals. */
-function tally(countsBefore, ok) {
-  const runs = readCounts().slice(countsBefore.start, countsBefore.end);
-  for (const c of runs) {
-    passed += c.passed;
-    failed += c.failed;
-    skipped += c.skipped;
-    for (const f of c.files ?? []) fileTimes.push({ file: relative(root, f.file), ms: f.ms });
-    failures.push(...(c.failures ?? []));
-  }
-  if (!ok && runs.every((c) => c.failed === 0)) failed++; // crashed before reporting
-}
-
+const before = readCounts().length;
 console.log(
-  `\n=== unit + server tests: npx vitest run --project '!${HEAVY}' (typecheck, lint, format and the builds run alongside)`,
+  '\n=== unit + server tests: npx vitest run (typecheck, lint, format and the builds run alongside)',
 );
 const vitestStarted = Date.now();
 const vitestOk = await new Promise((resolve) => {
-  const child = spawn('npx', ['vitest', 'run', '--project', `!${HEAVY}`], {
+  const child = spawn('npx', ['vitest', 'run'], {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, ...counted },
+    env: { ...process.env, TEST_COUNTS_FILE: countsFile },
   });
   child.on('close', (code) => resolve(code === 0));
 });
 results.push(
   `${vitestOk ? 'ok  ' : 'FAIL'} unit + server tests (${((Date.now() - vitestStarted) / 1000).toFixed(1)} s)`,
 );
-tally({ start: 0, end: readCounts().length }, vitestOk);
+const vitest = readCounts().slice(before);
+for (const c of vitest) {
+  passed += c.passed;
+  failed += c.failed;
+  skipped += c.skipped;
+  for (const f of c.files ?? []) fileTimes.push({ file: relative(root, f.file), ms: f.ms });
+  failures.push(...(c.failures ?? []));
+}
+if (!vitestOk && vitest.every((c) => c.failed === 0)) failed++; // crashed before reporting
 
 console.log('\n=== typecheck + lint + format + builds (ran alongside vitest)');
 const staticResults = await staticWork;
@@ -209,35 +200,12 @@ for (const step of staticResults) report(step);
 const builds = staticResults.filter((step) => BUILDS.has(step.name));
 const built = hasE2e && builds.length === BUILDS.size && builds.every((step) => step.ok);
 
-/**
- * The server files that boot QEMU guests run beside the end-to-end suite: their guests wait on
- * emulated hardware for a good part of their time, and the browsers fill the cores they leave
- * (each alone left a third of the two cores idle). Their output is printed whole once they end.
- */
-const heavyBefore = readCounts().length;
-const heavy = quietly(
-  `QEMU server tests (vitest --project ${HEAVY}, beside end-to-end)`,
-  'npx',
-  ['vitest', 'run', '--project', HEAVY],
-  counted,
-);
-
 if (built) {
   const jsonFile = join(tmp, 'playwright.json');
   rmSync(jsonFile, { force: true });
-  console.log('\n=== end-to-end tests: npx playwright test (the QEMU server tests run alongside)');
-  const e2eStarted = Date.now();
-  const e2eOk = await new Promise((resolve) => {
-    const child = spawn('npx', ['playwright', 'test', '--reporter=list,json'], {
-      cwd: root,
-      stdio: 'inherit',
-      env: { ...process.env, PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile },
-    });
-    child.on('close', (code) => resolve(code === 0));
+  const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], {
+    PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
   });
-  results.push(
-    `${e2eOk ? 'ok  ' : 'FAIL'} end-to-end tests (${((Date.now() - e2eStarted) / 1000).toFixed(1)} s)`,
-  );
   if (existsSync(jsonFile)) {
     const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
     const stats = report.stats ?? {};
@@ -249,15 +217,6 @@ if (built) {
     if (!e2eOk && !stats.unexpected) failed++;
   } else if (!e2eOk) failed++;
 }
-
-const heavyRun = await heavy;
-console.log(
-  `\n--- ${heavyRun.name}: ${heavyRun.ok ? 'ok' : 'FAILED'}\n${heavyRun.output.trimEnd()}`,
-);
-results.push(
-  `${heavyRun.ok ? 'ok  ' : 'FAIL'} ${heavyRun.name} (${heavyRun.seconds.toFixed(1)} s)`,
-);
-tally({ start: heavyBefore, end: readCounts().length }, heavyRun.ok);
 
 console.log('\n' + results.join('\n'));
 if (fileTimes.length > 0) {
