@@ -51,6 +51,7 @@ import {
   desktopsRepository,
   desktopsPlugin,
   desktopLifecycleRoutes,
+  adminHypervisorRoutes,
   allowedRoutes,
 } from './domains/desktops/index.ts';
 import { catalogRepositories, templatesPlugin, templateRoutes } from './domains/templates/index.ts';
@@ -207,6 +208,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminGroupRoutes);
   await app.register(adminCategoryRoutes);
   await app.register(adminLdapProviderRoutes);
+  await app.register(adminHypervisorRoutes);
   await app.register(adminAuditRoutes);
   await app.register(adminSettingsRoutes);
   await app.register(adminReservableRoutes);
