@@ -79,6 +79,8 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
   private readonly options: HostDriversOptions;
   private readonly members = new Map<string, Member>();
   private readonly placed = new Map<string, string>();
+  /** The host of a domain's last run once it ended (where its exit record is). */
+  private readonly ended = new Map<string, string>();
   private hosts = new Map<string, HostConfig>();
 
   constructor(options: HostDriversOptions) {
@@ -104,6 +106,7 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
   private attach(host: string, driver: Hypervisor, key: string | null): Member {
     const onExit = (id: string, info: ExitInfo) => {
       if (this.placed.get(id) === host) this.placed.delete(id);
+      this.ended.set(id, host);
       this.emit('exit', id, info);
     };
     const onState = (id: string, state: DomainRunState, detail: StateChangeDetail) =>
@@ -217,6 +220,7 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
       throw new HypervisorError('start_failed', `the hypervisor host ${host} is not configured`);
     const runtime = await driver.start(spec);
     this.placed.set(spec.id, host);
+    this.ended.delete(spec.id);
     return runtime;
   }
   async shutdown(id: string): Promise<void> {
@@ -266,7 +270,8 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
   }
 
   async lastExit(id: string): Promise<ExitInfo | undefined> {
-    return (await this.route(id))?.lastExit(id);
+    const ended = this.placed.has(id) ? undefined : this.ended.get(id);
+    return (ended ? this.driverOf(ended) : await this.route(id))?.lastExit(id);
   }
 
   /**
