@@ -174,8 +174,12 @@ describe('hypervisor hosts', () => {
     const refused = await action(id, 'start');
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ description_code: 'hypervisors_not_available' });
-    await fake.stop(id);
     fake.unreachable = false;
+    // Back, the host stops the domain it kept of the failed desktop.
+    await until(
+      async () => fake.domains.has(id),
+      (running) => !running,
+    );
     await call(admin, 'PUT', `${HOSTS}/fake1`, { memory_mib: 256 });
     const seen = Date.now() / 1000;
     await until(

@@ -17,7 +17,7 @@ import { createIdleManager, type IdleManager } from '../../platform/hypervisor/i
 import { LOCAL_HOST, type HostDrivers } from '../../platform/hypervisor/host-drivers.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
-import { desktopStates } from '../../../../src/generated/policy.ts';
+import { desktopStates, inSet } from '../../../../src/generated/policy.ts';
 import { DesktopEngine } from './desktop-engine.ts';
 import { createDesktopService, type DesktopService } from './desktop-service.ts';
 import { VIEWER_STATES } from './desktop-viewing.ts';
@@ -81,6 +81,14 @@ const plugin: FastifyPluginAsync = async (app) => {
           await store.update(row.id, { state: 'failed', detail, runtime: null, queue: null }, [
             row.state as DesktopState,
           ]);
+    },
+    stillRunsOn: async (id, host) => {
+      const row = await app.desktops.byId(id);
+      return (
+        !!row &&
+        inSet(desktopStates.maybeRunning, row.state) &&
+        (hostOf(row) ?? LOCAL_HOST) === host
+      );
     },
     warn: (obj, msg) => app.log.warn(obj, msg),
   });
