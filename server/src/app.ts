@@ -52,6 +52,7 @@ import {
   desktopsRepository,
   desktopsPlugin,
   desktopLifecycleRoutes,
+  adminHypervisorRoutes,
   allowedRoutes,
 } from './domains/desktops/index.ts';
 import { catalogRepositories, templatesPlugin, templateRoutes } from './domains/templates/index.ts';
@@ -211,6 +212,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminCategoryRoutes);
   await app.register(adminLdapProviderRoutes);
   await app.register(adminOidcProviderRoutes);
+  await app.register(adminHypervisorRoutes);
   await app.register(adminAuditRoutes);
   await app.register(adminSettingsRoutes);
   await app.register(adminReservableRoutes);

@@ -472,6 +472,9 @@ async function seed(page: Page, baseURL: string, role: Role): Promise<Record<str
         if (paths.has(path)) seeds[path] = path.replace(':id', id);
     }
     if (paths.has('/profile/:action')) seeds['/profile/:action'] = '/profile/changePassword';
+    // The seeded host local (the portal's own QEMU) is always there.
+    for (const path of ['/admin/hypervisors/:id', '/admin/hypervisors/:id/edit'])
+      if (paths.has(path)) seeds[path] = path.replace(':id', 'local');
     if (paths.has('/admin/ldap-providers/:id/edit')) {
       // A directory of the second school, disabled (nobody's sign-in asks it); the other admin
       // pass on this portal finds it made.

@@ -38,6 +38,7 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
       vncPassword: spec.vncPassword,
       spicePassword: spec.spicePassword,
       startedAt: rt.startedAt,
+      ...(desktop.host ? { host: desktop.host } : {}),
     };
     const started = await parts.store.update(id, { state: 'started', runtime, queue: null }, [
       'starting',

@@ -32,6 +32,7 @@ import {
 import { reconcileRows, settleExit } from './desktop-reconcile.ts';
 import { bootDesktop, type BootParts } from './desktop-boot.ts';
 import { resetDesktop } from './desktop-reset.ts';
+import { startPlacer, type StartPlacer } from './desktop-placement.ts';
 import { desktopState, desktopStates } from '../../../../src/generated/policy.ts';
 
 /** States a desktop can be started from. */
@@ -61,6 +62,7 @@ export class DesktopEngine {
   private startGate: StartGate | undefined;
   private readonly exclusive: DesktopEngineOptions['exclusive'];
   private readonly reconciles: DesktopEngineOptions['reconciles'];
+  private readonly placer: StartPlacer;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly onExit = (id: string, info: ExitInfo) =>
     this.background(this.handleExit(id, info), 'exit handling failed', id);
@@ -90,6 +92,7 @@ export class DesktopEngine {
     this.transitionalLimitMs = options.transitionalLimitMs ?? 120_000;
     this.exclusive = options.exclusive;
     this.reconciles = options.reconciles;
+    this.placer = startPlacer(options.place);
     this.driver.on('exit', this.onExit);
   }
 
@@ -171,10 +174,12 @@ export class DesktopEngine {
         'Desktop storage is not ready',
         'desktop_storage_not_ready',
       );
-    const updated = await this.store.update(
-      id,
-      { state: 'starting', detail: null, accessed: true },
-      STARTABLE,
+    const updated = await this.placer(desktop, (host) =>
+      this.store.update(
+        id,
+        { state: 'starting', detail: null, accessed: true, ...host },
+        STARTABLE,
+      ),
     );
     if (!updated) return (await this.mustGet(id)).state;
     this.queue.push(id);

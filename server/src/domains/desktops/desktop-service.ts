@@ -32,6 +32,7 @@ import { mergeHardware, withGpuVideo } from './desktop-hardware.ts';
 import { createDesktopContext } from './desktop-context.ts';
 import { createPersistentDesktop, createTemporaryDesktop } from './desktop-create.ts';
 import { recycleDesktop } from './desktop-recycle.ts';
+import { assertHostExists } from './hypervisors.ts';
 import { desktopThumbnail, openViewer } from './desktop-viewing.ts';
 
 export type DesktopService = ReturnType<typeof createDesktopService>;
@@ -93,6 +94,7 @@ export function createDesktopService(app: FastifyInstance) {
       assertStateAllows('edit', desktop.state);
       await ctx.assertUsableReferences(auth, body, desktop);
       if (body.name !== undefined) await ctx.assertNameFree(desktop.userId, body.name, desktop.id);
+      if (body.forced_hyp) await assertHostExists(app.db, body.forced_hyp);
       const hardware = withGpuVideo({ ...desktop.hardware, ...(body.hardware ?? {}) });
       const guestProperties = body.guest_properties
         ? { ...desktop.guestProperties, ...body.guest_properties }
@@ -105,6 +107,7 @@ export function createDesktopService(app: FastifyInstance) {
       const patch = {
         ...desktopFromUpdate(body),
         ...(body.server !== undefined ? { server: body.server } : {}),
+        ...(body.forced_hyp !== undefined ? { forcedHyp: body.forced_hyp } : {}),
         hardware,
         guestProperties,
         ...(body.name !== undefined ? { name: body.name.trim() } : {}),
@@ -163,6 +166,7 @@ export function createDesktopService(app: FastifyInstance) {
           ...desktopToInfo(desktop),
           kind: 'desktop',
           server: desktop.server,
+          forced_hyp: desktop.forcedHyp ?? null,
           limited_hardware: null,
           needs_booking: profilesOf(desktop.hardware).length > 0,
           next_booking_start: desktop.nextBookingStart?.toISOString() ?? null,

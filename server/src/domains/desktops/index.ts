@@ -8,6 +8,7 @@ export { default as desktopsRepository, stockImageOf, toWire } from './desktops-
 export type { OwnedDesktopRow } from './desktops-repository.ts';
 export { MEDIA_INSTALLS } from './media-installs.ts';
 export { default as desktopsPlugin } from './plugin.ts';
+export { default as adminHypervisorRoutes } from './routes/hypervisors.ts';
 export { default as allowedRoutes } from './routes/allowed.ts';
 export { default as desktopLifecycleRoutes } from './routes/lifecycle.ts';
 export type { EngineDesktop } from './types.ts';

@@ -1,11 +1,12 @@
 /**
- * A desktop through the portal on a libvirt host (HYPERVISOR_URI): the demo template's desktop
- * runs as a domain of a test user's session daemon, reached over SSH on loopback as a remote host
- * would be, answers on VNC, gives its screen, and stops.
+ * A desktop through the portal on a libvirt host the admin adds (its URI and SSH key file): placement
+ * chooses it over the host local (it has more memory free), and the demo template's desktop runs
+ * there as a domain of a test user's session daemon, reached over SSH on loopback as a remote host
+ * would be, answers on VNC, gives its screen, and its stop reaches it.
  */
 import { chmodSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { desktops } from '../../platform/db/schema.ts';
+import { desktops, hypervisors } from '../../platform/db/schema.ts';
 import {
   ensureTestUser,
   sessionDomainPid,
@@ -26,7 +27,7 @@ import { untilWithin } from '../../../test/support/wait.ts';
 
 const until = untilWithin(30_000);
 
-describe('desktops on a libvirt host (HYPERVISOR_URI over SSH)', () => {
+describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
   let user: TestHostUser;
   let host: SshTestHost;
   let t: TestApp;
@@ -42,13 +43,30 @@ describe('desktops on a libvirt host (HYPERVISOR_URI over SSH)', () => {
     t = await buildTestApp(await createTestDatabase(), {
       prepareImages: true,
       shutdownGraceMs: 1000,
-      hypervisorUri: host.uri,
       hypervisorDiskOwner: { uid: user.uid, gid: user.gid },
     });
     // The session daemon's QEMU runs as the test user: it walks into DATA_DIR to the disks.
     chmodSync(t.config.dataDir, 0o755);
     await t.app.engine.reconcile();
     token = await login(t.app, 'user');
+    // The key file leaves the URI: the host's SSH key is its own (write-only) field.
+    const keyfile = /keyfile=([^&]+)&?/.exec(host.uri);
+    const added = await injectWithToken(t.app, await login(t.app, 'admin'), {
+      method: 'POST',
+      url: '/api/v3/admin/hypervisors',
+      payload: {
+        name: 'hostA',
+        uri: host.uri.replace(keyfile?.[0] ?? '', ''),
+        ssh_key: keyfile?.[1],
+        vcpus: 2,
+        memory_mib: 67_108_864,
+      },
+    });
+    expect(added.statusCode, added.body).toBe(200);
+    await until(
+      async () => (await t.app.db.select().from(hypervisors)).find((h) => h.id === 'hostA'),
+      (h) => h?.lastSeen !== null,
+    );
   });
   afterAll(async () => {
     for (const d of await t.app.db.select().from(desktops))
@@ -58,7 +76,6 @@ describe('desktops on a libvirt host (HYPERVISOR_URI over SSH)', () => {
   });
 
   it('starts the demo desktop as a libvirt domain, shows its screen, and stops it', async () => {
-    expect(t.app.hypervisor.kind).toBe('libvirt');
     const created = await injectWithToken(t.app, token, {
       method: 'POST',
       url: '/api/v3/persistent_desktop',
@@ -83,6 +100,7 @@ describe('desktops on a libvirt host (HYPERVISOR_URI over SSH)', () => {
     );
     const row = await t.app.desktops.byId(id);
     expect(row?.state, row?.detail ?? '').toBe('started');
+    expect(row?.runtime).toMatchObject({ host: 'hostA' });
     console.log(`[measure] libvirt desktop: start to started ${Date.now() - t0} ms`);
     // the domain runs under the test user's daemon, its console on loopback with a password
     expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);

@@ -1,9 +1,11 @@
 /**
- * Wires the hypervisor into the app: the local QEMU driver, or the libvirt driver when
- * HYPERVISOR_URI names a libvirt host, the idle manager that pauses guests
- * nobody looks at, the desktop engine with its reconciler, and the console access paths
+ * Wires the hypervisors into the app: the hypervisor hosts (hypervisor-hosts.ts: the local QEMU
+ * driver of the host `local` and a libvirt driver per other host, behind one registry, with
+ * placement and the health probe; HYPERVISOR_URI seeds a host), the idle manager that pauses
+ * guests nobody looks at, the desktop engine with its reconciler, and the console access paths
  * (consoles.ts: tickets, the VNC websocket proxy, the SPICE CONNECT tunnel). Decorates
- * `app.engine`, `app.viewers`, the desktop service and the allowed service.
+ * `app.engine`, `app.hypervisor` (the registry), `app.viewers`, the desktop service and the
+ * allowed service.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
@@ -12,22 +14,26 @@ import { createHypervisorDriver } from '../../platform/hypervisor/driver-factory
 import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
 import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import { createIdleManager, type IdleManager } from '../../platform/hypervisor/idle.ts';
-import type { Hypervisor } from '../../platform/hypervisor/types.ts';
+import { LOCAL_HOST, type HostDrivers } from '../../platform/hypervisor/host-drivers.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
+import { desktopStates, inSet } from '../../../../src/generated/policy.ts';
 import { DesktopEngine } from './desktop-engine.ts';
 import { createDesktopService, type DesktopService } from './desktop-service.ts';
 import { VIEWER_STATES } from './desktop-viewing.ts';
 import { createAllowedService, type AllowedService } from './allowed-service.ts';
 import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from './types.ts';
 import { createConsoles, type Consoles } from './consoles.ts';
+import { createHypervisorHosts, type HypervisorHosts } from './hypervisor-hosts.ts';
+import { seedHosts } from './hypervisors.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     engine: DesktopEngine;
-    hypervisor: Hypervisor;
     /** The host side of the desktops' networks (bridge, TAPs, dnsmasq, NAT). */
     hostNetworks: HostNetworks;
+    hypervisor: HostDrivers;
+    hypervisorHosts: HypervisorHosts;
     idle: IdleManager;
     viewers: Consoles;
     desktopService: DesktopService;
@@ -44,6 +50,12 @@ function nodeOf(row: DesktopRow): string | null {
   return typeof node === 'string' ? node : null;
 }
 
+/** The hypervisor host that runs the desktop's VM or is starting it, as its runtime records it. */
+function hostOf(row: DesktopRow | undefined): string | null {
+  const host = (row?.runtime as { host?: unknown } | undefined)?.host;
+  return typeof host === 'string' ? host : null;
+}
+
 function runtimeOf(row: DesktopRow): DesktopRuntime | null {
   const rt = row.runtime as Partial<DesktopRuntime>;
   return typeof rt.pid === 'number' && typeof rt.vncPort === 'number'
@@ -57,13 +69,32 @@ const plugin: FastifyPluginAsync = async (app) => {
     ...config.network,
     log: (line) => app.log.info(line),
   });
-  const driver = createHypervisorDriver({
+  const hosts = createHypervisorHosts({
+    db: app.db,
     dataDir: config.dataDir,
     accel: config.qemuAccel,
-    hypervisorUri: config.hypervisorUri,
+    local: createHypervisorDriver({ dataDir: config.dataDir, accel: config.qemuAccel, network }),
     diskOwner: config.hypervisorDiskOwner,
-    network,
+    hostOf: async (id) => hostOf(await app.desktops.byId(id)),
+    probes: () => app.work.isLeader,
+    failDesktopsOn: async (host, detail) => {
+      for (const row of await app.desktops.inStates(desktopStates.maybeRunning))
+        if ((hostOf(row) ?? LOCAL_HOST) === host)
+          await store.update(row.id, { state: 'failed', detail, runtime: null, queue: null }, [
+            row.state as DesktopState,
+          ]);
+    },
+    stillRunsOn: async (id, host) => {
+      const row = await app.desktops.byId(id);
+      return (
+        !!row &&
+        inSet(desktopStates.maybeRunning, row.state) &&
+        (hostOf(row) ?? LOCAL_HOST) === host
+      );
+    },
+    warn: (obj, msg) => app.log.warn(obj, msg),
   });
+  const driver = hosts.drivers;
   const idle = createIdleManager(driver, {
     graceMs: config.idleGraceMs,
     keepRunning: (id) => network.keepsRunning(id),
@@ -85,6 +116,8 @@ const plugin: FastifyPluginAsync = async (app) => {
     template_disk_path: await templateDisk(row.templateId),
     runtime: runtimeOf(row),
     node: nodeOf(row),
+    host: hostOf(row),
+    forced_hyp: row.forcedHyp ?? null,
     updated_at: row.updatedAt,
   });
 
@@ -100,7 +133,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       // A runtime names the node whose VM it is; a start names the node that starts it.
       if (patch.runtime) values.runtime = { ...patch.runtime, node: config.nodeName };
       else if (patch.runtime === null) values.runtime = {};
-      else if (patch.state === 'starting') values.runtime = { node: config.nodeName };
+      else if (patch.state === 'starting')
+        values.runtime = { node: config.nodeName, ...(patch.host ? { host: patch.host } : {}) };
       if (patch.disk_path !== undefined) values.diskPath = patch.disk_path;
       if (patch.queue !== undefined) values.queue = patch.queue;
       if (patch.accessed) values.accessed = new Date();
@@ -150,11 +184,13 @@ const plugin: FastifyPluginAsync = async (app) => {
       const live = await app.work.liveNodes();
       return (d) => d.node === me || d.node === null || !live.has(d.node);
     },
+    place: (desktop) => hosts.place(desktop),
   });
 
   app.decorate('engine', engine);
   app.decorate('hypervisor', driver);
   app.decorate('hostNetworks', network);
+  app.decorate('hypervisorHosts', hosts);
   app.decorate('idle', idle);
   app.decorate('viewers', viewers);
   app.decorate('desktopService', createDesktopService(app));
@@ -166,12 +202,16 @@ const plugin: FastifyPluginAsync = async (app) => {
         app.log.warn({ err }, 'demo images unavailable'),
       );
     }
+    await seedHosts(app.db, config.hypervisorUri);
+    await hosts.refresh();
     await engine.init();
+    hosts.start();
     // Guests that kept running across a restart: their addresses are followed again.
     for (const row of await app.desktops.inStates(['started']))
       network.track(row.id, macFor(row.id, 0));
   });
   app.addHook('onClose', async () => {
+    hosts.close();
     await engine.close();
     idle.close();
     network.close();

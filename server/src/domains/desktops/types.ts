@@ -19,6 +19,8 @@ export interface DesktopRuntime {
   startedAt: string;
   /** The guest's address on its network, from the DHCP leases (absent until it has one). */
   ip?: string;
+  /** The hypervisor host that runs the VM (absent in rows written before there were hosts: local). */
+  host?: string;
 }
 
 /** The part of a desktop row the engine reads and writes. */
@@ -35,6 +37,10 @@ export interface EngineDesktop {
   runtime: DesktopRuntime | null;
   /** The portal node that runs the desktop's VM or is starting it (null: none, or not recorded). */
   node: string | null;
+  /** The hypervisor host that runs the desktop's VM or is starting it (null: none, or local). */
+  host?: string | null;
+  /** The hypervisor host every start of the desktop goes to (null: placement chooses). */
+  forced_hyp?: string | null;
   updated_at: Date;
 }
 
@@ -45,6 +51,8 @@ export interface EnginePatch {
   disk_path?: string | null;
   accessed?: boolean;
   queue?: { position: number; event: string } | null;
+  /** With `state: 'starting'`: the hypervisor host placement chose. */
+  host?: string;
 }
 
 export interface DesktopStore {
@@ -98,6 +106,11 @@ export interface DesktopEngineOptions {
    * Without it, every row.
    */
   reconciles?: () => Promise<(desktop: EngineDesktop) => boolean>;
+  /**
+   * The hypervisor host a start goes to (placement); throws the refusal, so a start that no host
+   * takes answers at once. Without it, the driver runs every start.
+   */
+  place?: (desktop: EngineDesktop) => Promise<string>;
 }
 
 /**

@@ -74,7 +74,8 @@ function suite(setup: () => Promise<DriverHarness>): void {
     await h.cleanup();
   });
 
-  it('prepares, inspects, resizes and deletes disks', async () => {
+  it('answers the health probe, and prepares, inspects, resizes and deletes disks', async () => {
+    await expect(driver.ping()).resolves.toBeUndefined();
     const file = await overlay();
     const info = await driver.diskInfo(file);
     expect(info.backingFile).toBe(images.template);

@@ -61,6 +61,8 @@ export interface FakeHypervisor extends Hypervisor {
   disks(): string[];
   /** Running domains (read-only view, for assertions). */
   readonly domains: ReadonlyMap<string, unknown>;
+  /** While true, `ping()` rejects as a host that does not answer. */
+  unreachable: boolean;
 }
 
 export function createFakeDriver(options: FakeDriverOptions = {}): FakeHypervisor {
@@ -77,6 +79,7 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
   private nextPort = 0;
   private nextPid = 100_000;
   private pendingFailure: string | undefined;
+  unreachable = false;
 
   constructor(private readonly options: FakeDriverOptions) {
     super();
@@ -320,6 +323,10 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
 
   async adopt(): Promise<AdoptResult> {
     return { adopted: await this.list(), dead: [] };
+  }
+
+  async ping(): Promise<void> {
+    if (this.unreachable) throw new HypervisorError('command_failed', 'the host does not answer');
   }
 
   async close(): Promise<void> {

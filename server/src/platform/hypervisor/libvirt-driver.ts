@@ -381,6 +381,14 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
     });
   }
 
+  async ping(): Promise<void> {
+    try {
+      await this.session.run(['list', '--name'], 5000);
+    } catch (error) {
+      throw this.failure(error, 'command_failed', `host ${this.host}`);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.domains.close();

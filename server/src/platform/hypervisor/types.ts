@@ -282,6 +282,11 @@ export interface Hypervisor {
    */
   adopt(): Promise<AdoptResult>;
   /**
+   * Resolves when the host answers a command (the health probe of a hypervisor host); rejects
+   * `command_failed` when it does not (the local QEMU driver always answers).
+   */
+  ping(): Promise<void>;
+  /**
    * Detach: stop monitoring, close QMP sockets, LEAVE QEMU PROCESSES RUNNING (server shutdown).
    * Use `stop()` per domain to end them.
    */
