@@ -25,7 +25,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await buildTestApp(await createTestDatabase());
-  await addCategory(t.app, 'sf', 'Second factor school');
+  await addCategory(t.app, 'sf');
   await addGroup(t.app, 'sf-users', 'sf');
   await addUser(t.app, { username: 'pupil', role: 'user', categoryId: 'sf', groupId: 'sf-users' });
   const base = DEMO_ACCOUNT_POLICIES[0] as AccountPolicy;
@@ -59,12 +59,12 @@ async function enrol(username: string) {
     `otpauth://totp/VDI%20portal:${username}?secret=${secret}&issuer=VDI+portal&algorithm=SHA1&digits=6&period=30`,
   );
   const wrong = await call(token, 'POST', '/authentication/second-factor/totp', {
-    code: totpCode(secret, Date.now() - 120_000),
+    one_time_code: totpCode(secret, Date.now() - 120_000),
   });
   expect(wrong.statusCode).toBe(400);
   expect(wrong.json()).toMatchObject({ description_code: 'second_factor_code_invalid' });
   const done = await call(token, 'POST', '/authentication/second-factor/totp', {
-    code: totpCode(secret),
+    one_time_code: totpCode(secret),
   });
   expect(done.statusCode).toBe(200);
   const codes = done.json<{ recovery_codes: string[] }>().recovery_codes;
@@ -101,7 +101,9 @@ describe('a second factor enrolled from the profile', () => {
     // without the code the step does not continue
     expect((await continueLogin(step)).statusCode).toBe(403);
     const code = nextCode(secret);
-    const passed = await call(step, 'POST', '/authentication/second-factor/verify', { code });
+    const passed = await call(step, 'POST', '/authentication/second-factor/verify', {
+      one_time_code: code,
+    });
     expect(passed.statusCode).toBe(200);
     const session = await continueLogin(step);
     expect(session.statusCode).toBe(200);
@@ -111,7 +113,9 @@ describe('a second factor enrolled from the profile', () => {
 
     // the same code again, in a new login, is refused (a code works once)
     const replay = await passwordStep('user');
-    const refused = await call(replay, 'POST', '/authentication/second-factor/verify', { code });
+    const refused = await call(replay, 'POST', '/authentication/second-factor/verify', {
+      one_time_code: code,
+    });
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toMatchObject({ description_code: 'second_factor_code_invalid' });
   });
@@ -120,13 +124,13 @@ describe('a second factor enrolled from the profile', () => {
     const recovery = (codes[0] ?? '').toLowerCase();
     const step = await passwordStep('user');
     const used = await call(step, 'POST', '/authentication/second-factor/verify', {
-      code: recovery,
+      one_time_code: recovery,
     });
     expect(used.statusCode).toBe(200);
     expect((await continueLogin(step)).statusCode).toBe(200);
     const again = await passwordStep('user');
     const refused = await call(again, 'POST', '/authentication/second-factor/verify', {
-      code: recovery,
+      one_time_code: recovery,
     });
     expect(refused.statusCode).toBe(400);
   });
@@ -136,11 +140,13 @@ describe('a second factor enrolled from the profile', () => {
     const step = await passwordStep('advanced');
     const wrong = totpCode(own, Date.now() - 300_000);
     for (let i = 0; i < 5; i += 1) {
-      const res = await call(step, 'POST', '/authentication/second-factor/verify', { code: wrong });
+      const res = await call(step, 'POST', '/authentication/second-factor/verify', {
+        one_time_code: wrong,
+      });
       expect(res.statusCode).toBe(400);
     }
     const locked = await call(step, 'POST', '/authentication/second-factor/verify', {
-      code: nextCode(own),
+      one_time_code: nextCode(own),
     });
     expect(locked.statusCode).toBe(429);
     expect(Date.parse(String(locked.headers['retry-after']))).toBeGreaterThan(Date.now());
@@ -171,7 +177,9 @@ describe('a second factor enrolled from the profile', () => {
 
   it('is disabled from the profile with the password', async () => {
     const step = await passwordStep('user');
-    await call(step, 'POST', '/authentication/second-factor/verify', { code: codes[1] ?? '' });
+    await call(step, 'POST', '/authentication/second-factor/verify', {
+      one_time_code: codes[1] ?? '',
+    });
     const token = (await continueLogin(step)).body;
     const wrong = await call(token, 'POST', '/authentication/second-factor/disable', {
       password: 'not-the-password',
@@ -197,7 +205,7 @@ describe('a policy that requires a second factor', () => {
     // not confirmed yet: the login answers the enrolment step again
     expect(typeOf((await continueLogin(step, 'sf')).body)).toBe('second-factor-enrolment-required');
     const confirmed = await call(step, 'POST', '/authentication/second-factor/enrolment', {
-      code: totpCode(secret),
+      one_time_code: totpCode(secret),
     });
     expect(confirmed.statusCode).toBe(200);
     expect(confirmed.json<{ recovery_codes: string[] }>().recovery_codes).toHaveLength(10);

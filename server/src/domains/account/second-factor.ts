@@ -49,7 +49,7 @@ export const TOTP_ISSUER = 'VDI portal';
 
 export const codeInvalid = () =>
   new ApiError('bad_request', 'The code is not valid', 'second_factor_code_invalid', null, {
-    errors: { '/code': 'second_factor_code_invalid' },
+    errors: { '/one_time_code': 'second_factor_code_invalid' },
   });
 
 const invalidToken = () =>

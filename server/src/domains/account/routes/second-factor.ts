@@ -71,14 +71,14 @@ export default async function secondFactorRoutes(app: FastifyInstance) {
 
   route(app, 'profile.confirmTotp', async (request) => {
     const { userId } = authOf(request);
-    const answer = await confirm(userId, request.body.code);
+    const answer = await confirm(userId, request.body.one_time_code);
     await publishUsersData(app, userId);
     return answer;
   });
 
   route(app, 'profile.disableSecondFactor', async (request) => {
     const { userId } = authOf(request);
-    const { code, password } = request.body;
+    const { one_time_code: code, password } = request.body;
     if (!code && !password)
       throw new ApiError(
         'bad_request',
@@ -107,7 +107,7 @@ export default async function secondFactorRoutes(app: FastifyInstance) {
     const claims = stepClaims(request, 'second-factor-enrolment-required');
     const jti = challengeOf(claims);
     if (!(await challengeOpen(app.db, claims.user_id, jti))) throw invalidToken();
-    const answer = await confirm(claims.user_id, request.body.code);
+    const answer = await confirm(claims.user_id, request.body.one_time_code);
     await passChallenge(app.db, claims.user_id, jti);
     return answer;
   });
@@ -116,7 +116,7 @@ export default async function secondFactorRoutes(app: FastifyInstance) {
     const claims = stepClaims(request, 'second-factor-required');
     const jti = challengeOf(claims);
     if (!(await challengeOpen(app.db, claims.user_id, jti))) throw invalidToken();
-    await checkSecondFactorCode(app, claims.user_id, request.body.code);
+    await checkSecondFactorCode(app, claims.user_id, request.body.one_time_code);
     await passChallenge(app.db, claims.user_id, jti);
     return {};
   });
