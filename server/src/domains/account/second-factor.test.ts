@@ -182,11 +182,11 @@ describe('a second factor enrolled from the profile', () => {
     });
     const token = (await continueLogin(step)).body;
     const wrong = await call(token, 'POST', '/authentication/second-factor/disable', {
-      password: 'not-the-password',
+      current_password: 'not-the-password',
     });
     expect(wrong.statusCode).toBe(401);
     const off = await call(token, 'POST', '/authentication/second-factor/disable', {
-      password: 'test-password-123',
+      current_password: 'test-password-123',
     });
     expect(off.statusCode).toBe(200);
     expect(typeOf(await passwordStep('user'))).toBeUndefined();

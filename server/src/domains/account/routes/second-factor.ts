@@ -78,7 +78,7 @@ export default async function secondFactorRoutes(app: FastifyInstance) {
 
   route(app, 'profile.disableSecondFactor', async (request) => {
     const { userId } = authOf(request);
-    const { one_time_code: code, password } = request.body;
+    const { one_time_code: code, current_password: password } = request.body;
     if (!code && !password)
       throw new ApiError(
         'bad_request',
