@@ -3,8 +3,8 @@
  * factor is on only after a valid code; ten recovery codes once), the second login step (the
  * session only after the code; the step token opens one session), a replayed code refused, a
  * recovery code working once, five wrong codes locking the step, a policy that requires a second
- * factor sending a user without one to enrolment at the login, the admin's audited reset, and
- * disabling from the profile with the password.
+ * factor (set by the admin) sending a user without one to enrolment at the login, the admin's
+ * audited reset, and disabling from the profile with the password.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,9 +17,7 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { addCategory, addGroup, addUser, userRow } from '../../../test/support/fixtures.ts';
-import { DEMO_ACCOUNT_POLICIES } from '../../seed/accounts.ts';
 import { totpCode } from '../../platform/auth/totp.ts';
-import type { AccountPolicy } from '../../platform/repository/settings-repository.ts';
 
 let t: TestApp;
 
@@ -28,18 +26,28 @@ beforeAll(async () => {
   await addCategory(t.app, 'sf');
   await addGroup(t.app, 'sf-users', 'sf');
   await addUser(t.app, { username: 'pupil', role: 'user', categoryId: 'sf', groupId: 'sf-users' });
-  const base = DEMO_ACCOUNT_POLICIES[0] as AccountPolicy;
-  await t.app.settings.set('account_policies', [
-    ...DEMO_ACCOUNT_POLICIES,
-    { ...base, category: 'sf', second_factor: true },
-  ]);
+  // The admin turns the second factor on for the category's policy (made from the default one).
+  const admin = await login(t.app, 'admin');
+  const set = await call(admin, 'PUT', '/api/v3/admin/settings/second-factor', {
+    category: 'sf',
+    role: 'all',
+    required: true,
+  });
+  expect(set.statusCode).toBe(200);
+  t.app.settings.invalidate();
+  const shown = await call(admin, 'GET', '/api/v3/admin/settings');
+  expect(shown.json()).toMatchObject({ second_factor: [{ category: 'sf', role: 'all' }] });
 });
 afterAll(async () => {
   await t.close();
 });
 
-const call = (token: string, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
-  injectWithToken(t.app, token, { method, url, ...(payload ? { payload } : {}) });
+const call = (
+  token: string,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  payload?: object,
+) => injectWithToken(t.app, token, { method, url, ...(payload ? { payload } : {}) });
 
 const continueLogin = (token: string, categoryId = 'default') =>
   call(token, 'POST', `/authentication/login?provider=form&category_id=${categoryId}`);
