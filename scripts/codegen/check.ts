@@ -248,7 +248,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(
             `${f.file}: form ${kind} takes its token from the query but ${form.operation} names no tokenTypes`,
           );
-        if (form.after === 'answer' && !formOp?.response)
+        if ((form.after === 'answer' || form.after === 'answerContinue') && !formOp?.response)
           problems.push(
             `${f.file}: form ${kind} shows the answer of ${form.operation}, which has none`,
           );

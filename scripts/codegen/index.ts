@@ -83,7 +83,7 @@ export interface FormRoute {
   /** query: the call's bearer is the page's ?token= when present */
   token?: 'query';
   /** after success instead of the then-route: a done text, logging in with the same token, a countdown to the login, or the operation's answer */
-  after?: 'message' | 'continueLogin' | 'loginCountdown' | 'answer';
+  after?: 'message' | 'continueLogin' | 'loginCountdown' | 'answer' | 'answerContinue';
   /** logout: the page offers a cancel that ends the session */
   cancel?: 'logout';
 }

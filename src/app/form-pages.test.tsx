@@ -501,7 +501,7 @@ describe('every form route', () => {
       for (const meta of fieldsOf(form.type).filter((m) => !m.hidden))
         expect(widgets[widgetNameOf(meta)], `${meta.path}: ${widgetNameOf(meta)}`).toBeDefined();
       if (form.previewWidget) expect(hasPreview(form.previewWidget)).toBe(true);
-      if (form.after === 'answer') {
+      if (form.after === 'answer' || form.after === 'answerContinue') {
         const op = (operations as Readonly<Record<string, Operation>>)[
           `${resource.name}.${form.operation}`
         ];

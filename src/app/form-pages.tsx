@@ -10,6 +10,7 @@ import { useTranslation } from 'react-i18next';
 import { resourceOf } from '@/generated/resources';
 import { ColorSchemeSwitch } from '@/components/color-scheme-switch';
 import { LanguageSwitcher } from '@/components/language-switcher';
+import { AnswerView } from '@/resources/form/answer-view';
 import { DocumentPreview } from '@/resources/form/document-preview';
 import { registerFormExtension } from '@/resources/form/form-extension-registry';
 import { OperationFormPage as OperationForm } from '@/resources/form/operation-form-page';
@@ -20,6 +21,10 @@ import type { PageProps } from './pages';
 
 registerFormExtension('desktopForm', desktopFormExtension);
 registerPreview('document', DocumentPreview);
+// An answer shown field by field through the cell renderers (a secret to copy).
+registerPreview('fields', ({ resource, type, value }) =>
+  type ? <AnswerView resource={resource} type={type} value={value} /> : null,
+);
 
 export function CreatePage({ resource }: PageProps) {
   return <ResourceFormPage resource={resource} mode="create" />;

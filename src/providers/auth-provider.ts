@@ -41,11 +41,13 @@ export const TOKEN_TYPE_ROUTES: Partial<Record<string, string>> = {
   'email-verification': accountPage('verifyEmail'),
   'password-reset-required': accountPage('resetPassword'),
   'password-reset': accountPage('resetPassword'),
+  'second-factor-required': accountPage('secondFactor'),
+  'second-factor-enrolment-required': accountPage('secondFactorEnrolment'),
 };
 
 /**
  * Token types the login call takes as its bearer to carry on a login that stopped at a step
- * (registration, category choice, disclaimer, expired password). The links mailed for a password
+ * (registration, category choice, disclaimer, expired password, second factor). The links mailed for a password
  * reset or an address check are not login steps: after them the user logs in again.
  */
 const LOGIN_STEP_TYPES: ReadonlySet<SessionUserTokenType> = new Set<SessionUserTokenType>([
@@ -53,6 +55,8 @@ const LOGIN_STEP_TYPES: ReadonlySet<SessionUserTokenType> = new Set<SessionUserT
   'category-select',
   'disclaimer-acknowledgement-required',
   'password-reset-required',
+  'second-factor-required',
+  'second-factor-enrolment-required',
 ]);
 
 /** True when the login call can carry on with a token of this type as its bearer. */

@@ -11,6 +11,7 @@ import { ArrayCell } from './array-cell';
 import { AvatarCell } from './avatar-cell';
 import { BooleanCell } from './boolean-cell';
 import { BytesCell } from './bytes-cell';
+import { CodeListCell } from './code-list-cell';
 import { CopyCell } from './copy-cell';
 import { DomainListCell } from './domain-list-cell';
 import { EnumCell } from './enum-cell';
@@ -64,6 +65,8 @@ const registry = new Map<string, CellComponent>([
   ['allowedGroups', AllowedListCell],
   ['avatar', AvatarCell],
   ['copy', CopyCell],
+  // Codes shown once (recovery codes), one per line, copied together.
+  ['codeList', CodeListCell],
   ['json', JsonCell],
   // An operation key (`adminUsers.update`) in words.
   ['operation', OperationCell],

@@ -9,10 +9,12 @@
  * - `after`: `message` shows the done text instead of the form, `answer` shows it with the
  *   operation's answer (a code to copy), `loginCountdown` shows it, counts down and goes to the
  *   login, `continueLogin` carries the login on with the same token and goes where its answer
- *   leads (a step's token only: after a mailed link the user logs in again, after the countdown);
+ *   leads (a step's token only: after a mailed link the user logs in again, after the countdown),
+ *   `answerContinue` shows the answer (recovery codes shown once) and a button that then carries
+ *   the login on as `continueLogin` does;
  * - without `after`, a success notice and the `then` route;
  * - `cancel: "logout"`: a second button that ends the session (rejecting the disclaimer).
- * Texts are `resources:<resource>.forms.<kind>.<intro|submit|cancel|done|errors.<code>>`.
+ * Texts are `resources:<resource>.forms.<kind>.<intro|submit|cancel|continue|done|errors.<code>>`.
  */
 import '@mantine/core/styles/Alert.css';
 import { useMemo, useState } from 'react';

@@ -33,7 +33,7 @@ type TokenOk = Extract<FormTokenState, { kind: 'ok' }>;
 /** What the page shows once the call succeeded (instead of the form). */
 type Outcome =
   | { kind: 'message' }
-  | { kind: 'answer'; value: unknown }
+  | { kind: 'answer'; value: unknown; continues: boolean }
   | { kind: 'countdown' }
   | { kind: 'continuing' }
   | { kind: 'failed'; message: string };
@@ -128,7 +128,8 @@ export function OperationForm({ resource, kind, formRoute, op, token }: Operatio
         setOutcome({ kind: 'message' });
         return;
       case 'answer':
-        setOutcome({ kind: 'answer', value: answer });
+      case 'answerContinue':
+        setOutcome({ kind: 'answer', value: answer, continues: formRoute.after !== 'answer' });
         return;
       case 'loginCountdown':
         setOutcome({ kind: 'countdown' });
@@ -176,7 +177,17 @@ export function OperationForm({ resource, kind, formRoute, op, token }: Operatio
         {outcome.kind === 'answer' && op.response && (
           <AnswerView resource={resource} type={op.response} value={outcome.value} />
         )}
-        {outcome.kind === 'countdown' ? <LoginCountdown /> : outcome.kind !== 'continuing' && leave}
+        {outcome.kind === 'countdown' ? (
+          <LoginCountdown />
+        ) : outcome.kind === 'answer' && outcome.continues ? (
+          <Group justify="flex-end">
+            <Button onClick={() => void carryOn()} data-testid="form-continue">
+              {t([`${texts}.continue`, 'common:form.continue'])}
+            </Button>
+          </Group>
+        ) : (
+          outcome.kind !== 'continuing' && leave
+        )}
       </Stack>
     );
 

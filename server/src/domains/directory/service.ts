@@ -4,7 +4,7 @@
  */
 import type { AdminDeps } from './deps.ts';
 import type { Actor } from '../../platform/auth/actor.ts';
-import { findUsersByName, setUserPassword } from './users.ts';
+import { findUsersByName, resetUserSecondFactors, setUserPassword } from './users.ts';
 import { usersCrud } from './users-crud.ts';
 import { exportUsersCsv, importUsersCsv } from './users-csv.ts';
 import { findGroup, groupsCrud } from './groups.ts';
@@ -21,6 +21,7 @@ export function adminService(deps: AdminDeps) {
       ...users,
       setPassword: (a: Actor, id: string, body: AdminUserPassword) =>
         setUserPassword(deps, a, id, body),
+      resetSecondFactors: (a: Actor, id: string) => resetUserSecondFactors(deps, a, id),
       exportCsv: (a: Actor) => exportUsersCsv(users, a),
       importCsv: (a: Actor, body: AdminUserCsvImport) => importUsersCsv(deps, a, body),
       findByName: (a: Actor, username: string, categoryId?: string) =>

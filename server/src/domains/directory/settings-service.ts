@@ -1,6 +1,7 @@
 /**
  * The portal's texts and switches as admins edit them: maintenance and its page text, the
- * disclaimer (one language at a time) and the notification of each trigger. Each write reads the
+ * disclaimer (one language at a time), the notification of each trigger, and which account
+ * policies require a second factor. Each write reads the
  * stored value, writes the new one and its audit entry in one transaction, then drops the
  * settings cache so the change applies at once. Disclaimer and notification bodies keep only the
  * allowed HTML when saved (and again when shown: older values may predate the rule).
@@ -21,7 +22,9 @@ import type {
   AdminSettingsMaintenanceUpdate,
   AdminSettingsNotificationParams,
   AdminSettingsNotificationUpdate,
+  AdminSettingsSecondFactorUpdate,
 } from '../../../../src/generated/types.ts';
+import { policyFor } from '../../platform/auth/password-policy.ts';
 import { appendAudit } from './audit.ts';
 import type { Role } from '../../../../src/generated/types.ts';
 
@@ -83,6 +86,9 @@ export function settingsView(settings: Settings): AdminSettings {
     },
     login_notification: notificationView(settings.notifications, 'login'),
     start_desktop_notification: notificationView(settings.notifications, 'start_desktop'),
+    second_factor: settings.account_policies
+      .filter((p) => p.second_factor)
+      .map((p) => ({ category: p.category, role: p.role })),
   };
 }
 
@@ -136,6 +142,40 @@ export function createSettingsService(app: FastifyInstance) {
   }
 
   return {
+    /**
+     * Sets `second_factor` on the policy of exactly (category, role, every provider); a scope
+     * without its own policy gets a copy of the one that applied to it (else the default rules).
+     */
+    async setSecondFactor(
+      actor: SettingsActor,
+      body: AdminSettingsSecondFactorUpdate,
+    ): Promise<void> {
+      const target = `account_policies.${body.category}.${body.role}`;
+      await write(actor, 'setSecondFactor', target, ['account_policies'], (before) => {
+        const list = before.account_policies;
+        const own = (p: (typeof list)[number]) =>
+          p.category === body.category && p.role === body.role && p.provider === 'all';
+        if (list.some(own))
+          return {
+            account_policies: list.map((p) =>
+              own(p) ? { ...p, second_factor: body.required } : p,
+            ),
+          };
+        const base =
+          policyFor(list, { categoryId: body.category, role: body.role, provider: 'all' }) ??
+          defaultSettings.account_policies[0];
+        if (!base) return { account_policies: list };
+        const added = {
+          ...base,
+          category: body.category,
+          role: body.role,
+          provider: 'all',
+          second_factor: body.required,
+        };
+        return { account_policies: [...list, added] };
+      });
+    },
+
     async show(): Promise<AdminSettings> {
       return settingsView(await app.settings.all());
     },

@@ -1,7 +1,7 @@
 /**
  * Users in the administration area beyond their plain CRUD (users-crud.ts): setting a password,
- * the checks the writes share (main and secondary groups, category, what a user owns) and the
- * command line's look-up by name. Every write and its audit entry go in one transaction; a user
+ * resetting their second factors, the checks the writes share (main and secondary groups,
+ * category, what a user owns) and the command line's look-up by name. Every write and its audit entry go in one transaction; a user
  * whose password is set loses their sessions.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
@@ -23,6 +23,7 @@ import {
 import type { Db } from '../../platform/db/client.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import { checkPassword, nextHistory } from '../../platform/auth/password-policy.ts';
+import { removeSecondFactors } from '../../platform/auth/second-factors.ts';
 import type { AdminUserPassword } from '../../../../src/generated/types.ts';
 import {
   notFound,
@@ -42,7 +43,7 @@ export async function userRowById(on: Executor, id: string): Promise<UserRow | u
 }
 
 /** The user to write on: it exists (404) and the actor reaches it (403). */
-async function writableUser(on: Executor, actor: Actor, id: string): Promise<UserRow> {
+export async function writableUser(on: Executor, actor: Actor, id: string): Promise<UserRow> {
   requireStaff(actor);
   const user = await userRowById(on, id);
   if (!user) throw notFound('User');
@@ -133,6 +134,32 @@ export async function setUserPassword(
     });
   });
   await deps.sessionsChanged(id, true);
+}
+
+/**
+ * Removes a user's second factors and recovery codes (a lost phone): the next login asks for a
+ * new enrolment when the account policy requires one. Audited with the kinds removed.
+ */
+export async function resetUserSecondFactors(
+  deps: AdminDeps,
+  actor: Actor,
+  id: string,
+): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const user = await writableUser(tx, actor, id);
+    const removed = await removeSecondFactors(tx, id);
+    const snapshot = adminUserSnapshot(user);
+    await appendAudit(tx, actor, {
+      action: 'adminUsers.resetSecondFactors',
+      targetType: 'user',
+      targetId: id,
+      targetName: user.username,
+      categoryId: user.categoryId,
+      before: { ...snapshot, second_factors: removed },
+      after: { ...snapshot, second_factors: [] },
+    });
+  });
+  await deps.sessionsChanged(id, false);
 }
 
 /** What a user owns that deleting them would lose. */

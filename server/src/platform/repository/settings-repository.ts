@@ -2,7 +2,7 @@
  * Portal settings (key -> jsonb) merged over code defaults, cached for two seconds (a write drops
  * the cache on every node through the cluster bus's `settings.changed`): maintenance,
  * its text, the /user/config flags, the account policies (password rules, address verification,
- * disclaimer) and the disclaimer's text, notifications, user migration, VPN.
+ * disclaimer, second factor) and the disclaimer's text, notifications, user migration, VPN.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../lib/plugin.ts';
@@ -87,6 +87,11 @@ export interface AccountPolicy {
   password: PasswordPolicy;
   email_verification: boolean;
   disclaimer: boolean;
+  /**
+   * Whether a second factor (any kind: an authenticator app today) is required: a user without one
+   * enrols at the login before the session is issued. Absent in policies stored before it: false.
+   */
+  second_factor?: boolean;
 }
 
 export interface LocalizedTexts {
@@ -145,6 +150,7 @@ export const defaultSettings: Settings = {
       },
       email_verification: false,
       disclaimer: false,
+      second_factor: false,
     },
   ],
   // The default text in every portal language: a user reads their language's, else the default one's.

@@ -33,6 +33,7 @@ import { languageOf } from '../languages.ts';
 import { sanitizeHtml } from '../../../platform/lib/html-sanitizer.ts';
 import { publishUsersData } from '../users-data.ts';
 import { signupKey } from '../mail-limits.ts';
+import { secondFactorSummary } from '../../../platform/auth/second-factors.ts';
 
 const invalidToken = () =>
   new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
@@ -66,13 +67,14 @@ export default async function accountRoutes(app: FastifyInstance) {
     if (!u) throw new ApiError('unauthorized', 'Session expired', 'session_expired');
     const subject = { userId: u.id, groupId: u.groupId, categoryId: u.categoryId, role: u.role };
     const { query } = app.database;
-    const [settings, applied, used, templates, media, deployments] = await Promise.all([
+    const [settings, applied, used, templates, media, deployments, factors] = await Promise.all([
       app.settings.all(),
       appliedQuota(query, subject),
       usedBy(query, 'user_id', u.id),
       templatesUsedBy(query, 'user_id', u.id),
       app.mediaUsage.usage('user_id', u.id),
       deploymentUsage(query, u.id),
+      secondFactorSummary(app.db, u.id),
     ]);
     const policy = policyFor(settings.account_policies, {
       categoryId: u.categoryId,
@@ -118,6 +120,11 @@ export default async function accountRoutes(app: FastifyInstance) {
       show_change_email_button: u.provider === 'local',
       mail_delivery: app.mailer.delivery,
       password_policy: policy?.password ?? false,
+      second_factor: {
+        totp: factors.kinds.includes('totp'),
+        required: policy?.second_factor ?? false,
+        recovery_codes_left: factors.recoveryCodesLeft,
+      },
     };
     return profile;
   });

@@ -1,8 +1,9 @@
 /**
  * /authentication: form login (local accounts, then the category's LDAP directory) with persistent
- * throttling, OpenID Connect sign-in (its start and callback, ../oidc-login.ts), its continuation tokens (register, category-select, disclaimer, email address,
- * password reset), renew, logout, check, providers, acknowledge-disclaimer; the mail flows live in
- * ./account-mail.ts.
+ * throttling, OpenID Connect sign-in (its start and callback, ../oidc-login.ts), its continuation
+ * tokens (register, category-select, disclaimer, email address, password reset, second factor),
+ * renew, logout, check, providers, acknowledge-disclaimer; the mail flows live in
+ * ./account-mail.ts, the second factor's calls in ./second-factor.ts.
  */
 import { availableParallelism } from 'node:os';
 import { createPasswordGate } from '../../../platform/auth/password-gate.ts';
@@ -34,6 +35,14 @@ import { ldapSignIn } from '../ldap-login.ts';
 import { enabledLdapLabels, enabledOidcButtons } from '../../directory/index.ts';
 import { sendOidcStart } from '../oidc-login.ts';
 import oidcRoutes from './oidc.ts';
+import {
+  SECOND_FACTOR_TYPES,
+  secondFactorStepOf,
+  signSecondFactorStep,
+  takePassedChallenge,
+  type SecondFactorStepType,
+} from '../second-factor.ts';
+import secondFactorRoutes from './second-factor.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -115,15 +124,17 @@ export default async function authenticationRoutes(app: FastifyInstance) {
    * The account checks of a login, in order: a disabled account is refused; then, per the user's
    * account policy, a disclaimer not yet accepted, an address not yet verified, and a password
    * that must change (flagged, or older than the policy's expiration for local accounts) each
-   * answer their step's token; otherwise a session and its login token. Every provider's sign-in
-   * ends here; a browser sent back by a provider gets the token as a cookie on its way to
-   * `redirect`.
+   * answer their step's token; then, unless this login just passed it, the second factor (a
+   * code, or an enrolment the policy requires); otherwise a session and its login token. Every
+   * provider's sign-in ends here; a browser sent back by a provider gets the token as a cookie on
+   * its way to `redirect`.
    */
   const finishLogin = async (
     user: UserRow,
     request: FastifyRequest,
     reply: FastifyReply,
     redirect?: string,
+    secondFactorPassed = false,
   ) => {
     if (!user.active) throw new ApiError('user_disabled', 'Disabled user', 'user_disabled');
     const settings = await app.settings.all();
@@ -141,6 +152,13 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       (user.provider === 'local' && passwordExpired(policy?.password, user.passwordLastUpdated))
     )
       return sendStep(request, reply, 'password-reset-required', user.id, redirect);
+    const factorStep = secondFactorPassed
+      ? undefined
+      : await secondFactorStepOf(app, user.id, policy);
+    if (factorStep) {
+      const { token, seconds } = await signSecondFactorStep(app, factorStep, user.id);
+      return sendToken(request, reply, token, seconds, redirect);
+    }
     await app.users.touchAccessed(user.id);
     const session = await app.sessions.create(user.id, request.ip, times);
     const jwt = await app.tokens.signLogin({
@@ -162,6 +180,24 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     const user = await app.users.byId(claims.user_id);
     if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
     return finishLogin(user, request, reply);
+  };
+
+  /**
+   * A second-step token continues its login once its code passed (or its enrolment was
+   * confirmed): that uses the step up. A code step not passed is refused; an enrolment step not
+   * confirmed answers the step again.
+   */
+  const continueSecondFactor = async (
+    type: SecondFactorStepType,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const claims = await specialTokenOf(app, request, [type]);
+    const user = await app.users.byId(claims.user_id);
+    if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
+    const passed = await takePassedChallenge(app, claims);
+    if (!passed && type === 'second-factor-required') throw invalidToken();
+    return finishLogin(user, request, reply, undefined, passed);
   };
 
   /**
@@ -255,6 +291,8 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       const type = TokenService.peekType(bearer);
       const step = STEP_TYPES.find((t) => t === type);
       if (step) return continueStep(step, request, reply);
+      const factorStep = SECOND_FACTOR_TYPES.find((t) => t === type);
+      if (factorStep) return continueSecondFactor(factorStep, request, reply);
       if (type === 'register') return continueRegister(request, reply);
       if (type === 'category-select') return continueCategorySelect(categoryId, request, reply);
       // login tokens and unknown types fall through to a normal provider login
@@ -356,4 +394,5 @@ export default async function authenticationRoutes(app: FastifyInstance) {
 
   await app.register(accountMailRoutes);
   await app.register(oidcRoutes, { finishLogin });
+  await app.register(secondFactorRoutes);
 }

@@ -1,6 +1,6 @@
 /**
  * The portal's texts and switches (admins): read them all, and set maintenance, the disclaimer of
- * a language and the notification of a trigger. Every write is audited and applies at once.
+ * a language, the notification of a trigger and the second factor a policy requires. Every write is audited and applies at once.
  */
 import type { FastifyInstance } from 'fastify';
 import { createSettingsService, type SettingsActor } from '../settings-service.ts';
@@ -25,6 +25,11 @@ export default async function adminSettingsRoutes(app: FastifyInstance) {
 
   route(app, 'adminSettings.setDisclaimer', async (request) => {
     await service.setDisclaimer(actorOf(authOf(request)), request.body);
+    return {};
+  });
+
+  route(app, 'adminSettings.setSecondFactor', async (request) => {
+    await service.setSecondFactor(actorOf(authOf(request)), request.body);
     return {};
   });
 

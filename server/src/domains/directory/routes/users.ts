@@ -1,7 +1,7 @@
 /**
  * Administration of users (admins everywhere, managers in their own category): the plain CRUD
- * of the users resource (list, show, create, update, delete), and setting a password, the CSV
- * export and import. The administration service does the work and writes the audit entries.
+ * of the users resource (list, show, create, update, delete), and setting a password, resetting
+ * the second factors, the CSV export and import. The administration service does the work and writes the audit entries.
  */
 import type { FastifyInstance } from 'fastify';
 import { route } from '../../../platform/http/route.ts';
@@ -15,6 +15,10 @@ export default async function adminUserRoutes(app: FastifyInstance) {
   crudRoutes(app, 'adminUsers', users, (request) => actorOf(authOf(request)));
   route(app, 'adminUsers.setPassword', async (request) => {
     await users.setPassword(actorOf(authOf(request)), request.params.id, request.body);
+    return {};
+  });
+  route(app, 'adminUsers.resetSecondFactors', async (request) => {
+    await users.resetSecondFactors(actorOf(authOf(request)), request.params.id);
     return {};
   });
   route(app, 'adminUsers.exportCsv', async (request, reply) =>
