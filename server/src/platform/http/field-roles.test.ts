@@ -36,6 +36,8 @@ afterAll(async () => t.close());
 describe('the server flag of a desktop', () => {
   it('is a field only admins and managers may write', () => {
     expect(writeGuardedFields('DesktopUpdate')).toEqual([
+      // the host a desktop is pinned to (placement)
+      { path: 'forced_hyp', roles: ['admin'] },
       { path: 'server', roles: ['admin', 'manager'] },
     ]);
   });
