@@ -44,6 +44,8 @@ export interface HostSettings {
   probeMs?: number;
   probeTimeoutMs?: number;
   freshMs?: number;
+  /** The memory a host may promise, as a percentage of its capacity (default 100). */
+  memoryOvercommitPercent?: number;
 }
 
 export interface HypervisorHosts {
@@ -167,7 +169,7 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
           gpuProfiles: profilesOf(desktop.hardware),
           forced: desktop.forced_hyp ?? null,
         },
-        { now: new Date(), freshMs },
+        { now: new Date(), freshMs, memoryOvercommitPercent: settings.memoryOvercommitPercent },
       );
       if ('host' in placed) return placed.host;
       throw refusal(placed.refused);

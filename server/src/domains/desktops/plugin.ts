@@ -75,6 +75,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     accel: config.qemuAccel,
     local: createHypervisorDriver({ dataDir: config.dataDir, accel: config.qemuAccel, network }),
     diskOwner: config.hypervisorDiskOwner,
+    memoryOvercommitPercent: config.memoryOvercommitPercent,
     hostOf: async (id) => hostOf(await app.desktops.byId(id)),
     probes: () => app.work.isLeader,
     failDesktopsOn: async (host, detail) => {

@@ -63,6 +63,13 @@ export interface AppConfig {
    */
   hypervisorDiskOwner: { uid: number; gid: number } | undefined;
   /**
+   * How far a host's memory is promised to desktops, as a percentage of its memory capacity
+   * (HYPERVISOR_MEMORY_OVERCOMMIT, default 200): QEMU gives a guest its memory as it touches it,
+   * so desktops that idle use a fraction of what they declare, as on oVirt's "desktop load".
+   * Placement refuses a start (`hypervisors_full`) past this.
+   */
+  memoryOvercommitPercent: number;
+  /**
    * The desktops' networks (`platform/hypervisor/host-networks.ts`): NETWORK_MODE `auto` (bridges
    * with dnsmasq and NAT as root, QEMU user-mode networking otherwise), `bridge`, `user` or `none`;
    * NETWORK_PREFIX names the bridge, TAP devices and NAT table (default `vdi`); NAT_SUBNET is the
@@ -138,6 +145,7 @@ const envSchema = {
     HYPERVISOR: { enum: ['qemu', 'none'] },
     QEMU_ACCEL: { enum: ['tcg', 'kvm'] },
     HYPERVISOR_DISK_OWNER: { type: 'string', pattern: '^\\d{1,10}:\\d{1,10}$' },
+    HYPERVISOR_MEMORY_OVERCOMMIT: { type: 'string', pattern: '^[1-9]\\d{2,3}$' },
     HYPERVISOR_URI: {
       type: 'string',
       pattern: '^qemu(\\+(ssh|tcp|tls|unix|libssh2?))?://[^\\s]*/(system|session)(\\?[^\\s]*)?$',
@@ -267,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     qemuAccel: env.QEMU_ACCEL === 'kvm' ? 'kvm' : 'tcg',
     hypervisorUri: env.HYPERVISOR_URI || undefined,
     hypervisorDiskOwner: parseOwner(env.HYPERVISOR_DISK_OWNER),
+    memoryOvercommitPercent: Number(env.HYPERVISOR_MEMORY_OVERCOMMIT || 200),
     network: {
       mode: (env.NETWORK_MODE as NetworkMode | undefined) ?? 'auto',
       prefix: env.NETWORK_PREFIX ?? 'vdi',

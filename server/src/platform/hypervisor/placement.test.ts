@@ -140,4 +140,21 @@ describe('placement', () => {
   ])('refuses %s', (_name, hosts, request, code) => {
     expect(placeDesktop(hosts, request, clock)).toEqual({ refused: code });
   });
+
+  it('promises memory up to the overcommit percentage of the capacity, and no further', () => {
+    // 8 GiB at 200 %: thirty-one 512 MiB desktops already promised leave room for one more.
+    const busy = [host('a', { usedMemoryMib: 31 * 512 })];
+    const overcommit = { ...clock, memoryOvercommitPercent: 200 };
+    expect(placeDesktop(busy, desktop({ memoryMib: 512 }), overcommit)).toEqual({
+      host: 'a',
+      freeAfterMib: 0,
+    });
+    expect(placeDesktop(busy, desktop({ memoryMib: 513 }), overcommit)).toEqual({
+      refused: 'hypervisors_full',
+    });
+    // Without overcommit the same host was full long before.
+    expect(placeDesktop(busy, desktop({ memoryMib: 512 }), clock)).toEqual({
+      refused: 'hypervisors_full',
+    });
+  });
 });

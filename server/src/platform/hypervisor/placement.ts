@@ -50,6 +50,8 @@ export interface PlacementClock {
   now: Date;
   /** A host whose last answer is older than this does not take starts (ms). */
   freshMs: number;
+  /** The memory a host may promise, as a percentage of its capacity (default 100). */
+  memoryOvercommitPercent?: number;
 }
 
 /** Whether the host may take a start needing these (listed) GPU profiles, memory aside. */
@@ -81,7 +83,13 @@ export function placeDesktop(
   if (accepting.length === 0)
     return { refused: pinned ? 'hypervisor_forced_unavailable' : 'hypervisors_not_available' };
   const withRoom = accepting
-    .map((h) => ({ host: h.id, freeAfterMib: h.memoryMib - h.usedMemoryMib - request.memoryMib }))
+    .map((h) => ({
+      host: h.id,
+      freeAfterMib:
+        Math.floor((h.memoryMib * (clock.memoryOvercommitPercent ?? 100)) / 100) -
+        h.usedMemoryMib -
+        request.memoryMib,
+    }))
     .filter((c) => c.freeAfterMib >= 0)
     .sort((a, b) => b.freeAfterMib - a.freeAfterMib || a.host.localeCompare(b.host));
   return withRoom[0] ?? { refused: 'hypervisors_full' };
