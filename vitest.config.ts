@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import LongestFirst from './tests/support/longest-first';
 
 const alias = {
   '@common': fileURLToPath(new URL('./common', import.meta.url)),
@@ -83,6 +84,8 @@ const serverProject = {
 export default defineConfig({
   test: {
     reporters: ['default', './tests/support/plain-reporter.ts'],
+    // The files known to run longest start first in their project (tests/support/longest-first.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         plugins: [react()],
