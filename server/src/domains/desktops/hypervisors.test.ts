@@ -41,6 +41,8 @@ describe('hypervisor hosts', () => {
     t = await buildTestApp(await createTestDatabase(), {
       prepareImages: true,
       shutdownGraceMs: 1000,
+      // Capacities at face value (placement.test.ts covers the overcommit).
+      memoryOvercommitPercent: 100,
     });
     admin = await login(t.app, 'admin');
     user = await login(t.app, 'user');
