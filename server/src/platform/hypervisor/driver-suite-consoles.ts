@@ -51,7 +51,9 @@ export function consoleAndHardwareTests(suite: SuiteState): void {
     // A password given a validity admits new connections only until then.
     await suite.driver().setPasswords('vnc-auth', { spice: 'spice-3' }, { validForSeconds: 1 });
     expect(await spiceAuth(rt.spicePort, 'spice-3')).toBe(0);
-    await new Promise((r) => setTimeout(r, 2500));
+    // Up to 3 s on libvirt: the end time is a whole second (up to 1.5 s away), libvirt turns it
+    // into a lifetime in whole seconds when it applies it, and QEMU expires in whole seconds.
+    await new Promise((r) => setTimeout(r, 3500));
     expect(await spiceAuth(rt.spicePort, 'spice-3')).toBe(7);
     // A later password without one never expires (the earlier validity does not carry over).
     await suite.driver().setPasswords('vnc-auth', { spice: 'spice-4' });
