@@ -15,7 +15,11 @@
 import { mkdtempSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Browser, type Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
+// The shared fixtures (an unused worker portal included): a spec with a fixture pool of its own
+// needs a worker of its own, which Playwright starts only once the shared workers have nothing
+// left, and this spec's half minute then ran alone at the end of the suite.
+import { expect, test } from './fixtures';
 import { startCluster, type Cluster, type ClusterNode } from '../../scripts/lib/cluster';
 import { DEMO_PASSWORD, E2E_PORT } from '../../playwright.config';
 import { apiAs, apiToken, loginUi } from './helpers';
