@@ -41,10 +41,9 @@ function gate(name, cmd, args) {
 
 function readCounts() {
   if (!existsSync(countsFile)) return [];
-  return readFileSync(countsFile, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+  // Only whole lines: the reporter may be writing the last one while it is read.
+  const lines = readFileSync(countsFile, 'utf8').split('\n').slice(0, -1);
+  return lines.filter(Boolean).map((l) => JSON.parse(l));
 }
 
 /** A Playwright file's time: the sum of its tests' attempts (its share of the workers' time). */
@@ -173,14 +172,30 @@ console.log(
   '\n=== unit + server tests: npx vitest run (typecheck, lint, format and the builds run alongside)',
 );
 const vitestStarted = Date.now();
-const vitestOk = await new Promise((resolve) => {
-  const child = spawn('npx', ['vitest', 'run'], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, TEST_COUNTS_FILE: countsFile },
-  });
-  child.on('close', (code) => resolve(code === 0));
+/**
+ * Vitest's counts line (tests/support/plain-reporter.ts) is written when its last test file has
+ * ended; what follows is teardown (stopping its workers and the test PostgreSQL), which takes
+ * several seconds and, when a worker does not answer, vitest's 60 s stop timeout. The
+ * end-to-end suite starts once the counts are in; vitest's exit is awaited before the summary.
+ */
+const vitestChild = spawn('npx', ['vitest', 'run'], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, TEST_COUNTS_FILE: countsFile },
 });
+let vitestCode;
+const vitestExit = new Promise((resolve) =>
+  vitestChild.on('close', (code) => resolve((vitestCode = code))),
+);
+while (vitestCode === undefined && readCounts().length <= before)
+  await new Promise((r) => setTimeout(r, 250));
+/** Whether vitest reported its counts (it may still be tearing down). */
+const vitestReported = readCounts().length > before;
+const vitestOk = vitestReported
+  ? readCounts()
+      .slice(before)
+      .every((c) => c.failed === 0)
+  : (await vitestExit) === 0;
 results.push(
   `${vitestOk ? 'ok  ' : 'FAIL'} unit + server tests (${((Date.now() - vitestStarted) / 1000).toFixed(1)} s)`,
 );
@@ -216,6 +231,17 @@ if (built) {
     skipped += stats.skipped ?? 0;
     if (!e2eOk && !stats.unexpected) failed++;
   } else if (!e2eOk) failed++;
+}
+
+// Vitest tore down while the end-to-end tests ran: a failing exit after passing counts (a crash
+// in teardown) still fails the run.
+await vitestExit;
+if (vitestReported && vitestOk && vitestCode !== 0) {
+  failed++;
+  failures.push({
+    title: 'vitest',
+    error: `vitest exited with ${vitestCode} after its tests passed`,
+  });
 }
 
 console.log('\n' + results.join('\n'));
