@@ -157,19 +157,21 @@ export async function openChallenge(db: Db, userId: string, jti: string, expires
   await db.insert(secondFactorChallenges).values({ jti, userId, expiresAt });
 }
 
+/** The user's challenge `jti`, not expired, passed or not. */
+const liveChallenge = (userId: string, jti: string, passed: boolean) =>
+  and(
+    eq(secondFactorChallenges.jti, jti),
+    eq(secondFactorChallenges.userId, userId),
+    eq(secondFactorChallenges.passed, passed),
+    gt(secondFactorChallenges.expiresAt, sql`now()`),
+  );
+
 /** Marks a live challenge passed; false when it is unknown, expired, or already passed. */
 export async function passChallenge(db: Db, userId: string, jti: string): Promise<boolean> {
   const rows = await db
     .update(secondFactorChallenges)
     .set({ passed: true })
-    .where(
-      and(
-        eq(secondFactorChallenges.jti, jti),
-        eq(secondFactorChallenges.userId, userId),
-        eq(secondFactorChallenges.passed, false),
-        gt(secondFactorChallenges.expiresAt, sql`now()`),
-      ),
-    )
+    .where(liveChallenge(userId, jti, false))
     .returning({ jti: secondFactorChallenges.jti });
   return rows.length > 0;
 }
@@ -179,14 +181,7 @@ export async function challengeOpen(db: Db, userId: string, jti: string): Promis
   const rows = await db
     .select({ jti: secondFactorChallenges.jti })
     .from(secondFactorChallenges)
-    .where(
-      and(
-        eq(secondFactorChallenges.jti, jti),
-        eq(secondFactorChallenges.userId, userId),
-        eq(secondFactorChallenges.passed, false),
-        gt(secondFactorChallenges.expiresAt, sql`now()`),
-      ),
-    )
+    .where(liveChallenge(userId, jti, false))
     .limit(1);
   return rows.length > 0;
 }
@@ -195,14 +190,7 @@ export async function challengeOpen(db: Db, userId: string, jti: string): Promis
 export async function consumeChallenge(db: Db, userId: string, jti: string): Promise<boolean> {
   const rows = await db
     .delete(secondFactorChallenges)
-    .where(
-      and(
-        eq(secondFactorChallenges.jti, jti),
-        eq(secondFactorChallenges.userId, userId),
-        eq(secondFactorChallenges.passed, true),
-        gt(secondFactorChallenges.expiresAt, sql`now()`),
-      ),
-    )
+    .where(liveChallenge(userId, jti, true))
     .returning({ jti: secondFactorChallenges.jti });
   return rows.length > 0;
 }
