@@ -49,6 +49,9 @@ test('the admin creates a group and a user in the UI; the user logs in; another 
   await loginUi(page, 'admin');
   await page.getByRole('link', { name: 'Groups' }).click();
   await expect(page).toHaveURL(/\/admin\/groups$/);
+  // The URL changes at the click, the screen once its chunk has loaded: until then the previous
+  // screen, with a "New" button of its own, is still the one shown.
+  await expect(page.getByRole('heading', { level: 1, name: 'Groups' })).toBeVisible();
   await page.getByTestId('resource-create').click();
   await page.getByRole('textbox', { name: /^Name/ }).fill(group);
   await choose(page, 'Category', 'Default');
@@ -61,6 +64,7 @@ test('the admin creates a group and a user in the UI; the user logs in; another 
   await expect(page.getByTestId('record')).toHaveCount(1);
 
   await page.getByRole('link', { name: 'Users' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Users' })).toBeVisible();
   await page.getByTestId('resource-create').click();
   await page.getByRole('textbox', { name: /^Username/ }).fill(username);
   await page.getByRole('textbox', { name: /^Name/ }).fill(`E2E ${tag}`);
