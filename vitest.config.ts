@@ -34,12 +34,12 @@ const replacesModules = (file: string) =>
 const isolatedDomFiles = domFiles.filter(replacesModules);
 const sharedDomFiles = domFiles.filter((file) => !replacesModules(file));
 
+/** The heavy files run in parallel, one per core. */
 const workers = availableParallelism();
 /**
- * Every group runs one file more than there are cores: the server files wait on PostgreSQL and on
- * sockets for part of their time (two workers left the cores 12 % idle across the run), and the
- * QEMU files on their guests (two workers kept 1.0-1.4 of the two cores busy); a third fills that.
- * One group of projects takes one worker count.
+ * The other files run one more than there are cores: the server files wait on PostgreSQL and on
+ * sockets for part of their time (two workers left the cores 12 % idle across the run), and a third
+ * fills that. One group of projects takes one worker count.
  */
 const groupWorkers = workers + 1;
 /**
@@ -135,7 +135,7 @@ export default defineConfig({
           ...serverProject,
           name: 'server-heavy',
           include: heavyFiles,
-          maxWorkers: groupWorkers,
+          maxWorkers: workers,
           // After the unit and plain server files (group 0), so these get the cores.
           sequence: { groupOrder: 1 },
         },
