@@ -107,6 +107,53 @@ describe('background work across processes on one PostgreSQL', () => {
     for (const w of nodes) await w.stop();
   });
 
+  it('records a job done that it took while its beat was renewing the others', async () => {
+    const database = await open();
+    // The beat's job renewal answers only once a job was taken meanwhile.
+    let holdRenewal: Promise<void> | undefined;
+    let releaseRenewal: () => void = () => undefined;
+    let renewalAsked: () => void = () => undefined;
+    const renewalStarted = new Promise<void>((resolve) => (renewalAsked = resolve));
+    const query: typeof database.query = async (text, params) => {
+      if (holdRenewal && /UPDATE cluster_jobs SET lease_until/.test(text)) {
+        renewalAsked();
+        await holdRenewal;
+      }
+      return database.query(text, params);
+    };
+    const w = createWork(query, { nodeName: 'renew-race', leaseMs: 30_000, log: quiet });
+    works.push(w);
+    const ran: string[] = [];
+    let finish: () => void = () => undefined;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    // Still running when the renewal answers; it ends after.
+    w.handle('quick', async (job) => {
+      ran.push(job.key);
+      await finishing;
+    });
+    w.handle('slow', async (job) => {
+      await new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()));
+    });
+    await w.start();
+    // A job running here, so that the beat has one to renew.
+    await w.enqueue('slow', 'slow:1');
+    holdRenewal = new Promise<void>((resolve) => (releaseRenewal = resolve));
+    const beat = w.beat();
+    await renewalStarted;
+    const { finished } = await w.enqueue('quick', 'quick:1');
+    holdRenewal = undefined;
+    releaseRenewal();
+    await beat;
+    finish();
+    await finished;
+    expect(ran).toEqual(['quick:1']);
+    const left = await database.query<{ key: string }>('SELECT key FROM cluster_jobs ORDER BY key');
+    expect(left.map((row) => row.key)).toEqual(['slow:1']);
+    await w.stop();
+    // The slow job, given back at the stop, is not the next tests' business.
+    await database.query("DELETE FROM cluster_jobs WHERE key = 'slow:1'");
+  });
+
   it('gives a killed process its job to another within a lease, and a closed one at once', async () => {
     const a = await node('take-a');
     const b = await node('take-b');

@@ -225,10 +225,15 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
       return;
     }
     if (stopped) return;
-    const kept = await leases.renew([...held.keys()], leaseMs);
-    for (const [name, controller] of held) if (!kept.has(name)) controller.abort('lost');
-    const still = await jobs.renew([...running.keys()], leaseMs);
-    for (const [id, r] of running) if (!still.has(id)) r.controller.abort('lost');
+    // Only what was held when the renewal was asked is lost when it is not renewed: a lease or a
+    // job taken while the renewal ran is not in its answer (such a job, marked lost, finished
+    // without being recorded done, and stayed in the queue until its lease ran out).
+    const asked = [...held.keys()];
+    const kept = await leases.renew(asked, leaseMs);
+    for (const name of asked) if (!kept.has(name)) held.get(name)?.abort('lost');
+    const renewing = [...running.keys()];
+    const still = await jobs.renew(renewing, leaseMs);
+    for (const id of renewing) if (!still.has(id)) running.get(id)?.controller.abort('lost');
     for (const hook of beatHooks) await hook(holder);
     await poll();
   };
