@@ -7,10 +7,11 @@ import { existsSync, readFileSync, rmSync, mkdirSync, mkdtempSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
-import { e2eWorkers, preparePortalData } from './lib/e2e-portals.mjs';
 
 ensureNodeModules();
 ensureSystemPackages({ forTests: true });
+// After the install: it imports the build tools.
+const { e2eWorkers, preparePortalData } = await import('./lib/e2e-portals.mjs');
 
 const tmp = join(root, '.tmp');
 mkdirSync(tmp, { recursive: true });
