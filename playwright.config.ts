@@ -1,15 +1,17 @@
 /**
  * End-to-end tests against the real server (which serves the built SPA from dist/). Build first:
- * `npx vite build` (the server bundle is built by the global setup). Each worker starts its own portal (tests/e2e/fixtures.ts) with a fresh data
- * directory under a temporary E2E_DATA_DIR, on E2E_PORT + 10 × its index.
+ * `npx vite build` (the server bundle is built by the global setup). Each worker starts its own
+ * portal (tests/e2e/fixtures.ts) with its own data directory under a temporary E2E_DATA_DIR (made
+ * on its first start, or prepared ahead by `npm test`), on E2E_PORT + 10 × its index.
  */
 import { defineConfig } from '@playwright/test';
 import { mkdtempSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { e2eWorkers } from './scripts/lib/e2e-portals.mjs';
 
 export const E2E_PORT = Number(process.env.E2E_PORT ?? 8191);
-export const DEMO_PASSWORD = 'e2e-demo-password';
+export { E2E_DEMO_PASSWORD as DEMO_PASSWORD } from './scripts/lib/e2e-portals.mjs';
 const dataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e2e-'));
 // Shared with the workers and the global teardown (which kills the detached QEMUs under it).
 process.env.E2E_DATA_DIR = dataDir;
@@ -36,10 +38,7 @@ const chromium = {
 export default defineConfig({
   testDir: 'tests/e2e',
   testMatch: '*.spec.ts',
-  // One portal per core and one more: a test mostly waits (for a guest, a socket event, a page),
-  // so the others fill the cores it leaves idle (two workers left the two cores 30 % idle, three
-  // 10 %). E2E_WORKERS=1 runs one after the other.
-  workers: Number(process.env.E2E_WORKERS ?? availableParallelism() + 1),
+  workers: e2eWorkers(),
   fullyParallel: false,
   // On CI a test that fails once runs once more (in a new worker, on a fresh portal); `npm test`
   // names every such flaky test and its first error at the end of the run, so a flake is seen and

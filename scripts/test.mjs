@@ -3,17 +3,23 @@
 // Playwright end-to-end suite (Debian Chromium, real server, real QEMU). Ends with one plain
 // "N passed, N failed" line over all suites.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
 
 ensureNodeModules();
 ensureSystemPackages({ forTests: true });
+// After the install: it imports the build tools.
+const { e2eWorkers, preparePortalData } = await import('./lib/e2e-portals.mjs');
 
 const tmp = join(root, '.tmp');
 mkdirSync(tmp, { recursive: true });
 const countsFile = join(tmp, 'test-counts.jsonl');
 rmSync(countsFile, { force: true });
+/** Created by the vitest reporter when the server files that run last start. */
+const lastGroupFile = join(tmp, 'test-last-group');
+rmSync(lastGroupFile, { force: true });
 
 let passed = 0;
 let failed = 0;
@@ -109,7 +115,7 @@ function quietly(name, cmd, args, env = {}) {
 }
 
 /** The steps that build rather than check: a failure counts, a success is no test. */
-const BUILDS = new Set(['build', 'server bundle']);
+const BUILDS = new Set(['build', 'server bundle', 'end-to-end portals prepared']);
 
 /** Prints a quiet step's output; a gate counts as one test. */
 function report({ name, ok, output, seconds }) {
@@ -167,6 +173,23 @@ const staticWork = (async () => {
   return gates.flat();
 })();
 
+/** Whether the static work built what the end-to-end tests run. */
+const builtAll = (steps) =>
+  hasE2e &&
+  ['build', 'server bundle'].every((name) => steps.some((step) => step.name === name && step.ok));
+
+/**
+ * The data of the end-to-end portals (their embedded database and demo), prepared once the builds
+ * are done and vitest's last group has started: those files mostly wait on their guests, and the
+ * portals then start as on a restart when the end-to-end tests begin.
+ */
+const e2eDataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e2e-'));
+let preparing;
+const preparePortals = () =>
+  (preparing ??= staticWork.then((steps) =>
+    builtAll(steps) ? preparePortalData(root, e2eDataDir, e2eWorkers()) : null,
+  ));
+
 const before = readCounts().length;
 console.log(
   '\n=== unit + server tests: npx vitest run (typecheck, lint, format and the builds run alongside)',
@@ -181,14 +204,16 @@ const vitestStarted = Date.now();
 const vitestChild = spawn('npx', ['vitest', 'run'], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, TEST_COUNTS_FILE: countsFile },
+  env: { ...process.env, TEST_COUNTS_FILE: countsFile, TEST_LAST_GROUP_FILE: lastGroupFile },
 });
 let vitestCode;
 const vitestExit = new Promise((resolve) =>
   vitestChild.on('close', (code) => resolve((vitestCode = code))),
 );
-while (vitestCode === undefined && readCounts().length <= before)
+while (vitestCode === undefined && readCounts().length <= before) {
+  if (existsSync(lastGroupFile)) void preparePortals();
   await new Promise((r) => setTimeout(r, 250));
+}
 /** Whether vitest reported its counts (it may still be tearing down). */
 const vitestReported = readCounts().length > before;
 const vitestOk = vitestReported
@@ -212,14 +237,16 @@ if (!vitestOk && vitest.every((c) => c.failed === 0)) failed++; // crashed befor
 console.log('\n=== typecheck + lint + format + builds (ran alongside vitest)');
 const staticResults = await staticWork;
 for (const step of staticResults) report(step);
-const builds = staticResults.filter((step) => BUILDS.has(step.name));
-const built = hasE2e && builds.length === BUILDS.size && builds.every((step) => step.ok);
+const built = builtAll(staticResults);
+const prepared = built ? await preparePortals() : null;
+if (prepared) report(prepared);
 
 if (built) {
   const jsonFile = join(tmp, 'playwright.json');
   rmSync(jsonFile, { force: true });
   const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], {
     PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
+    E2E_DATA_DIR: e2eDataDir,
   });
   if (existsSync(jsonFile)) {
     const report = JSON.parse(readFileSync(jsonFile, 'utf8'));

@@ -2,10 +2,33 @@
  * Semantic checks ajv cannot do alone: duplicate $id, actions naming unknown states,
  * access naming an unknown role set, refs that resolve nowhere. Returns a list of problems.
  */
-import type Ajv from 'ajv';
 import type { SchemaFile } from './load.ts';
 
 const BUILTIN_ACCESS = new Set(['public', 'token']);
+
+/** Finds a schema by URI (a file's `$id`, then a JSON pointer) in the loaded files, without compiling it. */
+export interface SchemaLookup {
+  getSchema(uri: string): { schema: unknown } | undefined;
+}
+
+/** The lookup over the loaded files: each has one `$id`, and refs name a file and a JSON pointer. */
+export function schemaLookup(files: readonly SchemaFile[]): SchemaLookup {
+  const byId = new Map<string, unknown>(files.map((f) => [f.$id, f.json]));
+  return {
+    getSchema(uri) {
+      const [base = '', fragment = ''] = uri.split('#');
+      let node = byId.get(base);
+      if (node === undefined) return undefined;
+      if (fragment && !fragment.startsWith('/')) return undefined;
+      for (const raw of fragment ? fragment.slice(1).split('/') : []) {
+        const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+        if (!node || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
+        node = (node as Record<string, unknown>)[key];
+      }
+      return { schema: node };
+    },
+  };
+}
 
 interface Operation {
   method: string;
@@ -61,12 +84,16 @@ interface Actions {
 }
 
 /** The schema object a ref points at (following $ref chains), with the $id it resolves against. */
-function schemaAt(ajv: Ajv, from: string, ref: string): { id: string; schema: Json } | undefined {
+function schemaAt(
+  lookup: SchemaLookup,
+  from: string,
+  ref: string,
+): { id: string; schema: Json } | undefined {
   let id = resolveRef(from, ref);
   for (let depth = 0; depth < 32; depth++) {
     let schema: Json | undefined;
     try {
-      schema = ajv.getSchema(id)?.schema as Json | undefined;
+      schema = lookup.getSchema(id)?.schema as Json | undefined;
     } catch {
       return undefined;
     }
@@ -79,23 +106,23 @@ function schemaAt(ajv: Ajv, from: string, ref: string): { id: string; schema: Js
 }
 
 /** True when the dotted path names a property of the schema (through $refs, allOf and anyOf). */
-function hasPath(ajv: Ajv, from: string, ref: string, path: string): boolean {
+function hasPath(lookup: SchemaLookup, from: string, ref: string, path: string): boolean {
   const [head = '', ...rest] = path.split('.');
-  const at = schemaAt(ajv, from, ref);
+  const at = schemaAt(lookup, from, ref);
   if (!at) return false;
   const branches = [
     at.schema,
     ...((at.schema.anyOf ?? []) as Json[]).concat((at.schema.allOf ?? []) as Json[]),
   ];
   for (const b of branches) {
-    if (typeof b.$ref === 'string' && b !== at.schema && hasPath(ajv, at.id, b.$ref, path))
+    if (typeof b.$ref === 'string' && b !== at.schema && hasPath(lookup, at.id, b.$ref, path))
       return true;
     const prop = (b.properties as Record<string, Json> | undefined)?.[head];
     if (!prop) continue;
     if (rest.length === 0) return true;
-    if (typeof prop.$ref === 'string' && hasPath(ajv, at.id, prop.$ref, rest.join('.')))
+    if (typeof prop.$ref === 'string' && hasPath(lookup, at.id, prop.$ref, rest.join('.')))
       return true;
-    if (prop.properties && hasPath(ajv, at.id, `#${pointerOf(at, prop)}`, rest.join('.')))
+    if (prop.properties && hasPath(lookup, at.id, `#${pointerOf(at, prop)}`, rest.join('.')))
       return true;
   }
   return false;
@@ -142,7 +169,7 @@ export function resolveRef(from: string, ref: string): string {
   return pointer ? `${base}#${pointer}` : base;
 }
 
-export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
+export function checkSchemas(lookup: SchemaLookup, files: SchemaFile[]): string[] {
   const problems: string[] = [];
   const seen = new Map<string, string>();
   for (const f of files) {
@@ -175,7 +202,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
     for (const w of Object.keys((f.json['x-events'] ?? {}) as Json)) wires.add(w);
   const refOk = (from: string, ref: string) => {
     try {
-      return Boolean(ajv.getSchema(resolveRef(from, ref)));
+      return Boolean(lookup.getSchema(resolveRef(from, ref)));
     } catch {
       return false;
     }
@@ -210,7 +237,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(`${f.file}: operation ${op} has path parameters but no params schema`);
         if (def.params && refOk(f.$id, def.params)) {
           for (const n of names)
-            if (!hasPath(ajv, f.$id, def.params, n))
+            if (!hasPath(lookup, f.$id, def.params, n))
               problems.push(
                 `${f.file}: operation ${op} path parameter {${n}} is not in its params schema`,
               );
@@ -319,7 +346,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         for (const key of [...Object.keys(def.fill ?? {}), ...Object.keys(def.body ?? {})]) {
           if (!operation) continue;
           const inPath = operation.path.includes(`{${key}}`);
-          const inBody = !!operation.request && hasPath(ajv, f.$id, operation.request, key);
+          const inBody = !!operation.request && hasPath(lookup, f.$id, operation.request, key);
           if (!inPath && !inBody)
             problems.push(
               `${f.file}: action ${a} sets ${key}, which is neither a path parameter nor a body field of ${def.operation}`,
@@ -342,7 +369,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(`${f.file}: action ${a} is offered by unknown rule ${def.offer.rule}`);
         // What the dialog asks: top-level fields of the request body (or path parameters).
         const input = operation?.request ?? operation?.params;
-        const asks = (key: string) => !!input && hasPath(ajv, f.$id, input, key);
+        const asks = (key: string) => !!input && hasPath(lookup, f.$id, input, key);
         if ((def.fields || def.prefill) && !def.form)
           problems.push(`${f.file}: action ${a} names fields or prefill but asks no form`);
         for (const key of [...(def.fields ?? []), ...Object.keys(def.prefill ?? {})])
@@ -384,7 +411,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         if (w && !wires.has(w))
           problems.push(`${f.file}: x-live names wire event ${w} which is not in any x-events`);
       if (live.removeWhen) {
-        if (!hasPath(ajv, f.$id, '#', live.removeWhen.field))
+        if (!hasPath(lookup, f.$id, '#', live.removeWhen.field))
           problems.push(
             `${f.file}: x-live removeWhen field ${live.removeWhen.field} is not a property`,
           );
@@ -402,14 +429,14 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         continue;
       }
       for (const field of c.fields)
-        if (!hasPath(ajv, f.$id, c.schema, field))
+        if (!hasPath(lookup, f.$id, c.schema, field))
           problems.push(`${f.file}: x-constraints ${name} field ${field} is not in ${c.schema}`);
       if (c.limit) {
         if (!refOk(f.$id, c.limit.schema))
           problems.push(
             `${f.file}: x-constraints ${name} limit schema ${c.limit.schema} does not resolve`,
           );
-        else if (!hasPath(ajv, f.$id, c.limit.schema, c.limit.field))
+        else if (!hasPath(lookup, f.$id, c.limit.schema, c.limit.field))
           problems.push(
             `${f.file}: x-constraints ${name} limit field ${c.limit.field} is not in ${c.limit.schema}`,
           );
@@ -461,7 +488,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
       const listOps = (res as { operations?: Json } | undefined)?.operations ?? {};
       for (const filter of [...(list.tabs ?? []), ...(list.toggles ?? [])]) {
         for (const field of [filter.field, filter.notMine])
-          if (field && !hasPath(ajv, f.$id, '#', field))
+          if (field && !hasPath(lookup, f.$id, '#', field))
             problems.push(`${f.file}: x-ui.list filter ${filter.key} names unknown field ${field}`);
         if (filter.operation && !(filter.operation in listOps))
           problems.push(
@@ -471,10 +498,10 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
           problems.push(`${f.file}: x-ui.list filter ${filter.key} filters nothing`);
         if (filter.visibleIf) menuFlags.push({ file: f.file, flag: filter.visibleIf });
       }
-      if (list.sort && !hasPath(ajv, f.$id, '#', list.sort.field))
+      if (list.sort && !hasPath(lookup, f.$id, '#', list.sort.field))
         problems.push(`${f.file}: x-ui.list sorts by unknown field ${list.sort.field}`);
       for (const field of list.keyColumns ?? [])
-        if (!hasPath(ajv, f.$id, '#', field))
+        if (!hasPath(lookup, f.$id, '#', field))
           problems.push(`${f.file}: x-ui.list key column ${field} is an unknown field`);
       const kinds = new Set([
         ...Object.keys(res?.routes ?? {}),
@@ -524,7 +551,10 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
         );
       if (def.parent && !menuKeys.has(String(def.parent)))
         problems.push(`${f.file}: x-menu entry ${key} names unknown parent ${String(def.parent)}`);
-      if (def.hrefFrom && (!configFile || !hasPath(ajv, configFile.$id, '#', String(def.hrefFrom))))
+      if (
+        def.hrefFrom &&
+        (!configFile || !hasPath(lookup, configFile.$id, '#', String(def.hrefFrom)))
+      )
         problems.push(
           `${f.file}: x-menu entry ${key} hrefFrom ${String(def.hrefFrom)} is not a config property`,
         );
@@ -538,7 +568,7 @@ export function checkSchemas(ajv: Ajv, files: SchemaFile[]): string[] {
     (f) => f.json['x-resource'] && (f.json['x-resource'] as { name: string }).name === 'config',
   );
   for (const { file, flag } of menuFlags)
-    if (!config || !hasPath(ajv, config.$id, '#', flag))
+    if (!config || !hasPath(lookup, config.$id, '#', flag))
       problems.push(`${file}: menu visibleIf ${flag} is not a property of the config entity`);
   return problems;
 }

@@ -2,13 +2,14 @@
  * Codegen: schema/ -> src/generated/. Runs before dev, build, typecheck and test.
  * Usage: tsx scripts/codegen/index.ts [--schema DIR] [--out DIR] [--check-only]
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { compile } from 'json-schema-to-typescript';
 import { createAjv } from '../../server/src/platform/http/schema-ajv.ts';
 import { loadSchemas, type SchemaFile } from './load.ts';
-import { checkSchemas, resolveRef } from './check.ts';
+import { checkSchemas, resolveRef, schemaLookup } from './check.ts';
 import { emitDb } from './emit-db-code.ts';
 import { emitPolicy, policyProblems } from './emit-policy.ts';
 import { operationTypes } from './emit.ts';
@@ -20,6 +21,59 @@ export interface CodegenOptions {
   schemaDir: string;
   outDir?: string;
   checkOnly?: boolean;
+}
+
+/**
+ * Schemas known good: a file's content that passed the meta-schema, and a file whose compilation
+ * succeeded together with everything it references (by digest). A later check in the same process
+ * (the codegen tests, a watcher) skips that work for what did not change; anything that did change
+ * is validated and compiled again.
+ */
+const metaValid = new Set<string>();
+const compiledOk = new Set<string>();
+
+const digest = (text: string) => createHash('sha1').update(text).digest('hex');
+
+/** The `$id`s of the files a schema refers to (its `$ref`s, resolved against its `$id`). */
+function referencedIds(json: unknown, from: string, into: Set<string>): Set<string> {
+  if (Array.isArray(json)) for (const item of json) referencedIds(item, from, into);
+  else if (json && typeof json === 'object')
+    for (const [key, value] of Object.entries(json))
+      if (key === '$ref' && typeof value === 'string')
+        into.add(resolveRef(from, value).split('#')[0] ?? '');
+      else referencedIds(value, from, into);
+  return into;
+}
+
+/**
+ * For each file, a digest of its content and of every file it reaches through `$ref`s: what its
+ * compilation depends on.
+ */
+function closureDigests(files: readonly SchemaFile[]): Map<string, string> {
+  const own = new Map(files.map((f) => [f.$id, digest(JSON.stringify(f.json))]));
+  const refs = new Map(files.map((f) => [f.$id, referencedIds(f.json, f.$id, new Set())]));
+  const closures = new Map<string, string>();
+  for (const f of files) {
+    const reached = new Set([f.$id]);
+    const queue = [f.$id];
+    while (queue.length) {
+      for (const next of refs.get(queue.pop() ?? '') ?? [])
+        if (!reached.has(next)) {
+          reached.add(next);
+          queue.push(next);
+        }
+    }
+    closures.set(
+      f.$id,
+      digest(
+        [...reached]
+          .sort()
+          .map((id) => `${id} ${own.get(id) ?? 'missing'}`)
+          .join('\n'),
+      ),
+    );
+  }
+  return closures;
 }
 
 /** Validates the schemas; throws with every problem listed. Returns the loaded files and ajv. */
@@ -35,23 +89,29 @@ export function validateSchemas(schemaDir: string) {
       continue;
     }
     seen.set(f.$id, f.file);
+    const content = digest(JSON.stringify(f.json));
     try {
-      ajv.addSchema(f.json);
+      ajv.addSchema(f.json, undefined, undefined, !metaValid.has(content));
+      metaValid.add(content);
     } catch (e) {
       problems.push(`${f.file}: ${(e as Error).message}`);
     }
   }
   if (problems.length === 0) {
+    const closures = closureDigests(files);
     for (const f of files) {
+      const closure = closures.get(f.$id) ?? '';
+      if (compiledOk.has(closure)) continue;
       try {
         ajv.getSchema(f.$id);
         for (const def of Object.keys((f.json.$defs as Json | undefined) ?? {}))
           ajv.getSchema(`${f.$id}#/$defs/${def}`);
+        compiledOk.add(closure);
       } catch (e) {
         problems.push(`${f.file}: ${(e as Error).message}`);
       }
     }
-    problems.push(...checkSchemas(ajv, files), ...policyProblems(files));
+    problems.push(...checkSchemas(schemaLookup(files), files), ...policyProblems(files));
   }
   if (problems.length) throw new Error(`schema check failed:\n- ${problems.join('\n- ')}`);
   return { files, ajv };

@@ -6,7 +6,8 @@
  * The first start on the embedded database (initdb, the migrations, the demo seed and its disks)
  * runs in a child process of this same entry, which ends once the database is ready; this process
  * then opens it as on any restart. That start passes through some 700 MB, and the C allocator
- * would keep about 40 MB of it resident for the server's whole life.
+ * would keep about 40 MB of it resident for the server's whole life. `--prepare` does only that
+ * work, in this process, and exits.
  */
 import { fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -19,6 +20,11 @@ import { seedIfEmpty, type SeedResult } from './seed/index.ts';
 
 /** Set in the child that makes a fresh embedded database ready. */
 const FIRST_START = 'VDI_PORTAL_FIRST_START';
+/**
+ * `--prepare`: make the database and the demo ready (migrations, seed, the demo's disks), then
+ * exit without serving; the next start finds them ready.
+ */
+const prepareOnly = process.argv.slice(2).includes('--prepare');
 
 let config: AppConfig;
 try {
@@ -47,6 +53,7 @@ function firstStartInChild(): Promise<SeedResult | undefined> {
 }
 
 const firstStart =
+  !prepareOnly &&
   !config.databaseUrl &&
   !process.env[FIRST_START] &&
   !existsSync(join(config.dataDir, 'db', 'PG_VERSION'));
@@ -65,8 +72,9 @@ try {
 const seed = seededByChild ?? (await seedIfEmpty(app, { password: config.demoPassword }));
 // New demo desktops are `creating`: make their disks now rather than at the next reconcile tick.
 if (seed.seeded) await app.engine.reconcile();
-if (process.env[FIRST_START]) {
-  // The first-start child: the database and the demo are ready; the parent serves them.
+if (process.env[FIRST_START] || prepareOnly) {
+  // The first-start child, or a start asked only to prepare: the database and the demo are
+  // ready; the parent (or the next start) serves them.
   process.send?.(seed);
   await app.close();
   process.exit(0);

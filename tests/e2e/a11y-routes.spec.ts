@@ -10,7 +10,11 @@
  * phone shows its key columns (`keyColumns`: their headers inside the window, their labels not
  * cut). Routes with parameters are visited through a link one of the visited screens offers (a
  * record's details, its edit form), else through an object the test makes for the role with the
- * REST API and the page's own session; every one must be reached.
+ * REST API and the page's own session; every one must be reached. Each role's first pass also walks
+ * its navbar (read from the rendered navbar, never listed here): the screens it offers are reached
+ * by clicking their entries (on a phone, through the folded navbar) and must be working screens
+ * with no failing answer, its links translated with icons, its external links safe, its downloads
+ * delivered; the user's pass ends with the navbar's logout.
  *
  * The browser asks for reduced motion (the app then skips its transitions), a screen is checked
  * once it has drawn (its heading, no loader left) rather than after a fixed time, and axe runs
@@ -24,7 +28,16 @@ import { join } from 'node:path';
 import { deriveRoutes, type DerivedRoute } from '../../src/app/route-table';
 import type { Role } from '../../src/generated/types';
 import { keyColumns } from '../../src/resources/list/list-columns';
-import { apiAs, apiToken } from './helpers';
+import { apiAs, apiToken, trackHttpProblems } from './helpers';
+import {
+  clickNavEntry,
+  describeProblem,
+  inView,
+  linkProblems,
+  navbar,
+  navLinks,
+  settledProblems,
+} from './navbar';
 
 const ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
 const PHONE = { width: 390, height: 844 };
@@ -103,18 +116,33 @@ function pattern(path: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** Navigates inside the SPA (no reload) and waits until the screen has drawn. */
-async function open(page: Page, url: string): Promise<void> {
-  await page.evaluate((target) => {
-    // The previous screen's headings are marked so the wait below is for the new screen's; the
-    // screen already shown (the page the login landed on) keeps its heading.
+/**
+ * Marks the shown screen's headings as left, so that `settle` waits for the next screen's; the
+ * screen already shown (the page the login landed on) keeps its heading.
+ */
+async function leave(page: Page, target: string): Promise<void> {
+  await page.evaluate((next) => {
     const here = window.location.pathname + window.location.search;
-    if (here !== target)
+    if (here !== next)
       for (const heading of Array.from(document.querySelectorAll('h1')))
         heading.setAttribute('data-left-screen', '');
+  }, target);
+}
+
+/** Navigates inside the SPA (no reload) and waits until the screen has drawn. */
+async function open(page: Page, url: string): Promise<void> {
+  await leave(page, url);
+  await page.evaluate((target) => {
     window.history.pushState({}, '', target);
     window.dispatchEvent(new PopStateEvent('popstate'));
   }, url);
+  await settle(page);
+}
+
+/** Follows the navbar's entry for `url` with a click and waits until the screen has drawn. */
+async function openFromNavbar(page: Page, url: string): Promise<void> {
+  await leave(page, url);
+  await clickNavEntry(page, url);
   await settle(page);
 }
 
@@ -226,6 +254,13 @@ interface PassOptions {
   overflow: 'no' | 'here' | 'phone';
   /** Load each screen as a document (the login page alone has no router to navigate in). */
   load?: boolean;
+  /**
+   * Walk the navbar too: its links must be translated and have icons, its external links open a
+   * valid URL in a new tab, each screen it leads to is reached with a click on its entry and must
+   * be a working screen (an h1, no error, alert or placeholder, no failing document or /api/v3
+   * answer), and its downloads must deliver a file.
+   */
+  navbar?: boolean;
 }
 
 interface PassResult {
@@ -262,6 +297,32 @@ async function rawTexts(page: Page): Promise<string[]> {
   return [...found];
 }
 
+/** The navbar's downloads: each click delivers a file, and nothing fails on the way. */
+async function downloadProblems(
+  page: Page,
+  http: ReturnType<typeof trackHttpProblems>,
+  label: string,
+): Promise<string[]> {
+  const problems: string[] = [];
+  const buttons = navbar(page).locator('[data-nav-kind="download"]');
+  for (let index = 0; index < (await buttons.count()); index++) {
+    const button = buttons.nth(index);
+    const folded = !(await inView(button));
+    if (folded) await page.getByRole('button', { name: /toggle navigation/i }).click();
+    const name = (await button.innerText()).trim();
+    http.take();
+    const download = page.waitForEvent('download', { timeout: 15_000 }).catch(() => null);
+    await button.click();
+    const file = await download;
+    const shown = http.take().map(describeProblem);
+    if (!file) shown.push('no file was downloaded');
+    for (const problem of shown) problems.push(`${label} download "${name}": ${problem}`);
+    // A phone's navbar is folded away again for the next screens.
+    if (folded) await page.getByRole('button', { name: /toggle navigation/i }).click();
+  }
+  return problems;
+}
+
 /** Visits every route of the table the role can reach and checks each screen. */
 async function visitAll(
   page: Page,
@@ -286,13 +347,34 @@ async function visitAll(
   const started = Date.now();
   // Where the pass spends its time: drawing, axe, the other checks, the phone's.
   const spent = { draw: 0, axe: 0, texts: 0, phone: 0 };
+  const http = trackHttpProblems(page);
+  // The navbar's internal entries (paths) and what its links show wrong.
+  const navPaths = new Set<string>();
+  if (options.navbar) {
+    const entries = await navLinks(navbar(page));
+    expect(entries.length, 'navbar links').toBeGreaterThan(0);
+    problems.push(...linkProblems(entries).map((problem) => `${label} navbar: ${problem}`));
+    for (const entry of entries.filter(({ target }) => target !== '_blank'))
+      navPaths.add(new URL(entry.href, page.url()).pathname);
+  }
+
+  let clicked = 0;
   const check = async (url: string, dialog = false): Promise<void> => {
     const before = problems.length;
     const opened = Date.now();
+    const fromNavbar = navPaths.delete(url);
+    if (fromNavbar) clicked++;
+    http.take();
     if (options.load) {
       await page.goto(url);
       await settle(page);
-    } else await open(page, url);
+    } else if (fromNavbar) await openFromNavbar(page, url);
+    else await open(page, url);
+    if (fromNavbar) {
+      await http.quiet();
+      const shown = [...(await settledProblems(page, url)), ...http.take().map(describeProblem)];
+      for (const problem of shown) problems.push(`${label} ${url} from the navbar: ${problem}`);
+    }
     // A route that opens an action's dialog over its screen is checked with the dialog open.
     if (dialog) {
       await page.getByRole('dialog').waitFor({ state: 'visible', timeout: 8_000 });
@@ -361,6 +443,12 @@ async function visitAll(
   };
 
   for (const route of plain) await check(route.path);
+  // Navbar entries outside the route table (a page of another kind) are followed and checked too.
+  for (const path of [...navPaths]) {
+    await check(path);
+    visited.pop();
+  }
+  if (options.navbar) problems.push(...(await downloadProblems(page, http, label)));
   const seeds = await seeding;
   const unreached: string[] = [];
   for (const route of withParams) {
@@ -371,7 +459,7 @@ async function visitAll(
     else unreached.push(route.path);
   }
   console.log(
-    `${label}: ${visited.length} screens in ${Date.now() - started} ms (drawing ${spent.draw}, ` +
+    `${label}: ${visited.length} screens (${clicked} from the navbar) in ${Date.now() - started} ms (drawing ${spent.draw}, ` +
       `axe ${spent.axe}, texts ${spent.texts}, phone ${spent.phone})`,
   );
   if (unreached.length) console.log(`${label}: nothing reached ${unreached.join(', ')}`);
@@ -623,7 +711,13 @@ test.describe('route table', () => {
   test('admin: light', async ({ page, baseURL }) => {
     await loggedIn(page, baseURL ?? '', 'admin');
     const seeds = seed(page, baseURL ?? '', 'admin');
-    const result = await visitAll(page, 'admin', 'admin light', { overflow: 'no' }, seeds);
+    const result = await visitAll(
+      page,
+      'admin',
+      'admin light',
+      { overflow: 'no', navbar: true },
+      seeds,
+    );
     expect(result.visited.length).toBeGreaterThan(20);
     expectComplete(result, 'admin');
   });
@@ -651,9 +745,22 @@ test.describe('route table', () => {
       // With the same login: a dialog takes the focus, passes axe, and gives the focus back.
       if (dialog) await dialogKeepsFocus(page);
       const label = `${role} light${phone ? ' 390px' : ''}`;
-      const result = await visitAll(page, role, label, { overflow: phone ? 'here' : 'no' }, seeds);
+      const result = await visitAll(
+        page,
+        role,
+        label,
+        { overflow: phone ? 'here' : 'no', navbar: true },
+        seeds,
+      );
       expect(result.visited.length).toBeGreaterThan(3);
       expectComplete(result, role);
+      if (dialog) {
+        // The navbar's last entry ends the session (the last screen's dialog closed first).
+        await page.keyboard.press('Escape');
+        await expect(page.getByRole('dialog')).toBeHidden();
+        await navbar(page).getByTestId('logout').click();
+        await expect(page).toHaveURL(/\/login$/);
+      }
     });
   }
 

@@ -10,9 +10,10 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { start as startMailSink, type SinkMessage } from '../../server/test/support/mail-sink';
-import { DEMO_PASSWORD, E2E_PORT } from '../../playwright.config';
+import { E2E_PORT } from '../../playwright.config';
 import { killQemus } from '../support/qemu-teardown';
 import { SERVER_BUNDLE } from '../../scripts/lib/build-server.mjs';
+import { portalBaseEnv, workerDataDir } from '../../scripts/lib/e2e-portals.mjs';
 
 export interface Portal {
   /** `http://127.0.0.1:<port>` */
@@ -42,7 +43,9 @@ export const test = base.extend<object, { portal: Portal; portalEnv: Record<stri
     async ({ portalEnv }, use, workerInfo) => {
       const port = E2E_PORT + PORTS_PER_WORKER * workerInfo.parallelIndex;
       const url = `http://127.0.0.1:${port}`;
-      const dataDir = join(process.env.E2E_DATA_DIR ?? '', `worker-${workerInfo.workerIndex}`);
+      // Prepared ahead by `npm test` for the first workers (scripts/lib/e2e-portals.mjs), else
+      // made by the portal's first start.
+      const dataDir = workerDataDir(process.env.E2E_DATA_DIR ?? '', workerInfo.workerIndex);
       mkdirSync(dataDir, { recursive: true });
       const sink = await startMailSink();
       const mediaPort = port + 1;
@@ -50,22 +53,12 @@ export const test = base.extend<object, { portal: Portal; portalEnv: Record<stri
       const server = spawn(process.execPath, ['--enable-source-maps', SERVER_BUNDLE], {
         env: {
           ...process.env,
+          ...portalBaseEnv(dataDir),
           PORT: String(port),
           HOST: '127.0.0.1',
-          DATA_DIR: dataDir,
-          DEMO_PASSWORD,
-          QEMU_ACCEL: 'tcg',
-          // Stopping desktops is tested; their guests ignore the power button, so each stop
-          // waits this long before it is forced.
-          DESKTOP_STOP_TIMEOUT: '5s',
           MEDIA_ALLOWED_HOSTS: `127.0.0.1:${mediaPort}`,
           SMTP_URL: sink.url,
           PUBLIC_URL: url,
-          // The role-visibility screen writes here, never into the checkout's config/.
-          PORTAL_CONFIG: join(dataDir, 'portal.json'),
-          // The demo guests need no network, and the workers' portals share the host: no bridge,
-          // TAP or dnsmasq of theirs outlives the run (networks have their own server test).
-          NETWORK_MODE: 'none',
           ...portalEnv,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,22 @@
 /**
  * Vitest reporter that writes the test counts and each file's time to $TEST_COUNTS_FILE (JSON) so
  * scripts/test.mjs can print one plain "N passed, N failed" line over every suite and the slowest
- * files.
+ * files, and creates $TEST_LAST_GROUP_FILE when the first file of a later group of projects (the
+ * server files that run last, mostly waiting on their guests) starts.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
 
 export default class PlainReporter implements Reporter {
+  private lastGroupStarted = false;
+
+  onTestModuleStart(module: TestModule) {
+    const file = process.env.TEST_LAST_GROUP_FILE;
+    if (!file || this.lastGroupStarted || !(module.project.config.sequence.groupOrder > 0)) return;
+    this.lastGroupStarted = true;
+    writeFileSync(file, `${module.moduleId}\n`);
+  }
+
   onTestRunEnd(modules: readonly TestModule[]) {
     let passed = 0;
     let failed = 0;

@@ -1,0 +1,77 @@
+// The end-to-end portals: each Playwright worker runs its own portal (tests/e2e/fixtures.ts), the
+// server bundle on <E2E_DATA_DIR>/worker-<index>. A portal's first start makes its embedded
+// database and demo (initdb, migrations, seed, disks: about 8 CPU-seconds); `npm test` prepares
+// the first workers' data while its last, mostly waiting, server tests run, so the portals then
+// start as on a restart (about 2 CPU-seconds).
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { SERVER_BUNDLE } from './build-server.mjs';
+
+/** The demo accounts' password on every end-to-end portal. */
+export const E2E_DEMO_PASSWORD = 'e2e-demo-password';
+
+/**
+ * Playwright's workers: one portal per core and one more (a test mostly waits, for a guest, a
+ * socket event, a page, so the others fill the cores it leaves idle: two workers left the two
+ * cores 30 % idle, three 10 %). E2E_WORKERS=1 runs the tests one after the other.
+ */
+export function e2eWorkers() {
+  return Number(process.env.E2E_WORKERS ?? availableParallelism() + 1);
+}
+
+/** A worker's data directory. */
+export function workerDataDir(e2eDataDir, workerIndex) {
+  return join(e2eDataDir, `worker-${workerIndex}`);
+}
+
+/** The environment of every end-to-end portal, beside its worker's port, mail sink and media. */
+export function portalBaseEnv(dataDir) {
+  return {
+    DATA_DIR: dataDir,
+    DEMO_PASSWORD: E2E_DEMO_PASSWORD,
+    QEMU_ACCEL: 'tcg',
+    // Stopping desktops is tested; their guests ignore the power button, so each stop waits this
+    // long before it is forced.
+    DESKTOP_STOP_TIMEOUT: '5s',
+    // The role-visibility screen writes here, never into the checkout's config/.
+    PORTAL_CONFIG: join(dataDir, 'portal.json'),
+    // The demo guests need no network, and the workers' portals share the host: no bridge, TAP or
+    // dnsmasq of theirs outlives the run (networks have their own server test).
+    NETWORK_MODE: 'none',
+  };
+}
+
+/**
+ * Prepares the data of the portals of workers 0 to count-1, one after the other (`server.mjs
+ * --prepare`); resolves to a step result like the other quiet steps of `npm test`. A directory
+ * whose preparation failed is removed, so its portal makes it on its first start as before.
+ */
+export async function preparePortalData(root, e2eDataDir, count) {
+  const started = Date.now();
+  let output = '';
+  let ok = true;
+  for (let index = 0; index < count; index++) {
+    const dataDir = workerDataDir(e2eDataDir, index);
+    const code = await new Promise((resolve) => {
+      const child = spawn(process.execPath, [SERVER_BUNDLE, '--prepare'], {
+        cwd: root,
+        env: { ...process.env, ...portalBaseEnv(dataDir) },
+      });
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
+      child.on('close', resolve);
+    });
+    if (code !== 0) {
+      ok = false;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  return {
+    name: 'end-to-end portals prepared',
+    ok,
+    output,
+    seconds: (Date.now() - started) / 1000,
+  };
+}
