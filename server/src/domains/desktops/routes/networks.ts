@@ -2,16 +2,10 @@
  * Administration of the desktops' networks (admins): the plain CRUD of the adminNetworks
  * resource; every committed write brings the host's bridge in step.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authOf } from '../../../platform/auth/auth.ts';
+import type { FastifyInstance } from 'fastify';
 import { crudRoutes } from '../../../platform/crud/crud-routes.ts';
-import type { CrudActor } from '../../../platform/crud/crud-service.ts';
 import { networksCrud } from '../networks.ts';
-
-const actorOf = (request: FastifyRequest): CrudActor => {
-  const auth = authOf(request);
-  return { id: auth.userId, name: auth.name, role: auth.role, categoryId: auth.categoryId };
-};
+import { actorOf } from './hypervisors.ts';
 
 export default async function adminNetworkRoutes(app: FastifyInstance) {
   const host = {
