@@ -149,7 +149,7 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
     await built?.close();
   });
 
-  it('administers the networks as data: a new one gets its bridge, is not open to whom it does not name, an edit remakes it, a delete removes it', async () => {
+  it('administers the networks as data: a new one gets its bridge, is not open to whom it does not name, a new subnet remakes it (a new allowed list keeps it), a delete removes it', async () => {
     const list = await call(admin, 'GET', '/admin/networks');
     expect(list.statusCode, list.body).toBe(200);
     expect(
@@ -219,6 +219,18 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
       [403, 'interface_not_allowed'],
     );
 
+    // Opened to users: the same bridge stays; a new subnet makes it anew.
+    const ifindex = () => readFileSync(`/sys/class/net/${lab.bridge}/ifindex`, 'utf8');
+    const before = ifindex();
+    const opened = await call(admin, 'PUT', '/admin/networks/lab', {
+      allowed_roles: ['admin', 'user'],
+    });
+    expect(opened.statusCode, opened.body).toBe(200);
+    const reopened = (await call(token, 'GET', '/user/hardware/allowed')).json<{
+      interfaces: { id: string; allowed: boolean }[];
+    }>();
+    expect(reopened.interfaces.find((i) => i.id === 'lab')?.allowed).toBe(true);
+    expect(ifindex()).toBe(before);
     const edited = subnetAfter(4);
     expect(
       (await call(admin, 'PUT', '/admin/networks/lab', { subnet: `${edited}.0/24` })).statusCode,

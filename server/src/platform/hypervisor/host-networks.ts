@@ -290,10 +290,13 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     return false;
   }
 
-  /** An admin created a network, or changed it from `before`: its bridge is made (anew) now. */
+  /**
+   * An admin created a network, or changed it from `before`: its bridge is made now, anew when its
+   * kind, bridge or subnet changed (a change of its description or allowed lists touches nothing).
+   */
   async define(def: NetworkDef, before?: NetworkDef): Promise<void> {
     if (!this.changesHost()) return;
-    if (before) await this.remove(before);
+    if (before && JSON.stringify(before) !== JSON.stringify(def)) await this.remove(before);
     await this.ensure(def);
   }
 
