@@ -53,6 +53,7 @@ import {
   desktopsPlugin,
   desktopLifecycleRoutes,
   adminHypervisorRoutes,
+  adminNetworkRoutes,
   allowedRoutes,
 } from './domains/desktops/index.ts';
 import { catalogRepositories, templatesPlugin, templateRoutes } from './domains/templates/index.ts';
@@ -213,6 +214,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminLdapProviderRoutes);
   await app.register(adminOidcProviderRoutes);
   await app.register(adminHypervisorRoutes);
+  await app.register(adminNetworkRoutes);
   await app.register(adminAuditRoutes);
   await app.register(adminSettingsRoutes);
   await app.register(adminReservableRoutes);

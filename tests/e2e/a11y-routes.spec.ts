@@ -563,6 +563,9 @@ async function seed(page: Page, baseURL: string, role: Role): Promise<Record<str
     // The seeded host local (the portal's own QEMU) is always there.
     for (const path of ['/admin/hypervisors/:id', '/admin/hypervisors/:id/edit'])
       if (paths.has(path)) seeds[path] = path.replace(':id', 'local');
+    // The seeded NAT network is always there.
+    for (const path of ['/admin/networks/:id', '/admin/networks/:id/edit'])
+      if (paths.has(path)) seeds[path] = path.replace(':id', 'default');
     if (paths.has('/admin/ldap-providers/:id/edit')) {
       // A directory of the second school, disabled (nobody's sign-in asks it); the other admin
       // pass on this portal finds it made.

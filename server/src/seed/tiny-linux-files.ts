@@ -6,8 +6,10 @@
  * and ACPI button modules, names itself `tiny-<last three bytes of its MAC>`, takes its address by
  * DHCP (`udhcpc`, in the background), writes the SSH keys given on the kernel command line
  * (`tiny.keys=<base64 of an authorized_keys file>`) for root, and starts `httpd` on port 80 (a page
- * that names the guest and its address), `dropbear` on port 22 (keys only) and `acpid` (the ACPI
- * power button powers it off). A login prompt runs on the VGA console (tty1).
+ * that names the guest and its address, and `/cgi-bin/reach?<IPv4 address>`, which answers whether
+ * the guest gets a ping answer from that address: what its network lets it reach), `dropbear` on
+ * port 22 (keys only) and `acpid` (the ACPI power button powers it off). A login prompt runs on
+ * the VGA console (tty1).
  */
 
 /** The first line of the guest's web page and of its console banner. */
@@ -81,6 +83,18 @@ esac
 exit 0
 `;
 
+/**
+ * A network diagnostic: one ping to the IPv4 address of the query, answered as plain text (the
+ * header lines end in CRLF: strict HTTP clients refuse bare LF).
+ */
+const reachCgi = `#!/bin/sh
+printf 'Content-Type: text/plain\\r\\n\\r\\n'
+case "$QUERY_STRING" in
+  *[!0-9.]*|"") echo "not an IPv4 address"; exit 0 ;;
+esac
+if ping -c 1 -W 2 "$QUERY_STRING" >/dev/null 2>&1; then echo reachable; else echo unreachable; fi
+`;
+
 const inittab = `::sysinit:/etc/rc
 tty1::respawn:/sbin/getty 38400 tty1
 ::ctrlaltdel:/sbin/reboot
@@ -115,6 +129,7 @@ export function tinyLinuxTextFiles(options: {
     { path: 'etc/shells', mode: 0o644, text: '/bin/sh\n' },
     { path: 'etc/hostname', mode: 0o644, text: 'tiny-linux\n' },
     { path: 'www/index.html', mode: 0o644, text: `<h1>${TINY_LINUX_BANNER}</h1>\n` },
+    { path: 'www/cgi-bin/reach', mode: 0o755, text: reachCgi },
   ];
 }
 

@@ -4,8 +4,8 @@
  * network namespace, configured only from the file the API hands out, reaches the server's tunnel
  * address and the desktop of its user, not another user's; a key reset, a disable and a delete
  * take the peer out within seconds; closing the server removes the interface and its nftables
- * table. The stand-in desktops are network namespaces with a veth on the desktops' bridge and an
- * address of its range, recorded as running desktops (the driver reports them running). Every
+ * table. The stand-in desktops are network namespaces with a veth on the VPN network's bridge and
+ * an address of its range, recorded as running desktops (the driver reports them running). Every
  * name carries a prefix of this process; everything is removed at the end, failed or not.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deployments } from '../../platform/db/schema.ts';
 import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
+import { seededNetwork, VPN_NETWORK } from '../../platform/hypervisor/network-defs.ts';
 import { defaultSettings } from '../../platform/repository/settings-repository.ts';
 import {
   buildTestApp,
@@ -39,6 +40,8 @@ const network = {
   natSubnet: `10.${150 + (pid % 50)}.${pid % 250}`,
 };
 const usersNet = `10.${100 + (pid % 50)}.0.0/16`;
+/** The VPN network seeded from this prefix and NAT subnet: the bridge the tunnels reach. */
+const vpnNet = seededNetwork(prefix, network.natSubnet, 'vpn');
 /** The veth pair between the host and the client's namespace. */
 const link = { host: `${prefix}h`, client: `${prefix}c`, net: `172.31.${pid % 250}` };
 const clientNs = `${prefix}cl`;
@@ -47,7 +50,7 @@ const clientWg = `${prefix}cw`;
 const standIns = [1, 2].map((n) => ({
   ns: `${prefix}d${n}`,
   veth: `${prefix}v${n}`,
-  ip: `${network.natSubnet}.${50 + n}`,
+  ip: `${vpnNet.subnet}.${50 + n}`,
 }));
 
 /** A command's output; its failure names the command and what it wrote on stderr. */
@@ -133,7 +136,13 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
     running.add(id);
     await t.app.desktops.update(id, {
       state: 'started',
-      runtime: { pid: 1, vncPort: 5900, node: t.config.nodeName, ip },
+      runtime: {
+        pid: 1,
+        vncPort: 5900,
+        node: t.config.nodeName,
+        ip,
+        addresses: { [VPN_NETWORK]: ip },
+      },
     });
     return id;
   }
@@ -154,10 +163,11 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
       users_net: usersNet,
     });
 
-    // The desktops' bridge (as the first desktop start makes it) and the two stand-ins on it.
-    const bridge = t.app.hostNetworks.bridge;
+    // The VPN network's bridge (as the first start of a desktop on it makes it) and the two
+    // stand-ins on it.
+    const bridge = vpnNet.bridge;
     await sh('ip', 'link', 'add', bridge, 'type', 'bridge');
-    await sh('ip', 'address', 'add', `${network.natSubnet}.1/24`, 'dev', bridge);
+    await sh('ip', 'address', 'add', `${vpnNet.subnet}.1/24`, 'dev', bridge);
     await sh('ip', 'link', 'set', bridge, 'up');
     for (const s of standIns) {
       await sh('ip', 'netns', 'add', s.ns);
@@ -165,7 +175,7 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
       await sh('ip', 'link', 'set', s.veth, 'master', bridge, 'up');
       await inNs(s.ns, 'ip', 'address', 'add', `${s.ip}/24`, 'dev', 'eth0');
       await inNs(s.ns, 'ip', 'link', 'set', 'eth0', 'up');
-      await inNs(s.ns, 'ip', 'route', 'add', 'default', 'via', `${network.natSubnet}.1`);
+      await inNs(s.ns, 'ip', 'route', 'add', 'default', 'via', `${vpnNet.subnet}.1`);
     }
 
     // The client: its own namespace, reaching the host through a veth pair, and its WireGuard.
@@ -223,7 +233,7 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
     await until(peers, (list) => list.includes(key), 5000);
     const conf = await useFile(file);
     const gateway = usersNet.replace('0.0/16', '0.1');
-    expect(conf.Peer.AllowedIPs).toBe(`${gateway}/32,${network.natSubnet}.0/24`);
+    expect(conf.Peer.AllowedIPs).toBe(`${gateway}/32,${vpnNet.subnet}.0/24`);
     expect(conf.Peer.Endpoint).toBe(`${link.net}.1:${(await t.app.settings.all()).vpn.port}`);
 
     // The server answers in the tunnel.
@@ -258,7 +268,7 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
       groupId: advanced.groupId,
       coOwners: [(await userRow(t.app, 'user')).id],
     });
-    const inDeployment = `${network.natSubnet}.60`;
+    const inDeployment = `${vpnNet.subnet}.60`;
     await runningDesktop('manager', inDeployment, deploymentId);
     const tunnels = [(await userRow(t.app, 'user')).wgAddress, advanced.wgAddress];
     const reach = await until(

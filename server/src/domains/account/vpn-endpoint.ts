@@ -4,8 +4,9 @@
  * present, `wireguard-go` otherwise) with the server's key and the port the settings name (what
  * the downloaded files name as the endpoint), the users' network's first host as its address, and
  * one peer per active user with keys and an address in the network. The nftables table
- * `<prefix>_vpn` lets each tunnel reach only the desktops its user may reach (their own, and the
- * desktops of the deployments they own or co-own) while those desktops have an address.
+ * `<prefix>_vpn` lets each tunnel reach the bridge of the VPN network (the networks table's vpn
+ * network) and there only the desktops its user may reach (their own, and the desktops of the
+ * deployments they own or co-own) while those desktops have an address on it.
  *
  * Peers and pairs are read again from the database and applied whole (`wg syncconf`, one nft
  * transaction) shortly after any change that may move them (a user's keys, address, account, a
@@ -32,6 +33,7 @@ import {
 } from '../../platform/hypervisor/wireguard-interface.ts';
 import { VpnFirewall, type ReachPair } from '../../platform/hypervisor/vpn-firewall.ts';
 import { createVpnService } from './vpn-service.ts';
+import { vpnNetwork } from '../desktops/index.ts';
 
 /** A full sync besides the notified ones (what a change without a notification waits at most). */
 const SYNC_EVERY_MS = 30_000;
@@ -102,17 +104,21 @@ const plugin: FastifyPluginAsync = async (app) => {
       .map((r) => ({ publicKey: r.wg_public_key, address: r.wg_address }));
   };
 
-  /** (user's tunnel address, desktop address) for every desktop with an address and its users. */
-  const pairsOf = async (): Promise<ReachPair[]> =>
+  /**
+   * (user's tunnel address, desktop address) for every desktop with an address on the VPN network
+   * (`network`) and its users.
+   */
+  const pairsOf = async (network: string): Promise<ReachPair[]> =>
     query<ReachPair>(
-      `SELECT DISTINCT u.wg_address AS "user", d.runtime->>'ip' AS desktop
+      `SELECT DISTINCT u.wg_address AS "user", d.runtime->'addresses'->>$1 AS desktop
        FROM desktops d
        LEFT JOIN deployments p ON p.id = d.tag
        JOIN users u ON u.id = d.user_id
          OR u.id = p.user_id
          OR p.co_owners @> jsonb_build_array(u.id)
-       WHERE d.runtime->>'ip' IS NOT NULL
+       WHERE d.runtime->'addresses'->>$1 IS NOT NULL
          AND u.active AND u.wg_address IS NOT NULL AND u.wg_public_key IS NOT NULL`,
+      [network],
     );
 
   const apply = async (force: boolean): Promise<void> => {
@@ -129,8 +135,10 @@ const plugin: FastifyPluginAsync = async (app) => {
       peers,
     };
     const tunnels = new Set(peers.map((p) => p.address));
-    const pairs = (await pairsOf()).filter((p) => tunnels.has(p.user));
-    const wanted = JSON.stringify([state, pairs]);
+    const network = await vpnNetwork(app.db);
+    if (network) firewall.useBridge(network.bridge);
+    const pairs = network ? (await pairsOf(network.id)).filter((p) => tunnels.has(p.user)) : [];
+    const wanted = JSON.stringify([state, pairs, network]);
     if (!force && wanted === applied) return;
     applied = undefined;
     await iface.apply(state);

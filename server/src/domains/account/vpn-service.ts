@@ -14,6 +14,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { queryOn } from '../../platform/db/query.ts';
+import { cidrOf } from '../../platform/hypervisor/network-defs.ts';
+import { vpnNetwork } from '../desktops/index.ts';
 import {
   endpointOf,
   gatewayOf,
@@ -209,7 +211,8 @@ export function createVpnService(app: FastifyInstance): VpnService {
         endpoint: endpointOf(host, vpn.port),
         allowedIps: [
           `${gatewayOf(await networkOf())}/32`,
-          vpn.guests_nets ?? `${app.config.network.natSubnet}.0/24`,
+          vpn.guests_nets ??
+            cidrOf((await vpnNetwork(app.db))?.subnet ?? app.config.network.natSubnet),
         ].join(','),
       });
     },

@@ -92,8 +92,8 @@ describe('WireGuard VPN', () => {
     // The first user of a fresh network gets the first address after the gateway.
     expect(conf.Interface.Address).toBe('10.0.0.2');
     expect(conf.Interface.MTU).toBe('1420');
-    // The server's tunnel address and the desktops' NAT network (the config's NAT_SUBNET).
-    expect(conf.Peer.AllowedIPs).toBe('10.0.0.1/32,10.87.0.0/24');
+    // The server's tunnel address and the VPN network (seeded two /24s after NAT_SUBNET).
+    expect(conf.Peer.AllowedIPs).toBe('10.0.0.1/32,10.87.2.0/24');
     expect(conf.Peer.PersistentKeepalive).toBe('25');
     expect(conf.Peer.Endpoint).toBe('localhost:443');
 

@@ -15,7 +15,7 @@ import {
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
-import { role } from '../../../../src/generated/policy.ts';
+import { listsAllow } from '../../platform/lib/allowed-lists.ts';
 import { assertDeploymentRight, audienceOf } from '../deployments/index.ts';
 import { profilesOf } from '../desktops/index.ts';
 import type { BookingDeps } from './booking-deps.ts';
@@ -55,20 +55,8 @@ export const subjectOf = (auth: AuthContext): BookingSubject => ({
 });
 
 /** Whether a profile's allowed lists let the caller give it to a desktop (admins always). */
-export function profileAllowed(auth: BookingSubject, allowed: unknown): boolean {
-  if (auth.role === role.admin) return true;
-  const lists = (allowed ?? {}) as Partial<Record<string, unknown>>;
-  const dims: [string, string][] = [
-    ['roles', auth.role],
-    ['categories', auth.categoryId],
-    ['groups', auth.groupId],
-    ['users', auth.userId],
-  ];
-  return dims.some(([key, value]) => {
-    const list = lists[key];
-    return Array.isArray(list) && (list.length === 0 || list.includes(value));
-  });
-}
+export const profileAllowed = (auth: BookingSubject, allowed: unknown): boolean =>
+  listsAllow(auth, allowed);
 
 export type BookingItems = ReturnType<typeof bookingItems>;
 

@@ -6,7 +6,8 @@
  * request, so a body is applied entirely or not at all.
  *
  * Who may use what: a template or a medium, its owner and whoever its allowed lists share it with
- * (`isAllowed`); an interface, a video, a graphics, a boot device or a disk bus, whoever the
+ * (`isAllowed`); a network interface, whoever its allowed lists name (unknown: 404, not allowed:
+ * 403 `interface_not_allowed`); a video, a graphics, a boot device or a disk bus, whoever the
  * hardware catalog offers it to (a value it does not offer is 400); a GPU profile (an enabled
  * profile of an enabled reservable item), whoever its allowed lists name.
  *
@@ -27,6 +28,7 @@ import type { MediaRow, TemplateRow } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { isAllowed, type Caller } from '../../platform/lib/ownership.ts';
 import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
+import { networkItems } from './networks.ts';
 
 /** The ids of a create or update body. */
 export interface DesktopReferences {
@@ -57,7 +59,9 @@ export function hardwareCatalog(
     name: string;
     description: string | null;
     usable?: boolean;
-  }[] = [],
+  }[],
+  /** The networks (the networks table), each allowed when the caller may use it. */
+  networks: readonly HardwareAllowedItem[],
 ) {
   const item = (id: string, name: string, description = ''): HardwareAllowedItem => ({
     id,
@@ -67,7 +71,7 @@ export function hardwareCatalog(
     editable: hasRoleAtLeast(auth.role, role.admin),
   });
   return {
-    interfaces: [item('default', 'Default', 'NAT network')],
+    interfaces: [...networks],
     graphics: [item('default', 'Default')],
     videos: [item('default', 'Default'), item('virtio', 'Virtio')],
     boot_order: [item('disk', 'Hard disk'), item('iso', 'CD/DVD'), item('floppy', 'Floppy')],
@@ -272,10 +276,14 @@ export function createReferenceCheck(app: FastifyInstance) {
       const newProfile = (hardware.reservables?.vgpus ?? []).some(
         (v) => v !== 'None' && !carriedProfiles.includes(v),
       );
-      // The GPU profiles are read only when the body names one the desktop does not carry.
+      const carriedNetworks = held?.hardware.interfaces ?? [];
+      const newNetwork = (hardware.interfaces ?? []).some((n) => !carriedNetworks.includes(n));
+      // The GPU profiles and the networks are read only when the body names one the desktop does
+      // not carry.
       const catalog = hardwareCatalog(
         auth,
         newProfile ? await app.bookingService.profilesFor(auth) : [],
+        newNetwork ? await networkItems(app.db, auth) : [],
       );
       assertOffered(
         'network interface',

@@ -19,6 +19,7 @@ import type {
 } from '../../../../src/generated/types.ts';
 import { readCardImage, releaseCardImages } from './card-images.ts';
 import { hardwareCatalog } from './desktop-references.ts';
+import { networkItems } from './networks.ts';
 import { assertStateAllows } from './desktop-rules.ts';
 import {
   appliedQuota,
@@ -194,7 +195,11 @@ export function createDesktopService(app: FastifyInstance) {
     async hardwareAllowed(auth: AuthContext): Promise<HardwareAllowed> {
       const applied = await appliedQuota(app.database.query, ctx.subjectOf(auth));
       return {
-        ...hardwareCatalog(auth, await app.bookingService.allowedProfiles(auth)),
+        ...hardwareCatalog(
+          auth,
+          await app.bookingService.allowedProfiles(auth),
+          await networkItems(app.db, auth),
+        ),
         forced_hyp: [],
         favourite_hyp: [],
         quota: applied.quota,

@@ -7,14 +7,20 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import {
   type BootDevice,
   type DiskBus,
+  type DomainNic,
   type DomainSpec,
   type VideoModel,
 } from '../../platform/hypervisor/types.ts';
 import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import type { EngineDesktop } from './types.ts';
 
-/** The interfaces that are a network card: `default`, the NAT network (the VPN has none yet). */
-const CARD_NETWORKS = ['default'];
+/**
+ * A desktop's network cards: one per network its hardware names, in that order, each with the
+ * MAC of its place (stable across starts, so the guest keeps its DHCP leases).
+ */
+export function nicsOf(id: string, interfaces: readonly string[] | undefined): DomainNic[] {
+  return (interfaces ?? []).map((network, i) => ({ network, mac: macFor(id, i) }));
+}
 
 /** What a spec needs to know besides the desktop. */
 export interface SpecParts {
@@ -63,8 +69,6 @@ export async function domainSpecOf(desktop: EngineDesktop, parts: SpecParts): Pr
     },
     vncPassword: password(8),
     spicePassword: password(16),
-    network: (hw.interfaces ?? [])
-      .filter((name) => CARD_NETWORKS.includes(name))
-      .map((name, i) => ({ network: name, mac: macFor(desktop.id, i) })),
+    network: nicsOf(desktop.id, hw.interfaces),
   };
 }

@@ -12,7 +12,6 @@ import { globalPlugin } from '../../platform/lib/plugin.ts';
 import type { DesktopRow } from '../../platform/db/schema.ts';
 import { createHypervisorDriver } from '../../platform/hypervisor/driver-factory.ts';
 import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
-import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import { createIdleManager, type IdleManager } from '../../platform/hypervisor/idle.ts';
 import { LOCAL_HOST, type HostDrivers } from '../../platform/hypervisor/host-drivers.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
@@ -26,6 +25,8 @@ import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from '.
 import { createConsoles, type Consoles } from './consoles.ts';
 import { createHypervisorHosts, type HypervisorHosts } from './hypervisor-hosts.ts';
 import { seedHosts } from './hypervisors.ts';
+import { nicsOf } from './domain-spec.ts';
+import { readNetworkDefs, seedNetworks } from './networks.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,6 +69,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   const network = new HostNetworks({
     ...config.network,
     log: (line) => app.log.info(line),
+    definitions: () => readNetworkDefs(app.db),
   });
   const hosts = createHypervisorHosts({
     db: app.db,
@@ -154,20 +156,35 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
   };
 
-  // A guest's address (from the DHCP leases) goes into its runtime, and out with the desktop event.
-  const setAddress = async (id: string, ip: string | null, tries = 10): Promise<void> => {
+  // A guest's addresses (from the DHCP leases) go into its runtime (`ip`: its first card's), and
+  // out with the desktop event.
+  const setAddress = async (
+    id: string,
+    ip: string | null,
+    addresses: Record<string, string>,
+    tries = 10,
+  ): Promise<void> => {
     const desktop = await store.get(id);
     if (desktop?.state === 'starting' && tries > 0) {
-      setTimeout(() => void setAddress(id, ip, tries - 1), 1000).unref();
+      setTimeout(() => void setAddress(id, ip, addresses, tries - 1), 1000).unref();
       return;
     }
     const runtime = desktop?.runtime;
-    if (!runtime || (runtime.ip ?? null) === ip) return;
-    const { ip: _previous, ...rest } = runtime;
-    await store.update(id, { runtime: ip ? { ...rest, ip } : rest }, ['started']);
+    if (!runtime) return;
+    const known = Object.keys(addresses).length > 0;
+    if (
+      (runtime.ip ?? null) === ip &&
+      JSON.stringify(runtime.addresses ?? {}) === JSON.stringify(addresses)
+    )
+      return;
+    const { ip: _ip, addresses: _addresses, ...rest } = runtime;
+    const next = { ...rest, ...(ip ? { ip } : {}), ...(known ? { addresses } : {}) };
+    await store.update(id, { runtime: next }, ['started']);
   };
-  network.on('address', (id, ip) => {
-    setAddress(id, ip).catch((err: unknown) => app.log.warn({ err, id }, 'desktop address'));
+  network.on('address', (id, ip, addresses) => {
+    setAddress(id, ip, addresses).catch((err: unknown) =>
+      app.log.warn({ err, id }, 'desktop address'),
+    );
   });
 
   const engine = new DesktopEngine({
@@ -204,12 +221,13 @@ const plugin: FastifyPluginAsync = async (app) => {
       );
     }
     await seedHosts(app.db, config.hypervisorUri);
+    await seedNetworks(app.db, config.network.prefix, config.network.natSubnet);
     await hosts.refresh();
     await engine.init();
     hosts.start();
     // Guests that kept running across a restart: their addresses are followed again.
     for (const row of await app.desktops.inStates(['started']))
-      network.track(row.id, macFor(row.id, 0));
+      await network.track(row.id, nicsOf(row.id, row.hardware.interfaces));
   });
   app.addHook('onClose', async () => {
     hosts.close();

@@ -19,6 +19,8 @@ export interface DesktopRuntime {
   startedAt: string;
   /** The guest's address on its network, from the DHCP leases (absent until it has one). */
   ip?: string;
+  /** The guest's address on each network it has one on, by network id (`ip` is its first card's). */
+  addresses?: Record<string, string>;
   /** The hypervisor host that runs the VM (absent in rows written before there were hosts: local). */
   host?: string;
 }

@@ -1,27 +1,32 @@
 /**
  * The host side of the desktops' networks.
  *
- * As root (mode `bridge`): the NAT network (`default`) is a Linux bridge `<prefix>nat0` with the
- * address `<subnet>.1/24`, a `dnsmasq` on it for DHCP and DNS (pid and leases in
- * `/run/vdi-networks/<bridge>.{pid,leases}`, shared by the portals of the host), IPv4 forwarding, and masquerading of the subnet's
- * outbound traffic with nftables (a table `ip <prefix>_nat`), or iptables when `nft` is missing,
- * or none (with a log line) when both are. Each card of a started domain gets a TAP device
- * `<prefix>t<hash>` plugged into the bridge before QEMU starts; it is deleted when the domain
- * ends. A domain's address is read from dnsmasq's lease file by the card's MAC and reported with
- * the `address` event (`null` when the domain ends).
+ * As root (mode `bridge`): each network (`network-defs.ts`; the networks table, read at each
+ * start) is a Linux bridge with dnsmasq for DHCP and DNS and the forwarding rules of its kind
+ * (`host-bridges.ts`), made at the first start that needs it or when an admin creates the network,
+ * removed when the admin deletes it. Each card of a started domain gets a TAP device
+ * `<prefix>t<hash><index>` plugged into its network's bridge before QEMU starts, in the order of
+ * the cards; it is deleted when the domain ends. A domain's addresses are read from the lease
+ * files of its networks by the cards' MACs and reported with the `address` event: the first
+ * card's address and every card's by network (`null` and none when the domain ends).
  *
- * Without root (mode `user`): QEMU's user-mode network, outbound only; no address is reported.
- * Mode `none`: no network card at all.
+ * Without root (mode `user`): QEMU's user-mode network for every card, outbound only; no address
+ * is reported, and network changes touch nothing on the host (said once). Mode `none`: no card.
  */
-import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { existsSync, promises as fsp, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { existsSync, promises as fsp } from 'node:fs';
 import { HypervisorError, type DomainSpec } from './types.ts';
-
-const execFileAsync = promisify(execFile);
+import {
+  bridgeFiles,
+  dnsmasqPid,
+  onPath,
+  quiet,
+  run,
+  setUpBridge,
+  tearDownBridge,
+} from './host-bridges.ts';
+import { seededNetworks, type NetworkDef } from './network-defs.ts';
 
 /** The host's networks state (dnsmasq's pid and lease files): under /run, gone at a reboot. */
 export const HOST_NETWORKS_DIR = '/run/vdi-networks';
@@ -31,9 +36,9 @@ export type NetworkMode = 'auto' | 'bridge' | 'user' | 'none';
 
 export interface HostNetworksOptions {
   mode: NetworkMode;
-  /** Prefix of the bridge, TAP and nftables names (1..6 lower-case letters and digits). Default `vdi`. */
+  /** Prefix of the seeded bridges, the TAP and nftables names (1..6 lower-case letters and digits). Default `vdi`. */
   prefix?: string;
-  /** The NAT network's /24, as its first three octets. Default `10.87.0`. */
+  /** The NAT network's /24, as its first three octets (the seeded networks follow it). Default `10.87.0`. */
   natSubnet?: string;
   /**
    * Where dnsmasq's pid and lease files are. Default HOST_NETWORKS_DIR: a bridge is the host's, so
@@ -44,27 +49,22 @@ export interface HostNetworksOptions {
   pollMs?: number;
   /** Where the one-off lines go (the fallback to user-mode networking, a missing NAT tool). */
   log?: (line: string) => void;
+  /** The networks as defined now (the networks table). Default: the seeded three. */
+  definitions?: () => Promise<readonly NetworkDef[]>;
 }
 
 interface Card {
+  network: string;
   mac: string;
   tap: string;
+  leases: string;
   /** The lease line of this MAC when the card was plugged in (a stale lease is no address). */
   staleLease: string | undefined;
 }
 
 export interface HostNetworkEvents {
-  address: [id: string, ip: string | null];
+  address: [id: string, ip: string | null, addresses: Record<string, string>];
 }
-
-const run = (cmd: string, args: string[]) => execFileAsync(cmd, args, { timeout: 10_000 });
-const quiet = (p: Promise<unknown>) =>
-  p.then(
-    () => true,
-    () => false,
-  );
-const onPath = (name: string) =>
-  ['/usr/sbin', '/usr/bin', '/sbin', '/bin'].some((dir) => existsSync(path.join(dir, name)));
 
 /** The lease lines of a dnsmasq lease file, by MAC (`<expiry> <mac> <ip> <host> <client-id>`). */
 export function parseLeases(text: string): Map<string, { ip: string; line: string }> {
@@ -76,22 +76,29 @@ export function parseLeases(text: string): Map<string, { ip: string; line: strin
   return leases;
 }
 
+const readLeases = async (file: string) =>
+  parseLeases(await fsp.readFile(file, 'utf8').catch(() => ''));
+
 export class HostNetworks extends EventEmitter<HostNetworkEvents> {
   readonly mode: 'bridge' | 'user' | 'none';
   readonly prefix: string;
+  /** The seeded NAT network's bridge and /24. */
   readonly bridge: string;
   readonly subnet: string;
-  readonly leaseFile: string;
+  /** The users' WireGuard interface, the one thing a vpn network's bridge forwards to. */
+  readonly tunnel: string;
   private readonly dir: string;
-  private readonly pidFile: string;
   private readonly log: (line: string) => void;
+  private readonly definitions: () => Promise<readonly NetworkDef[]>;
   private readonly cards = new Map<string, Card[]>();
-  private readonly reported = new Map<string, string | null>();
+  private readonly reported = new Map<string, string>();
   /** When each domain's cards were plugged in (or found after a restart). */
   private readonly since = new Map<string, number>();
-  private ready: Promise<void> | undefined;
+  /** The bridges made by this process, by what they were made as. */
+  private readonly ready = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
+  private saidUnchanged = false;
 
   constructor(options: HostNetworksOptions) {
     super();
@@ -101,10 +108,11 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     this.subnet = options.natSubnet ?? '10.87.0';
     if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(this.subnet))
       throw new Error(`NAT subnet must be three octets (a /24): ${this.subnet}`);
-    this.bridge = `${this.prefix}nat0`;
+    const seeded = seededNetworks(this.prefix, this.subnet);
+    this.bridge = seeded[0]?.bridge ?? '';
+    this.tunnel = `${this.prefix}wg0`;
+    this.definitions = options.definitions ?? (async () => seeded);
     this.dir = options.stateDir ?? HOST_NETWORKS_DIR;
-    this.leaseFile = path.join(this.dir, `${this.bridge}.leases`);
-    this.pidFile = path.join(this.dir, `${this.bridge}.pid`);
     this.log = options.log ?? (() => undefined);
     this.pollMs = options.pollMs ?? 1000;
     const root = process.getuid?.() === 0;
@@ -117,31 +125,46 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     } else this.mode = options.mode;
   }
 
+  /** The dnsmasq lease file of the seeded NAT network. */
+  get leaseFile(): string {
+    return bridgeFiles(this.dir, this.bridge).leases;
+  }
+
   /** The TAP device of card `index` of domain `id` (at most 15 characters). */
   tapName(id: string, index: number): string {
     const hash = createHash('sha256').update(id).digest('hex').slice(0, 7);
     return `${this.prefix}t${hash}${index}`;
   }
 
+  /** The networks defined now, by id. */
+  private async defined(): Promise<Map<string, NetworkDef>> {
+    return new Map((await this.definitions()).map((def) => [def.id, def]));
+  }
+
   /** The spec with the host side of its cards (made now); no card in mode `none`. */
   async attach(spec: DomainSpec): Promise<DomainSpec> {
     const nics = spec.network ?? [];
     if (nics.length === 0 || this.mode === 'none') return { ...spec, network: [] };
-    for (const nic of nics)
-      if (nic.network !== 'default')
-        throw new HypervisorError('invalid_spec', `unknown network ${nic.network}`);
+    const defs = await this.defined();
+    const nets = nics.map((nic) => {
+      const def = defs.get(nic.network);
+      if (!def) throw new HypervisorError('invalid_spec', `unknown network ${nic.network}`);
+      return def;
+    });
     if (this.mode === 'user')
       return { ...spec, network: nics.map((nic) => ({ ...nic, backend: { kind: 'user' } })) };
-    await this.ensureNat();
-    const leases = parseLeases(await fsp.readFile(this.leaseFile, 'utf8').catch(() => ''));
+    for (const def of new Set(nets)) await this.ensure(def);
     const cards: Card[] = [];
     try {
       for (const [i, nic] of nics.entries()) {
+        const def = nets[i] as NetworkDef;
         const tap = this.tapName(spec.id, i);
+        const leases = bridgeFiles(this.dir, def.bridge).leases;
         await quiet(run('ip', ['link', 'del', tap]));
         await run('ip', ['tuntap', 'add', 'dev', tap, 'mode', 'tap']);
-        cards.push({ mac: nic.mac, tap, staleLease: leases.get(nic.mac)?.line });
-        await run('ip', ['link', 'set', tap, 'master', this.bridge]);
+        const stale = (await readLeases(leases)).get(nic.mac)?.line;
+        cards.push({ network: def.id, mac: nic.mac, tap, leases, staleLease: stale });
+        await run('ip', ['link', 'set', tap, 'master', def.bridge]);
         await run('ip', ['link', 'set', tap, 'up']);
       }
     } catch (error) {
@@ -150,10 +173,7 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
         cause: error,
       });
     }
-    this.cards.set(spec.id, cards);
-    this.reported.set(spec.id, null);
-    this.since.set(spec.id, Date.now());
-    this.timer ??= setInterval(() => void this.poll(), this.pollMs).unref();
+    this.follow(spec.id, cards);
     return {
       ...spec,
       network: nics.map((nic, i) => ({
@@ -163,25 +183,37 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     };
   }
 
-  /**
-   * Follow the address of a domain this process did not start (adopted after a restart) whose
-   * first card is still on the bridge.
-   */
-  track(id: string, mac: string): void {
-    if (this.cards.has(id) || !this.serves(id)) return;
-    this.cards.set(id, [{ mac, tap: this.tapName(id, 0), staleLease: undefined }]);
-    this.reported.set(id, null);
+  private follow(id: string, cards: Card[]): void {
+    this.cards.set(id, cards);
+    this.reported.set(id, '');
     this.since.set(id, Date.now());
     this.timer ??= setInterval(() => void this.poll(), this.pollMs).unref();
   }
 
-  /** The domain ended: its TAP devices go and its address with them. */
+  /**
+   * Follow the addresses of a domain this process did not start (adopted after a restart): its
+   * cards (network and MAC, in order) whose TAP device is still there.
+   */
+  async track(id: string, nics: readonly { network: string; mac: string }[]): Promise<void> {
+    if (this.cards.has(id) || !this.serves(id)) return;
+    const defs = await this.defined();
+    const cards = nics.flatMap((nic, i) => {
+      const def = defs.get(nic.network);
+      const tap = this.tapName(id, i);
+      if (!def || !existsSync(`/sys/class/net/${tap}`)) return [];
+      const leases = bridgeFiles(this.dir, def.bridge).leases;
+      return [{ network: def.id, mac: nic.mac, tap, leases, staleLease: undefined }];
+    });
+    if (cards.length > 0) this.follow(id, cards);
+  }
+
+  /** The domain ended: its TAP devices go and its addresses with them. */
   async release(id: string): Promise<void> {
     const cards = this.cards.get(id);
     if (!cards) return;
     this.cards.delete(id);
     for (const card of cards) await quiet(run('ip', ['link', 'del', card.tap]));
-    if (this.reported.get(id)) this.emit('address', id, null);
+    if (this.reported.get(id)) this.emit('address', id, null, {});
     this.reported.delete(id);
     this.since.delete(id);
   }
@@ -201,137 +233,105 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     return !!this.reported.get(id) || Date.now() - (this.since.get(id) ?? 0) < settleMs;
   }
 
-  /** The last address reported for a domain. */
+  /** The last first-card address reported for a domain. */
   addressOf(id: string): string | null {
-    return this.reported.get(id) ?? null;
+    const reported = this.reported.get(id);
+    return reported ? (JSON.parse(reported) as { ip: string | null }).ip : null;
   }
 
   private async poll(): Promise<void> {
     if (this.cards.size === 0) return;
-    const leases = parseLeases(await fsp.readFile(this.leaseFile, 'utf8').catch(() => ''));
-    for (const [id, cards] of this.cards) {
-      let ip: string | null = null;
-      for (const card of cards) {
-        const lease = leases.get(card.mac);
-        if (lease && lease.line !== card.staleLease) {
-          ip = lease.ip;
-          break;
-        }
-      }
-      if (this.reported.get(id) !== ip && this.cards.has(id)) {
-        this.reported.set(id, ip);
-        this.emit('address', id, ip);
-      }
-    }
-  }
-
-  private ensureNat(): Promise<void> {
-    this.ready ??= this.setUpNat().catch((error: unknown) => {
-      this.ready = undefined;
-      throw new HypervisorError('start_failed', `cannot set up the NAT network: ${String(error)}`, {
-        cause: error,
-      });
-    });
-    return this.ready;
-  }
-
-  private async setUpNat(): Promise<void> {
-    const br = this.bridge;
-    await fsp.mkdir(this.dir, { recursive: true });
-    // Another portal on this host may be making the same bridge: "exists" is no failure.
-    await quiet(run('ip', ['link', 'add', br, 'type', 'bridge']));
-    if (!existsSync(`/sys/class/net/${br}`)) await run('ip', ['link', 'add', br, 'type', 'bridge']);
-    await quiet(run('ip', ['addr', 'add', `${this.subnet}.1/24`, 'dev', br]));
-    await run('ip', ['link', 'set', br, 'up']);
-    await fsp.writeFile('/proc/sys/net/ipv4/ip_forward', '1\n');
-    await this.masquerade(true);
-    if (!this.dnsmasqPid()) await this.startDnsmasq();
-  }
-
-  private async masquerade(on: boolean): Promise<void> {
-    const net = `${this.subnet}.0/24`;
-    const table = `${this.prefix}_nat`;
-    if (onPath('nft')) {
-      await quiet(run('nft', ['delete', 'table', 'ip', table]));
-      if (!on) return;
-      const rules = [
-        `add table ip ${table}`,
-        `add chain ip ${table} vdi_postrouting { type nat hook postrouting priority 100 ; }`,
-        `add rule ip ${table} vdi_postrouting ip saddr ${net} ip daddr != ${net} masquerade`,
-        `add chain ip ${table} vdi_forward { type filter hook forward priority 0 ; }`,
-        `add rule ip ${table} vdi_forward iifname ${this.bridge} accept`,
-        `add rule ip ${table} vdi_forward oifname ${this.bridge} ct state established,related accept`,
-      ];
-      await run('nft', [rules.join(' ; ')]);
-    } else if (onPath('iptables')) {
-      const rule = ['POSTROUTING', '-s', net, '!', '-d', net, '-j', 'MASQUERADE'];
-      while (await quiet(run('iptables', ['-t', 'nat', '-D', ...rule])));
-      if (on) await run('iptables', ['-t', 'nat', '-A', ...rule]);
-    } else if (on) {
-      this.log(
-        'desktop networks: neither nft nor iptables: the NAT network has no outbound access',
-      );
-    }
-  }
-
-  private dnsmasqPid(): number | undefined {
-    try {
-      const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      return cmdline.includes('dnsmasq') && cmdline.includes(this.bridge) ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  private async startDnsmasq(): Promise<void> {
-    const s = this.subnet;
-    // Detached: like the QEMU processes, it outlives a restart of the server.
-    const child = spawn(
-      'dnsmasq',
-      [
-        '--keep-in-foreground',
-        '--conf-file=/dev/null',
-        `--interface=${this.bridge}`,
-        '--bind-interfaces',
-        '--except-interface=lo',
-        `--dhcp-range=${s}.10,${s}.250,255.255.255.0,1h`,
-        `--dhcp-leasefile=${this.leaseFile}`,
-        '--dhcp-authoritative',
-        `--pid-file=${this.pidFile}`,
-        '--log-facility=-',
-      ],
-      { detached: true, stdio: 'ignore' },
+    const files = new Set([...this.cards.values()].flatMap((cards) => cards.map((c) => c.leases)));
+    const leases = new Map(
+      await Promise.all([...files].map(async (f) => [f, await readLeases(f)] as const)),
     );
-    child.unref();
-    const pid = child.pid;
-    if (!pid) throw new Error('dnsmasq did not start');
-    for (let i = 0; i < 50 && !this.dnsmasqPid(); i++) {
-      if (child.exitCode !== null) throw new Error(`dnsmasq exited with ${child.exitCode}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const [id, cards] of this.cards) {
+      const addresses: Record<string, string> = {};
+      for (const card of cards) {
+        const lease = leases.get(card.leases)?.get(card.mac);
+        if (lease && lease.line !== card.staleLease) addresses[card.network] ??= lease.ip;
+      }
+      const first = cards[0];
+      const ip = first ? (addresses[first.network] ?? null) : null;
+      const now = Object.keys(addresses).length > 0 ? JSON.stringify({ ip, addresses }) : '';
+      if (this.reported.get(id) !== now && this.cards.has(id)) {
+        this.reported.set(id, now);
+        this.emit('address', id, ip, addresses);
+      }
     }
-    if (!this.dnsmasqPid()) throw new Error('dnsmasq wrote no pid file');
   }
 
-  /** Stops the lease poll (the bridge, dnsmasq and TAPs of running domains stay). */
+  /** Makes a network's bridge once (again after a failure, or when it was defined anew). */
+  private ensure(def: NetworkDef): Promise<void> {
+    const key = JSON.stringify(def);
+    let ready = this.ready.get(key);
+    if (!ready) {
+      ready = setUpBridge(this.dir, def, this.tunnel, this.log).catch((error: unknown) => {
+        this.ready.delete(key);
+        throw new HypervisorError(
+          'start_failed',
+          `cannot set up the network ${def.id}: ${String(error)}`,
+          { cause: error },
+        );
+      });
+      this.ready.set(key, ready);
+    }
+    return ready;
+  }
+
+  /** Whether network changes reach the host; says once when they do not (not root). */
+  private changesHost(): boolean {
+    if (this.mode === 'bridge') return true;
+    if (!this.saidUnchanged)
+      this.log(
+        `desktop networks: mode ${this.mode}: network changes make or remove no bridge on this host`,
+      );
+    this.saidUnchanged = true;
+    return false;
+  }
+
+  /**
+   * An admin created a network, or changed it from `before`: its bridge is made now, anew when its
+   * kind, bridge or subnet changed (a change of its description or allowed lists touches nothing).
+   */
+  async define(def: NetworkDef, before?: NetworkDef): Promise<void> {
+    if (!this.changesHost()) return;
+    if (before && JSON.stringify(before) !== JSON.stringify(def)) await this.remove(before);
+    await this.ensure(def);
+  }
+
+  /** An admin deleted a network: its bridge, dnsmasq and rules go. */
+  async remove(def: NetworkDef): Promise<void> {
+    if (!this.changesHost()) return;
+    this.ready.delete(JSON.stringify(def));
+    await tearDownBridge(this.dir, def, this.tunnel, this.log);
+  }
+
+  /** Whether a network's bridge and its dnsmasq run on this host (tests, diagnostics). */
+  isUp(def: NetworkDef): boolean {
+    return (
+      existsSync(`/sys/class/net/${def.bridge}`) && dnsmasqPid(this.dir, def.bridge) !== undefined
+    );
+  }
+
+  /** Stops the lease poll (the bridges, dnsmasq and TAPs of running domains stay). */
   close(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  /** Removes everything: TAPs, dnsmasq, the NAT rules and the bridge (tests, uninstall). */
+  /** Removes everything: TAPs, then each network's dnsmasq, rules and bridge (tests, uninstall). */
   async teardown(): Promise<void> {
     this.close();
     for (const id of [...this.cards.keys()]) await this.release(id);
     const links = await fsp.readdir('/sys/class/net').catch(() => [] as string[]);
     for (const link of links.filter((name) => name.startsWith(`${this.prefix}t`)))
       await quiet(run('ip', ['link', 'del', link]));
-    const pid = this.dnsmasqPid();
-    if (pid) process.kill(pid, 'SIGTERM');
-    if (this.mode === 'bridge') await this.masquerade(false);
-    await quiet(run('ip', ['link', 'del', this.bridge]));
-    await fsp.rm(this.leaseFile, { force: true });
-    await fsp.rm(this.pidFile, { force: true });
-    this.ready = undefined;
+    for (const def of await this.definitions())
+      if (this.mode === 'bridge' || existsSync(`/sys/class/net/${def.bridge}`))
+        await tearDownBridge(this.dir, def, this.tunnel, this.log);
+    // The NAT table of versions that had one network.
+    if (onPath('nft')) await quiet(run('nft', ['delete', 'table', 'ip', `${this.prefix}_nat`]));
+    this.ready.clear();
   }
 }

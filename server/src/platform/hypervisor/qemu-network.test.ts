@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildQemuArgs } from './qemu-command.ts';
 import { macFor, nicArgs } from './qemu-network.ts';
 import { HostNetworks, parseLeases } from './host-networks.ts';
+import { nftRules } from './host-bridges.ts';
+import { seededNetwork, seededNetworks } from './network-defs.ts';
 import { demoSpec } from './test-support.ts';
 import { HypervisorError, type DomainSpec } from './types.ts';
 
@@ -106,5 +108,54 @@ describe('host networks', () => {
       expect(networks.mode).toBe('user');
       expect(lines).toHaveLength(1);
     }
+  });
+
+  it('seeds three networks, one per kind, on the NAT subnet and the two /24s after it', () => {
+    expect(seededNetworks('vdi', '10.87.0')).toEqual([
+      { id: 'default', kind: 'nat', bridge: 'vdinat0', subnet: '10.87.0' },
+      { id: 'private', kind: 'isolated', bridge: 'vdiprv0', subnet: '10.87.1' },
+      { id: 'wireguard', kind: 'vpn', bridge: 'vdivpn0', subnet: '10.87.2' },
+    ]);
+  });
+
+  it('masquerades a nat network, forwards nothing of an isolated one, and only the tunnel of the vpn one', () => {
+    const rules = (kind: 'nat' | 'isolated' | 'vpn') =>
+      nftRules(seededNetwork('vdi', '10.87.0', kind), 'vdiwg0').slice(2);
+    expect(rules('nat')).toEqual([
+      'add chain ip vdinat0_net postrouting { type nat hook postrouting priority 100 ; }',
+      'add rule ip vdinat0_net postrouting ip saddr 10.87.0.0/24 ip daddr != 10.87.0.0/24 masquerade',
+      'add rule ip vdinat0_net forward iifname vdinat0 accept',
+      'add rule ip vdinat0_net forward oifname vdinat0 ct state established,related accept',
+    ]);
+    expect(rules('isolated')).toEqual([
+      'add rule ip vdiprv0_net forward iifname vdiprv0 drop',
+      'add rule ip vdiprv0_net forward oifname vdiprv0 drop',
+    ]);
+    expect(rules('vpn')).toEqual([
+      'add rule ip vdivpn0_net forward iifname vdivpn0 oifname != vdiwg0 drop',
+      'add rule ip vdivpn0_net forward oifname vdivpn0 iifname != vdiwg0 drop',
+    ]);
+  });
+
+  it('gives each card a user-mode card of the network it names, in order, without root', async () => {
+    const spec: DomainSpec = {
+      ...demoSpec('d2', '/data/disks/d2.qcow2'),
+      network: ['private', 'default'].map((network, i) => ({ network, mac: macFor('d2', i) })),
+    };
+    const user = new HostNetworks({ mode: 'user' });
+    expect((await user.attach(spec)).network?.map((nic) => [nic.network, nic.mac])).toEqual([
+      ['private', macFor('d2', 0)],
+      ['default', macFor('d2', 1)],
+    ]);
+    expect(nicArgs((await user.attach(spec)).network ?? [])).toEqual([
+      '-netdev',
+      'user,id=net0',
+      '-device',
+      `virtio-net-pci,netdev=net0,mac=${macFor('d2', 0)}`,
+      '-netdev',
+      'user,id=net1',
+      '-device',
+      `virtio-net-pci,netdev=net1,mac=${macFor('d2', 1)}`,
+    ]);
   });
 });

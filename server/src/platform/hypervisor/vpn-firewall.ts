@@ -46,9 +46,16 @@ export class VpnFirewall {
   constructor(
     prefix: string,
     private readonly tunnel: string,
-    private readonly bridge: string,
+    private bridge: string,
   ) {
     this.table = `${prefix}_vpn`;
+  }
+
+  /** The bridge the tunnels reach (the VPN network's): its rules are made anew when it changes. */
+  useBridge(bridge: string): void {
+    if (bridge === this.bridge) return;
+    this.bridge = bridge;
+    this.made = false;
   }
 
   /** The table's rules (made anew the first time), the set emptied and filled with `pairs`. */

@@ -9,7 +9,8 @@ import { crudRoutes } from '../../../platform/crud/crud-routes.ts';
 import type { CrudActor } from '../../../platform/crud/crud-service.ts';
 import { hypervisorsCrud } from '../hypervisors.ts';
 
-const actorOf = (request: FastifyRequest): CrudActor => {
+/** The CRUD actor of an admin request. */
+export const actorOf = (request: FastifyRequest): CrudActor => {
   const auth = authOf(request);
   return { id: auth.userId, name: auth.name, role: auth.role, categoryId: auth.categoryId };
 };
