@@ -196,6 +196,19 @@ describe('login page', () => {
     );
   });
 
+  it("offers the chosen category's SAML provider as a button that leads to its start", async () => {
+    fakeServer(() => loginJwt, {
+      providers: ['form'],
+      ldap: [],
+      oidc: [],
+      saml: [{ id: 'p-1', category_id: 'default', label: 'College account', icon: null }],
+    });
+    renderLogin();
+    const button = await screen.findByTestId('login-saml');
+    expect(button).toHaveTextContent('Sign in with College account');
+    expect(button).toHaveAttribute('href', '/authentication/login/saml?provider=p-1&redirect=/');
+  });
+
   it('shows an unreachable directory as a message, not the maintenance page', () => {
     expect(
       loginErrorText({
