@@ -178,6 +178,16 @@ async function formOf(req: IncomingMessage): Promise<URLSearchParams> {
 const attribute = (name: string, value: string) =>
   `<saml:Attribute Name="${name}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"><saml:AttributeValue xsi:type="xs:string">${escape(value)}</saml:AttributeValue></saml:Attribute>`;
 
+/** The metadata of an identity provider at `url` that nobody runs (a record to show, not to use). */
+export function idpMetadataAt(url: string): string {
+  const binding = samlify.Constants.namespace.binding.redirect;
+  return IdentityProvider({
+    entityID: `${url}/metadata`,
+    signingCert: keyPair().certificate,
+    singleSignOnService: [{ Binding: binding, Location: `${url}/sso` }],
+  }).getMetadata();
+}
+
 /** Starts the identity provider. */
 export async function startSamlIdp(
   options: { wantSignedRequests?: boolean } = {},
