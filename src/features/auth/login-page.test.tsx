@@ -55,7 +55,7 @@ interface Call {
   bearer: string | null;
 }
 
-const FORM_ONLY = { providers: ['form'], ldap: [], oidc: [] };
+const FORM_ONLY = { providers: ['form'], ldap: [], oidc: [], saml: [] };
 
 function fakeServer(login: () => string, providers: object = FORM_ONLY): Call[] {
   const calls: Call[] = [];
