@@ -146,6 +146,9 @@ describe('the SAML provider of a category', () => {
     const created = await api('POST', '/admin/saml-providers', body);
     expect(created.statusCode, created.body).toBe(200);
     providerId = created.json<{ id: string }>().id;
+    // an edit that leaves the metadata empty keeps the stored one
+    const kept = await api('PUT', `/admin/saml-providers/${providerId}`, { idp_metadata: '' });
+    expect(kept.statusCode, kept.body).toBe(200);
     const shown = await api('GET', `/admin/saml-providers/${providerId}`);
     expect(shown.json()).toMatchObject({
       category_name: CATEGORY,

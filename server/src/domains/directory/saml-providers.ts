@@ -116,15 +116,16 @@ export function samlProvidersCrud(db: Db) {
       async beforeUpdate({ tx, before }, body) {
         if (body.group_id !== undefined)
           await checkCategoryAndGroup(tx, before.categoryId, body.group_id);
+        // new metadata pasted, else a new address read; otherwise the stored metadata stays
+        const pasted = body.idp_metadata?.trim() ? body.idp_metadata : undefined;
         const newAddress =
           !!body.idp_metadata_url && body.idp_metadata_url !== before.idpMetadataUrl;
         const metadata =
-          body.idp_metadata || newAddress
-            ? await metadataOf(body.idp_metadata, body.idp_metadata_url)
-            : {};
+          pasted !== undefined || newAddress
+            ? await metadataOf(pasted, body.idp_metadata_url)
+            : { idpMetadata: before.idpMetadata };
         return {
           ...metadata,
-          ...(body.idp_metadata === null ? { idpMetadata: before.idpMetadata } : {}),
           ...(body.label === undefined ? {} : { label: body.label.trim() }),
           ...(body.sp_private_key === undefined
             ? {}
