@@ -185,6 +185,7 @@ export function idpMetadataAt(url: string): string {
     entityID: `${url}/metadata`,
     signingCert: keyPair().certificate,
     singleSignOnService: [{ Binding: binding, Location: `${url}/sso` }],
+    singleLogoutService: [{ Binding: binding, Location: `${url}/slo` }],
   }).getMetadata();
 }
 
