@@ -39,6 +39,7 @@ import {
   adminCategoryRoutes,
   adminLdapProviderRoutes,
   adminOidcProviderRoutes,
+  adminSamlProviderRoutes,
   adminAuditRoutes,
   adminSettingsRoutes,
 } from './domains/directory/index.ts';
@@ -213,6 +214,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminCategoryRoutes);
   await app.register(adminLdapProviderRoutes);
   await app.register(adminOidcProviderRoutes);
+  await app.register(adminSamlProviderRoutes);
   await app.register(adminHypervisorRoutes);
   await app.register(adminNetworkRoutes);
   await app.register(adminAuditRoutes);

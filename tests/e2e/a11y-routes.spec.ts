@@ -38,6 +38,7 @@ import {
   navLinks,
   settledProblems,
 } from './navbar';
+import { idpMetadataAt } from '../support/saml-idp';
 
 const ROLES: readonly Role[] = ['admin', 'manager', 'advanced', 'user'];
 const PHONE = { width: 390, height: 844 };
@@ -615,6 +616,29 @@ async function seed(page: Page, baseURL: string, role: Role): Promise<Record<str
         'create an OpenID Connect provider',
       );
       seeds['/admin/oidc-providers/:id/edit'] = `/admin/oidc-providers/${provider.id}/edit`;
+    }
+    if (paths.has('/admin/saml-providers/:id/edit')) {
+      // A SAML provider of the second school, disabled (no button shows it); the other admin pass
+      // on this portal finds it made.
+      let [provider] = await answer<{ id: string }[]>(
+        api.get('/api/v3/admin/saml-providers'),
+        'the SAML providers',
+      );
+      provider ??= await answer<{ id: string }>(
+        api.post('/api/v3/admin/saml-providers', {
+          data: {
+            category_id: 'school2',
+            label: `Route table ${stamp}`,
+            enabled: false,
+            idp_metadata: idpMetadataAt('https://idp.example.org'),
+            sp_entity_id: 'https://portal.example.org/saml',
+            group_id: 'school2-default',
+            role: 'user',
+          },
+        }),
+        'create a SAML provider',
+      );
+      seeds['/admin/saml-providers/:id/edit'] = `/admin/saml-providers/${provider.id}/edit`;
     }
     if (paths.has('/admin/audit/:id') || paths.has('/admin/categories/:id/edit')) {
       const categories = await answer<{ id: string }[]>(

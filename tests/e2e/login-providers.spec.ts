@@ -5,8 +5,10 @@
  * disclaimer and lands on the desktops as a user of Class A. OpenID Connect sign-in through the
  * login page's button: a real provider (oidc-provider, tests/support/oidc-idp.ts) on loopback is
  * the demo category's; a person the portal has never seen signs in on the provider's own page and
- * comes back to the desktops. The directory and the provider are removed afterwards, so the other
- * specs of the worker's portal see the form as before.
+ * comes back to the desktops. SAML sign-in the same way: a real identity provider (samlify,
+ * tests/support/saml-idp.ts) on loopback, whose page posts the signed answer back to the portal.
+ * The directory and the providers are removed afterwards, so the other specs of the worker's portal
+ * see the form as before.
  */
 import { expect, test } from './fixtures';
 import { apiAs, apiToken } from './helpers';
@@ -25,19 +27,24 @@ import {
   startOidcIdp,
   type OidcIdp,
 } from '../support/oidc-idp';
+import { SAML_ACCOUNTS, startSamlIdp, type SamlIdp } from '../support/saml-idp';
 
 let slapd: Slapd | undefined;
 let directoryId: string | undefined;
 let idp: OidcIdp | undefined;
 let oidcProviderId: string | undefined;
+let samlIdp: SamlIdp | undefined;
+let samlProviderId: string | undefined;
 
 test.afterAll(async ({ portal }) => {
   const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
   if (directoryId) await admin.delete(`/api/v3/admin/ldap-providers/${directoryId}`);
   if (oidcProviderId) await admin.delete(`/api/v3/admin/oidc-providers/${oidcProviderId}`);
+  if (samlProviderId) await admin.delete(`/api/v3/admin/saml-providers/${samlProviderId}`);
   await admin.dispose();
   await slapd?.stop();
   await idp?.stop();
+  await samlIdp?.stop();
 });
 
 test('a Class A student signs in with the directory through the login form', async ({
@@ -134,6 +141,53 @@ test('a person signs in with OpenID Connect through the login page button', asyn
     username: person.username,
     name: person.name,
     provider: 'oidc',
+    group_name: 'Class A',
+  });
+  await me.dispose();
+});
+
+test('a person signs in with SAML through the login page button', async ({ page, portal }) => {
+  samlIdp = await startSamlIdp();
+  const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
+  const created = await admin.post('/api/v3/admin/saml-providers', {
+    data: {
+      category_id: 'default',
+      label: 'College account',
+      idp_metadata_url: samlIdp.metadataUrl,
+      sp_entity_id: new URL('/saml', portal.url).toString(),
+      attr_username: 'uid',
+      group_id: 'default-class-a',
+      role: 'user',
+    },
+  });
+  expect(created.status(), await created.text()).toBe(200);
+  samlProviderId = ((await created.json()) as { id: string }).id;
+  const metadata = await admin.get(`/authentication/saml/metadata?provider=${samlProviderId}`);
+  samlIdp.trust(await metadata.text());
+  await admin.dispose();
+
+  const [person] = SAML_ACCOUNTS;
+  if (!person) throw new Error('no account at the test identity provider');
+  await page.goto('/login');
+  await page.getByTestId('login-saml').click();
+  // the identity provider's own sign-in page
+  await expect(page).toHaveURL(new RegExp(`^${samlIdp.url}/sso\\?SAMLRequest=`));
+  await page.getByLabel('Username').fill(person.username);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  // its page posts the answer to the portal; new accounts of the demo category accept its
+  // disclaimer first.
+  await expect(page).toHaveURL(/\/disclaimer$/, { timeout: 15_000 });
+  await page.getByRole('button', { name: 'Accept' }).click();
+  await expect(page).toHaveURL(/\/desktops$/);
+
+  const token = (await page.context().cookies()).find((c) => c.name === 'vdiportal_session');
+  const me = await apiAs(portal.url, decodeURIComponent(token?.value ?? ''));
+  const profile = await me.get('/api/v3/user');
+  expect(await profile.json()).toMatchObject({
+    username: person.username,
+    name: person.name,
+    provider: 'saml',
     group_name: 'Class A',
   });
   await me.dispose();

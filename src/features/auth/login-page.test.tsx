@@ -55,7 +55,7 @@ interface Call {
   bearer: string | null;
 }
 
-const FORM_ONLY = { providers: ['form'], ldap: [], oidc: [] };
+const FORM_ONLY = { providers: ['form'], ldap: [], oidc: [], saml: [] };
 
 function fakeServer(login: () => string, providers: object = FORM_ONLY): Call[] {
   const calls: Call[] = [];
@@ -194,6 +194,19 @@ describe('login page', () => {
       'href',
       '/authentication/login/oidc?category_id=default&redirect=/',
     );
+  });
+
+  it("offers the chosen category's SAML provider as a button that leads to its start", async () => {
+    fakeServer(() => loginJwt, {
+      providers: ['form'],
+      ldap: [],
+      oidc: [],
+      saml: [{ id: 'p-1', category_id: 'default', label: 'College account', icon: null }],
+    });
+    renderLogin();
+    const button = await screen.findByTestId('login-saml');
+    expect(button).toHaveTextContent('Sign in with College account');
+    expect(button).toHaveAttribute('href', '/authentication/login/saml?provider=p-1&redirect=/');
   });
 
   it('shows an unreachable directory as a message, not the maintenance page', () => {

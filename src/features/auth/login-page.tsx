@@ -68,6 +68,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const [providers, setProviders] = useState<SessionUserProviders['providers']>([]);
   const [directories, setDirectories] = useState<SessionUserProviders['ldap']>([]);
   const [oidcButtons, setOidcButtons] = useState<SessionUserProviders['oidc']>([]);
+  const [samlButtons, setSamlButtons] = useState<SessionUserProviders['saml']>([]);
   const [categoryId, setCategoryId] = useState('');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
@@ -87,6 +88,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
         setProviders(answer?.providers ?? []);
         setDirectories(answer?.ldap ?? []);
         setOidcButtons(answer?.oidc ?? []);
+        setSamlButtons(answer?.saml ?? []);
       })
       .catch(() => setProviders([]));
     // Once the form is interactive, the application is fetched while the user types.
@@ -130,6 +132,11 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const oidc = oidcButtons.find((p) => p.category_id === categoryId);
   // a navigation, not a form: the provider's 302 leads to another origin
   const oidcAction = `${buildPath(operations['session.oidcLogin'])}?category_id=${encodeURIComponent(categoryId)}&redirect=/`;
+  // and its SAML identity provider through another
+  const saml = samlButtons.find((p) => p.category_id === categoryId);
+  const samlAction = saml
+    ? `${buildPath(operations['session.samlLogin'])}?provider=${encodeURIComponent(saml.id)}&redirect=/`
+    : '';
   const loginAction = (provider: string): string =>
     `${buildPath(operations['session.login'])}?provider=${encodeURIComponent(provider)}&category_id=${encodeURIComponent(categoryId)}&redirect=/`;
 
@@ -238,7 +245,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
             )}
           </Stack>
         </form>
-        {(otherProviders.length > 0 || oidc) && (
+        {(otherProviders.length > 0 || oidc || saml) && (
           <Stack mt="md" gap="xs">
             <Text size="sm" c="dimmed">
               {t('common:login.otherProviders')}
@@ -262,6 +269,20 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
                 }
               >
                 {t('common:login.oidcButton', { label: oidc.label })}
+              </Button>
+            )}
+            {saml && (
+              <Button
+                component="a"
+                href={samlAction}
+                variant="default"
+                fullWidth
+                data-testid="login-saml"
+                leftSection={
+                  saml.icon ? <img src={saml.icon} alt="" width={18} height={18} /> : undefined
+                }
+              >
+                {t('common:login.samlButton', { label: saml.label })}
               </Button>
             )}
           </Stack>

@@ -308,7 +308,7 @@ describe('POST /authentication/renew and /logout', () => {
   it('GET /authentication/providers lists form', async () => {
     expect(
       (await t.app.inject({ method: 'GET', url: '/authentication/providers' })).json(),
-    ).toEqual({ providers: ['form'], ldap: [], oidc: [] });
+    ).toEqual({ providers: ['form'], ldap: [], oidc: [], saml: [] });
   });
 });
 

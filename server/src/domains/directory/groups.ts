@@ -16,6 +16,7 @@ import {
   groups,
   ldapProviders,
   oidcProviders,
+  samlProviders,
   type AdminGroupReadRow,
   type GroupRow,
 } from '../../platform/db/schema.ts';
@@ -191,6 +192,17 @@ export function groupsCrud(deps: Pick<AdminDeps, 'db'>) {
             'An OpenID Connect provider registers its new users into this group',
             'group_has_oidc_provider',
             { categories: signIns.map((d) => d.categoryId) },
+          );
+        const samlSignIns = await tx
+          .select({ categoryId: samlProviders.categoryId })
+          .from(samlProviders)
+          .where(eq(samlProviders.groupId, id));
+        if (samlSignIns.length)
+          throw new ApiError(
+            'precondition_required',
+            'A SAML provider registers its new users into this group',
+            'group_has_saml_provider',
+            { categories: samlSignIns.map((d) => d.categoryId) },
           );
         await userWrites.leaveSecondaryGroup(tx, id);
         return {};

@@ -1,6 +1,6 @@
 /**
  * /authentication: form login (local accounts, then the category's LDAP directory) with persistent
- * throttling, OpenID Connect sign-in (its start and callback, ../oidc-login.ts), its continuation
+ * throttling, OpenID Connect and SAML sign-in (./oidc.ts, ./saml.ts), its continuation
  * tokens (register, category-select, disclaimer, email address, password reset, second factor),
  * renew, logout, check, providers, acknowledge-disclaimer; the mail flows live in
  * ./account-mail.ts, the second factor's calls in ./second-factor.ts.
@@ -35,6 +35,7 @@ import { ldapSignIn } from '../ldap-login.ts';
 import { enabledLdapLabels, enabledOidcButtons } from '../../directory/index.ts';
 import { sendOidcStart } from '../oidc-login.ts';
 import oidcRoutes from './oidc.ts';
+import samlRoutes, { samlButtons, samlLogout } from './saml.ts';
 import {
   SECOND_FACTOR_TYPES,
   secondFactorStepOf,
@@ -364,7 +365,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     if (!isLoginClaims(claims))
       throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
     await app.sessions.revoke(claims.session_id);
-    return {};
+    return samlLogout(app, request, claims.sub);
   });
 
   route(app, 'session.check', async () => ({}), { skipMaintenance: true });
@@ -382,6 +383,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       label: p.label,
       icon: p.icon,
     })),
+    saml: await samlButtons(app),
   }));
 
   // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
@@ -393,6 +395,6 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   });
 
   await app.register(accountMailRoutes);
-  await app.register(oidcRoutes, { finishLogin });
+  for (const routes of [oidcRoutes, samlRoutes]) await app.register(routes, { finishLogin });
   await app.register(secondFactorRoutes);
 }

@@ -1,0 +1,271 @@
+/**
+ * The service-provider half of SAML 2.0 Web Browser SSO (samlify): the identity provider's
+ * metadata read and checked, our metadata, the authentication request sent with the HTTP-Redirect
+ * binding, the answer taken with the HTTP-POST binding, and the single logout request.
+ *
+ * An answer is accepted only when its status is success, a signature that covers the assertion
+ * verifies with the identity provider's signing certificate (samlify refuses other certificates
+ * and wrapped assertions, and checks the answer against the SAML schemas with libxml2 compiled to
+ * WebAssembly, in a worker thread), the assertion's issuer
+ * is the identity provider, its audience is our entity id, the answer's destination and the
+ * subject confirmation's recipient are our assertion consumer service, both name our request in
+ * InResponseTo, and now lies within the assertion's NotBefore/NotOnOrAfter and before the
+ * confirmation's NotOnOrAfter, with at most CLOCK_SKEW_SECONDS of tolerance either way. Whether
+ * the assertion was seen before is the caller's check (it answers the assertion's id and how long
+ * it stays acceptable).
+ *
+ * Metadata that cannot be read or names no redirect sign-on address or signing certificate is
+ * SamlMetadataError; an identity provider that cannot be reached is SamlUnavailableError; an
+ * answer that fails a check is SamlRejectedError.
+ */
+import { createHash } from 'node:crypto';
+import * as xmllint from '@authenio/samlify-xmllint-wasm';
+import samlify, { type IdentityProviderInstance, type ServiceProviderInstance } from 'samlify';
+
+// samlify is CommonJS: its members come from the default export under Node's ESM loader
+const { Constants, Extractor, IdentityProvider, SamlLib, ServiceProvider } = samlify;
+samlify.setSchemaValidator(xmllint);
+
+/** Tolerated clock difference with the identity provider, in seconds. */
+export const CLOCK_SKEW_SECONDS = 60;
+const HTTP_TIMEOUT_MS = 10_000;
+const MAX_METADATA_BYTES = 262_144;
+
+export class SamlMetadataError extends Error {}
+export class SamlUnavailableError extends Error {}
+export class SamlRejectedError extends Error {}
+
+const REDIRECT = Constants.namespace.binding.redirect;
+const POST = Constants.namespace.binding.post;
+
+/** What the portal needs of an identity provider's metadata. */
+export interface IdpSummary {
+  entityId: string;
+  singleLogout: boolean;
+}
+
+/** A provider as the protocol sees it: both sides' settings. */
+export interface SamlParties {
+  idpMetadata: string;
+  spEntityId: string;
+  spCertificate: string | null;
+  spPrivateKey: string | null;
+  /** our assertion consumer service and single logout addresses */
+  acsUrl: string;
+  sloUrl: string;
+}
+
+function identityProvider(metadata: string): IdentityProviderInstance {
+  return IdentityProvider({ metadata });
+}
+
+/**
+ * Our side: requests are signed when the identity provider asks for it (samlify refuses a signed
+ * request to one that does not), with our key when one is stored.
+ */
+function serviceProvider(
+  parties: SamlParties,
+  idp?: IdentityProviderInstance,
+  relayState?: string,
+): ServiceProviderInstance {
+  const hasKey = !!(parties.spCertificate && parties.spPrivateKey);
+  const signs = hasKey && (!idp || idp.entityMeta.isWantAuthnRequestsSigned());
+  return ServiceProvider({
+    entityID: parties.spEntityId,
+    assertionConsumerService: [{ Binding: POST, Location: parties.acsUrl }],
+    singleLogoutService: [{ Binding: REDIRECT, Location: parties.sloUrl }],
+    wantAssertionsSigned: true,
+    authnRequestsSigned: signs,
+    ...(hasKey
+      ? { signingCert: parties.spCertificate ?? '', privateKey: parties.spPrivateKey ?? '' }
+      : {}),
+    requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    clockDrifts: [-CLOCK_SKEW_SECONDS * 1000, CLOCK_SKEW_SECONDS * 1000],
+    ...(relayState ? { relayState } : {}),
+  });
+}
+
+const textOf = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() ? value.trim() : undefined;
+
+/** The identity provider's metadata checked: an entity id, a redirect sign-on address, a certificate. */
+export function readIdpMetadata(xml: string): IdpSummary {
+  let idp: IdentityProviderInstance;
+  try {
+    idp = identityProvider(xml);
+  } catch (error) {
+    throw new SamlMetadataError(`the metadata cannot be read: ${(error as Error).message}`);
+  }
+  const meta = idp.entityMeta;
+  const entityId = textOf(meta.getEntityID());
+  if (!entityId) throw new SamlMetadataError('the metadata names no entity id');
+  if (!textOf(meta.getSingleSignOnService('redirect')))
+    throw new SamlMetadataError('the metadata names no HTTP-Redirect single sign-on address');
+  const certificate = meta.getX509Certificate('signing') as unknown;
+  const certificates = [certificate].flat(2).filter((c) => textOf(c));
+  if (certificates.length === 0)
+    throw new SamlMetadataError('the metadata has no signing certificate');
+  return { entityId, singleLogout: !!textOf(meta.getSingleLogoutService('redirect')) };
+}
+
+/** The identity provider's metadata read from its address. */
+export async function fetchIdpMetadata(url: string): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+      headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' },
+      redirect: 'follow',
+    });
+  } catch (error) {
+    throw new SamlUnavailableError(`${url}: ${(error as Error).message}`);
+  }
+  if (!res.ok) throw new SamlUnavailableError(`${url} answered ${res.status}`);
+  const text = await res.text();
+  if (text.length > MAX_METADATA_BYTES) throw new SamlMetadataError('the metadata is too large');
+  return text;
+}
+
+/** Our metadata, for the identity provider's administrator. */
+export function spMetadata(parties: SamlParties): string {
+  return serviceProvider(parties).getMetadata();
+}
+
+/** Where the browser is sent to sign in (HTTP-Redirect binding), and our request's id. */
+export function loginRequest(
+  parties: SamlParties,
+  relayState: string,
+): { requestId: string; location: string } {
+  const idp = identityProvider(parties.idpMetadata);
+  if (
+    idp.entityMeta.isWantAuthnRequestsSigned() &&
+    !(parties.spCertificate && parties.spPrivateKey)
+  )
+    throw new SamlMetadataError('the identity provider wants signed requests and no key is stored');
+  const sp = serviceProvider(parties, idp, relayState);
+  const { id, context } = sp.createLoginRequest(idp, 'redirect');
+  return { requestId: id, location: context };
+}
+
+/** Where the browser is sent to end the identity provider's session, when it has such an address. */
+export function logoutRequest(
+  parties: SamlParties,
+  nameId: string,
+  relayState: string,
+): string | undefined {
+  const idp = identityProvider(parties.idpMetadata);
+  if (!textOf(idp.entityMeta.getSingleLogoutService('redirect'))) return undefined;
+  const sp = serviceProvider(parties, idp, relayState);
+  return sp.createLogoutRequest(idp, 'redirect', { logoutNameID: nameId }).context;
+}
+
+/** What a verified assertion says. */
+export interface SamlAssertion {
+  issuer: string;
+  assertionId: string;
+  nameId: string;
+  attributes: Record<string, unknown>;
+  /** until when the assertion could be accepted (the replay record lasts that long) */
+  acceptableUntil: Date;
+}
+
+const first = (value: unknown): unknown => (Array.isArray(value) ? value[0] : value);
+const asRecord = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+
+/** The time of an attribute, refused when present and not a date. */
+function instant(value: unknown, name: string): number | undefined {
+  const text = textOf(value);
+  if (!text) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) throw new SamlRejectedError(`${name} is not a date`);
+  return at;
+}
+
+/**
+ * The answer the browser posted, verified for our request (see the module's rule). samlify
+ * verifies the status, the signature, the issuer and the Conditions' window; the rest is checked
+ * on the assertion that the signature covers.
+ */
+export async function verifyLoginResponse(
+  parties: SamlParties,
+  samlResponse: string,
+  requestId: string,
+): Promise<SamlAssertion> {
+  const idp = identityProvider(parties.idpMetadata);
+  const sp = serviceProvider(parties, idp);
+  let samlContent: string;
+  let extracted: Record<string, unknown>;
+  try {
+    const parsed = (await sp.parseLoginResponse(idp, 'post', {
+      body: { SAMLResponse: samlResponse },
+    })) as { samlContent: string; extract: Record<string, unknown> };
+    samlContent = parsed.samlContent;
+    extracted = parsed.extract;
+  } catch (error) {
+    throw new SamlRejectedError(error instanceof Error ? error.message : String(error));
+  }
+  const [verified, assertion] = SamlLib.verifySignature(samlContent, { metadata: idp.entityMeta });
+  if (!verified || !assertion) throw new SamlRejectedError('no signed assertion');
+  const own = Extractor.extract(assertion, [
+    { key: 'assertion', localPath: ['Assertion'], attributes: ['ID'] },
+    {
+      key: 'confirmation',
+      localPath: ['Assertion', 'Subject', 'SubjectConfirmation', 'SubjectConfirmationData'],
+      attributes: ['Recipient', 'InResponseTo', 'NotBefore', 'NotOnOrAfter'],
+    },
+    {
+      key: 'conditions',
+      localPath: ['Assertion', 'Conditions'],
+      attributes: ['NotBefore', 'NotOnOrAfter'],
+    },
+  ]) as Record<string, unknown>;
+  if (Array.isArray(own.confirmation) || Array.isArray(own.conditions))
+    throw new SamlRejectedError('the assertion has several subject confirmations or conditions');
+  const response = asRecord(extracted.response);
+  const confirmation = asRecord(own.confirmation);
+  const conditions = asRecord(own.conditions);
+  const assertionId = textOf(own.assertion);
+  const issuer = textOf(first(extracted.issuer));
+  const nameId = textOf(first(extracted.nameID));
+  if (!assertionId || !issuer || !nameId)
+    throw new SamlRejectedError('the assertion is incomplete');
+
+  const audiences = [extracted.audience].flat().map(textOf);
+  if (!audiences.includes(parties.spEntityId))
+    throw new SamlRejectedError('the assertion is for another audience');
+  if (response.destination !== undefined && response.destination !== parties.acsUrl)
+    throw new SamlRejectedError('the answer is for another destination');
+  if (confirmation.recipient !== parties.acsUrl)
+    throw new SamlRejectedError('the assertion is for another recipient');
+  if (confirmation.inResponseTo !== requestId || (response.inResponseTo ?? requestId) !== requestId)
+    throw new SamlRejectedError('the answer is not to our request');
+
+  const now = Date.now();
+  const skew = CLOCK_SKEW_SECONDS * 1000;
+  const notBefore = [
+    instant(conditions.notBefore, 'NotBefore'),
+    instant(confirmation.notBefore, 'NotBefore'),
+  ];
+  const notAfter = [
+    instant(conditions.notOnOrAfter, 'NotOnOrAfter'),
+    instant(confirmation.notOnOrAfter, 'NotOnOrAfter'),
+  ].filter((t): t is number => t !== undefined);
+  if (confirmation.notOnOrAfter === undefined)
+    throw new SamlRejectedError('the subject confirmation has no NotOnOrAfter');
+  if (notBefore.some((t) => t !== undefined && now + skew < t))
+    throw new SamlRejectedError('the assertion is not valid yet');
+  if (notAfter.some((t) => now - skew >= t)) throw new SamlRejectedError('the assertion expired');
+
+  return {
+    issuer,
+    assertionId,
+    nameId,
+    attributes: asRecord(extracted.attributes),
+    acceptableUntil: new Date(Math.max(...notAfter) + skew),
+  };
+}
+
+/** The replay record's key of an assertion: a digest of its issuer and id. */
+export const assertionKey = (assertion: Pick<SamlAssertion, 'issuer' | 'assertionId'>): string =>
+  createHash('sha256').update(`${assertion.issuer}\n${assertion.assertionId}`).digest('hex');
