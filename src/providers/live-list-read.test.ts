@@ -101,3 +101,32 @@ describe('a live event that arrives while the list is read', () => {
     expect(rows()).toEqual([]);
   });
 });
+
+describe('a list answer older than events applied before its read began', () => {
+  it('keeps a desktop whose add arrived before the read, and drops one deleted before it', async () => {
+    const { client, live, read, rows, answer } = setup();
+    client.setQueryData(key, { data: [whole('a', 'stopped', 3), whole('b', 'stopped', 1)] });
+    // The card of a new desktop is shown, and another desktop is deleted...
+    live.dispatch(wireByName['desktops.created'], whole('x', 'creating', 1));
+    live.dispatch(wireByName['desktops.updated'], whole('x', 'stopped', 2));
+    live.dispatch(wireByName['desktops.deleted'], { id: 'b', version: 1 });
+    expect(rows().map((r) => r.id)).toEqual(['a', 'x']);
+    // ...then a read answers a list the server read before both writes (a cached list of a node
+    // that had not heard of them yet): the answer does not undo what the events said.
+    const reading = read();
+    answer([whole('a', 'stopped', 3), whole('b', 'stopped', 1)]);
+    await reading;
+    expect(rows()).toEqual([whole('a', 'stopped', 3), whole('x', 'stopped', 2)]);
+  });
+
+  it('takes the answer as it is after a reconnect (events may have been missed meanwhile)', async () => {
+    const { client, live, read, rows, answer } = setup();
+    client.setQueryData(key, { data: [whole('a', 'stopped', 3)] });
+    live.dispatch(wireByName['desktops.created'], whole('x', 'creating', 1));
+    live.resync();
+    const reading = read();
+    answer([whole('a', 'stopped', 3)]);
+    await reading;
+    expect(rows()).toEqual([whole('a', 'stopped', 3)]);
+  });
+});
