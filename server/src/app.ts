@@ -40,6 +40,7 @@ import {
   adminLdapProviderRoutes,
   adminOidcProviderRoutes,
   adminAuditRoutes,
+  adminNodeRoutes,
   adminSettingsRoutes,
 } from './domains/directory/index.ts';
 import settingsRepository from './platform/repository/settings-repository.ts';
@@ -214,6 +215,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminOidcProviderRoutes);
   await app.register(adminHypervisorRoutes);
   await app.register(adminAuditRoutes);
+  await app.register(adminNodeRoutes);
   await app.register(adminSettingsRoutes);
   await app.register(adminReservableRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501

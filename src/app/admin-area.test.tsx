@@ -167,6 +167,7 @@ describe('the administration routes', () => {
         'adminLdapProviders.create',
         'adminLdapProviders.edit',
         'adminLdapProviders.list',
+        'adminNodes.list',
         'adminOidcProviders.create',
         'adminOidcProviders.edit',
         'adminOidcProviders.list',
