@@ -12,7 +12,8 @@
  *   it lands (the server read that answer before the event's write, and a list with no data yet
  *   has no cache for the event to patch);
  * - the records added and deleted since the socket (re)connected are remembered (their latest
- *   version): a list answer never drops a record added since nor brings back one deleted since,
+ *   version): a resource's whole list (its `list` operation, no parameters) never drops from an
+ *   answer a record added since nor brings back one deleted since,
  *   even when the read began after the event (an answer can be older than an event already
  *   applied: a node's cached list that has not heard of another node's write yet); every removal
  *   from a list comes as an event, so a record added since the connect and absent from an
@@ -59,8 +60,11 @@ export interface PortalLiveProvider extends LiveProvider {
   dispatch: (wire: string, payload: unknown) => void;
   /** After a (re)connect: refetch the snapshots (each resource's lists and open records, once). */
   resync: () => void;
-  /** A list read of a resource starts (the data provider calls it before the request). */
-  beginListRead: (resource: string) => ListRead;
+  /**
+   * A list read of a resource starts (the data provider calls it before the request); `whole`:
+   * the read lists every record of the resource the user reaches (not a tab's or a range's part).
+   */
+  beginListRead: (resource: string, whole?: boolean) => ListRead;
 }
 
 /** An event kept for the list reads in flight when it arrived. */
@@ -155,7 +159,7 @@ export function createLiveProvider(
     list.push({ seq: ++seq, remove, record });
     kept.set(resource, list);
   };
-  const beginListRead = (resource: string): ListRead => {
+  const beginListRead = (resource: string, wholeList = true): ListRead => {
     const start = seq;
     const open = reads.get(resource) ?? new Set<number>();
     open.add(start);
@@ -182,7 +186,9 @@ export function createLiveProvider(
             ? removeRecord(cache, event.record, idField)
             : upsertRecord(cache, event.record, idField, whole);
         };
-        for (const event of sinceConnect.get(resource)?.values() ?? []) apply(event);
+        // What was added and deleted since the connect is the whole list's (a part's list, a
+        // tab or a range, may not hold a record added).
+        if (wholeList) for (const event of sinceConnect.get(resource)?.values() ?? []) apply(event);
         for (const event of kept.get(resource) ?? []) if (event.seq > start) apply(event);
         finish();
         return (cache as ListCache).data;
