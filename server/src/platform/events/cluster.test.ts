@@ -153,6 +153,7 @@ describe('the live nodes (GET /admin/nodes)', () => {
         startedAt: new Date(),
         version: 'other-version',
         address: () => `${name}.example:8080`,
+        log: quiet,
       });
       return { work, node };
     };

@@ -9,7 +9,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../db/client.ts';
-import { NODE_LEASE_PREFIX, type Work } from './work.ts';
+import { NODE_LEASE_PREFIX, type Work, type WorkLog } from './work.ts';
 
 export interface NodeFacts {
   /** when this node's process started */
@@ -18,6 +18,7 @@ export interface NodeFacts {
   version: string;
   /** the host and port it listens on (read at each beat: known once it listens) */
   address(): string;
+  log: Pick<WorkLog, 'warn'>;
 }
 
 export interface NodeRegistry {
@@ -32,7 +33,7 @@ export const liveNode: SQL = sql.raw(
 
 export function registerNode(query: Database['query'], work: Work, facts: NodeFacts): NodeRegistry {
   const lease = `${NODE_LEASE_PREFIX}${work.nodeName}`;
-  work.onBeat(async (holder) => {
+  const beat = async (holder: string) => {
     // Written only while this process holds the node's lease: another process started with the
     // same NODE_NAME does not take the row over.
     await query(
@@ -52,7 +53,11 @@ export function registerNode(query: Database['query'], work: Work, facts: NodeFa
              AND l.expires_at >= now())`,
         [NODE_LEASE_PREFIX],
       );
-  });
+  };
+  // A row not written is logged: the beat goes on (its job claims do not wait for the list).
+  work.onBeat((holder) =>
+    beat(holder).catch((err: unknown) => facts.log.warn({ err }, 'node row not written')),
+  );
   return {
     async remove() {
       await query('DELETE FROM portal_nodes WHERE name = $1 AND holder = $2', [

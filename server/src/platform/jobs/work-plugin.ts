@@ -36,6 +36,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   const node = registerNode(app.database.query, work, {
     startedAt,
     version: portalVersion,
+    log: app.log,
     address() {
       const bound = app.server.address();
       const host = typeof bound === 'object' && bound ? bound.address : app.config.host;
