@@ -41,6 +41,7 @@ import {
   adminOidcProviderRoutes,
   adminSamlProviderRoutes,
   adminAuditRoutes,
+  adminNodeRoutes,
   adminSettingsRoutes,
 } from './domains/directory/index.ts';
 import settingsRepository from './platform/repository/settings-repository.ts';
@@ -218,6 +219,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(adminHypervisorRoutes);
   await app.register(adminNetworkRoutes);
   await app.register(adminAuditRoutes);
+  await app.register(adminNodeRoutes);
   await app.register(adminSettingsRoutes);
   await app.register(adminReservableRoutes);
   // after every route plugin: checks the table against the handlers, the rest answers 501

@@ -171,6 +171,7 @@ describe('the administration routes', () => {
         'adminNetworks.edit',
         'adminNetworks.list',
         'adminNetworks.show',
+        'adminNodes.list',
         'adminOidcProviders.create',
         'adminOidcProviders.edit',
         'adminOidcProviders.list',

@@ -51,7 +51,10 @@ export function createDataProvider(
     getApiUrl: () => '/api/v3',
 
     getList: async ({ resource, filters, sorters, pagination, meta }) => {
-      const read = live?.beginListRead(resource);
+      // The resource's own list, unparameterised, holds every record of the resource it reaches;
+      // another operation's list (a tab) or a parameterised one holds only some of them.
+      const whole = !meta?.operation && !meta?.query && !meta?.params;
+      const read = live?.beginListRead(resource, whole);
       let answer: unknown;
       try {
         answer = await request(opKey(resource, (meta?.operation as string | undefined) ?? 'list'), {

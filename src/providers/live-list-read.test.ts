@@ -3,8 +3,10 @@
  * answers what the server read before a later write; the event of that write reached the client
  * while the read was in flight, when the list had no data for it to patch (the first read of the
  * list) or before an answer that does not have the record yet (a refetch racing a create). The
- * answer then landed as the truth and no later event came. Each test reads the list through the
- * data provider and the query cache the application uses, with the event arriving mid-read.
+ * answer then landed as the truth and no later event came. And the card that vanished: a desktop
+ * card shown (its add applied), then a read began and answered a list older than that add (a
+ * node's cached list), which replaced the list without the card. Each test reads the list through
+ * the data provider and the query cache the application uses.
  */
 import { describe, expect, it } from 'vitest';
 import { QueryClient } from '@tanstack/react-query';
@@ -33,11 +35,11 @@ function setup() {
       }),
     live,
   );
-  /** Starts a list read; `answer` ends it with what the server read. */
-  const read = () =>
+  /** Starts a list read (of a part of the list, with `meta`); `answer` ends it. */
+  const read = (meta?: Record<string, unknown>) =>
     client.fetchQuery({
       queryKey: key,
-      queryFn: () => provider.getList({ resource: 'desktops' }),
+      queryFn: () => provider.getList({ resource: 'desktops', ...(meta ? { meta } : {}) }),
       staleTime: 0,
     });
   const rows = () => (client.getQueryData(key) as { data: Row[] } | undefined)?.data ?? [];
@@ -99,5 +101,44 @@ describe('a live event that arrives while the list is read', () => {
     answer([]);
     await second;
     expect(rows()).toEqual([]);
+  });
+});
+
+describe('a list answer older than events applied before its read began', () => {
+  it('keeps a desktop whose add arrived before the read, and drops one deleted before it', async () => {
+    const { client, live, read, rows, answer } = setup();
+    client.setQueryData(key, { data: [whole('a', 'stopped', 3), whole('b', 'stopped', 1)] });
+    // The card of a new desktop is shown, and another desktop is deleted...
+    live.dispatch(wireByName['desktops.created'], whole('x', 'creating', 1));
+    live.dispatch(wireByName['desktops.updated'], whole('x', 'stopped', 2));
+    live.dispatch(wireByName['desktops.deleted'], { id: 'b', version: 1 });
+    expect(rows().map((r) => r.id)).toEqual(['a', 'x']);
+    // ...then a read answers a list the server read before both writes (a cached list of a node
+    // that had not heard of them yet): the answer does not undo what the events said.
+    const reading = read();
+    answer([whole('a', 'stopped', 3), whole('b', 'stopped', 1)]);
+    await reading;
+    expect(rows()).toEqual([whole('a', 'stopped', 3), whole('x', 'stopped', 2)]);
+  });
+
+  it('leaves a part of the list (a tab of another operation) as its answer says', async () => {
+    const { client, live, read, rows, answer } = setup();
+    client.setQueryData(key, { data: [whole('a', 'stopped', 3)] });
+    live.dispatch(wireByName['desktops.created'], whole('x', 'creating', 1));
+    const reading = read({ operation: 'list', query: { shared: 'true' } });
+    answer([whole('a', 'stopped', 3)]);
+    await reading;
+    expect(rows()).toEqual([whole('a', 'stopped', 3)]);
+  });
+
+  it('takes the answer as it is after a reconnect (events may have been missed meanwhile)', async () => {
+    const { client, live, read, rows, answer } = setup();
+    client.setQueryData(key, { data: [whole('a', 'stopped', 3)] });
+    live.dispatch(wireByName['desktops.created'], whole('x', 'creating', 1));
+    live.resync();
+    const reading = read();
+    answer([whole('a', 'stopped', 3)]);
+    await reading;
+    expect(rows()).toEqual([whole('a', 'stopped', 3)]);
   });
 });

@@ -11,6 +11,13 @@
  * - an event that arrives while a list read is in flight is kept, and applied to the answer when
  *   it lands (the server read that answer before the event's write, and a list with no data yet
  *   has no cache for the event to patch);
+ * - the records added and deleted since the socket (re)connected are remembered (their latest
+ *   version): a resource's whole list (its `list` operation, no parameters) never drops from an
+ *   answer a record added since nor brings back one deleted since,
+ *   even when the read began after the event (an answer can be older than an event already
+ *   applied: a node's cached list that has not heard of another node's write yet); every removal
+ *   from a list comes as an event, so a record added since the connect and absent from an
+ *   answer is one the answer does not know yet;
  * - after every socket (re)connect the live lists are read again (`resync`);
  * - a patched record whose next event skips a version of a resource that is not `whole` (a
  *   missed event may have changed a field the later one does not carry) makes its lists read
@@ -53,8 +60,11 @@ export interface PortalLiveProvider extends LiveProvider {
   dispatch: (wire: string, payload: unknown) => void;
   /** After a (re)connect: refetch the snapshots (each resource's lists and open records, once). */
   resync: () => void;
-  /** A list read of a resource starts (the data provider calls it before the request). */
-  beginListRead: (resource: string) => ListRead;
+  /**
+   * A list read of a resource starts (the data provider calls it before the request); `whole`:
+   * the read lists every record of the resource the user reaches (not a tab's or a range's part).
+   */
+  beginListRead: (resource: string, whole?: boolean) => ListRead;
 }
 
 /** An event kept for the list reads in flight when it arrived. */
@@ -115,13 +125,41 @@ export function createLiveProvider(
   const kept = new Map<string, KeptEvent[]>();
   /** The sequence number each list read in flight started at, by resource. */
   const reads = new Map<string, Set<number>>();
+  /** Records added or deleted since the socket (re)connected, by resource and id: the latest. */
+  const sinceConnect = new Map<string, Map<unknown, KeptEvent>>();
+  /** Remembers an add or a delete, and the later updates of a record added since the connect. */
+  const remember = (
+    resource: string,
+    verb: 'add' | 'update' | 'remove',
+    record: Identified,
+    idField: string,
+    whole: boolean,
+  ): void => {
+    const id = record[idField];
+    if (id === undefined) return;
+    const known = sinceConnect.get(resource) ?? new Map<unknown, KeptEvent>();
+    const current = known.get(id);
+    if (verb === 'update' && (!current || current.remove)) return;
+    if (
+      current &&
+      typeof current.record.version === 'number' &&
+      typeof record.version === 'number' &&
+      record.version < current.record.version
+    )
+      return;
+    // An update that is not the whole record completes the one remembered.
+    const latest =
+      verb === 'update' && !whole && current ? { ...current.record, ...record } : record;
+    known.set(id, { seq: 0, remove: verb === 'remove', record: latest });
+    sinceConnect.set(resource, known);
+  };
   const keepForReads = (resource: string, remove: boolean, record: Identified): void => {
     if (!reads.get(resource)?.size) return;
     const list = kept.get(resource) ?? [];
     list.push({ seq: ++seq, remove, record });
     kept.set(resource, list);
   };
-  const beginListRead = (resource: string): ListRead => {
+  const beginListRead = (resource: string, wholeList = true): ListRead => {
     const start = seq;
     const open = reads.get(resource) ?? new Set<number>();
     open.add(start);
@@ -143,11 +181,15 @@ export function createLiveProvider(
         const idField = meta?.idField ?? 'id';
         const whole = !!(meta?.live && 'whole' in meta.live && meta.live.whole);
         let cache: unknown = { data: [...records] };
-        for (const event of kept.get(resource) ?? [])
-          if (event.seq > start)
-            cache = event.remove
-              ? removeRecord(cache, event.record, idField)
-              : upsertRecord(cache, event.record, idField, whole);
+        const apply = (event: KeptEvent): void => {
+          cache = event.remove
+            ? removeRecord(cache, event.record, idField)
+            : upsertRecord(cache, event.record, idField, whole);
+        };
+        // What was added and deleted since the connect is the whole list's (a part's list, a
+        // tab or a range, may not hold a record added).
+        if (wholeList) for (const event of sinceConnect.get(resource)?.values() ?? []) apply(event);
+        for (const event of kept.get(resource) ?? []) if (event.seq > start) apply(event);
         finish();
         return (cache as ListCache).data;
       },
@@ -226,6 +268,14 @@ export function createLiveProvider(
 
     if (patch) {
       const prefix = listKeyPrefix(resource);
+      if (verb === 'created' || verb === 'updated' || verb === 'deleted')
+        remember(
+          resource,
+          removes || verb === 'deleted' ? 'remove' : verb === 'created' ? 'add' : 'update',
+          record,
+          idField,
+          whole,
+        );
       if ((verb === 'created' || verb === 'updated') && removes) {
         keepForReads(resource, true, record);
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));
@@ -277,6 +327,8 @@ export function createLiveProvider(
     dispatch,
     beginListRead,
     resync: () => {
+      // Events may have been missed while disconnected: the answers read now are the truth.
+      sinceConnect.clear();
       for (const resource of resources) {
         if (!resource.meta.live) continue;
         void queryClient.invalidateQueries({ queryKey: listKeyPrefix(resource.name) });

@@ -1,7 +1,7 @@
 /**
- * Two portal nodes on one PostgreSQL database, in one process: what one node changes reaches the
- * other through PostgreSQL alone (the socket.io adapter and the cluster bus), never through a
- * timer. The sweeps and the session cache are set far beyond the limits checked here, so only a
+ * Two portal nodes on one PostgreSQL database, in one process: both are in the admins' list of
+ * live nodes, and what one node changes reaches the other through PostgreSQL alone (the socket.io
+ * adapter and the cluster bus), never through a timer. The sweeps and the session cache are set far beyond the limits checked here, so only a
  * notification can meet them.
  */
 import {
@@ -30,7 +30,15 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { until } from '../../../test/support/wait.ts';
-import type { Desktop, RoleVisibilityEffective } from '../../../../src/generated/types.ts';
+import type {
+  AdminNode,
+  Desktop,
+  RoleVisibilityEffective,
+} from '../../../../src/generated/types.ts';
+import { openDatabase } from '../db/client.ts';
+import { createWork } from '../jobs/work.ts';
+import { registerNode } from '../jobs/node-registry.ts';
+import { portalVersion } from '../lib/version.ts';
 import { MAX_ATTEMPTS } from '../auth/login-throttle.ts';
 import { VNC_WS_PATH } from '../viewers/vnc-proxy.ts';
 
@@ -102,6 +110,90 @@ const connected = (s: Socket) =>
     s.once('connect', () => resolve());
     s.once('connect_error', reject);
   });
+
+describe('the live nodes (GET /admin/nodes)', () => {
+  /** A third node's short lease: a node killed leaves the list within it. */
+  const LEASE_MS = 1500;
+  const quiet = { warn: () => undefined, error: () => undefined };
+
+  it('lists both nodes with what they hold, and a third until it closes or dies', async () => {
+    const admin = await login(a.app, 'admin');
+    const list = async () =>
+      (
+        await injectWithToken(a.app, admin, { method: 'GET', url: '/api/v3/admin/nodes' })
+      ).json() as AdminNode[];
+    const names = async () => (await list()).map((n) => n.id);
+    const nodes = await until(list, (listed) => listed.length === 2);
+    expect(nodes.map((n) => [n.id, n.version, n.leader])).toEqual([
+      ['node-a', portalVersion, true],
+      ['node-b', portalVersion, false],
+    ]);
+    const now = Date.now() / 1000;
+    for (const n of nodes) {
+      expect(n.address).toMatch(/:\d+$/);
+      expect(n.started_at).toBeLessThanOrEqual(n.beat_at + 1);
+      expect(Math.abs(now - n.beat_at)).toBeLessThan(30);
+    }
+    const manager = await login(b.app, 'manager');
+    expect(
+      (await injectWithToken(b.app, manager, { method: 'GET', url: '/api/v3/admin/nodes' }))
+        .statusCode,
+    ).toBe(403);
+
+    // A third node's process (its background work on a pool of its own, as on another machine),
+    // running a job and holding a lease.
+    const database = await openDatabase({
+      databaseUrl: a.config.databaseUrl,
+      dataDir: '',
+      poolSize: 2,
+    });
+    const third = (name: string) => {
+      const work = createWork(database.query, { nodeName: name, leaseMs: LEASE_MS, log: quiet });
+      const node = registerNode(database.query, work, {
+        startedAt: new Date(),
+        version: 'other-version',
+        address: () => `${name}.example:8080`,
+        log: quiet,
+      });
+      return { work, node };
+    };
+    try {
+      const { work: c, node } = third('node-c');
+      let finish: () => void = () => undefined;
+      const finished = new Promise<void>((resolve) => (finish = resolve));
+      c.handle('probe', () => finished);
+      await c.start();
+      const lease = await c.hold('probe:lease');
+      await c.enqueue('probe', 'probe:job');
+      await c.beat();
+      expect((await list())[2]).toMatchObject({
+        id: 'node-c',
+        version: 'other-version',
+        address: 'node-c.example:8080',
+        leader: false,
+        jobs: ['probe:job'],
+        leases: ['probe:lease'],
+      });
+      // Closing: gone at once.
+      finish();
+      await lease?.release();
+      await c.stop();
+      await node.remove();
+      expect(await names()).toEqual(['node-a', 'node-b']);
+
+      // Killed: gone once its lease expired.
+      const { work: d } = third('node-d');
+      await d.start();
+      expect(await names()).toEqual(['node-a', 'node-b', 'node-d']);
+      const killed = Date.now();
+      d.halt();
+      await until(names, (listed) => listed.length === 2, LEASE_MS * 4, 20);
+      expect(Date.now() - killed).toBeLessThan(LEASE_MS * 2);
+    } finally {
+      await database.close();
+    }
+  });
+});
 
 describe('two nodes on one PostgreSQL', () => {
   it('names each node in its health answer', async () => {
