@@ -65,7 +65,11 @@ describe('the bastion (root, real QEMU, Tiny Linux on the NAT network)', () => {
       tinyLinux: true,
       network,
       // One key per machine: the Tiny Linux disk that trusts it is built once and cached.
-      bastion: { sshPort: 0, keyFile: path.join(TINY_LINUX_CACHE_DIR, 'test-portal-key') },
+      bastion: {
+        sshPort: 0,
+        httpsPort: undefined,
+        keyFile: path.join(TINY_LINUX_CACHE_DIR, 'test-portal-key'),
+      },
     });
     await t.app.settings.set('bastion', {
       enabled: true,
@@ -109,7 +113,7 @@ describe('the bastion (root, real QEMU, Tiny Linux on the NAT network)', () => {
         ssh: { ...target.ssh, enabled: on, authorized_keys: [userKey.public] },
       });
     expect((await enable(true)).statusCode).toBe(200);
-    const port = t.app.bastionSsh.port ?? 0;
+    const port = t.app.bastionPorts.ssh ?? 0;
     expect(port).toBeGreaterThan(0);
 
     // SSH: the guest's host name (named after its MAC), once it has an address and dropbear runs.

@@ -2,8 +2,9 @@
  * The bastion operations through the built app (no VM): the config gates them, the first read
  * makes the default target, the full update, the SSH keys and the custom domain (its CNAME read
  * through a stub resolver) write it, the owner's list and socket events follow, and the HTTP
- * bastion refuses a target whose desktop does not run.
+ * and HTTPS bastions refuse a target whose desktop does not run.
  */
+import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildTestApp,
@@ -51,7 +52,9 @@ describe('bastion operations', () => {
   };
 
   beforeAll(async () => {
-    t = await buildTestApp(await createTestDatabase());
+    t = await buildTestApp(await createTestDatabase(), {
+      bastion: { sshPort: undefined, httpsPort: 0, keyFile: undefined },
+    });
     t.app.bastion.resolveCname = async (name) => {
       const found = cnames.get(name);
       if (found) return found;
@@ -204,5 +207,20 @@ describe('bastion operations', () => {
     });
     expect(portal.headers['x-bastion-refused']).toBeUndefined();
     expect(portal.statusCode).toBe(401);
+
+    // HTTPS (passed through by SNI): no page without a certificate, the connection is closed.
+    expect(t.app.bastionPorts.https).toBeGreaterThan(0);
+    const closed = await new Promise<boolean>((resolve) => {
+      const socket = tls.connect({
+        host: '127.0.0.1',
+        port: t.app.bastionPorts.https ?? 0,
+        servername: `${id}.${DOMAIN}`,
+        rejectUnauthorized: false,
+      });
+      socket.once('secureConnect', () => resolve(false));
+      socket.once('error', () => resolve(true));
+      socket.once('close', () => resolve(true));
+    });
+    expect(closed).toBe(true);
   });
 });

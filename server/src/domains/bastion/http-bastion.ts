@@ -5,7 +5,7 @@
  * with a short page and `X-Bastion-Refused: <reason>`: 404 `no_target` (no such target), 403
  * `disabled` (HTTP access off), 503 `not_running` / `no_address` (the desktop is not reachable),
  * 502 `guest_unreachable` (the guest did not answer). Requests for any other host are the
- * portal's. HTTPS is not terminated or passed through here (see docs/contracts.md).
+ * portal's. HTTPS goes through the passthrough by SNI on its own port (tls-bastion.ts).
  */
 import http from 'node:http';
 import { isIP } from 'node:net';

@@ -1,7 +1,8 @@
 /**
  * The bastion: the target service (`app.bastion`), the HTTP bastion (by Host, on the portal's
- * port) and, when BASTION_SSH_PORT is set, the SSH bastion on that port (started when the app is
- * ready, closed with it; `app.bastionSsh.port` is the port it listens on).
+ * port), and when their ports are set the SSH bastion (BASTION_SSH_PORT) and the HTTPS
+ * passthrough (BASTION_HTTPS_PORT), started when the app is ready and closed with it
+ * (`app.bastionPorts` says where they listen).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
@@ -9,35 +10,50 @@ import { createBastionService, type BastionService } from './bastion-service.ts'
 import { hostKeyFile, portalKeyFile, sshKeyPair } from './bastion-keys.ts';
 import { registerHttpBastion } from './http-bastion.ts';
 import { startSshBastion, type SshBastion } from './ssh-bastion.ts';
+import { reachByName, startTlsBastion, type TlsBastion } from './tls-bastion.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     bastion: BastionService;
-    /** the SSH bastion's port while it listens */
-    bastionSsh: { port: number | undefined };
+    /** the ports the SSH bastion and the HTTPS passthrough listen on, while they do */
+    bastionPorts: { ssh: number | undefined; https: number | undefined };
   }
 }
 
 const plugin: FastifyPluginAsync = async (app) => {
   app.decorate('bastion', createBastionService(app));
   registerHttpBastion(app);
-  const state: { port: number | undefined } = { port: undefined };
-  app.decorate('bastionSsh', state);
-  const port = app.config.bastion.sshPort;
-  if (port === undefined) return;
+  const ports: { ssh: number | undefined; https: number | undefined } = {
+    ssh: undefined,
+    https: undefined,
+  };
+  app.decorate('bastionPorts', ports);
+  const { sshPort, httpsPort } = app.config.bastion;
   let ssh: SshBastion | undefined;
+  let tls: TlsBastion | undefined;
   app.addHook('onReady', async () => {
-    ssh = await startSshBastion(app, {
-      host: app.config.host,
-      port,
-      hostKey: sshKeyPair(hostKeyFile(app.config), 'vdi-portal bastion host'),
-      portalKey: sshKeyPair(portalKeyFile(app.config), 'vdi-portal bastion'),
-    });
-    state.port = ssh.port;
+    if (sshPort !== undefined) {
+      ssh = await startSshBastion(app, {
+        host: app.config.host,
+        port: sshPort,
+        hostKey: sshKeyPair(hostKeyFile(app.config), 'vdi-portal bastion host'),
+        portalKey: sshKeyPair(portalKeyFile(app.config), 'vdi-portal bastion'),
+      });
+      ports.ssh = ssh.port;
+    }
+    if (httpsPort !== undefined) {
+      tls = await startTlsBastion({
+        host: app.config.host,
+        port: httpsPort,
+        reach: reachByName(app),
+      });
+      ports.https = tls.port;
+    }
   });
   app.addHook('onClose', async () => {
-    await ssh?.close();
-    state.port = undefined;
+    await Promise.all([ssh?.close(), tls?.close()]);
+    ports.ssh = undefined;
+    ports.https = undefined;
   });
 };
 
