@@ -83,6 +83,7 @@ import openapiRoutes from './platform/http/openapi-routes.ts';
 import { storagePlugin, storageRoutes } from './domains/storage/index.ts';
 import { recycleBinPlugin, recycleBinRoutes } from './domains/recycle-bin/index.ts';
 import { viewersPlugin, directViewerRoutes } from './domains/viewers/index.ts';
+import { bastionPlugin, bastionRoutes } from './domains/bastion/index.ts';
 import {
   bookingsPlugin,
   bookingRoutes,
@@ -189,6 +190,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(templatesPlugin);
   await app.register(deploymentsPlugin);
   await app.register(viewersPlugin);
+  await app.register(bastionPlugin);
   await app.register(mediaPlugin);
   await app.register(bookingsPlugin);
   await app.register(directoryPlugin);
@@ -206,6 +208,7 @@ async function registerAll(app: FastifyInstance, options: BuildOptions): Promise
   await app.register(allowedRoutes);
   await app.register(deploymentRoutes);
   await app.register(directViewerRoutes);
+  await app.register(bastionRoutes);
   await app.register(bookingRoutes);
   await app.register(planningRoutes);
   await app.register(reservableRoutes);

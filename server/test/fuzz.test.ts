@@ -115,6 +115,16 @@ const forgedHeaders = new Map<Role, { label: string; header: string }[]>();
 
 beforeAll(async () => {
   t = await buildTestApp(await createTestDatabase());
+  // The bastion on, custom domains included, so its handlers meet the hostile input (not only
+  // the refusal of a portal without it); no CNAME record exists, without asking a real resolver.
+  await t.app.settings.set('bastion', {
+    enabled: true,
+    domain: 'bastion.fuzz.test',
+    ssh_port: null,
+    individual_domains: true,
+  });
+  t.app.bastion.resolveCname = () =>
+    Promise.reject(Object.assign(new Error('no record'), { code: 'ENOTFOUND' }));
   const roles = new Set(allOps.map((op) => lowestRole(t.app.access.rolesFor(op))));
   for (const role of roles) {
     const demo = await t.app.users.findLocal(role, 'default');

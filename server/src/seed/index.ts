@@ -22,6 +22,7 @@ import { hashPassword } from '../platform/auth/passwords.ts';
 import { categories, desktops, groups, media, templates, users } from '../platform/db/schema.ts';
 import { NEW_DESKTOP_HARDWARE } from '../domains/desktops/index.ts';
 import { userWrites } from '../domains/directory/index.ts';
+import { portalKeyFile, sshKeyPair } from '../domains/bastion/index.ts';
 import { roles } from '../../../src/generated/policy.ts';
 import { CLASSES, TEACHER_USERNAME, seedClasses, studentName } from './classes.ts';
 import { writeIdleGuestDisk } from './idle-guest.ts';
@@ -107,7 +108,10 @@ export async function seedIfEmpty(
   const tinyLinux =
     app.config.prepareImages &&
     app.config.tinyLinux &&
-    (await writeTinyLinuxDisk(tinyLinuxDisk).then(
+    // Its root trusts the portal's bastion key: the SSH bastion signs in to it with that key.
+    (await writeTinyLinuxDisk(tinyLinuxDisk, {
+      authorizedKeys: sshKeyPair(portalKeyFile(app.config), 'vdi-portal bastion').publicKey,
+    }).then(
       () => true,
       (err: unknown) => {
         app.log.warn(

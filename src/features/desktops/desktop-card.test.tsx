@@ -36,6 +36,7 @@ vi.mock('@/generated/api', async (importOriginal) => {
 // Other features draw these actions; stand-ins show where the card puts them.
 registerActionHandler('openDesktop', () => <button type="button" data-testid="desktop-open" />);
 registerActionHandler('directLinkModal', () => null);
+registerActionHandler('bastionModal', () => null);
 
 const fetchMock = vi.fn<typeof fetch>();
 const sent: { method: string; url: string; body: unknown }[] = [];

@@ -19,6 +19,7 @@ registerActionHandler('openDesktop', ({ variant }) => (
   </button>
 ));
 registerActionHandler('directLinkModal', () => null);
+registerActionHandler('bastionModal', () => null);
 
 const realMatchMedia = window.matchMedia;
 

@@ -127,6 +127,17 @@ export interface AppConfig {
   guacd: { host: string; port: number };
   /** the From of account mails (MAIL_FROM) */
   mailFrom: string;
+  /**
+   * The bastion: the port its SSH server listens on (BASTION_SSH_PORT; unset = no SSH bastion),
+   * the port that passes HTTPS through to guests by SNI (BASTION_HTTPS_PORT; unset = none) and
+   * the portal's own SSH key, which desktops' guests trust (BASTION_KEY_FILE; unset =
+   * `<DATA_DIR>/bastion/portal_ed25519`, made at the first need).
+   */
+  bastion: {
+    sshPort: number | undefined;
+    httpsPort: number | undefined;
+    keyFile: string | undefined;
+  };
 }
 
 const envSchema = {
@@ -165,6 +176,9 @@ const envSchema = {
     NODE_NAME: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$' },
     GUACD_HOST: { type: 'string', pattern: '^[A-Za-z0-9.:_-]{1,253}$' },
     GUACD_PORT: { type: 'string', pattern: '^\\d{1,5}$' },
+    BASTION_SSH_PORT: { type: 'string', pattern: '^\\d{1,5}$' },
+    BASTION_HTTPS_PORT: { type: 'string', pattern: '^\\d{1,5}$' },
+    BASTION_KEY_FILE: { type: 'string', minLength: 1 },
   },
 } as const;
 
@@ -299,7 +313,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mediaDownloadsPerUser: 3,
     mediaDownloadsTotal: 10,
     guacd: { host: env.GUACD_HOST || '127.0.0.1', port: Number(env.GUACD_PORT || 4822) },
+    bastion: {
+      sshPort: env.BASTION_SSH_PORT ? Number(env.BASTION_SSH_PORT) : undefined,
+      httpsPort: env.BASTION_HTTPS_PORT ? Number(env.BASTION_HTTPS_PORT) : undefined,
+      keyFile: env.BASTION_KEY_FILE ? resolve(cwd, env.BASTION_KEY_FILE) : undefined,
+    },
   };
+  if ((config.bastion.sshPort ?? 0) > 65535 || (config.bastion.httpsPort ?? 0) > 65535)
+    throw new Error('invalid environment: BASTION_SSH_PORT or BASTION_HTTPS_PORT out of range');
   if (config.guacd.port < 1 || config.guacd.port > 65535)
     throw new Error('invalid environment: GUACD_PORT out of range');
   if (

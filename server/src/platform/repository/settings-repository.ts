@@ -21,6 +21,8 @@ export interface Settings {
     domain: string | null;
     ssh_port: string | null;
     individual_domains: boolean;
+    /** the roles that may use it; absent or empty = every role */
+    roles?: string[];
   };
   login_config: Record<string, unknown>;
   status_bar: Record<string, unknown> | null;

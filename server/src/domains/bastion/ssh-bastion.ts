@@ -1,0 +1,199 @@
+/**
+ * The SSH bastion: one port for every target. `ssh -p <port> <target id>@<host>` signs in with a
+ * key of the target's authorized keys (the signature checked here); then the bastion signs in to
+ * the guest (its SSH port at the desktop's address, as `root`) with the portal's own key, which
+ * the guest trusts, and relays the session's shell, command, subsystem (sftp), terminal, window
+ * size, environment and signals, and the exit status. Refused (no more auth methods) while the
+ * target's SSH is disabled or its desktop is not running with an address. Guests' host keys are
+ * not checked: they are reached on the desktops' own network.
+ */
+import type { FastifyInstance } from 'fastify';
+import {
+  Client,
+  Server,
+  utils,
+  type ClientChannel,
+  type Connection,
+  type PseudoTtyInfo,
+  type ServerChannel,
+} from 'ssh2';
+import type { SshKeyPair } from './bastion-keys.ts';
+import { reachGuest, type Reach } from './bastion-reach.ts';
+
+/** The account of the guest the bastion signs in to. */
+export const GUEST_SSH_USER = 'root';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether one of the authorized_keys lines is this public key (its wire blob). */
+function keyListed(lines: readonly string[], blob: Buffer) {
+  for (const line of lines) {
+    const parsed = utils.parseKey(line);
+    const key = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (key && !(key instanceof Error) && key.getPublicSSH().equals(blob)) return key;
+  }
+  return undefined;
+}
+
+/** Pipes a client's channel and the guest's both ways, exit status included. */
+function relay(down: ServerChannel, up: ClientChannel) {
+  down.pipe(up).pipe(down);
+  up.stderr.pipe(down.stderr);
+  up.on('exit', (code: number | null, signal?: string) => {
+    if (signal) down.exit(signal.replace(/^SIG/, ''));
+    else down.exit(code ?? 0);
+  });
+  up.on('close', () => down.close());
+  down.on('close', () => up.close());
+}
+
+function relaySession(client: Connection, guest: Promise<Client>) {
+  client.on('session', (acceptSession) => {
+    const session = acceptSession();
+    let pty: PseudoTtyInfo | undefined;
+    const env: Record<string, string> = {};
+    let upstream: ClientChannel | undefined;
+    const ptyOptions = () =>
+      pty && {
+        term: pty.term,
+        rows: pty.rows,
+        cols: pty.cols,
+        width: pty.width,
+        height: pty.height,
+      };
+    const open = (
+      accept: () => ServerChannel,
+      reject: () => void,
+      start: (
+        guestClient: Client,
+        done: (err: Error | undefined, ch: ClientChannel) => void,
+      ) => void,
+    ) => {
+      guest.then(
+        (guestClient) =>
+          start(guestClient, (err, channel) => {
+            if (err) return reject();
+            upstream = channel;
+            relay(accept(), channel);
+          }),
+        () => reject(),
+      );
+    };
+    session.on('pty', (accept, _reject, info) => {
+      pty = info;
+      accept?.();
+    });
+    session.on('env', (accept, _reject, info) => {
+      env[info.key] = info.val;
+      accept?.();
+    });
+    session.on('window-change', (accept, _reject, info) => {
+      upstream?.setWindow(info.rows, info.cols, info.height, info.width);
+      accept?.();
+    });
+    session.on('signal', (accept, _reject, info) => {
+      upstream?.signal(info.name);
+      accept?.();
+    });
+    session.on('shell', (accept, reject) =>
+      open(accept, reject, (c, done) => c.shell(ptyOptions() ?? false, { env }, done)),
+    );
+    session.on('exec', (accept, reject, info) =>
+      open(accept, reject, (c, done) => c.exec(info.command, { env, pty: ptyOptions() }, done)),
+    );
+    session.on('subsystem', (accept, reject, info) =>
+      open(accept, reject, (c, done) => c.subsys(info.name, done)),
+    );
+  });
+}
+
+/** Signs in to the guest with the portal's key. */
+function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const guest = new Client();
+    guest
+      .on('ready', () => resolve(guest))
+      .on('error', reject)
+      .connect({
+        host: reach.ip,
+        port: reach.target.ssh.port,
+        username: GUEST_SSH_USER,
+        privateKey: portalKey.privateKey,
+        readyTimeout: 15_000,
+        hostVerifier: () => true,
+      });
+  });
+}
+
+export interface SshBastion {
+  close(): Promise<void>;
+  port: number;
+}
+
+export async function startSshBastion(
+  app: FastifyInstance,
+  options: { host: string; port: number; hostKey: SshKeyPair; portalKey: SshKeyPair },
+): Promise<SshBastion> {
+  const clients = new Set<Connection>();
+  const server = new Server({ hostKeys: [options.hostKey.privateKey] }, (client) => {
+    clients.add(client);
+    let reached: (Reach & { ok: true }) | undefined;
+    let guest: Promise<Client> | undefined;
+    client.on('authentication', (ctx) => {
+      if (ctx.method !== 'publickey') return ctx.reject(['publickey']);
+      void (async () => {
+        const target = UUID.test(ctx.username)
+          ? await app.bastion.byIdOrDomain({ id: ctx.username.toLowerCase() })
+          : undefined;
+        const key = target?.ssh.enabled
+          ? keyListed(target.ssh.authorized_keys, ctx.key.data)
+          : undefined;
+        if (!key) return ctx.reject(['publickey']);
+        // Without a signature the client only asks whether the key would do.
+        if (!ctx.signature || !ctx.blob) return ctx.accept();
+        if (key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true)
+          return ctx.reject(['publickey']);
+        const reach = await reachGuest(app, target, 'ssh');
+        if (!reach.ok) {
+          app.log.info({ target: target?.id, reason: reach.reason }, 'bastion ssh refused');
+          return ctx.reject(['publickey']);
+        }
+        reached = reach;
+        ctx.accept();
+      })().catch((err: unknown) => {
+        app.log.warn({ err }, 'bastion ssh authentication failed');
+        ctx.reject();
+      });
+    });
+    client.on('ready', () => {
+      if (!reached) return client.end();
+      guest = connectGuest(reached, options.portalKey);
+      guest.then(
+        (g) => {
+          g.on('close', () => client.end());
+          client.on('close', () => g.end());
+        },
+        (err: unknown) => {
+          app.log.warn({ err, target: reached?.target.id }, 'bastion ssh: the guest refused');
+          client.end();
+        },
+      );
+      relaySession(client, guest);
+    });
+    client.on('error', () => undefined);
+    client.on('close', () => clients.delete(client));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : options.port,
+    close: () =>
+      new Promise((resolve) => {
+        for (const c of clients) c.end();
+        server.close(() => resolve());
+      }),
+  };
+}
