@@ -88,11 +88,11 @@ function Navigation() {
   return null;
 }
 
-function renderLogin() {
+function renderLogin(path = '/login') {
   return render(
     <I18nextProvider i18n={testI18n}>
       <MantineProvider>
-        <MemoryRouter initialEntries={['/login']}>
+        <MemoryRouter initialEntries={[path]}>
           <Navigation />
           <Routes>
             <Route path="/login" element={<LoginPage />} />
@@ -193,6 +193,19 @@ describe('login page', () => {
     expect(button).toHaveAttribute(
       'href',
       '/authentication/login/oidc?category_id=default&redirect=/',
+    );
+  });
+
+  it("shows the message of a provider's refusal the sign-in came back with", async () => {
+    fakeServer(() => loginJwt);
+    renderLogin('/login?error=user_disallowed');
+    expect(await screen.findByTestId('login-error')).toHaveTextContent(
+      testI18n.t('errors:user_disallowed'),
+    );
+    cleanup();
+    renderLogin('/login?error=no_such_refusal');
+    expect(await screen.findByTestId('login-error')).toHaveTextContent(
+      testI18n.t('errors:generic'),
     );
   });
 

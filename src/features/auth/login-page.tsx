@@ -14,6 +14,7 @@ import {
   Title,
 } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
+import { useSearchParams } from 'react-router';
 import type { SessionUserCategory, SessionUserProviders } from '@/generated/types';
 import { operations } from '@/generated/api';
 import { resourceOf } from '@/generated/resources';
@@ -26,7 +27,7 @@ import { followLink, navigateTo } from '@/lib/navigation';
 import { decodeToken, getToken, rememberLoginCategory, tokenType } from '@/lib/token';
 import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
-import { loginErrorText, type LoginErrorText } from './login-errors';
+import { loginErrorText, refusalText, type LoginErrorText } from './login-errors';
 
 export interface LoginPageProps {
   /** Starts loading the application while the user types (the app composes it). */
@@ -71,7 +72,9 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const [categoryId, setCategoryId] = useState('');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<LoginErrorText | null>(null);
+  // a provider's sign-in that was refused comes back here with the refusal's code
+  const [search] = useSearchParams();
+  const [error, setError] = useState<LoginErrorText | null>(() => refusalText(search.get('error')));
   const [choice, setChoice] = useState<CategoryChoice | null>(storedChoice);
 
   useEffect(() => {

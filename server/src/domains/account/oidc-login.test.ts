@@ -87,10 +87,10 @@ const signIn = async (account = nora) => {
   );
 };
 
-const expectRefused = async (res: LightMyRequestResponse, status: number, code: string) => {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json().description_code).toBe(code);
-  expect(res.headers.location).toBeUndefined();
+/** A refusal sends the browser back to the login page with its code, and opens no session. */
+const expectRefused = (res: LightMyRequestResponse, code: string) => {
+  expect(res.statusCode, res.body).toBe(302);
+  expect(res.headers.location).toBe(`/login?error=${code}`);
   expect(String(res.headers['set-cookie'] ?? '')).not.toContain('authorization=');
 };
 
@@ -218,15 +218,14 @@ describe('the OpenID Connect provider of a category', () => {
     const { location, cookie } = await begin();
     const back = await idp.signIn(location.toString(), nora.username, nora.password);
     const stolen = await callback(back, '');
-    await expectRefused(stolen, 401, 'oidc_state_invalid');
-    expectErrorShape(stolen.json(), 'invalid_token');
+    expectRefused(stolen, 'oidc_state_invalid');
     const before = await sessionCount();
     // the refusal used the state up: its own browser cannot use it either
-    await expectRefused(await callback(back, cookie), 401, 'oidc_state_invalid');
+    expectRefused(await callback(back, cookie), 'oidc_state_invalid');
     const fresh = await begin();
     const freshBack = await idp.signIn(fresh.location.toString(), nora.username, nora.password);
     expect((await callback(freshBack, fresh.cookie)).statusCode).toBe(302);
-    await expectRefused(await callback(freshBack, fresh.cookie), 401, 'oidc_state_invalid');
+    expectRefused(await callback(freshBack, fresh.cookie), 'oidc_state_invalid');
     expect(await sessionCount()).toBe(before + 1);
   });
 
@@ -249,8 +248,7 @@ describe('the OpenID Connect provider of a category', () => {
     const before = await sessionCount();
     idp.tamperNextIdToken(change);
     const res = await signIn();
-    await expectRefused(res, 401, 'oidc_token_invalid');
-    expectErrorShape(res.json(), 'invalid_token');
+    expectRefused(res, 'oidc_token_invalid');
     expect(await sessionCount()).toBe(before);
   });
 
@@ -260,15 +258,23 @@ describe('the OpenID Connect provider of a category', () => {
     const back = new URL(await idp.signIn(location.toString(), nora.username, nora.password));
     expect(back.searchParams.get('iss')).toBe(idp.issuer);
     back.searchParams.set('iss', 'https://sso.elsewhere.test');
-    await expectRefused(await callback(back.toString(), cookie), 401, 'oidc_token_invalid');
+    expectRefused(await callback(back.toString(), cookie), 'oidc_token_invalid');
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it("refuses the provider's own error answer with login_failed, leaving no session", async () => {
+    const before = await sessionCount();
+    const { location, cookie } = await begin();
+    const state = location.searchParams.get('state') ?? '';
+    const denied = `${PORTAL}/authentication/callback?state=${state}&error=access_denied`;
+    expectRefused(await callback(denied, cookie), 'login_failed');
     expect(await sessionCount()).toBe(before);
   });
 
   it('refuses an address outside the allowed domains with user_disallowed', async () => {
     const before = await sessionCount();
     const res = await signIn(pau);
-    await expectRefused(res, 403, 'user_disallowed');
-    expectErrorShape(res.json(), 'user_disallowed');
+    expectRefused(res, 'user_disallowed');
     expect(await sessionCount()).toBe(before);
     expect(await t.app.users.findByProvider(pau.sub, CATEGORY, 'oidc')).toBeUndefined();
   });
