@@ -4,7 +4,8 @@
  * resource with a write-only secret, a first sign-in that registers the person into the mapped
  * group and role and opens a session like a form login, and the refusals (a state used twice or
  * from another browser, an ID token with another nonce, for another audience or expired, an address
- * outside the allowed domains), each answered with our error body and leaving no session.
+ * outside the allowed domains, the provider's own error), each sending the browser back to the
+ * login page with its code and leaving no session; and the starts a client address may make.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
@@ -18,6 +19,7 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { addCategory, addGroup } from '../../../test/support/fixtures.ts';
+import { OIDC_STARTS } from '../../platform/auth/attempt-windows.ts';
 import {
   OIDC_ACCOUNTS,
   OIDC_CLIENT_ID,
@@ -187,6 +189,29 @@ describe('the OpenID Connect provider of a category', () => {
     });
     expect(other.statusCode).toBe(400);
     expectErrorShape(other.json(), 'bad_request');
+  });
+
+  it('answers too_many_requests to a client address past its starts, counted in the database', async () => {
+    const start = (remoteAddress: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: `/authentication/login/oidc?category_id=${CATEGORY}`,
+        remoteAddress,
+      });
+    const starts = await Promise.all(
+      Array.from({ length: OIDC_STARTS.max }, () => start('192.0.2.50')),
+    );
+    expect(starts.map((res) => res.statusCode)).toEqual(starts.map(() => 302));
+    const refused = await start('192.0.2.50');
+    expect(refused.statusCode).toBe(429);
+    expectErrorShape(refused.json(), 'too_many_requests');
+    expect(refused.headers['retry-after']).toBeDefined();
+    const [row] = await t.app.database.query<{ count: number }>(
+      "SELECT count FROM login_attempts WHERE key = 'oidc-start:192.0.2.50'",
+    );
+    expect(row?.count).toBe(OIDC_STARTS.max + 1);
+    // another address still starts
+    expect((await start('192.0.2.51')).statusCode).toBe(302);
   });
 
   it('registers the person at the first sign-in and opens a session as a form login does', async () => {

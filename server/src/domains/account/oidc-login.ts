@@ -7,7 +7,8 @@
  * the sign-in out of the table (so a state works once, whatever happens next), checks the cookie,
  * exchanges the code and verifies the ID token. The person is then the account of provider `oidc`
  * whose uid is the token's `sub` in that category: a first login registers them into the group
- * and role the provider maps, later logins refresh their name. A category whose provider is no
+ * and role the provider maps, later logins refresh their name. Starts are counted per client
+ * address in PostgreSQL (OIDC_STARTS, shared by every node): past the limit a start is 429. A category whose provider is no
  * longer enabled, or an address outside the provider's allowed domains, is `user_disallowed`.
  * Every refusal leaves no session.
  */
@@ -15,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { eq, lt } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
+import { countAttempt, OIDC_STARTS } from '../../platform/auth/attempt-windows.ts';
 import {
   authorizationUrl,
   discover,
@@ -96,6 +98,7 @@ export async function startOidcLogin(
     throw new ApiError('bad_request', 'Provider oidc is not enabled', 'provider_not_enabled', {
       provider: OIDC_PROVIDER,
     });
+  await countAttempt(app, OIDC_STARTS, request.ip);
   const client = clientOf(config);
   const metadata = await guarded(request, () => discover(client.issuer));
   const secrets = newSecrets();
