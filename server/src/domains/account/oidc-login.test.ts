@@ -304,3 +304,146 @@ describe('the OpenID Connect provider of a category', () => {
     expect(await t.app.users.findByProvider(pau.sub, CATEGORY, 'oidc')).toBeUndefined();
   });
 });
+
+describe('the category a sign-in guesses from a claim, and the registration code', () => {
+  const ACADEMY = 'academy';
+  const GROUP2 = 'academy-sso';
+  const CODE_GROUP = 'academy-coded';
+  let ownId: string;
+  let siblingId: string;
+
+  /** A sign-in whose ID token carries these values of the category claim. */
+  const signInWith = (schools: string[], account = nora) => {
+    idp.tamperNextIdToken((claims) => ({ ...claims, schools }));
+    return signIn(account);
+  };
+  const cookieToken = (res: LightMyRequestResponse) =>
+    /authorization=([^;]+)/.exec(String(res.headers['set-cookie']))?.[1] ?? '';
+  /** The login call continuing with a step's token. */
+  const continueWith = (token: string, categoryId: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: `/authentication/login?provider=form&category_id=${categoryId}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+
+  beforeAll(async () => {
+    await addCategory(t.app, ACADEMY);
+    await addGroup(t.app, GROUP2, ACADEMY);
+    await addGroup(t.app, CODE_GROUP, ACADEMY);
+    await t.app.database.query(
+      `UPDATE groups SET enrollment = '{"advanced":"ACADEMY-CODE"}'::jsonb WHERE id = $1`,
+      [CODE_GROUP],
+    );
+    const list = await api('GET', '/admin/oidc-providers');
+    ownId = list.json<{ id: string }[]>()[0]?.id ?? '';
+  });
+
+  it('takes a category regex that compiles, and a sibling of the same issuer and client', async () => {
+    const bad = await api('PUT', `/admin/oidc-providers/${ownId}`, { category_regex: '(' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().description_code).toBe('category_regex_invalid');
+    const own = await api('PUT', `/admin/oidc-providers/${ownId}`, {
+      category_attribute: 'schools',
+      category_regex: '^school$',
+      allowed_domains: null,
+    });
+    expect(own.statusCode, own.body).toBe(200);
+    const sibling = await api('POST', '/admin/oidc-providers', {
+      category_id: ACADEMY,
+      label: 'School 2 account',
+      issuer: idp.issuer,
+      client_id: OIDC_CLIENT_ID,
+      client_secret: OIDC_CLIENT_SECRET,
+      category_regex: '^(school|academy)$',
+      group_id: GROUP2,
+      role: 'user',
+    });
+    expect(sibling.statusCode, sibling.body).toBe(200);
+    siblingId = sibling.json<{ id: string }>().id;
+    expect((await api('GET', `/admin/oidc-providers/${siblingId}`)).json()).toMatchObject({
+      category_attribute: null,
+      category_regex: '^(school|academy)$',
+      registration_code_required: false,
+    });
+  });
+
+  it('signs in to the one category whose regex matches, registering the person there', async () => {
+    const res = await signInWith(['academy']);
+    expect(res.statusCode, res.body).toBe(302);
+    expect(decodePayload(cookieToken(res)).data).toMatchObject({
+      provider: 'oidc',
+      category_id: ACADEMY,
+      group_id: GROUP2,
+      role_id: 'user',
+    });
+  });
+
+  it('answers category-select for several matches, and the chosen one logs in', async () => {
+    const res = await signInWith(['school', 'other']);
+    expect(res.statusCode, res.body).toBe(302);
+    expect(res.headers.location).toBe('/desktops');
+    const token = cookieToken(res);
+    const claims = decodePayload(token);
+    expect(claims.type).toBe('category-select');
+    expect(claims.categories).toEqual([
+      { id: ACADEMY, name: ACADEMY },
+      { id: CATEGORY, name: CATEGORY },
+    ]);
+    expect((await continueWith(token, 'default')).statusCode).toBe(403);
+    const chosen = await continueWith(token, CATEGORY);
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(decodePayload(chosen.body).data).toMatchObject({
+      category_id: CATEGORY,
+      group_id: GROUP,
+      name: nora.name,
+    });
+  });
+
+  it('refuses a person whose claim matches no category with user_disallowed', async () => {
+    const before = await sessionCount();
+    expectRefused(await signInWith(['elsewhere']), 'user_disallowed');
+    expectRefused(await signInWith([]), 'user_disallowed');
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it('asks an unknown person for a registration code of the category, whose group they join', async () => {
+    const coded = await api('PUT', `/admin/oidc-providers/${siblingId}`, {
+      registration_code_required: true,
+    });
+    expect(coded.statusCode, coded.body).toBe(200);
+    const res = await signInWith(['academy'], pau);
+    expect(res.statusCode, res.body).toBe(302);
+    const token = cookieToken(res);
+    expect(decodePayload(token)).toMatchObject({
+      type: 'register',
+      provider: 'oidc',
+      category_id: ACADEMY,
+      username: pau.username,
+    });
+    expect(await t.app.users.findByProvider(pau.sub, ACADEMY, 'oidc')).toBeUndefined();
+    const register = (code: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v3/user/register',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { code },
+      });
+    expect((await register('NOT-A-CODE')).json().description_code).toBe('code_not_found');
+    const made = await register('ACADEMY-CODE');
+    expect(made.statusCode, made.body).toBe(200);
+    const login = await continueWith(token, ACADEMY);
+    expect(login.statusCode, login.body).toBe(200);
+    expect(decodePayload(login.body).data).toMatchObject({
+      provider: 'oidc',
+      category_id: ACADEMY,
+      group_id: CODE_GROUP,
+      role_id: 'advanced',
+      name: pau.name,
+    });
+    // the step logs in once; the person's next sign-in is their account's
+    expect((await continueWith(token, ACADEMY)).statusCode).toBe(403);
+    const again = await signInWith(['academy'], pau);
+    expect(decodePayload(cookieToken(again)).data).toMatchObject({ group_id: CODE_GROUP });
+  });
+});

@@ -31,9 +31,10 @@ import {
   specialTokenOf,
 } from '../account-tokens.ts';
 import accountMailRoutes from './account-mail.ts';
-import { ldapSignIn } from '../ldap-login.ts';
+import { LDAP_PROVIDER, ldapMapping, ldapSignIn } from '../ldap-login.ts';
+import { continueSsoChoice, ssoChoiceOf, type SsoOutcome } from '../sso-accounts.ts';
 import { enabledLdapLabels, enabledOidcButtons } from '../../directory/index.ts';
-import { sendOidcStart } from '../oidc-login.ts';
+import { oidcMapping, sendOidcStart } from '../oidc-login.ts';
 import oidcRoutes from './oidc.ts';
 import {
   SECOND_FACTOR_TYPES,
@@ -43,6 +44,7 @@ import {
   type SecondFactorStepType,
 } from '../second-factor.ts';
 import secondFactorRoutes from './second-factor.ts';
+import { sendToken } from './send-token.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -85,28 +87,6 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     group_id: s.groupId,
     name: s.name,
   });
-
-  /** The token as the body, or (with a redirect) only as the cookie of a 302 to that page. */
-  const sendToken = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    jwt: string,
-    maxAge: number,
-    redirect?: string,
-  ) => {
-    const secure = request.protocol === 'https' ? '; Secure' : '';
-    reply
-      .header('cache-control', 'no-store')
-      .header(
-        'set-cookie',
-        `authorization=${jwt}; Path=/; Max-Age=${maxAge}; SameSite=Strict${secure}`,
-      );
-    if (redirect) return reply.code(302).header('location', redirect).send();
-    return reply
-      .header('authorization', `Bearer ${jwt}`)
-      .type('text/plain; charset=utf-8')
-      .send(jwt);
-  };
 
   const sendStep = async (
     request: FastifyRequest,
@@ -170,6 +150,12 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     return sendToken(request, reply, jwt, times.expiration, redirect);
   };
 
+  /** A directory's or provider's sign-in: its account logs in, or its step's token answers. */
+  const finishOutcome = (outcome: SsoOutcome, request: FastifyRequest, reply: FastifyReply) =>
+    'step' in outcome
+      ? sendToken(request, reply, outcome.step.token, outcome.step.seconds)
+      : finishLogin(outcome.user, request, reply);
+
   /** A step token continues the login of its user (the remaining checks still apply). */
   const continueStep = async (
     type: SpecialTokenType,
@@ -206,7 +192,10 @@ export default async function authenticationRoutes(app: FastifyInstance) {
    */
   const continueRegister = async (request: FastifyRequest, reply: FastifyReply) => {
     const claims = asRegister(await specialTokenOf(app, request, ['register']));
-    const user = await app.users.findLocal(claims.username, claims.category_id);
+    const user =
+      claims.provider === 'local'
+        ? await app.users.findLocal(claims.username, claims.category_id)
+        : await app.users.findByProvider(claims.uid, claims.category_id, claims.provider);
     if (!user)
       throw new ApiError('unauthorized', 'The account is not registered yet', 'invalid_token');
     if (!(await app.users.useEmailVerification(user.id, claims.jti))) throw invalidToken();
@@ -221,6 +210,14 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   ) => {
     const claims = asCategorySelect(await specialTokenOf(app, request, ['category-select']));
     if (!categoryId || !claims.categories.some((c) => c.id === categoryId)) throw invalidToken();
+    const choice = ssoChoiceOf(claims);
+    if (choice) {
+      const mapping = await (choice.provider === LDAP_PROVIDER ? ldapMapping : oidcMapping)(
+        app,
+        categoryId,
+      );
+      return finishOutcome(await continueSsoChoice(app, request, choice, mapping), request, reply);
+    }
     const user = await app.users.findLocal(claims.username, categoryId);
     if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
     return finishLogin(user, request, reply);
@@ -323,15 +320,17 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       const local = await app.users.findLocal(username, categoryId);
       const ok = await verifyPassword(local?.passwordHash, password);
       // local accounts first, then the category's directory when it has one enabled
-      const user =
-        ok && local ? local : await ldapSignIn(app, request, username, password, categoryId);
-      if (!user) {
+      const outcome =
+        ok && local
+          ? { user: local }
+          : await ldapSignIn(app, request, username, password, categoryId);
+      if (!outcome) {
         const until = await app.loginThrottle.fail(key, request.ip);
         if (until) throw tooManyRequests(until);
         throw invalidCredentials();
       }
       await app.loginThrottle.succeed(key);
-      return finishLogin(user, request, reply);
+      return finishOutcome(outcome, request, reply);
     });
   });
 

@@ -13,6 +13,7 @@ import { ApiError } from '../../../platform/http/api-error.ts';
 import { route } from '../../../platform/http/route.ts';
 import type { UserRow } from '../../../platform/db/schema.ts';
 import { CALLBACK_PATH, finishOidcLogin, OIDC_STATE_COOKIE, sendOidcStart } from '../oidc-login.ts';
+import { sendToken } from './send-token.ts';
 
 /** The login page a refused sign-in returns to, with the refusal's code. */
 export const LOGIN_PAGE = '/login';
@@ -42,8 +43,12 @@ export default async function oidcRoutes(app: FastifyInstance, options: OidcRout
   route(app, 'session.callback', async (request, reply) => {
     reply.header('set-cookie', `${OIDC_STATE_COOKIE}=; Path=${CALLBACK_PATH}; Max-Age=0`);
     try {
-      const { user, redirect } = await finishOidcLogin(app, request, request.query);
-      return await options.finishLogin(user, request, reply, redirect);
+      const { outcome, redirect } = await finishOidcLogin(app, request, request.query);
+      // a step's token (category-select, register) leads through the page, whose guard opens
+      // the step's page
+      if ('step' in outcome)
+        return sendToken(request, reply, outcome.step.token, outcome.step.seconds, redirect);
+      return await options.finishLogin(outcome.user, request, reply, redirect);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       request.log.info({ code: error.descriptionCode }, 'OpenID Connect sign-in refused');
