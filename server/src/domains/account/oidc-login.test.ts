@@ -254,6 +254,40 @@ describe('the OpenID Connect provider of a category', () => {
     expect(await sessionCount()).toBe(before + 1);
   });
 
+  it("logs out through the provider's end-session endpoint, back to the login page", async () => {
+    const res = await signIn();
+    const jwt = /authorization=([^;]+)/.exec(String(res.headers['set-cookie']))?.[1] ?? '';
+    const logout = await injectWithToken(t.app, jwt, {
+      method: 'POST',
+      url: '/authentication/logout',
+    });
+    answers.push(logout);
+    expect(logout.statusCode, logout.body).toBe(200);
+    const redirect = new URL(logout.json<{ redirect: string }>().redirect);
+    expect(`${redirect.origin}${redirect.pathname}`).toBe(`${idp.issuer}/session/end`);
+    expect(redirect.searchParams.get('post_logout_redirect_uri')).toBe(`${PORTAL}/login`);
+    expect(redirect.searchParams.get('client_id')).toBe(OIDC_CLIENT_ID);
+    expect(decodePayload(redirect.searchParams.get('id_token_hint') ?? '')).toMatchObject({
+      iss: idp.issuer,
+      sub: nora.sub,
+      aud: OIDC_CLIENT_ID,
+    });
+    // the provider takes the request: it asks the person to confirm the logout
+    const confirm = await fetch(redirect);
+    expect(confirm.status).toBe(200);
+    expect(await confirm.text()).toContain('logout');
+    // the session is over; a form account's logout stays local
+    expect(
+      (await injectWithToken(t.app, jwt, { method: 'GET', url: '/api/v3/user' })).statusCode,
+    ).toBe(401);
+    const local = await injectWithToken(t.app, admin, {
+      method: 'POST',
+      url: '/authentication/logout',
+    });
+    expect(local.json()).toEqual({});
+    admin = await login(t.app, 'admin');
+  });
+
   it('accepts an ID token the provider signed again unchanged (the checks below are on claims)', async () => {
     idp.tamperNextIdToken((claims) => claims);
     expect((await signIn()).statusCode).toBe(302);

@@ -31,6 +31,7 @@ import { oidcLogins, type AdminOidcProviderRow } from '../../platform/db/schema.
 import { enabledOidcProvider, oidcSiblings, type OidcIssuerConfig } from '../directory/index.ts';
 import { ssoSignIn, textsOf, type SsoMapping, type SsoOutcome } from './sso-accounts.ts';
 import { linkBase } from './links.ts';
+import { rememberIdToken } from './oidc-logout.ts';
 
 /** The provider name of the accounts an OpenID Connect provider registers. */
 export const OIDC_PROVIDER = 'oidc';
@@ -273,5 +274,6 @@ export async function finishOidcLogin(
     mappingOf(config),
     guess,
   );
+  if ('user' in outcome) await rememberIdToken(app, outcome.user.id, tokens.idToken);
   return { outcome, redirect: pending.redirect };
 }

@@ -35,6 +35,7 @@ import { LDAP_PROVIDER, ldapMapping, ldapSignIn } from '../ldap-login.ts';
 import { continueSsoChoice, ssoChoiceOf, type SsoOutcome } from '../sso-accounts.ts';
 import { enabledLdapLabels, enabledOidcButtons } from '../../directory/index.ts';
 import { oidcMapping, sendOidcStart } from '../oidc-login.ts';
+import { oidcLogout } from '../oidc-logout.ts';
 import oidcRoutes from './oidc.ts';
 import {
   SECOND_FACTOR_TYPES,
@@ -363,7 +364,8 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     if (!isLoginClaims(claims))
       throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
     await app.sessions.revoke(claims.session_id);
-    return {};
+    // an OpenID Connect session also ends at its provider's end-session endpoint when it has one
+    return oidcLogout(app, request, claims);
   });
 
   route(app, 'session.check', async () => ({}), { skipMaintenance: true });
