@@ -88,11 +88,11 @@ function Navigation() {
   return null;
 }
 
-function renderLogin(path = '/login') {
+function renderLogin() {
   return render(
     <I18nextProvider i18n={testI18n}>
       <MantineProvider>
-        <MemoryRouter initialEntries={[path]}>
+        <MemoryRouter initialEntries={['/login']}>
           <Navigation />
           <Routes>
             <Route path="/login" element={<LoginPage />} />
@@ -198,15 +198,19 @@ describe('login page', () => {
 
   it("shows the message of a provider's refusal the sign-in came back with", async () => {
     fakeServer(() => loginJwt);
-    renderLogin('/login?error=user_disallowed');
+    // the page reads the address itself: it may show before the router starts
+    window.history.replaceState(null, '', '/login?error=user_disallowed');
+    renderLogin();
     expect(await screen.findByTestId('login-error')).toHaveTextContent(
       testI18n.t('errors:user_disallowed'),
     );
     cleanup();
-    renderLogin('/login?error=no_such_refusal');
+    window.history.replaceState(null, '', '/login?error=no_such_refusal');
+    renderLogin();
     expect(await screen.findByTestId('login-error')).toHaveTextContent(
       testI18n.t('errors:generic'),
     );
+    window.history.replaceState(null, '', '/');
   });
 
   it('shows an unreachable directory as a message, not the maintenance page', () => {

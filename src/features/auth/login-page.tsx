@@ -14,7 +14,6 @@ import {
   Title,
 } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
-import { useSearchParams } from 'react-router';
 import type { SessionUserCategory, SessionUserProviders } from '@/generated/types';
 import { operations } from '@/generated/api';
 import { resourceOf } from '@/generated/resources';
@@ -72,9 +71,11 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const [categoryId, setCategoryId] = useState('');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  // a provider's sign-in that was refused comes back here with the refusal's code
-  const [search] = useSearchParams();
-  const [error, setError] = useState<LoginErrorText | null>(() => refusalText(search.get('error')));
+  // a provider's sign-in that was refused comes back here with the refusal's code (the page may
+  // show outside the router: the address is read as it is)
+  const [error, setError] = useState<LoginErrorText | null>(() =>
+    refusalText(new URLSearchParams(window.location.search).get('error')),
+  );
   const [choice, setChoice] = useState<CategoryChoice | null>(storedChoice);
 
   useEffect(() => {
