@@ -101,7 +101,9 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
     setError(null);
     // The account steps that may follow (disclaimer, expired password) continue in this category.
     rememberLoginCategory(params.categoryId);
-    const result = await login({ username, password, ...params });
+    // a category chosen from a token continues with that token alone: the person may have typed
+    // nothing (a provider's sign-in), and an empty username is no login form
+    const result = await login(params.token ? params : { username, password, ...params });
     if (result.categories) {
       setChoice({ categories: result.categories, token: getToken() });
       return;
