@@ -194,7 +194,12 @@ async function send(op: Operation, c: FuzzCase, token: string | undefined): Prom
   });
   try {
     return await Promise.race([
-      t.app.inject(options).then((res) => ({ status: res.statusCode, body: res.body })),
+      t.app.inject(options).then((res) => ({
+        status: res.statusCode,
+        body: res.body,
+        location: typeof res.headers.location === 'string' ? res.headers.location : undefined,
+        cookies: String(res.headers['set-cookie'] ?? ''),
+      })),
       timeout,
     ]);
   } catch (err) {

@@ -219,6 +219,34 @@ describe('register (token from the query, after: continueLogin)', () => {
     expect(getToken()).toBe(loginJwt);
   });
 
+  it("asks a provider's person only for the code, with the stored register token", async () => {
+    const ssoJwt = jwt({
+      kid: 'isardvdi',
+      type: 'register',
+      provider: 'oidc',
+      user_id: 'sub-1',
+      category_id: 'cat1',
+      exp: inAnHour(),
+    });
+    setToken(ssoJwt);
+    const calls = fakeServer({
+      'POST /api/v3/user/register': () => json({ id: 'new-id' }),
+      'POST /authentication/login': () => text(loginJwt),
+    });
+    renderForm('session', 'register', '/register', '/register');
+    await screen.findByRole('heading', { name: 'Register' });
+    expect(document.getElementById(fieldDomId('session', 'password'))).toBeNull();
+    expect(document.getElementById(fieldDomId('session', 'password_confirmation'))).toBeNull();
+    type('session', 'code', 'ENROL-1');
+    fireEvent.click(screen.getByRole('button', { name: 'Register' }));
+    await where('/desktops');
+    const [registered, login] = calls;
+    expect(registered?.bearer).toBe(ssoJwt);
+    expect(registered?.body).toEqual({ code: 'ENROL-1' });
+    expect(login?.bearer).toBe(ssoJwt);
+    expect(login?.query.get('category_id')).toBe('cat1');
+  });
+
   it('shows a mismatched confirmation on its field and calls nothing', async () => {
     const calls = fakeServer({});
     renderForm('session', 'register', '/register', `/register?token=${registerJwt}`);

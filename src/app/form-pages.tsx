@@ -17,9 +17,11 @@ import { OperationFormPage as OperationForm } from '@/resources/form/operation-f
 import { registerPreview } from '@/resources/form/preview-registry';
 import { ResourceFormPage } from '@/resources/form/resource-form-page';
 import { desktopFormExtension } from '@/features/desktop-form/desktop-form-extension';
+import { registerFormExtension as registerForm } from '@/features/auth/register-form-extension';
 import type { PageProps } from './pages';
 
 registerFormExtension('desktopForm', desktopFormExtension);
+registerFormExtension('registerForm', registerForm);
 registerPreview('document', DocumentPreview);
 // An answer shown field by field through the cell renderers (a secret to copy).
 registerPreview('fields', ({ resource, type, value }) =>

@@ -5,10 +5,12 @@
  * disclaimer and lands on the desktops as a user of Class A. OpenID Connect sign-in through the
  * login page's button: a real provider (oidc-provider, tests/support/oidc-idp.ts) on loopback is
  * the demo category's; a person the portal has never seen signs in on the provider's own page and
- * comes back to the desktops. SAML sign-in the same way: a real identity provider (samlify,
- * tests/support/saml-idp.ts) on loopback, whose page posts the signed answer back to the portal.
- * The directory and the providers are removed afterwards, so the other specs of the worker's portal
- * see the form as before.
+ * comes back to the desktops; their logout ends the provider's session too, a refused sign-in
+ * comes back to the login page with its message, and a claim whose values match the regexes of
+ * two categories' providers shows the category choice. SAML sign-in the same way: a real identity
+ * provider (samlify, tests/support/saml-idp.ts) on loopback, whose page posts the signed answer
+ * back to the portal. The directory and the providers are removed afterwards, so the other specs
+ * of the worker's portal see the form as before.
  */
 import { expect, test } from './fixtures';
 import { apiAs, apiToken } from './helpers';
@@ -35,12 +37,14 @@ let idp: OidcIdp | undefined;
 let oidcProviderId: string | undefined;
 let samlIdp: SamlIdp | undefined;
 let samlProviderId: string | undefined;
+let siblingProviderId: string | undefined;
 
 test.afterAll(async ({ portal }) => {
   const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
   if (directoryId) await admin.delete(`/api/v3/admin/ldap-providers/${directoryId}`);
   if (oidcProviderId) await admin.delete(`/api/v3/admin/oidc-providers/${oidcProviderId}`);
   if (samlProviderId) await admin.delete(`/api/v3/admin/saml-providers/${samlProviderId}`);
+  if (siblingProviderId) await admin.delete(`/api/v3/admin/oidc-providers/${siblingProviderId}`);
   await admin.dispose();
   await slapd?.stop();
   await idp?.stop();
@@ -189,6 +193,85 @@ test('a person signs in with SAML through the login page button', async ({ page,
     name: person.name,
     provider: 'saml',
     group_name: 'Class A',
+  });
+  await me.dispose();
+});
+
+test('an OpenID Connect person logs out through the provider, and a claim matching two categories asks which', async ({
+  page,
+  portal,
+}) => {
+  if (!idp || !oidcProviderId) throw new Error('the sign-in test above configures the provider');
+  const [person] = OIDC_ACCOUNTS;
+  if (!person) throw new Error('no account at the test provider');
+  const signIn = async () => {
+    await page.goto('/login');
+    await page.getByTestId('login-oidc').click();
+    await page.getByLabel('Username').fill(person.username);
+    await page.getByLabel('Password').fill(person.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  };
+  await signIn();
+  await expect(page).toHaveURL(/\/desktops$/, { timeout: 15_000 });
+  // the logout goes through the provider's end-session page and back to the login page
+  await page.getByTestId('logout').click();
+  await expect(page).toHaveURL(new RegExp(`^${idp.issuer}/session/end`));
+  await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+  await expect(page).toHaveURL(/\/login$/);
+
+  // a refused sign-in comes back to the login page, which says why
+  await page.goto('/authentication/callback?state=not-a-state');
+  await expect(page).toHaveURL(/\/login\?error=oidc_state_invalid$/);
+  await expect(page.getByTestId('login-error')).toHaveText(
+    'This sign-in has expired or was already used. Start again from the login page.',
+  );
+
+  // the provider's claim names both the demo category and the second school
+  const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
+  const own = await admin.put(`/api/v3/admin/oidc-providers/${oidcProviderId}`, {
+    data: { category_attribute: 'schools', category_regex: '^default$' },
+  });
+  expect(own.status(), await own.text()).toBe(200);
+  // the second school's provider (another spec of this portal may have made a disabled one)
+  const sso = {
+    label: 'Second school account',
+    enabled: true,
+    issuer: idp.issuer,
+    client_id: OIDC_CLIENT_ID,
+    client_secret: OIDC_CLIENT_SECRET,
+    category_regex: '^school2$',
+    group_id: 'school2-default',
+    role: 'user',
+  };
+  const listed = (await (await admin.get('/api/v3/admin/oidc-providers')).json()) as {
+    id: string;
+    category_id: string;
+  }[];
+  const made = listed.find((p) => p.category_id === 'school2');
+  const sibling = made
+    ? await admin.put(`/api/v3/admin/oidc-providers/${made.id}`, { data: sso })
+    : await admin.post('/api/v3/admin/oidc-providers', {
+        data: { ...sso, category_id: 'school2' },
+      });
+  expect(sibling.status(), await sibling.text()).toBe(200);
+  siblingProviderId = made?.id ?? ((await sibling.json()) as { id: string }).id;
+  await admin.dispose();
+  idp.tamperNextIdToken((claims) => ({ ...claims, schools: ['default', 'school2'] }));
+  await signIn();
+  await expect(page.getByRole('heading', { name: 'Select a category' })).toBeVisible({
+    timeout: 15_000,
+  });
+  await page.getByRole('button', { name: 'Second school' }).click();
+  await expect(page).toHaveURL(/\/(desktops|disclaimer)$/, { timeout: 15_000 });
+  if (page.url().endsWith('/disclaimer'))
+    await page.getByRole('button', { name: 'Accept' }).click();
+  await expect(page).toHaveURL(/\/desktops$/);
+  const token = (await page.context().cookies()).find((c) => c.name === 'vdiportal_session');
+  const me = await apiAs(portal.url, decodeURIComponent(token?.value ?? ''));
+  expect(await (await me.get('/api/v3/user')).json()).toMatchObject({
+    username: person.username,
+    provider: 'oidc',
+    category_name: 'Second school',
   });
   await me.dispose();
 });

@@ -104,7 +104,10 @@ async function formOf(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-/** Starts the provider; `redirectUris` are the client's callback addresses. */
+/**
+ * Starts the provider; `redirectUris` are the client's callback addresses (the login page of
+ * their origin is where a logout through the provider returns).
+ */
 export async function startOidcIdp(redirectUris: string[]): Promise<OidcIdp> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
@@ -121,6 +124,8 @@ export async function startOidcIdp(redirectUris: string[]): Promise<OidcIdp> {
         client_id: OIDC_CLIENT_ID,
         client_secret: OIDC_CLIENT_SECRET,
         redirect_uris: redirectUris,
+        // the portal's login page, where its logout through this provider comes back
+        post_logout_redirect_uris: redirectUris.map((uri) => new URL('/login', uri).toString()),
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',

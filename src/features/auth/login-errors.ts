@@ -3,7 +3,8 @@ import type { ApiError } from '@/providers/http-client';
 import { formatTime } from '@/lib/dates';
 
 export interface LoginErrorText {
-  key: string;
+  /** The message's key, with the keys to fall back on when the catalogue has no such text. */
+  key: string | string[];
   values?: Record<string, string>;
   /** 503: the page goes to /maintenance instead of showing a message. */
   maintenance?: boolean;
@@ -46,4 +47,16 @@ export function loginErrorText(
     default:
       return { key: 'errors:generic' };
   }
+}
+
+/** A code the catalogue may name: lower-case words joined by underscores. */
+const CODE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/**
+ * The message of a refusal a provider's sign-in sent back to the login page (`?error=<code>`):
+ * the error texts' catalogue's text of that code, else the generic one; nothing without a code.
+ */
+export function refusalText(code: string | null): LoginErrorText | null {
+  if (!code) return null;
+  return { key: CODE.test(code) ? [`errors:${code}`, 'errors:generic'] : 'errors:generic' };
 }

@@ -209,6 +209,23 @@ describe('login page', () => {
     expect(button).toHaveAttribute('href', '/authentication/login/saml?provider=p-1&redirect=/');
   });
 
+  it("shows the message of a provider's refusal the sign-in came back with", async () => {
+    fakeServer(() => loginJwt);
+    // the page reads the address itself: it may show before the router starts
+    window.history.replaceState(null, '', '/login?error=user_disallowed');
+    renderLogin();
+    expect(await screen.findByTestId('login-error')).toHaveTextContent(
+      testI18n.t('errors:user_disallowed'),
+    );
+    cleanup();
+    window.history.replaceState(null, '', '/login?error=no_such_refusal');
+    renderLogin();
+    expect(await screen.findByTestId('login-error')).toHaveTextContent(
+      testI18n.t('errors:generic'),
+    );
+    window.history.replaceState(null, '', '/');
+  });
+
   it('shows an unreachable directory as a message, not the maintenance page', () => {
     expect(
       loginErrorText({

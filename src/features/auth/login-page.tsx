@@ -26,7 +26,7 @@ import { followLink, navigateTo } from '@/lib/navigation';
 import { decodeToken, getToken, rememberLoginCategory, tokenType } from '@/lib/token';
 import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
-import { loginErrorText, type LoginErrorText } from './login-errors';
+import { loginErrorText, refusalText, type LoginErrorText } from './login-errors';
 
 export interface LoginPageProps {
   /** Starts loading the application while the user types (the app composes it). */
@@ -72,7 +72,11 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   const [categoryId, setCategoryId] = useState('');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<LoginErrorText | null>(null);
+  // a provider's sign-in that was refused comes back here with the refusal's code (the page may
+  // show outside the router: the address is read as it is)
+  const [error, setError] = useState<LoginErrorText | null>(() =>
+    refusalText(new URLSearchParams(window.location.search).get('error')),
+  );
   const [choice, setChoice] = useState<CategoryChoice | null>(storedChoice);
 
   useEffect(() => {
@@ -99,7 +103,9 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
     setError(null);
     // The account steps that may follow (disclaimer, expired password) continue in this category.
     rememberLoginCategory(params.categoryId);
-    const result = await login({ username, password, ...params });
+    // a category chosen from a token continues with that token alone: the person may have typed
+    // nothing (a provider's sign-in), and an empty username is no login form
+    const result = await login(params.token ? params : { username, password, ...params });
     if (result.categories) {
       setChoice({ categories: result.categories, token: getToken() });
       return;

@@ -46,16 +46,26 @@ export interface PasswordResetClaims extends SpecialClaims {
   jti: string;
 }
 
-/** Claims of the register link (user_id is the username: the account does not exist yet). */
-export interface RegisterClaims extends SpecialClaims {
+/**
+ * Claims of the register link (user_id is the username: the account does not exist yet), or of
+ * the register step of a directory's or OpenID Connect provider's first sign-in (user_id and uid
+ * are the provider's uid; the provider may know no address).
+ */
+export type RegisterClaims = SpecialClaims & {
   type: 'register';
   jti: string;
   category_id: string;
-  username: string;
-  name: string;
-  email: string;
-  provider: 'local';
-}
+} & (
+    | { provider: 'local'; username: string; name: string; email: string }
+    | {
+        provider: 'ldap' | 'oidc';
+        uid: string;
+        username: string;
+        name: string;
+        email: string | null;
+        photo: string | null;
+      }
+  );
 
 /** Claims of the category-select token (user_id is the username). */
 export interface CategorySelectClaims extends SpecialClaims {
@@ -102,17 +112,30 @@ export function asPasswordReset(claims: SpecialClaims): PasswordResetClaims {
   return { ...claims, type: 'password-reset', jti: text(claims, 'jti') };
 }
 
+const optionalText = (claims: SpecialClaims, key: string): string | null => {
+  const value: unknown = claims[key];
+  return typeof value === 'string' && value !== '' ? value : null;
+};
+
 export function asRegister(claims: SpecialClaims): RegisterClaims {
-  if (claims.type !== 'register' || claims.provider !== 'local') throw invalid();
-  return {
+  const provider: unknown = claims.provider;
+  if (claims.type !== 'register') throw invalid();
+  const common = {
     ...claims,
-    type: 'register',
+    type: 'register' as const,
     jti: text(claims, 'jti'),
     category_id: text(claims, 'category_id'),
     username: text(claims, 'username'),
     name: text(claims, 'name'),
-    email: text(claims, 'email'),
-    provider: 'local',
+  };
+  if (provider === 'local') return { ...common, provider, email: text(claims, 'email') };
+  if (provider !== 'ldap' && provider !== 'oidc') throw invalid();
+  return {
+    ...common,
+    provider,
+    uid: text(claims, 'uid'),
+    email: optionalText(claims, 'email'),
+    photo: optionalText(claims, 'photo'),
   };
 }
 

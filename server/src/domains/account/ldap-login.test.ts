@@ -3,7 +3,8 @@
  * directory of a category administered through its generated resource, a first login of a Class A
  * student that registers them into the mapped group and role, wrong passwords that count toward
  * the lockout like local ones, usernames with filter metacharacters that match no one, a directory
- * that cannot be reached, and a service account password that no answer ever carries.
+ * that cannot be reached, a category attribute that matches two directories (the category
+ * choice), and a service account password that no answer ever carries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
@@ -232,6 +233,54 @@ describe('the LDAP directory of a category', () => {
       .find((d) => d.category_id === 'offline');
     await api('PUT', `/admin/ldap-providers/${offline?.id ?? ''}`, { enabled: false });
     expect((await answer()).ldap).toEqual([{ category_id: CATEGORY, label: 'Class A' }]);
+  });
+
+  it('answers category-select when the category attribute matches two directories, and the chosen one logs in', async () => {
+    await addCategory(t.app, 'annex');
+    await addGroup(t.app, 'annex-users', 'annex');
+    const own = (await api('GET', '/admin/ldap-providers'))
+      .json<{ id: string; category_id: string }[]>()
+      .find((d) => d.category_id === CATEGORY);
+    const guessing = await api('PUT', `/admin/ldap-providers/${own?.id ?? ''}`, {
+      category_attribute: 'ou',
+      category_regex: '^class-',
+    });
+    expect(guessing.statusCode, guessing.body).toBe(200);
+    const annex = await api(
+      'POST',
+      '/admin/ldap-providers',
+      directoryBody({
+        category_id: 'annex',
+        group_id: 'annex-users',
+        role: 'advanced',
+        category_regex: '^class-a$',
+      }),
+    );
+    expect(annex.statusCode, annex.body).toBe(200);
+    // joan: the lockout test above banned marc
+    const joan = person('joan.vila');
+    const res = await signIn(joan.uid, joan.password);
+    expect(res.statusCode, res.body).toBe(200);
+    const claims = decodePayload(res.body);
+    expect(claims.type).toBe('category-select');
+    expect(claims.categories).toEqual([
+      { id: 'annex', name: 'annex' },
+      { id: CATEGORY, name: CATEGORY },
+    ]);
+    const chosen = await t.app.inject({
+      method: 'POST',
+      url: '/authentication/login?provider=form&category_id=annex',
+      headers: { authorization: `Bearer ${res.body}` },
+    });
+    answers.push(chosen);
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(decodePayload(chosen.body).data).toMatchObject({
+      provider: 'ldap',
+      category_id: 'annex',
+      group_id: 'annex-users',
+      role_id: 'advanced',
+      name: joan.name,
+    });
   });
 
   it('never answers the service account password', () => {

@@ -1,21 +1,16 @@
 /**
  * The LDAP half of a form login: when the category's directory is enabled, the username and
- * password are checked there (platform/auth/ldap.ts). A person the portal knows (provider `ldap`,
- * the directory's username as uid, same category) gets their name refreshed; a first login
- * registers the person into the group and role the directory maps. A directory that cannot
- * answer is a 503 `ldap_unavailable`, not a wrong password.
+ * password are checked there (platform/auth/ldap.ts). The person is the account of provider
+ * `ldap` whose uid is the directory's username, in the directory's category or the one its
+ * category attribute guesses (./sso-accounts.ts: registration, a code, the choice among several
+ * categories). A directory that cannot answer is a 503 `ldap_unavailable`, not a wrong password.
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/http/api-error.ts';
-import {
-  ldapAuthenticate,
-  LdapUnavailableError,
-  type LdapPerson,
-} from '../../platform/auth/ldap.ts';
-import type { UserRow } from '../../platform/db/schema.ts';
-import { enabledLdapDirectory, type LdapDirectory } from '../directory/index.ts';
-import { languageOf } from './languages.ts';
+import { ldapAuthenticate, LdapUnavailableError } from '../../platform/auth/ldap.ts';
+import type { AdminLdapProviderRow } from '../../platform/db/schema.ts';
+import { enabledLdapDirectory, ldapSiblings, type LdapDirectory } from '../directory/index.ts';
+import { ssoSignIn, type SsoMapping, type SsoOutcome } from './sso-accounts.ts';
 
 /** The provider name of the accounts a directory registers. */
 export const LDAP_PROVIDER = 'ldap';
@@ -41,6 +36,7 @@ async function check(
           email: directory.attrEmail,
           groups: directory.attrGroups,
           photo: directory.attrPhoto,
+          category: directory.categoryAttribute,
         },
       },
       username,
@@ -59,38 +55,19 @@ async function check(
   }
 }
 
-async function register(
-  app: FastifyInstance,
-  directory: LdapDirectory,
-  person: LdapPerson,
-  request: FastifyRequest,
-): Promise<UserRow | undefined> {
-  const created = await app.users.create({
-    id: randomUUID(),
-    uid: person.username,
-    username: person.username,
-    name: person.name,
-    provider: LDAP_PROVIDER,
-    categoryId: directory.categoryId,
-    groupId: directory.groupId,
-    role: directory.role,
-    active: true,
-    email: person.email,
-    // the directory vouches for its addresses
-    emailVerified: person.email !== null,
-    photo: person.photo,
-    lang: languageOf(request.headers['accept-language']),
-  });
-  // a concurrent first login of the same person made the account: use that one
-  return (
-    created ??
-    (await app.users.findByProvider(person.username, directory.categoryId, LDAP_PROVIDER))
-  );
-}
+/** What a directory maps a sign-in to. */
+const mappingOf = (row: AdminLdapProviderRow): SsoMapping => ({
+  categoryId: row.categoryId,
+  groupId: row.groupId,
+  role: row.role,
+  registrationCodeRequired: row.registrationCodeRequired,
+  categoryRegex: row.categoryRegex,
+});
 
 /**
- * The account the directory of the category signs in with this username and password: undefined
- * when no directory is enabled there, or it does not know the pair.
+ * Where the directory of the category signs in this username and password (an account, or the
+ * login step it needs: ./sso-accounts.ts): undefined when no directory is enabled there, or it
+ * does not know the pair.
  */
 export async function ldapSignIn(
   app: FastifyInstance,
@@ -98,16 +75,32 @@ export async function ldapSignIn(
   username: string,
   password: string,
   categoryId: string,
-): Promise<UserRow | undefined> {
+): Promise<SsoOutcome | undefined> {
   const directory = await enabledLdapDirectory(app.db, categoryId);
   if (!directory) return undefined;
   const person = await check(request, directory, username, password);
   if (!person) return undefined;
-  const known = await app.users.findByProvider(person.username, categoryId, LDAP_PROVIDER);
-  if (!known) return register(app, directory, person, request);
-  if (known.name !== person.name) {
-    await app.users.setProfile(known.id, { name: person.name });
-    return { ...known, name: person.name };
-  }
-  return known;
+  const guess = directory.categoryAttribute
+    ? {
+        values: person.categoryValues,
+        offers: (await ldapSiblings(app.db, directory.url)).map(mappingOf),
+      }
+    : undefined;
+  return ssoSignIn(
+    app,
+    request,
+    LDAP_PROVIDER,
+    { ...person, uid: person.username },
+    mappingOf(directory),
+    guess,
+  );
+}
+
+/** The mapping of the category's enabled directory, for a sign-in continued there. */
+export async function ldapMapping(
+  app: FastifyInstance,
+  categoryId: string,
+): Promise<SsoMapping | undefined> {
+  const directory = await enabledLdapDirectory(app.db, categoryId);
+  return directory ? mappingOf(directory) : undefined;
 }

@@ -4,7 +4,8 @@
  * resource with a write-only secret, a first sign-in that registers the person into the mapped
  * group and role and opens a session like a form login, and the refusals (a state used twice or
  * from another browser, an ID token with another nonce, for another audience or expired, an address
- * outside the allowed domains), each answered with our error body and leaving no session.
+ * outside the allowed domains, the provider's own error), each sending the browser back to the
+ * login page with its code and leaving no session; and the starts a client address may make.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
@@ -18,6 +19,7 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { addCategory, addGroup } from '../../../test/support/fixtures.ts';
+import { OIDC_STARTS } from '../../platform/auth/attempt-windows.ts';
 import {
   OIDC_ACCOUNTS,
   OIDC_CLIENT_ID,
@@ -87,10 +89,10 @@ const signIn = async (account = nora) => {
   );
 };
 
-const expectRefused = async (res: LightMyRequestResponse, status: number, code: string) => {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json().description_code).toBe(code);
-  expect(res.headers.location).toBeUndefined();
+/** A refusal sends the browser back to the login page with its code, and opens no session. */
+const expectRefused = (res: LightMyRequestResponse, code: string) => {
+  expect(res.statusCode, res.body).toBe(302);
+  expect(res.headers.location).toBe(`/login?error=${code}`);
   expect(String(res.headers['set-cookie'] ?? '')).not.toContain('authorization=');
 };
 
@@ -189,6 +191,29 @@ describe('the OpenID Connect provider of a category', () => {
     expectErrorShape(other.json(), 'bad_request');
   });
 
+  it('answers too_many_requests to a client address past its starts, counted in the database', async () => {
+    const start = (remoteAddress: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: `/authentication/login/oidc?category_id=${CATEGORY}`,
+        remoteAddress,
+      });
+    const starts = await Promise.all(
+      Array.from({ length: OIDC_STARTS.max }, () => start('192.0.2.50')),
+    );
+    expect(starts.map((res) => res.statusCode)).toEqual(starts.map(() => 302));
+    const refused = await start('192.0.2.50');
+    expect(refused.statusCode).toBe(429);
+    expectErrorShape(refused.json(), 'too_many_requests');
+    expect(refused.headers['retry-after']).toBeDefined();
+    const [row] = await t.app.database.query<{ count: number }>(
+      "SELECT count FROM login_attempts WHERE key = 'oidc-start:192.0.2.50'",
+    );
+    expect(row?.count).toBe(OIDC_STARTS.max + 1);
+    // another address still starts
+    expect((await start('192.0.2.51')).statusCode).toBe(302);
+  });
+
   it('registers the person at the first sign-in and opens a session as a form login does', async () => {
     const before = await sessionCount();
     const res = await signIn();
@@ -218,16 +243,49 @@ describe('the OpenID Connect provider of a category', () => {
     const { location, cookie } = await begin();
     const back = await idp.signIn(location.toString(), nora.username, nora.password);
     const stolen = await callback(back, '');
-    await expectRefused(stolen, 401, 'oidc_state_invalid');
-    expectErrorShape(stolen.json(), 'invalid_token');
+    expectRefused(stolen, 'oidc_state_invalid');
     const before = await sessionCount();
     // the refusal used the state up: its own browser cannot use it either
-    await expectRefused(await callback(back, cookie), 401, 'oidc_state_invalid');
+    expectRefused(await callback(back, cookie), 'oidc_state_invalid');
     const fresh = await begin();
     const freshBack = await idp.signIn(fresh.location.toString(), nora.username, nora.password);
     expect((await callback(freshBack, fresh.cookie)).statusCode).toBe(302);
-    await expectRefused(await callback(freshBack, fresh.cookie), 401, 'oidc_state_invalid');
+    expectRefused(await callback(freshBack, fresh.cookie), 'oidc_state_invalid');
     expect(await sessionCount()).toBe(before + 1);
+  });
+
+  it("logs out through the provider's end-session endpoint, back to the login page", async () => {
+    const res = await signIn();
+    const jwt = /authorization=([^;]+)/.exec(String(res.headers['set-cookie']))?.[1] ?? '';
+    const logout = await injectWithToken(t.app, jwt, {
+      method: 'POST',
+      url: '/authentication/logout',
+    });
+    answers.push(logout);
+    expect(logout.statusCode, logout.body).toBe(200);
+    const redirect = new URL(logout.json<{ redirect: string }>().redirect);
+    expect(`${redirect.origin}${redirect.pathname}`).toBe(`${idp.issuer}/session/end`);
+    expect(redirect.searchParams.get('post_logout_redirect_uri')).toBe(`${PORTAL}/login`);
+    expect(redirect.searchParams.get('client_id')).toBe(OIDC_CLIENT_ID);
+    expect(decodePayload(redirect.searchParams.get('id_token_hint') ?? '')).toMatchObject({
+      iss: idp.issuer,
+      sub: nora.sub,
+      aud: OIDC_CLIENT_ID,
+    });
+    // the provider takes the request: it asks the person to confirm the logout
+    const confirm = await fetch(redirect);
+    expect(confirm.status).toBe(200);
+    expect(await confirm.text()).toContain('logout');
+    // the session is over; a form account's logout stays local
+    expect(
+      (await injectWithToken(t.app, jwt, { method: 'GET', url: '/api/v3/user' })).statusCode,
+    ).toBe(401);
+    const local = await injectWithToken(t.app, admin, {
+      method: 'POST',
+      url: '/authentication/logout',
+    });
+    expect(local.json()).toEqual({});
+    admin = await login(t.app, 'admin');
   });
 
   it('accepts an ID token the provider signed again unchanged (the checks below are on claims)', async () => {
@@ -249,8 +307,7 @@ describe('the OpenID Connect provider of a category', () => {
     const before = await sessionCount();
     idp.tamperNextIdToken(change);
     const res = await signIn();
-    await expectRefused(res, 401, 'oidc_token_invalid');
-    expectErrorShape(res.json(), 'invalid_token');
+    expectRefused(res, 'oidc_token_invalid');
     expect(await sessionCount()).toBe(before);
   });
 
@@ -260,16 +317,167 @@ describe('the OpenID Connect provider of a category', () => {
     const back = new URL(await idp.signIn(location.toString(), nora.username, nora.password));
     expect(back.searchParams.get('iss')).toBe(idp.issuer);
     back.searchParams.set('iss', 'https://sso.elsewhere.test');
-    await expectRefused(await callback(back.toString(), cookie), 401, 'oidc_token_invalid');
+    expectRefused(await callback(back.toString(), cookie), 'oidc_token_invalid');
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it("refuses the provider's own error answer with login_failed, leaving no session", async () => {
+    const before = await sessionCount();
+    const { location, cookie } = await begin();
+    const state = location.searchParams.get('state') ?? '';
+    const denied = `${PORTAL}/authentication/callback?state=${state}&error=access_denied`;
+    expectRefused(await callback(denied, cookie), 'login_failed');
     expect(await sessionCount()).toBe(before);
   });
 
   it('refuses an address outside the allowed domains with user_disallowed', async () => {
     const before = await sessionCount();
     const res = await signIn(pau);
-    await expectRefused(res, 403, 'user_disallowed');
-    expectErrorShape(res.json(), 'user_disallowed');
+    expectRefused(res, 'user_disallowed');
     expect(await sessionCount()).toBe(before);
     expect(await t.app.users.findByProvider(pau.sub, CATEGORY, 'oidc')).toBeUndefined();
+  });
+});
+
+describe('the category a sign-in guesses from a claim, and the registration code', () => {
+  const ACADEMY = 'academy';
+  const GROUP2 = 'academy-sso';
+  const CODE_GROUP = 'academy-coded';
+  let ownId: string;
+  let siblingId: string;
+
+  /** A sign-in whose ID token carries these values of the category claim. */
+  const signInWith = (schools: string[], account = nora) => {
+    idp.tamperNextIdToken((claims) => ({ ...claims, schools }));
+    return signIn(account);
+  };
+  const cookieToken = (res: LightMyRequestResponse) =>
+    /authorization=([^;]+)/.exec(String(res.headers['set-cookie']))?.[1] ?? '';
+  /** The login call continuing with a step's token. */
+  const continueWith = (token: string, categoryId: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: `/authentication/login?provider=form&category_id=${categoryId}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+
+  beforeAll(async () => {
+    await addCategory(t.app, ACADEMY);
+    await addGroup(t.app, GROUP2, ACADEMY);
+    await addGroup(t.app, CODE_GROUP, ACADEMY);
+    await t.app.database.query(
+      `UPDATE groups SET enrollment = '{"advanced":"ACADEMY-CODE"}'::jsonb WHERE id = $1`,
+      [CODE_GROUP],
+    );
+    const list = await api('GET', '/admin/oidc-providers');
+    ownId = list.json<{ id: string }[]>()[0]?.id ?? '';
+  });
+
+  it('takes a category regex that compiles, and a sibling of the same issuer and client', async () => {
+    const bad = await api('PUT', `/admin/oidc-providers/${ownId}`, { category_regex: '(' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().description_code).toBe('category_regex_invalid');
+    const own = await api('PUT', `/admin/oidc-providers/${ownId}`, {
+      category_attribute: 'schools',
+      category_regex: '^school$',
+      allowed_domains: null,
+    });
+    expect(own.statusCode, own.body).toBe(200);
+    const sibling = await api('POST', '/admin/oidc-providers', {
+      category_id: ACADEMY,
+      label: 'School 2 account',
+      issuer: idp.issuer,
+      client_id: OIDC_CLIENT_ID,
+      client_secret: OIDC_CLIENT_SECRET,
+      category_regex: '^(school|academy)$',
+      group_id: GROUP2,
+      role: 'user',
+    });
+    expect(sibling.statusCode, sibling.body).toBe(200);
+    siblingId = sibling.json<{ id: string }>().id;
+    expect((await api('GET', `/admin/oidc-providers/${siblingId}`)).json()).toMatchObject({
+      category_attribute: null,
+      category_regex: '^(school|academy)$',
+      registration_code_required: false,
+    });
+  });
+
+  it('signs in to the one category whose regex matches, registering the person there', async () => {
+    const res = await signInWith(['academy']);
+    expect(res.statusCode, res.body).toBe(302);
+    expect(decodePayload(cookieToken(res)).data).toMatchObject({
+      provider: 'oidc',
+      category_id: ACADEMY,
+      group_id: GROUP2,
+      role_id: 'user',
+    });
+  });
+
+  it('answers category-select for several matches, and the chosen one logs in', async () => {
+    const res = await signInWith(['school', 'other']);
+    expect(res.statusCode, res.body).toBe(302);
+    expect(res.headers.location).toBe('/desktops');
+    const token = cookieToken(res);
+    const claims = decodePayload(token);
+    expect(claims.type).toBe('category-select');
+    expect(claims.categories).toEqual([
+      { id: ACADEMY, name: ACADEMY },
+      { id: CATEGORY, name: CATEGORY },
+    ]);
+    expect((await continueWith(token, 'default')).statusCode).toBe(403);
+    const chosen = await continueWith(token, CATEGORY);
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(decodePayload(chosen.body).data).toMatchObject({
+      category_id: CATEGORY,
+      group_id: GROUP,
+      name: nora.name,
+    });
+  });
+
+  it('refuses a person whose claim matches no category with user_disallowed', async () => {
+    const before = await sessionCount();
+    expectRefused(await signInWith(['elsewhere']), 'user_disallowed');
+    expectRefused(await signInWith([]), 'user_disallowed');
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it('asks an unknown person for a registration code of the category, whose group they join', async () => {
+    const coded = await api('PUT', `/admin/oidc-providers/${siblingId}`, {
+      registration_code_required: true,
+    });
+    expect(coded.statusCode, coded.body).toBe(200);
+    const res = await signInWith(['academy'], pau);
+    expect(res.statusCode, res.body).toBe(302);
+    const token = cookieToken(res);
+    expect(decodePayload(token)).toMatchObject({
+      type: 'register',
+      provider: 'oidc',
+      category_id: ACADEMY,
+      username: pau.username,
+    });
+    expect(await t.app.users.findByProvider(pau.sub, ACADEMY, 'oidc')).toBeUndefined();
+    const register = (code: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v3/user/register',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { code },
+      });
+    expect((await register('NOT-A-CODE')).json().description_code).toBe('code_not_found');
+    const made = await register('ACADEMY-CODE');
+    expect(made.statusCode, made.body).toBe(200);
+    const login = await continueWith(token, ACADEMY);
+    expect(login.statusCode, login.body).toBe(200);
+    expect(decodePayload(login.body).data).toMatchObject({
+      provider: 'oidc',
+      category_id: ACADEMY,
+      group_id: CODE_GROUP,
+      role_id: 'advanced',
+      name: pau.name,
+    });
+    // the step logs in once; the person's next sign-in is their account's
+    expect((await continueWith(token, ACADEMY)).statusCode).toBe(403);
+    const again = await signInWith(['academy'], pau);
+    expect(decodePayload(cookieToken(again)).data).toMatchObject({ group_id: CODE_GROUP });
   });
 });

@@ -6,15 +6,16 @@
  * an HttpOnly cookie holding the state, and sends the browser to the issuer. The callback takes
  * the sign-in out of the table (so a state works once, whatever happens next), checks the cookie,
  * exchanges the code and verifies the ID token. The person is then the account of provider `oidc`
- * whose uid is the token's `sub` in that category: a first login registers them into the group
- * and role the provider maps, later logins refresh their name. A category whose provider is no
- * longer enabled, or an address outside the provider's allowed domains, is `user_disallowed`.
- * Every refusal leaves no session.
+ * whose uid is the token's `sub`, in the provider's category or the one its category claim
+ * guesses (./sso-accounts.ts: registration, a code, the choice among several categories). A
+ * category whose provider is no longer enabled, or an address outside the provider's allowed
+ * domains, is `user_disallowed`. Every refusal leaves no session. Starts are counted per client
+ * address in PostgreSQL (OIDC_STARTS, shared by every node): past the limit a start is 429.
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { eq, lt } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
+import { countAttempt, OIDC_STARTS } from '../../platform/auth/attempt-windows.ts';
 import {
   authorizationUrl,
   discover,
@@ -26,10 +27,11 @@ import {
   verifyIdToken,
   type OidcClient,
 } from '../../platform/auth/oidc.ts';
-import { oidcLogins, type UserRow } from '../../platform/db/schema.ts';
-import { enabledOidcProvider, type OidcIssuerConfig } from '../directory/index.ts';
-import { languageOf } from './languages.ts';
+import { oidcLogins, type AdminOidcProviderRow } from '../../platform/db/schema.ts';
+import { enabledOidcProvider, oidcSiblings, type OidcIssuerConfig } from '../directory/index.ts';
+import { ssoSignIn, textsOf, type SsoMapping, type SsoOutcome } from './sso-accounts.ts';
 import { linkBase } from './links.ts';
+import { rememberIdToken } from './oidc-logout.ts';
 
 /** The provider name of the accounts an OpenID Connect provider registers. */
 export const OIDC_PROVIDER = 'oidc';
@@ -96,6 +98,7 @@ export async function startOidcLogin(
     throw new ApiError('bad_request', 'Provider oidc is not enabled', 'provider_not_enabled', {
       provider: OIDC_PROVIDER,
     });
+  await countAttempt(app, OIDC_STARTS, request.ip);
   const client = clientOf(config);
   const metadata = await guarded(request, () => discover(client.issuer));
   const secrets = newSecrets();
@@ -153,6 +156,8 @@ interface Person {
   name: string;
   email: string | null;
   photo: string | null;
+  /** the values of the provider's category claim */
+  categoryValues: string[];
 }
 
 /** The person the verified claims describe, through the provider's claim mapping. */
@@ -162,7 +167,13 @@ async function personOf(
   claims: Record<string, unknown>,
   fetchMore: () => Promise<Record<string, unknown>>,
 ): Promise<Person> {
-  const mapped = [config.claimUsername, config.claimName, config.claimEmail, config.claimPhoto];
+  const mapped = [
+    config.claimUsername,
+    config.claimName,
+    config.claimEmail,
+    config.claimPhoto,
+    config.categoryAttribute,
+  ];
   const missing = mapped.some((name) => name && claims[name] === undefined);
   const all = missing ? { ...(await guarded(request, fetchMore)), ...claims } : claims;
   const sub = String(claims.sub);
@@ -175,8 +186,18 @@ async function personOf(
     name: (claimText(all, config.claimName) ?? username).slice(0, 255),
     email: email && verified ? email.toLowerCase() : null,
     photo: claimText(all, config.claimPhoto),
+    categoryValues: config.categoryAttribute ? textsOf(all[config.categoryAttribute]) : [],
   };
 }
+
+/** What a provider maps a sign-in to. */
+export const mappingOf = (row: AdminOidcProviderRow): SsoMapping => ({
+  categoryId: row.categoryId,
+  groupId: row.groupId,
+  role: row.role,
+  registrationCodeRequired: row.registrationCodeRequired,
+  categoryRegex: row.categoryRegex,
+});
 
 function allowedDomain(config: OidcIssuerConfig, email: string | null): boolean {
   const domains = (config.allowedDomains ?? '').toLowerCase().split(/\s+/).filter(Boolean);
@@ -185,53 +206,24 @@ function allowedDomain(config: OidcIssuerConfig, email: string | null): boolean 
   return !!domain && domains.includes(domain);
 }
 
-async function accountOf(
+/** The mapping of the category's enabled provider, for a sign-in continued there. */
+export async function oidcMapping(
   app: FastifyInstance,
-  request: FastifyRequest,
-  config: OidcIssuerConfig,
-  person: Person,
-): Promise<UserRow> {
-  const known = await app.users.findByProvider(person.sub, config.categoryId, OIDC_PROVIDER);
-  if (known) {
-    if (known.name === person.name) return known;
-    await app.users.setProfile(known.id, { name: person.name });
-    return { ...known, name: person.name };
-  }
-  const created = await app.users.create({
-    id: randomUUID(),
-    uid: person.sub,
-    username: person.username,
-    name: person.name,
-    provider: OIDC_PROVIDER,
-    categoryId: config.categoryId,
-    groupId: config.groupId,
-    role: config.role,
-    active: true,
-    email: person.email,
-    // the provider vouches for the addresses it marks verified
-    emailVerified: person.email !== null,
-    photo: person.photo,
-    lang: languageOf(request.headers['accept-language']),
-  });
-  // a concurrent first login of the same person made the account: use that one
-  const account =
-    created ?? (await app.users.findByProvider(person.sub, config.categoryId, OIDC_PROVIDER));
-  if (!account)
-    throw new ApiError('conflict', 'That username already exists', 'username_exists', {
-      username: person.username,
-    });
-  return account;
+  categoryId: string,
+): Promise<SsoMapping | undefined> {
+  const config = await enabledOidcProvider(app.db, categoryId);
+  return config ? mappingOf(config) : undefined;
 }
 
 /**
- * The account a provider's answer signs in, and where the browser goes afterwards. Refusals are
- * thrown before any session exists.
+ * The account a provider's answer signs in (or the login step it needs: ./sso-accounts.ts), and
+ * where the browser goes afterwards. Refusals are thrown before any session exists.
  */
 export async function finishOidcLogin(
   app: FastifyInstance,
   request: FastifyRequest,
   query: { state: string; code?: string; error?: string; iss?: string },
-): Promise<{ user: UserRow; redirect: string }> {
+): Promise<{ outcome: SsoOutcome; redirect: string }> {
   const [pending] = await app.db
     .delete(oidcLogins)
     .where(eq(oidcLogins.state, query.state))
@@ -268,5 +260,20 @@ export async function finishOidcLogin(
     tokens.accessToken ? userInfo(metadata, tokens.accessToken, String(claims.sub)) : {},
   );
   if (!allowedDomain(config, person.email)) throw disallowed();
-  return { user: await accountOf(app, request, config, person), redirect: pending.redirect };
+  const guess = config.categoryAttribute
+    ? {
+        values: person.categoryValues,
+        offers: (await oidcSiblings(app.db, config.issuer, config.clientId)).map(mappingOf),
+      }
+    : undefined;
+  const outcome = await ssoSignIn(
+    app,
+    request,
+    OIDC_PROVIDER,
+    { ...person, uid: person.sub },
+    mappingOf(config),
+    guess,
+  );
+  if ('user' in outcome) await rememberIdToken(app, outcome.user.id, tokens.idToken);
+  return { outcome, redirect: pending.redirect };
 }

@@ -56,6 +56,22 @@ export async function checkCategoryAndGroup(tx: Executor, categoryId: string, gr
     );
 }
 
+/** A category regex as an administrator writes it: one that compiles, or none. */
+export function checkCategoryRegex(regex: string | null | undefined): void {
+  if (!regex) return;
+  try {
+    new RegExp(regex);
+  } catch {
+    throw new ApiError(
+      'bad_request',
+      'The category regex is not a valid regular expression',
+      'category_regex_invalid',
+      null,
+      { errors: { '/category_regex': 'category_regex_invalid' } },
+    );
+  }
+}
+
 /** The directories' plain CRUD, with the write-only password and the category's own group. */
 export function ldapProvidersCrud(db: Db) {
   return crudService<
@@ -79,11 +95,13 @@ export function ldapProvidersCrud(db: Db) {
     hooks: {
       async beforeCreate({ tx }, body) {
         await checkCategoryAndGroup(tx, body.category_id, body.group_id);
+        checkCategoryRegex(body.category_regex);
         return { id: randomUUID(), label: body.label.trim(), bindPassword: body.bind_password };
       },
       async beforeUpdate({ tx, before }, body) {
         if (body.group_id !== undefined)
           await checkCategoryAndGroup(tx, before.categoryId, body.group_id);
+        checkCategoryRegex(body.category_regex);
         return {
           ...(body.label === undefined ? {} : { label: body.label.trim() }),
           ...(body.bind_password === undefined ? {} : { bindPassword: body.bind_password }),
@@ -105,6 +123,15 @@ export async function enabledLdapDirectory(
     .limit(1);
   if (!row?.bindPassword) return undefined;
   return { ...row, bindPassword: row.bindPassword };
+}
+
+/** The enabled directories at this address (the categories a sign-in there may guess). */
+export async function ldapSiblings(db: Db, url: string): Promise<AdminLdapProviderRow[]> {
+  return db
+    .select()
+    .from(ldapProviders)
+    .where(and(eq(ldapProviders.url, url), eq(ldapProviders.enabled, true)))
+    .orderBy(ldapProviders.categoryId);
 }
 
 /** The categories whose directory is enabled, with its label. */

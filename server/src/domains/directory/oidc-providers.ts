@@ -25,7 +25,7 @@ import type {
   AdminOidcProviderUpdate,
 } from '../../../../src/generated/types.ts';
 import { appendAudit } from './audit.ts';
-import { checkCategoryAndGroup } from './ldap-providers.ts';
+import { checkCategoryAndGroup, checkCategoryRegex } from './ldap-providers.ts';
 
 /** An enabled provider as the sign-in uses it (the client secret included). */
 export type OidcIssuerConfig = AdminOidcProviderRow & { clientSecret: string };
@@ -59,6 +59,7 @@ export function oidcProvidersCrud(db: Db) {
     hooks: {
       async beforeCreate({ tx }, body) {
         await checkCategoryAndGroup(tx, body.category_id, body.group_id);
+        checkCategoryRegex(body.category_regex);
         return {
           id: randomUUID(),
           label: body.label.trim(),
@@ -69,6 +70,7 @@ export function oidcProvidersCrud(db: Db) {
       async beforeUpdate({ tx, before }, body) {
         if (body.group_id !== undefined)
           await checkCategoryAndGroup(tx, before.categoryId, body.group_id);
+        checkCategoryRegex(body.category_regex);
         return {
           ...(body.label === undefined ? {} : { label: body.label.trim() }),
           ...(body.issuer === undefined ? {} : { issuer: issuerOf(body.issuer) }),
@@ -91,6 +93,25 @@ export async function enabledOidcProvider(
     .limit(1);
   if (!row?.clientSecret) return undefined;
   return { ...row, clientSecret: row.clientSecret };
+}
+
+/** The enabled providers of this issuer and client (the categories a sign-in there may guess). */
+export async function oidcSiblings(
+  db: Db,
+  issuer: string,
+  clientId: string,
+): Promise<AdminOidcProviderRow[]> {
+  return db
+    .select()
+    .from(oidcProviders)
+    .where(
+      and(
+        eq(oidcProviders.issuer, issuer),
+        eq(oidcProviders.clientId, clientId),
+        eq(oidcProviders.enabled, true),
+      ),
+    )
+    .orderBy(oidcProviders.categoryId);
 }
 
 /** The categories whose provider is enabled, with its label and icon (the login page's buttons). */

@@ -28,6 +28,17 @@ export const WRONG_REGISTRATION_CODES: AttemptWindow = {
   windowSeconds: 10 * 60,
 };
 
+/**
+ * OpenID Connect sign-ins started: 100 per 10 minutes per client address (a class behind one
+ * address signs in at once), each start counted, so a client cannot fill the table of sign-ins
+ * under way nor use the portal to flood the provider.
+ */
+export const OIDC_STARTS: AttemptWindow = {
+  scope: 'oidc-start',
+  max: 100,
+  windowSeconds: 10 * 60,
+};
+
 interface WindowRow {
   count: number;
   window_start: Date | string;

@@ -24,6 +24,8 @@ export interface LdapSettings {
     email: string | null;
     groups: string | null;
     photo: string | null;
+    /** the attribute whose values guess the person's category */
+    category?: string | null;
   };
   /** milliseconds for the connection and for each operation (default 5 s) */
   timeoutMs?: number;
@@ -37,6 +39,8 @@ export interface LdapPerson {
   email: string | null;
   groups: string[];
   photo: string | null;
+  /** the values of the category attribute (none when the settings name none) */
+  categoryValues: string[];
 }
 
 /** The directory could not answer (down, TLS failure, service account refused). */
@@ -82,7 +86,7 @@ export async function ldapAuthenticate(
 ): Promise<LdapPerson | undefined> {
   if (password.length === 0 || username.length === 0) return undefined;
   const { attributes: a } = settings;
-  const wanted = [a.username, a.name, a.email, a.groups, a.photo].filter(
+  const wanted = [a.username, a.name, a.email, a.groups, a.photo, a.category ?? null].filter(
     (x): x is string => x !== null,
   );
   let found: { dn: string } & Record<string, Value>;
@@ -117,5 +121,6 @@ export async function ldapAuthenticate(
     email: first(found, a.email),
     groups: a.groups ? texts(found[a.groups]) : [],
     photo: first(found, a.photo),
+    categoryValues: a.category ? texts(found[a.category]) : [],
   };
 }

@@ -35,6 +35,8 @@ export interface OidcMetadata {
   token_endpoint: string;
   jwks_uri: string;
   userinfo_endpoint?: string;
+  /** where a relying party sends the browser to end the provider's session (RP-initiated logout) */
+  end_session_endpoint?: string;
   token_endpoint_auth_methods_supported?: string[];
   id_token_signing_alg_values_supported?: string[];
 }

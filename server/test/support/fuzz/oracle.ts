@@ -6,7 +6,9 @@
  *   `msg`): Fastify's own `{statusCode, code}` body, HTML or an empty body all fail;
  * - an anonymous call to an operation that needs a token getting past the token gate (2xx, 403
  *   or 501);
- * - any 2xx or 3xx to a case the server must refuse.
+ * - any 2xx or 3xx to a case the server must refuse, but the refusal of a page the browser opens
+ *   (a provider's callback): a 302 back to the login page naming the refusal's code
+ *   (`/login?error=<code>`), which opens no session.
  */
 import type { ValidateFunction } from 'ajv';
 import type { Operation } from '../../../../src/generated/api.ts';
@@ -18,7 +20,17 @@ export type CallerName = 'anonymous' | 'owner' | 'other';
 export interface Answer {
   status: number;
   body: string;
+  /** the Location header of a redirect */
+  location?: string;
+  /** the Set-Cookie headers */
+  cookies?: string;
 }
+
+/** A browser sent back to the login page with a refusal's code, and no session cookie. */
+const refusedToLoginPage = (answer: Answer): boolean =>
+  answer.status === 302 &&
+  /^\/login\?error=[a-z][a-z0-9_]*$/.test(answer.location ?? '') &&
+  !(answer.cookies ?? '').includes('authorization=');
 
 export interface Verdict {
   /** why it failed, the same text for every answer with the same cause */
@@ -81,6 +93,7 @@ export function judge(
   if (caller === 'anonymous' && !isPublic)
     return { cause: 'anonymous call to a token operation answered 2xx' };
   if (c.expect === 'reject') {
+    if (refusedToLoginPage(answer)) return null;
     if (c.group === 'valid') return { cause: "another user's object accessed (2xx)" };
     return { cause: 'hostile input accepted (2xx)' };
   }

@@ -34,6 +34,7 @@ import { sanitizeHtml } from '../../../platform/lib/html-sanitizer.ts';
 import { publishUsersData } from '../users-data.ts';
 import { signupKey } from '../mail-limits.ts';
 import { secondFactorSummary } from '../../../platform/auth/second-factors.ts';
+import { registerSsoAccount } from '../sso-accounts.ts';
 
 const invalidToken = () =>
   new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
@@ -247,7 +248,8 @@ export default async function accountRoutes(app: FastifyInstance) {
    * Registration from a register link and a code: the code (looked up as a manager, then an
    * advanced, then a user code) gives the group and role and must belong to the link's category;
    * a local account also sets its password here. The address is verified (the link was mailed to
-   * it) and the account keeps the link's jti until its first login uses it.
+   * it) and the account keeps the link's jti until its first login uses it. The register step of a
+   * directory's or provider's first sign-in makes that person's account, without a password.
    */
   route(app, 'session.register', async (request) => {
     const claims = asRegister(await specialTokenOf(app, request, ['register']));
@@ -261,6 +263,9 @@ export default async function accountRoutes(app: FastifyInstance) {
       await countAttempt(app, WRONG_REGISTRATION_CODES, request.ip);
       throw new ApiError('not_found', 'Registration code not found', 'code_not_found');
     }
+    // a directory's or provider's person: the code's group and role, no password
+    if (claims.provider !== 'local')
+      return { id: await registerSsoAccount(app, request, claims, enrollment) };
     if (await app.users.findLocal(claims.username, claims.category_id))
       throw new ApiError('conflict', 'The account exists already', 'conflict');
     if (await app.users.emailInUse(claims.email, claims.category_id))

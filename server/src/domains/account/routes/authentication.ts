@@ -31,11 +31,13 @@ import {
   specialTokenOf,
 } from '../account-tokens.ts';
 import accountMailRoutes from './account-mail.ts';
-import { ldapSignIn } from '../ldap-login.ts';
-import { enabledLdapLabels, enabledOidcButtons } from '../../directory/index.ts';
-import { sendOidcStart } from '../oidc-login.ts';
+import { LDAP_PROVIDER, ldapMapping, ldapSignIn } from '../ldap-login.ts';
+import { continueSsoChoice, ssoChoiceOf, type SsoOutcome } from '../sso-accounts.ts';
+import { oidcMapping, sendOidcStart } from '../oidc-login.ts';
+import { oidcLogout } from '../oidc-logout.ts';
 import oidcRoutes from './oidc.ts';
-import samlRoutes, { samlButtons, samlLogout } from './saml.ts';
+import samlRoutes, { samlLogout } from './saml.ts';
+import { loginProviders } from './login-providers.ts';
 import {
   SECOND_FACTOR_TYPES,
   secondFactorStepOf,
@@ -44,6 +46,7 @@ import {
   type SecondFactorStepType,
 } from '../second-factor.ts';
 import secondFactorRoutes from './second-factor.ts';
+import { sendToken } from './send-token.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -86,28 +89,6 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     group_id: s.groupId,
     name: s.name,
   });
-
-  /** The token as the body, or (with a redirect) only as the cookie of a 302 to that page. */
-  const sendToken = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    jwt: string,
-    maxAge: number,
-    redirect?: string,
-  ) => {
-    const secure = request.protocol === 'https' ? '; Secure' : '';
-    reply
-      .header('cache-control', 'no-store')
-      .header(
-        'set-cookie',
-        `authorization=${jwt}; Path=/; Max-Age=${maxAge}; SameSite=Strict${secure}`,
-      );
-    if (redirect) return reply.code(302).header('location', redirect).send();
-    return reply
-      .header('authorization', `Bearer ${jwt}`)
-      .type('text/plain; charset=utf-8')
-      .send(jwt);
-  };
 
   const sendStep = async (
     request: FastifyRequest,
@@ -171,6 +152,12 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     return sendToken(request, reply, jwt, times.expiration, redirect);
   };
 
+  /** A directory's or provider's sign-in: its account logs in, or its step's token answers. */
+  const finishOutcome = (outcome: SsoOutcome, request: FastifyRequest, reply: FastifyReply) =>
+    'step' in outcome
+      ? sendToken(request, reply, outcome.step.token, outcome.step.seconds)
+      : finishLogin(outcome.user, request, reply);
+
   /** A step token continues the login of its user (the remaining checks still apply). */
   const continueStep = async (
     type: SpecialTokenType,
@@ -207,7 +194,10 @@ export default async function authenticationRoutes(app: FastifyInstance) {
    */
   const continueRegister = async (request: FastifyRequest, reply: FastifyReply) => {
     const claims = asRegister(await specialTokenOf(app, request, ['register']));
-    const user = await app.users.findLocal(claims.username, claims.category_id);
+    const user =
+      claims.provider === 'local'
+        ? await app.users.findLocal(claims.username, claims.category_id)
+        : await app.users.findByProvider(claims.uid, claims.category_id, claims.provider);
     if (!user)
       throw new ApiError('unauthorized', 'The account is not registered yet', 'invalid_token');
     if (!(await app.users.useEmailVerification(user.id, claims.jti))) throw invalidToken();
@@ -222,6 +212,14 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   ) => {
     const claims = asCategorySelect(await specialTokenOf(app, request, ['category-select']));
     if (!categoryId || !claims.categories.some((c) => c.id === categoryId)) throw invalidToken();
+    const choice = ssoChoiceOf(claims);
+    if (choice) {
+      const mapping = await (choice.provider === LDAP_PROVIDER ? ldapMapping : oidcMapping)(
+        app,
+        categoryId,
+      );
+      return finishOutcome(await continueSsoChoice(app, request, choice, mapping), request, reply);
+    }
     const user = await app.users.findLocal(claims.username, categoryId);
     if (!user) throw new ApiError('unauthorized', 'Invalid token', 'invalid_token');
     return finishLogin(user, request, reply);
@@ -324,15 +322,17 @@ export default async function authenticationRoutes(app: FastifyInstance) {
       const local = await app.users.findLocal(username, categoryId);
       const ok = await verifyPassword(local?.passwordHash, password);
       // local accounts first, then the category's directory when it has one enabled
-      const user =
-        ok && local ? local : await ldapSignIn(app, request, username, password, categoryId);
-      if (!user) {
+      const outcome =
+        ok && local
+          ? { user: local }
+          : await ldapSignIn(app, request, username, password, categoryId);
+      if (!outcome) {
         const until = await app.loginThrottle.fail(key, request.ip);
         if (until) throw tooManyRequests(until);
         throw invalidCredentials();
       }
       await app.loginThrottle.succeed(key);
-      return finishLogin(user, request, reply);
+      return finishOutcome(outcome, request, reply);
     });
   });
 
@@ -365,26 +365,17 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     if (!isLoginClaims(claims))
       throw new ApiError('forbidden', 'Token not valid for this operation.', 'invalid_token');
     await app.sessions.revoke(claims.session_id);
-    return samlLogout(app, request, claims.sub);
+    // a session signed in through a provider also ends at the provider when it offers that
+    return claims.data.provider === 'oidc'
+      ? oidcLogout(app, request, claims)
+      : samlLogout(app, request, claims.sub);
   });
 
   route(app, 'session.check', async () => ({}), { skipMaintenance: true });
 
   // The form is always there; a category's enabled LDAP directory signs in through it too, and
   // its enabled OpenID Connect provider through a button.
-  route(app, 'session.providers', async () => ({
-    providers: ['form' as const],
-    ldap: (await enabledLdapLabels(app.db)).map((d) => ({
-      category_id: d.categoryId,
-      label: d.label,
-    })),
-    oidc: (await enabledOidcButtons(app.db)).map((p) => ({
-      category_id: p.categoryId,
-      label: p.label,
-      icon: p.icon,
-    })),
-    saml: await samlButtons(app),
-  }));
+  route(app, 'session.providers', async () => loginProviders(app));
 
   // Only the continuation token of a user who must accept the disclaimer: a login token is refused.
   route(app, 'session.acknowledgeDisclaimer', async (request) => {
