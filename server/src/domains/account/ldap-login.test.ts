@@ -227,6 +227,7 @@ describe('the LDAP directory of a category', () => {
         { category_id: CATEGORY, label: 'Class A' },
       ],
       oidc: [],
+      saml: [],
     });
     const offline = (await api('GET', '/admin/ldap-providers'))
       .json<{ id: string; category_id: string }[]>()
