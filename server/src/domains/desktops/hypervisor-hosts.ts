@@ -39,7 +39,12 @@ export interface HostSettings {
   /** Whether the desktop still runs (or starts) on this host; else its domain there is stopped. */
   stillRunsOn(id: string, hostId: string): Promise<boolean>;
   /** Makes the driver of a libvirt host (default: the libvirt driver of its URI). */
-  make?: (host: { id: string; uri: string; sshKey: string | null }) => Hypervisor;
+  make?: (host: {
+    id: string;
+    uri: string;
+    sshKey: string | null;
+    consoleAddress: string;
+  }) => Hypervisor;
   warn(obj: object, msg: string): void;
   probeMs?: number;
   probeTimeoutMs?: number;
@@ -97,10 +102,17 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
         accel: settings.accel,
         hypervisorUri: uriWithKey(host.uri, host.sshKey),
         diskOwner: settings.diskOwner,
+        consoleAddress: host.consoleAddress,
       }));
   const drivers = new HostDrivers({
     local: settings.local,
-    make: (host) => make({ id: host.id, uri: host.uri ?? '', sshKey: host.sshKey }),
+    make: (host) =>
+      make({
+        id: host.id,
+        uri: host.uri ?? '',
+        sshKey: host.sshKey,
+        consoleAddress: host.consoleAddress,
+      }),
     hostOf: settings.hostOf,
     diskOwner: settings.diskOwner,
     warn: settings.warn,

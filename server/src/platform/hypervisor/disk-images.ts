@@ -198,3 +198,18 @@ export class DiskImages implements DiskOperations {
     });
   }
 }
+
+/** Gives a disk file to an owner (a session daemon's account); no owner: unchanged. */
+export async function giveDiskTo(
+  file: string,
+  owner: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  if (!owner) return;
+  try {
+    await fsp.chown(path.resolve(file), owner.uid, owner.gid);
+  } catch (error) {
+    throw new HypervisorError('command_failed', `cannot chown ${file}: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+}
