@@ -4,7 +4,10 @@
  * there as a domain of a test user's session daemon, reached over SSH on loopback as a remote host
  * would be, answers on VNC, gives its screen, and its stop reaches it. The host's console address
  * is a second loopback address (127.0.0.2, not the URI's 127.0.0.1): its consoles listen there and
- * the portal's VNC proxy and SPICE tunnel reach them there.
+ * the portal's VNC proxy and SPICE tunnel reach them there. When the host falls silent (its sshd
+ * and connections end) the desktop turns failed, naming the host, while its domain keeps running;
+ * when the host answers again the domain is adopted: the desktop is started again, its console
+ * open through the proxy as before.
  */
 import { chmodSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -186,6 +189,28 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
       (png) => isPng(png) && !isBlankScreen(png),
     );
     expect(isPng(shot)).toBe(true);
+
+    // The host falls silent: failed, named, within 10 s; its domain runs on.
+    const pid = sessionDomainPid(user, `vdi-${id}`);
+    await host.down();
+    const silent = Date.now();
+    const failed = await until(
+      () => t.app.desktops.byId(id),
+      (r) => r?.state === 'failed',
+      10_000,
+    );
+    expect(failed?.detail).toContain('hostA');
+    console.log(`[measure] libvirt desktop: silent host to failed ${Date.now() - silent} ms`);
+    expect(sessionDomainPid(user, `vdi-${id}`)).toBe(pid);
+    // It answers again: the running domain is adopted, its console reached as before.
+    await host.up();
+    const back = await until(
+      () => t.app.desktops.byId(id),
+      (r) => r?.state === 'started',
+    );
+    expect(back?.runtime).toMatchObject({ host: 'hostA', vncPort: rt.vncPort });
+    expect(back?.detail).toBeNull();
+    expect(await bannerThroughProxy(id)).toBe('RFB 003.008\n');
 
     // Stop: the ACPI button (the demo guest ignores it), then destroyed after the grace.
     expect((await action(id, 'stop')).statusCode).toBe(200);
