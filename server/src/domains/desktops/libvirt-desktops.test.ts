@@ -7,9 +7,11 @@
  * the portal's VNC proxy and SPICE tunnel reach them there. When the host falls silent (its sshd
  * and connections end) the desktop turns failed, naming the host, while its domain keeps running;
  * when the host answers again the domain is adopted: the desktop is started again, its console
- * open through the proxy as before.
+ * open through the proxy as before. Stopped, an admin moves it to the host's disk directory (its
+ * disk copied there) and its next start boots there.
  */
-import { chmodSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,5 +223,33 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(await t.app.hypervisor.status(id)).toBe('absent');
     expect(sessionDomainPid(user, `vdi-${id}`)).toBe(0);
     expect(await t.app.hypervisor.lastExit(id)).toMatchObject({ expected: true });
+
+    // Moved (admins only) to hostA's disk directory: the disk is copied there, given to the
+    // host's account, the old file removed; the next start boots it there.
+    const before = (await t.app.desktops.byId(id))?.diskPath ?? '';
+    const move = (tok: string) =>
+      injectWithToken(t.app, tok, {
+        method: 'POST',
+        url: `/api/v3/desktop/${id}/move`,
+        payload: { host: 'hostA' },
+      });
+    expect((await move(token)).statusCode).toBe(403);
+    const moved = await move(await login(t.app, 'admin'));
+    expect(moved.statusCode, moved.body).toBe(200);
+    const after = await t.app.desktops.byId(id);
+    expect(after).toMatchObject({ state: 'stopped', forcedHyp: 'hostA' });
+    expect(after?.diskPath).toBe(
+      join(t.config.dataDir, 'hosts', 'hostA', 'disks', basename(before)),
+    );
+    expect(existsSync(before)).toBe(false);
+    expect(statSync(after?.diskPath ?? '').uid).toBe(user.uid);
+    expect((await action(id, 'start')).statusCode).toBe(200);
+    const again = await until(
+      () => t.app.desktops.byId(id),
+      (r) => r?.state === 'started' || r?.state === 'failed',
+    );
+    expect(again?.state, again?.detail ?? '').toBe('started');
+    expect(again?.runtime).toMatchObject({ host: 'hostA' });
+    expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);
   });
 });
