@@ -213,6 +213,58 @@ describe('hypervisor hosts', () => {
     expect((await rowOf(id))?.state).toBe('stopped');
   });
 
+  it('adopts, on a host that answers again, the domains it still runs; the others settle stopped', async () => {
+    await call(admin, 'PUT', `${HOSTS}/fake1`, { memory_mib: 65_536 });
+    const ids: string[] = [];
+    for (const name of ['Kept', 'Lost']) {
+      const created = await call(user, 'POST', '/api/v3/persistent_desktop', {
+        template_id: 'demo-template',
+        name,
+        hardware: { memory: 0.5, vcpus: 1 },
+      });
+      const { id } = created.json<{ id: string }>();
+      await until(
+        () => rowOf(id),
+        (r) => r?.state === 'stopped',
+      );
+      await call(admin, 'PUT', `/api/v3/domain/${id}`, { forced_hyp: 'fake1' });
+      await until(
+        async () => (await action(id, 'start')).statusCode,
+        (status) => status === 200,
+      );
+      ids.push(id);
+    }
+    const [kept = '', lost = ''] = ids;
+    for (const id of ids)
+      await until(
+        () => rowOf(id),
+        (r) => r?.state === 'started',
+      );
+    const runtime = (await rowOf(kept))?.runtime;
+    fake.unreachable = true;
+    for (const id of ids)
+      await until(
+        () => rowOf(id),
+        (r) => r?.state === 'failed',
+        10_000,
+      );
+    // While the host is silent, one of its domains ends.
+    fake.guestPowerOff(lost);
+    fake.unreachable = false;
+    const back = await until(
+      () => rowOf(kept),
+      (r) => r?.state === 'started',
+    );
+    expect(back?.runtime).toMatchObject({ ...runtime, host: 'fake1' });
+    expect(back?.detail).toBeNull();
+    expect(fake.domains.has(kept)).toBe(true);
+    await until(
+      () => rowOf(lost),
+      (r) => r?.state === 'stopped',
+    );
+    expect(fake.domains.has(lost)).toBe(false);
+  });
+
   it('seeds the host of HYPERVISOR_URI and keeps it at that URI', async () => {
     await seedHosts(t.app.db, 'qemu:///session');
     await seedHosts(t.app.db, 'qemu:///system');
