@@ -110,7 +110,12 @@ export function createConsoles(
       )),
     );
     const running = Boolean(row && consoleStates.includes(row.state));
-    const rt = (row?.runtime ?? {}) as { vncPort?: unknown; spicePort?: unknown; ip?: unknown };
+    const rt = (row?.runtime ?? {}) as {
+      vncPort?: unknown;
+      spicePort?: unknown;
+      ip?: unknown;
+      consoleHost?: unknown;
+    };
     const portOf = (v: unknown) => (running && typeof v === 'number' ? v : null);
     const credentials = row?.guestProperties.credentials;
     return {
@@ -118,6 +123,9 @@ export function createConsoles(
       running,
       vncPort: portOf(rt.vncPort),
       spicePort: portOf(rt.spicePort),
+      // Where the desktop's host listens for its consoles (its console address).
+      consoleHost:
+        typeof rt.consoleHost === 'string' && rt.consoleHost ? rt.consoleHost : '127.0.0.1',
       address: running && typeof rt.ip === 'string' && rt.ip ? rt.ip : null,
       credentials: {
         username: credentials?.username ?? '',
@@ -146,7 +154,7 @@ export function createConsoles(
     viewerDetached: (id) => idle.viewerDetached(id),
     async target(desktopId, userId, sessionId) {
       const a = await access(desktopId, userId, sessionId);
-      return { ownerOk: a.allowed, running: a.running, port: a.vncPort };
+      return { ownerOk: a.allowed, running: a.running, host: a.consoleHost, port: a.vncPort };
     },
     slot: sharedSlot(VNC_CONSOLE_SLOT),
   });
@@ -180,7 +188,7 @@ export function createConsoles(
     viewerDetached: (id) => idle.viewerDetached(id),
     async target(desktopId, userId, sessionId) {
       const a = await access(desktopId, userId, sessionId);
-      return { allowed: a.allowed, port: a.spicePort };
+      return { allowed: a.allowed, host: a.consoleHost, port: a.spicePort };
     },
   });
   app.server.on('connect', spice.handleConnect);

@@ -39,6 +39,7 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
       spicePassword: spec.spicePassword,
       startedAt: rt.startedAt,
       ...(desktop.host ? { host: desktop.host } : {}),
+      ...(rt.consoleHost ? { consoleHost: rt.consoleHost } : {}),
     };
     const started = await parts.store.update(id, { state: 'started', runtime, queue: null }, [
       'starting',

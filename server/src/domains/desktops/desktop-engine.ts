@@ -318,7 +318,8 @@ export class DesktopEngine {
     if (i >= 0) this.queue.splice(i, 1);
     clearTimeout(this.shutdownTimers.get(id));
     if ((await this.driver.status(id)) !== 'absent') await this.driver.stop(id);
-    if (options.deleteDisk) await this.driver.deleteDisk(this.diskPath(id));
+    if (options.deleteDisk)
+      await this.driver.deleteDisk((await this.store.get(id))?.disk_path ?? this.diskPath(id));
   }
 
   /** Deletes a disk file (recycle-bin purge). */

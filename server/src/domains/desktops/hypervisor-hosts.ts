@@ -7,8 +7,8 @@
  * whether it answers, within `probeTimeoutMs`; an answer is its `last_seen`. A host that stops
  * answering turns the desktops it runs (or starts) `failed`, with a detail that names it, and
  * takes no start until it answers again (placement skips a host not seen for `freshMs`); when it
- * answers again, the domains it kept of desktops that no longer run there are stopped, so a
- * desktop started elsewhere meanwhile never runs on two hosts. Every
+ * answers again, `hostReturned` adopts the domains it still runs and settles the rest
+ * (`host-return.ts`), so a desktop started elsewhere meanwhile never runs on two hosts. Every
  * node keeps its drivers in step with the hosts at the same period (a deleted or disabled host's
  * driver is dropped once it runs nothing).
  */
@@ -36,10 +36,15 @@ export interface HostSettings {
   probes(): boolean;
   /** Turns the desktops running or starting on a host `failed` with `detail`. */
   failDesktopsOn(hostId: string, detail: string): Promise<void>;
-  /** Whether the desktop still runs (or starts) on this host; else its domain there is stopped. */
-  stillRunsOn(id: string, hostId: string): Promise<boolean>;
+  /** A host that was silent answers again: its desktops and domains are settled. */
+  hostReturned(hostId: string, driver: Hypervisor): Promise<void>;
   /** Makes the driver of a libvirt host (default: the libvirt driver of its URI). */
-  make?: (host: { id: string; uri: string; sshKey: string | null }) => Hypervisor;
+  make?: (host: {
+    id: string;
+    uri: string;
+    sshKey: string | null;
+    consoleAddress: string;
+  }) => Hypervisor;
   warn(obj: object, msg: string): void;
   probeMs?: number;
   probeTimeoutMs?: number;
@@ -97,10 +102,17 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
         accel: settings.accel,
         hypervisorUri: uriWithKey(host.uri, host.sshKey),
         diskOwner: settings.diskOwner,
+        consoleAddress: host.consoleAddress,
       }));
   const drivers = new HostDrivers({
     local: settings.local,
-    make: (host) => make({ id: host.id, uri: host.uri ?? '', sshKey: host.sshKey }),
+    make: (host) =>
+      make({
+        id: host.id,
+        uri: host.uri ?? '',
+        sshKey: host.sshKey,
+        consoleAddress: host.consoleAddress,
+      }),
     hostOf: settings.hostOf,
     diskOwner: settings.diskOwner,
     warn: settings.warn,
@@ -119,20 +131,12 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
       );
     });
 
-  const stopLeftovers = async (hostId: string) => {
-    const driver = drivers.driverOf(hostId);
-    for (const runtime of (await driver?.list()) ?? [])
-      if (!(await settings.stillRunsOn(runtime.id, hostId)))
-        await driver?.stop(runtime.id).catch((err: unknown) => {
-          settings.warn({ err, id: runtime.id, host: hostId }, 'leftover domain not stopped');
-        });
-  };
-
   const probe = async (hostId: string) => {
     if (await answers(hostId)) {
       const returned = down.delete(hostId);
       await markSeen(settings.db, hostId);
-      if (returned) await stopLeftovers(hostId);
+      const driver = drivers.driverOf(hostId);
+      if (returned && driver) await settings.hostReturned(hostId, driver);
       return;
     }
     if (down.has(hostId)) return;

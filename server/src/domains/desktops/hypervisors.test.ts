@@ -17,7 +17,7 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { until } from '../../../test/support/wait.ts';
-import { seedHosts, uriWithKey } from './hypervisors.ts';
+import { seedHosts, uriHostName, uriWithKey } from './hypervisors.ts';
 
 const HOSTS = '/api/v3/admin/hypervisors';
 const KEY = '/etc/vdi/keys/fake1';
@@ -55,7 +55,14 @@ describe('hypervisor hosts', () => {
     const list = await call(admin, 'GET', HOSTS);
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual([
-      expect.objectContaining({ id: 'local', kind: 'local', uri: null, enabled: true, running: 0 }),
+      expect.objectContaining({
+        id: 'local',
+        kind: 'local',
+        uri: null,
+        console_address: '127.0.0.1',
+        enabled: true,
+        running: 0,
+      }),
     ]);
     expect((await call(user, 'GET', HOSTS)).statusCode).toBe(403);
     expect((await call(admin, 'DELETE', `${HOSTS}/local`)).json()).toMatchObject({
@@ -76,11 +83,23 @@ describe('hypervisor hosts', () => {
     expect(created.json()).toEqual({ id: 'fake1' });
     t.app.hypervisor.use('fake1', fake);
     const shown = await call(admin, 'GET', `${HOSTS}/fake1`);
-    expect(shown.json()).toMatchObject({ kind: 'libvirt', ssh_key_set: true, enabled: true });
+    // The consoles' address is by default the URI's host name (and follows a new URI).
+    expect(shown.json()).toMatchObject({
+      kind: 'libvirt',
+      ssh_key_set: true,
+      enabled: true,
+      console_address: '192.0.2.1',
+    });
+    expect(uriHostName('qemu+ssh://vdi@[2001:db8::5]:2222/system?no_verify=1')).toBe('2001:db8::5');
+    expect(uriHostName('qemu:///session')).toBe('127.0.0.1');
     const answers = [shown.body, (await call(admin, 'GET', HOSTS)).body];
     const audit = await t.app.db.select().from(auditLog).where(eq(auditLog.targetId, 'fake1'));
     expect(audit).toHaveLength(1);
     for (const text of [...answers, JSON.stringify(audit)]) expect(text).not.toContain(KEY);
+    await call(admin, 'PUT', `${HOSTS}/fake1`, { uri: 'qemu+ssh://vdi@192.0.2.9/system' });
+    expect((await call(admin, 'GET', `${HOSTS}/fake1`)).json()).toMatchObject({
+      console_address: '192.0.2.9',
+    });
     expect(
       (
         await call(admin, 'POST', HOSTS, {
@@ -192,6 +211,58 @@ describe('hypervisor hosts', () => {
       description_code: 'hypervisors_full',
     });
     expect((await rowOf(id))?.state).toBe('stopped');
+  });
+
+  it('adopts, on a host that answers again, the domains it still runs; the others settle stopped', async () => {
+    await call(admin, 'PUT', `${HOSTS}/fake1`, { memory_mib: 65_536 });
+    const ids: string[] = [];
+    for (const name of ['Kept', 'Lost']) {
+      const created = await call(user, 'POST', '/api/v3/persistent_desktop', {
+        template_id: 'demo-template',
+        name,
+        hardware: { memory: 0.5, vcpus: 1 },
+      });
+      const { id } = created.json<{ id: string }>();
+      await until(
+        () => rowOf(id),
+        (r) => r?.state === 'stopped',
+      );
+      await call(admin, 'PUT', `/api/v3/domain/${id}`, { forced_hyp: 'fake1' });
+      await until(
+        async () => (await action(id, 'start')).statusCode,
+        (status) => status === 200,
+      );
+      ids.push(id);
+    }
+    const [kept = '', lost = ''] = ids;
+    for (const id of ids)
+      await until(
+        () => rowOf(id),
+        (r) => r?.state === 'started',
+      );
+    const runtime = (await rowOf(kept))?.runtime;
+    fake.unreachable = true;
+    for (const id of ids)
+      await until(
+        () => rowOf(id),
+        (r) => r?.state === 'failed',
+        10_000,
+      );
+    // While the host is silent, one of its domains ends.
+    fake.guestPowerOff(lost);
+    fake.unreachable = false;
+    const back = await until(
+      () => rowOf(kept),
+      (r) => r?.state === 'started',
+    );
+    expect(back?.runtime).toMatchObject({ ...runtime, host: 'fake1' });
+    expect(back?.detail).toBeNull();
+    expect(fake.domains.has(kept)).toBe(true);
+    await until(
+      () => rowOf(lost),
+      (r) => r?.state === 'stopped',
+    );
+    expect(fake.domains.has(lost)).toBe(false);
   });
 
   it('seeds the host of HYPERVISOR_URI and keeps it at that URI', async () => {

@@ -4,6 +4,10 @@
  * `HYPERVISOR_URI` (seeded and kept at that URI at boot), and the reads placement, the drivers
  * and the health probe use.
  *
+ * The console address (where a host's VNC and SPICE listen, the console proxies' target) is by
+ * default the host name of the URI, and follows a new URI while it was that default; the host
+ * local's is 127.0.0.1, fixed like its URI.
+ *
  * The SSH key (the path of a private key file on the portal's machine) is write-only: a create or
  * update may send it, no answer, audit snapshot or log line carries it (the answers say only
  * whether one is stored). A host that runs or starts desktops is not deleted.
@@ -56,18 +60,27 @@ export function hypervisorsCrud(db: Db, changed: () => void) {
         async beforeCreate(_ctx, body) {
           return {
             id: body.name,
+            consoleAddress: body.console_address ?? uriHostName(body.uri),
             gpuProfiles: body.gpu_profiles ?? [],
             sshKey: body.ssh_key ?? null,
           };
         },
         async beforeUpdate({ before }, body) {
-          if (before.id === LOCAL_HOST && body.uri !== undefined)
+          if (
+            before.id === LOCAL_HOST &&
+            (body.uri !== undefined || body.console_address !== undefined)
+          )
             throw new ApiError(
               'precondition_required',
               'The host local is the portal’s own QEMU: it has no URI',
               'hypervisor_local_fixed',
             );
+          const followsUri =
+            body.uri !== undefined &&
+            body.console_address === undefined &&
+            before.consoleAddress === uriHostName(before.uri ?? '');
           return {
+            ...(followsUri && body.uri ? { consoleAddress: uriHostName(body.uri) } : {}),
             ...(body.gpu_profiles === undefined ? {} : { gpuProfiles: body.gpu_profiles }),
             ...(body.ssh_key === undefined ? {} : { sshKey: body.ssh_key }),
           };
@@ -117,7 +130,13 @@ export async function seedHosts(db: Db, hypervisorUri: string | undefined): Prom
   if (!hypervisorUri) return;
   await db
     .insert(hypervisors)
-    .values({ id: URI_HOST, name: URI_HOST, uri: hypervisorUri, ...capacity })
+    .values({
+      id: URI_HOST,
+      name: URI_HOST,
+      uri: hypervisorUri,
+      consoleAddress: uriHostName(hypervisorUri),
+      ...capacity,
+    })
     .onConflictDoUpdate({ target: hypervisors.id, set: { uri: hypervisorUri } });
 }
 
@@ -128,6 +147,7 @@ export async function readHosts(db: Db): Promise<(HostConfig & PlacementHost)[]>
       id: hypervisors.id,
       uri: hypervisors.uri,
       sshKey: hypervisors.sshKey,
+      consoleAddress: hypervisors.consoleAddress,
       enabled: hypervisors.enabled,
       draining: hypervisors.draining,
       lastSeen: hypervisors.lastSeen,
@@ -173,4 +193,16 @@ export function uriWithKey(uri: string, key: string | null): string {
   const params = at < 0 ? [] : uri.slice(at + 1).split('&');
   const kept = params.filter((p) => p !== '' && !p.startsWith('keyfile='));
   return `${base}?${[`keyfile=${key}`, ...kept].join('&')}`;
+}
+
+/**
+ * The host name of a libvirt URI (`qemu+ssh://user@10.0.0.5:22/system` -> `10.0.0.5`, an IPv6
+ * address without its brackets); 127.0.0.1 for a URI without one (`qemu:///session`).
+ */
+export function uriHostName(uri: string): string {
+  const match = /^[a-z+]+:\/\/(?:[^@/]*@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)?(?::\d+)?\//.exec(
+    uri,
+  );
+  const host = match?.[1]?.replace(/^\[|\]$/g, '');
+  return host || '127.0.0.1';
 }

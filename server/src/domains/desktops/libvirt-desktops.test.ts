@@ -2,9 +2,18 @@
  * A desktop through the portal on a libvirt host the admin adds (its URI and SSH key file): placement
  * chooses it over the host local (it has more memory free), and the demo template's desktop runs
  * there as a domain of a test user's session daemon, reached over SSH on loopback as a remote host
- * would be, answers on VNC, gives its screen, and its stop reaches it.
+ * would be, answers on VNC, gives its screen, and its stop reaches it. The host's console address
+ * is a second loopback address (127.0.0.2, not the URI's 127.0.0.1): its consoles listen there and
+ * the portal's VNC proxy and SPICE tunnel reach them there. When the host falls silent (its sshd
+ * and connections end) the desktop turns failed, naming the host, while its domain keeps running;
+ * when the host answers again the domain is adopted: the desktop is started again, its console
+ * open through the proxy as before. Stopped, an admin moves it to the host's disk directory (its
+ * disk copied there) and its next start boots there.
  */
-import { chmodSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { connect } from 'node:net';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desktops, hypervisors } from '../../platform/db/schema.ts';
 import {
@@ -32,10 +41,74 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
   let host: SshTestHost;
   let t: TestApp;
   let token: string;
+  let wsBase: string;
 
   const stateOf = async (id: string) => (await t.app.desktops.byId(id))?.state;
   const action = (id: string, a: string) =>
     injectWithToken(t.app, token, { method: 'GET', url: `/api/v3/desktop/${a}/${id}` });
+
+  /** The first bytes of the desktop's VNC through the portal's websocket proxy. */
+  const bannerThroughProxy = async (id: string): Promise<string> => {
+    const viewer = await injectWithToken(t.app, token, {
+      method: 'GET',
+      url: `/api/v3/desktop/${id}/viewer/browser-vnc`,
+    });
+    expect(viewer.statusCode, viewer.body).toBe(200);
+    const url = `${wsBase}${viewer.json<{ url: string }>().url}`;
+    const ws = new WebSocket(url, { headers: { origin: wsBase.replace('ws', 'http') } });
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        ws.once('message', (data: Buffer) => resolve(data.toString('latin1')));
+        ws.once('unexpected-response', (_req, res) => reject(new Error(`${res.statusCode}`)));
+        ws.once('error', reject);
+      });
+    } finally {
+      ws.terminate();
+    }
+  };
+
+  /** The magic of the SPICE link answer through the portal's CONNECT tunnel (its .vv credential). */
+  const spiceThroughTunnel = async (id: string): Promise<string> => {
+    const vv = await injectWithToken(t.app, token, {
+      method: 'GET',
+      url: `/api/v3/desktop/${id}/viewer/file-spice`,
+    });
+    expect(vv.statusCode, vv.body).toBe(200);
+    const content = vv.json<{ content: string }>().content;
+    const proxy = new URL(/^proxy=(.*)$/m.exec(content)?.[1] ?? '');
+    const target = `127.0.0.1:${/^port=(\d+)$/m.exec(content)?.[1] ?? ''}`;
+    const auth = Buffer.from(
+      `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`,
+    ).toString('base64');
+    const socket = connect(Number(new URL(wsBase).port), '127.0.0.1');
+    try {
+      socket.write(
+        `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\nProxy-Authorization: Basic ${auth}\r\n\r\n`,
+      );
+      // A SPICE link message (magic REDQ, version 2.2, no channels or capabilities).
+      const link = Buffer.alloc(16 + 18);
+      link.write('REDQ', 0, 'latin1');
+      link.writeUInt32LE(2, 4);
+      link.writeUInt32LE(2, 8);
+      link.writeUInt32LE(18, 12);
+      link.writeUInt8(1, 20); // main channel
+      link.writeUInt32LE(18, 30);
+      let got = '';
+      return await new Promise<string>((resolve, reject) => {
+        socket.on('data', (chunk: Buffer) => {
+          got += chunk.toString('latin1');
+          const head = got.indexOf('\r\n\r\n');
+          if (head < 0) return;
+          if (!got.startsWith('HTTP/1.1 200')) return reject(new Error(got.split('\r\n')[0]));
+          if (got.length === head + 4) return void socket.write(link);
+          if (got.length >= head + 8) resolve(got.slice(head + 4, head + 8));
+        });
+        socket.once('error', reject);
+      });
+    } finally {
+      socket.destroy();
+    }
+  };
 
   beforeAll(async () => {
     user = ensureTestUser('vdi-hv-a');
@@ -58,6 +131,7 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
         name: 'hostA',
         uri: host.uri.replace(keyfile?.[0] ?? '', ''),
         ssh_key: keyfile?.[1],
+        console_address: '127.0.0.2',
         vcpus: 2,
         memory_mib: 67_108_864,
       },
@@ -67,6 +141,7 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
       async () => (await t.app.db.select().from(hypervisors)).find((h) => h.id === 'hostA'),
       (h) => h?.lastSeen !== null,
     );
+    wsBase = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
   });
   afterAll(async () => {
     for (const d of await t.app.db.select().from(desktops))
@@ -106,13 +181,38 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);
     const rt = row?.runtime as { vncPort: number; vncPassword: string };
     expect(rt.vncPassword).toHaveLength(8);
-    expect(await readRfbBanner(rt.vncPort)).toBe('RFB 003.008\n');
-    expect(listenAddresses(rt.vncPort)).toEqual(['127.0.0.1']);
+    expect(rt).toMatchObject({ consoleHost: '127.0.0.2' });
+    expect(listenAddresses(rt.vncPort)).toEqual(['127.0.0.2']);
+    expect(await readRfbBanner(rt.vncPort, 5000, '127.0.0.2')).toBe('RFB 003.008\n');
+    expect(await bannerThroughProxy(id)).toBe('RFB 003.008\n');
+    expect(await spiceThroughTunnel(id)).toBe('REDQ');
     const shot = await until(
       () => t.app.hypervisor.screenshot(id),
       (png) => isPng(png) && !isBlankScreen(png),
     );
     expect(isPng(shot)).toBe(true);
+
+    // The host falls silent: failed, named, within 10 s; its domain runs on.
+    const pid = sessionDomainPid(user, `vdi-${id}`);
+    await host.down();
+    const silent = Date.now();
+    const failed = await until(
+      () => t.app.desktops.byId(id),
+      (r) => r?.state === 'failed',
+      10_000,
+    );
+    expect(failed?.detail).toContain('hostA');
+    console.log(`[measure] libvirt desktop: silent host to failed ${Date.now() - silent} ms`);
+    expect(sessionDomainPid(user, `vdi-${id}`)).toBe(pid);
+    // It answers again: the running domain is adopted, its console reached as before.
+    await host.up();
+    const back = await until(
+      () => t.app.desktops.byId(id),
+      (r) => r?.state === 'started',
+    );
+    expect(back?.runtime).toMatchObject({ host: 'hostA', vncPort: rt.vncPort });
+    expect(back?.detail).toBeNull();
+    expect(await bannerThroughProxy(id)).toBe('RFB 003.008\n');
 
     // Stop: the ACPI button (the demo guest ignores it), then destroyed after the grace.
     expect((await action(id, 'stop')).statusCode).toBe(200);
@@ -123,5 +223,33 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(await t.app.hypervisor.status(id)).toBe('absent');
     expect(sessionDomainPid(user, `vdi-${id}`)).toBe(0);
     expect(await t.app.hypervisor.lastExit(id)).toMatchObject({ expected: true });
+
+    // Moved (admins only) to hostA's disk directory: the disk is copied there, given to the
+    // host's account, the old file removed; the next start boots it there.
+    const before = (await t.app.desktops.byId(id))?.diskPath ?? '';
+    const move = (tok: string) =>
+      injectWithToken(t.app, tok, {
+        method: 'POST',
+        url: `/api/v3/desktop/${id}/move`,
+        payload: { host: 'hostA' },
+      });
+    expect((await move(token)).statusCode).toBe(403);
+    const moved = await move(await login(t.app, 'admin'));
+    expect(moved.statusCode, moved.body).toBe(200);
+    const after = await t.app.desktops.byId(id);
+    expect(after).toMatchObject({ state: 'stopped', forcedHyp: 'hostA' });
+    expect(after?.diskPath).toBe(
+      join(t.config.dataDir, 'hosts', 'hostA', 'disks', basename(before)),
+    );
+    expect(existsSync(before)).toBe(false);
+    expect(statSync(after?.diskPath ?? '').uid).toBe(user.uid);
+    expect((await action(id, 'start')).statusCode).toBe(200);
+    const again = await until(
+      () => t.app.desktops.byId(id),
+      (r) => r?.state === 'started' || r?.state === 'failed',
+    );
+    expect(again?.state, again?.detail ?? '').toBe('started');
+    expect(again?.runtime).toMatchObject({ host: 'hostA' });
+    expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);
   });
 });

@@ -16,7 +16,7 @@ import { createIdleManager, type IdleManager } from '../../platform/hypervisor/i
 import { LOCAL_HOST, type HostDrivers } from '../../platform/hypervisor/host-drivers.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
-import { desktopStates, inSet } from '../../../../src/generated/policy.ts';
+import { desktopStates } from '../../../../src/generated/policy.ts';
 import { DesktopEngine } from './desktop-engine.ts';
 import { createDesktopService, type DesktopService } from './desktop-service.ts';
 import { VIEWER_STATES } from './desktop-viewing.ts';
@@ -27,6 +27,7 @@ import { createHypervisorHosts, type HypervisorHosts } from './hypervisor-hosts.
 import { seedHosts } from './hypervisors.ts';
 import { nicsOf } from './domain-spec.ts';
 import { readNetworkDefs, seedNetworks } from './networks.ts';
+import { settleReturnedHost } from './host-return.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -80,21 +81,20 @@ const plugin: FastifyPluginAsync = async (app) => {
     memoryOvercommitPercent: config.memoryOvercommitPercent,
     hostOf: async (id) => hostOf(await app.desktops.byId(id)),
     probes: () => app.work.isLeader,
+    // The runtime stays: the host may still run the domain, adopted when it answers again.
     failDesktopsOn: async (host, detail) => {
       for (const row of await app.desktops.inStates(desktopStates.maybeRunning))
         if ((hostOf(row) ?? LOCAL_HOST) === host)
-          await store.update(row.id, { state: 'failed', detail, runtime: null, queue: null }, [
+          await store.update(row.id, { state: 'failed', detail, queue: null }, [
             row.state as DesktopState,
           ]);
     },
-    stillRunsOn: async (id, host) => {
-      const row = await app.desktops.byId(id);
-      return (
-        !!row &&
-        inSet(desktopStates.maybeRunning, row.state) &&
-        (hostOf(row) ?? LOCAL_HOST) === host
-      );
-    },
+    hostReturned: (host, hostDriver) =>
+      settleReturnedHost(
+        { store, idle, warn: (obj, msg) => app.log.warn(obj, msg) },
+        host,
+        hostDriver,
+      ),
     warn: (obj, msg) => app.log.warn(obj, msg),
   });
   const driver = hosts.drivers;

@@ -23,6 +23,8 @@ export interface DesktopRuntime {
   addresses?: Record<string, string>;
   /** The hypervisor host that runs the VM (absent in rows written before there were hosts: local). */
   host?: string;
+  /** Where its VNC and SPICE listen, the console proxies' target (absent: 127.0.0.1). */
+  consoleHost?: string;
 }
 
 /** The part of a desktop row the engine reads and writes. */

@@ -198,3 +198,22 @@ export class DiskImages implements DiskOperations {
     });
   }
 }
+
+/**
+ * Gives a disk file to an owner (a session daemon's account), read-write for it and its group
+ * (several hosts' accounts that share the group may run it); no owner: unchanged.
+ */
+export async function giveDiskTo(
+  file: string,
+  owner: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  if (!owner) return;
+  try {
+    await fsp.chown(path.resolve(file), owner.uid, owner.gid);
+    await fsp.chmod(path.resolve(file), 0o660);
+  } catch (error) {
+    throw new HypervisorError('command_failed', `cannot chown ${file}: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+}

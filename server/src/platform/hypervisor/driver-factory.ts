@@ -16,12 +16,21 @@ export interface DriverSettings {
   hypervisorUri?: string | undefined;
   /** Owner of the disk files made for the libvirt host (a session daemon's account). */
   diskOwner?: { uid: number; gid: number } | undefined;
+  /** The libvirt host's console address (default 127.0.0.1). */
+  consoleAddress?: string | undefined;
   /** The desktops' networks on this machine (the local QEMU driver's; libvirt hosts: not yet). */
   network?: HostNetworks | undefined;
 }
 
 export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
-  const { dataDir, accel, hypervisorUri, diskOwner, network } = settings;
-  if (hypervisorUri) return createLibvirtDriver({ uri: hypervisorUri, dataDir, accel, diskOwner });
+  const { dataDir, accel, hypervisorUri, diskOwner, network, consoleAddress } = settings;
+  if (hypervisorUri)
+    return createLibvirtDriver({
+      uri: hypervisorUri,
+      dataDir,
+      accel,
+      diskOwner,
+      ...(consoleAddress ? { consoleAddress } : {}),
+    });
   return createQemuDriver({ dataDir, accel, ...(network ? { network } : {}) });
 }

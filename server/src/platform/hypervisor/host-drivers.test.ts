@@ -23,6 +23,7 @@ const host = (id: string, over: Partial<HostConfig> = {}): HostConfig => ({
   id,
   uri: `qemu+ssh://vdi@${id}/system`,
   sshKey: null,
+  consoleAddress: '127.0.0.1',
   enabled: true,
   running: 0,
   ...over,

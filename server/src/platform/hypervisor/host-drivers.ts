@@ -5,7 +5,7 @@
  * - One driver per host, made when first needed: the local QEMU driver for the host `local`, a
  *   libvirt driver for each other host's URI. `sync()` hands over the hosts as the database has
  *   them; a driver is dropped once its host is deleted, disabled or changed (URI, key) and it runs
- *   nothing any more.
+ *   nothing any more (a changed console address too).
  * - The host of a domain is the one its desktop records (`hostOf`, the desktop's runtime), kept
  *   here once a start or an adoption found it, until the domain ends.
  * - Disks are files under DATA_DIR that every host reaches at the same path (the same machine or a
@@ -14,9 +14,7 @@
  * - Events (`exit`, `state`) of every driver are this registry's events.
  */
 import { EventEmitter } from 'node:events';
-import { promises as fsp } from 'node:fs';
-import path from 'node:path';
-import { errorMessage } from './host-process.ts';
+import { giveDiskTo } from './disk-images.ts';
 import {
   HypervisorError,
   type AdoptResult,
@@ -43,6 +41,8 @@ export interface HostConfig {
   uri: string | null;
   /** The SSH private key file its URI is reached with; null: the URI's own (or the agent's). */
   sshKey: string | null;
+  /** Where its consoles listen and the console proxies connect. */
+  consoleAddress: string;
   enabled: boolean;
   /** Desktops running or starting there (its driver is kept while any does). */
   running: number;
@@ -71,7 +71,8 @@ interface Member {
   detach(): void;
 }
 
-const keyOf = (host: HostConfig) => `${host.uri ?? ''}\n${host.sshKey ?? ''}`;
+const keyOf = (host: HostConfig) =>
+  `${host.uri ?? ''}\n${host.sshKey ?? ''}\n${host.consoleAddress}`;
 
 export class HostDrivers extends EventEmitter implements Hypervisor {
   readonly kind = 'hosts';
@@ -184,15 +185,7 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
   }
 
   private async giveDisk(info: DiskInfo, file: string): Promise<DiskInfo> {
-    const owner = this.options.diskOwner;
-    if (!owner) return info;
-    try {
-      await fsp.chown(path.resolve(file), owner.uid, owner.gid);
-    } catch (error) {
-      throw new HypervisorError('command_failed', `cannot chown ${file}: ${errorMessage(error)}`, {
-        cause: error,
-      });
-    }
+    await giveDiskTo(file, this.options.diskOwner);
     return info;
   }
 

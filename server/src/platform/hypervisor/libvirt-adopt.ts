@@ -29,6 +29,8 @@ export interface LibvirtAdoptContext {
   domains: LibvirtDomains;
   /** How the host is named in reasons. */
   host: string;
+  /** The host's console address, for a domain whose XML names none. */
+  consoleAddress: string;
   /** `<dataDir>/run`. */
   runRoot: string;
   /** Whether a start of the domain is under way. */
@@ -65,6 +67,7 @@ async function liveRuntime(
     vncPort: graphics.vncPort,
     spicePort: graphics.spicePort,
     spiceTls: graphics.spiceTls,
+    consoleHost: graphics.listen ?? ctx.consoleAddress,
     qmpPath: '',
     runDir: path.join(ctx.runRoot, id),
     startedAt: meta.startedAt,

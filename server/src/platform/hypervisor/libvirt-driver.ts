@@ -28,9 +28,8 @@
  * libvirt read it.
  */
 import { EventEmitter } from 'node:events';
-import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { DiskImages } from './disk-images.ts';
+import { DiskImages, giveDiskTo } from './disk-images.ts';
 import { errorMessage } from './host-process.ts';
 import { adoptDomains } from './libvirt-adopt.ts';
 import {
@@ -84,6 +83,11 @@ export interface LibvirtDriverOptions {
   spiceTls?: boolean;
   /** Owner given to the disk files the driver makes (the host's QEMU account). Default: unchanged. */
   diskOwner?: { uid: number; gid: number };
+  /**
+   * The host's console address: VNC and SPICE listen on it and the portal's console proxies
+   * connect to it (the host as the portal reaches it). Default 127.0.0.1.
+   */
+  consoleAddress?: string;
 }
 
 /** Create the libvirt driver. See the module comment. */
@@ -102,6 +106,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
   private readonly disks: DiskImages;
   private readonly startTimeoutMs: number;
   private readonly spiceTls: boolean;
+  private readonly consoleAddress: string;
   private readonly diskOwner: { uid: number; gid: number } | undefined;
   private readonly domains: LibvirtDomains;
   private readonly starting = new Set<string>();
@@ -122,6 +127,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
     this.disks = new DiskImages(options.qemuImg ?? 'qemu-img', (file) => this.diskInUse(file));
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.spiceTls = options.spiceTls ?? false;
+    this.consoleAddress = options.consoleAddress ?? '127.0.0.1';
     this.diskOwner = options.diskOwner;
     this.domains = new LibvirtDomains(
       this.session,
@@ -196,19 +202,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
   }
 
   private async giveDisk(info: DiskInfo, file: string): Promise<DiskInfo> {
-    if (this.diskOwner) {
-      try {
-        await fsp.chown(path.resolve(file), this.diskOwner.uid, this.diskOwner.gid);
-      } catch (error) {
-        throw new HypervisorError(
-          'command_failed',
-          `cannot chown ${file}: ${errorMessage(error)}`,
-          {
-            cause: error,
-          },
-        );
-      }
-    }
+    await giveDiskTo(file, this.diskOwner);
     return info;
   }
 
@@ -248,6 +242,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
           host: this.host,
           accel: this.accel,
           spiceTls: this.spiceTls,
+          consoleAddress: this.consoleAddress,
           startTimeoutMs: this.startTimeoutMs,
           domainName: this.domains.domainName(id),
           runDir: this.runDirOf(id),
@@ -375,6 +370,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
       session: this.session,
       domains: this.domains,
       host: this.host,
+      consoleAddress: this.consoleAddress,
       runRoot: this.runRoot,
       isStarting: (id) => this.starting.has(id),
       failure: (error) => this.failure(error, 'command_failed', 'adoption'),

@@ -19,6 +19,8 @@ export interface CreateContext {
   host: string;
   accel: Accel;
   spiceTls: boolean;
+  /** The address the consoles listen on (the host's console address). */
+  consoleAddress: string;
   startTimeoutMs: number;
   /** the libvirt name of the domain */
   domainName: string;
@@ -47,6 +49,7 @@ export async function createDomain(
     accel: ctx.accel,
     startedAt,
     spiceTls: ctx.spiceTls,
+    listen: ctx.consoleAddress,
   });
   const xmlFile = path.join(runDir, 'domain.xml');
   await fsp.writeFile(xmlFile, xml, { mode: 0o600 });
@@ -77,6 +80,7 @@ export async function createDomain(
     vncPort: graphics.vncPort,
     spicePort: graphics.spicePort,
     spiceTls: graphics.spiceTls,
+    consoleHost: ctx.consoleAddress,
     qmpPath: '',
     runDir,
     startedAt,

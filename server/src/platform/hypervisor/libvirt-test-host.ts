@@ -6,7 +6,14 @@
  * `libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssh-server`.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { tempDataDir } from './test-support.ts';
@@ -166,8 +173,39 @@ export interface SshTestHost {
   uri: string;
   /** A `virsh` wrapper that runs virsh as the user (for `qemu:///session` without SSH). */
   directVirsh: string;
+  /**
+   * The host falls silent: sshd and its open connections end (the session daemon and its domains
+   * keep running), so nothing reaches the host until {@link up}.
+   */
+  down: () => Promise<void>;
+  /** sshd again, on the same port with the same keys. */
+  up: () => Promise<void>;
   /** Stops sshd and removes the temp dir. */
   stop: () => Promise<void>;
+}
+
+/** The pids of a process's descendants (from /proc). */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* gone */
+    }
+  }
+  const found: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      found.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return found;
 }
 
 /**
@@ -207,18 +245,30 @@ export async function startSshTestHost(user: TestHostUser): Promise<SshTestHost>
       '',
     ].join('\n'),
   );
-  const sshd: ChildProcess = spawn(
-    '/usr/sbin/sshd',
-    ['-D', '-f', config, '-E', path.join(dir, 'sshd.log')],
-    {
+  const spawnSshd = (): ChildProcess =>
+    spawn('/usr/sbin/sshd', ['-D', '-f', config, '-E', path.join(dir, 'sshd.log')], {
       stdio: 'ignore',
-    },
-  );
+    });
+  let sshd = spawnSshd();
   // sshd never outlives the test process, even when it ends without its clean-up.
   const killSshd = () => {
     if (sshd.exitCode === null) sshd.kill('SIGKILL');
   };
   process.once('exit', killSshd);
+  const endSshd = async () => {
+    if (sshd.exitCode !== null || sshd.signalCode !== null) return;
+    const connections = sshd.pid ? descendants(sshd.pid) : [];
+    const exited = new Promise((r) => sshd.once('exit', r));
+    sshd.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+    for (const pid of connections) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  };
   const ssh = path.join(dir, 'ssh');
   writeFileSync(
     ssh,
@@ -235,13 +285,14 @@ export async function startSshTestHost(user: TestHostUser): Promise<SshTestHost>
     port,
     uri: `qemu+ssh://${user.name}@127.0.0.1:${port}/session?keyfile=${key}&command=${ssh}&no_verify=1`,
     directVirsh,
+    down: endSshd,
+    up: async () => {
+      sshd = spawnSshd();
+      await waitForPort(port, 10_000);
+    },
     stop: async () => {
       process.off('exit', killSshd);
-      if (sshd.exitCode === null) {
-        const exited = new Promise((r) => sshd.once('exit', r));
-        sshd.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
-      }
+      await endSshd();
       tmp.cleanup();
     },
   };

@@ -45,6 +45,9 @@ describe('libvirt domain XML', () => {
     expect(xml).toContain("<target dev='vda' bus='virtio'/>");
     expect(attrs(xml, 'graphics', 'type')).toEqual(['vnc', 'spice']);
     expect(attrs(xml, 'listen', 'address')).toEqual(['127.0.0.1', '127.0.0.1']);
+    // A host's console address is where both consoles listen.
+    const remote = buildDomainXml(spec(), { ...ctx, listen: '10.0.0.5' });
+    expect(attrs(remote, 'listen', 'address')).toEqual(['10.0.0.5', '10.0.0.5']);
     expect(attrs(xml, 'graphics', 'passwd')).toEqual(['vncpass1', 'spicepass']);
     expect(xml).not.toContain('<interface');
     expect(xml).toContain("<controller type='usb' model='none'/>");
@@ -135,10 +138,22 @@ describe('live domain XML', () => {
     </devices>
   </domain>`;
 
-  it('reads the consoles’ ports (the TLS one when SPICE is secure only)', () => {
-    expect(liveGraphics(live)).toEqual({ vncPort: 25901, spicePort: 25902, spiceTls: false });
+  it('reads the consoles’ ports (the TLS one when SPICE is secure only) and their address', () => {
+    expect(liveGraphics(live)).toEqual({
+      vncPort: 25901,
+      spicePort: 25902,
+      spiceTls: false,
+      listen: '127.0.0.1',
+    });
     const secure = live.replace("tlsPort='25903'", "tlsPort='25903' defaultMode='secure'");
-    expect(liveGraphics(secure)).toEqual({ vncPort: 25901, spicePort: 25903, spiceTls: true });
+    expect(liveGraphics(secure)).toEqual({
+      vncPort: 25901,
+      spicePort: 25903,
+      spiceTls: true,
+      listen: '127.0.0.1',
+    });
+    const remote = live.replaceAll('127.0.0.1', '10.0.0.5');
+    expect(liveGraphics(remote)).toMatchObject({ listen: '10.0.0.5' });
     expect(() => liveGraphics('<domain/>')).toThrow(/no VNC or SPICE port/);
   });
 

@@ -22,6 +22,8 @@ export interface LibvirtDomainContext {
    * with its certificates.
    */
   spiceTls: boolean;
+  /** The address VNC and SPICE listen on (the host's console address). Default 127.0.0.1. */
+  listen?: string;
 }
 
 /** What the portal keeps in a domain's metadata: enough to adopt it after a restart. */
@@ -39,6 +41,8 @@ export interface LiveGraphics {
   spicePort: number;
   /** True when the SPICE port is the TLS one. */
   spiceTls: boolean;
+  /** The address VNC listens on, when the XML names one. */
+  listen?: string;
 }
 
 const BOOT_DEV: Record<BootDevice, string> = {
@@ -93,7 +97,7 @@ function mainDiskTarget(bus: DomainSpec['hardware']['diskBus']): string {
 
 /**
  * The `<domain>` XML of one start: the machine, CPUs, memory, main disk on its bus, ISOs as
- * read-only IDE CD-ROMs, read-only floppies, boot order, video, VNC and SPICE on loopback with this
+ * read-only IDE CD-ROMs, read-only floppies, boot order, video, VNC and SPICE on the console address with this
  * start's passwords (VNC uses only the first 8 characters: the rest is cut, as QEMU would), no NIC,
  * no USB, no balloon. Throws `invalid_spec` like the QEMU driver.
  */
@@ -157,12 +161,13 @@ export function buildDomainXml(spec: DomainSpec, ctx: LibvirtDomainContext): str
     );
   });
   const video = hw.video === 'virtio' ? 'virtio' : hw.video === 'none' ? 'none' : 'vga';
+  const listen = `      <listen type='address' address='${e(ctx.listen ?? '127.0.0.1')}'/>`;
   lines.push(
     `    <graphics type='vnc' autoport='yes' passwd='${e(spec.vncPassword.slice(0, 8))}'>`,
-    "      <listen type='address' address='127.0.0.1'/>",
+    listen,
     '    </graphics>',
     `    <graphics type='spice' autoport='yes' passwd='${e(spec.spicePassword)}'${ctx.spiceTls ? " defaultMode='secure'" : ''}>`,
-    "      <listen type='address' address='127.0.0.1'/>",
+    listen,
     '    </graphics>',
     `    <video><model type='${video}'/></video>`,
     "    <controller type='usb' model='none'/>",
@@ -197,7 +202,10 @@ export function liveGraphics(domainXml: string): LiveGraphics {
   const spicePort = spiceTls ? tlsPort : plainPort;
   if (!(vncPort > 0) || !(spicePort > 0))
     throw new HypervisorError('start_failed', 'the live domain has no VNC or SPICE port');
-  return { vncPort, spicePort, spiceTls };
+  const listenTag = vnc ? /<listen\s[^>]*>/.exec(vnc)?.[0] : undefined;
+  const listen =
+    (listenTag ? attribute(listenTag, 'address') : undefined) ?? attribute(vnc ?? '', 'listen');
+  return { vncPort, spicePort, spiceTls, ...(listen ? { listen } : {}) };
 }
 
 /** The portal's metadata in a domain's XML; undefined for a domain the portal did not define. */

@@ -71,6 +71,7 @@ export function publicRuntime(r: PersistedRuntime): DomainRuntime {
     runDir: r.runDir,
     startedAt: r.startedAt,
     accel: r.accel,
+    ...(r.consoleHost ? { consoleHost: r.consoleHost } : {}),
   };
 }
 

@@ -175,9 +175,9 @@ class SocketReader {
   }
 }
 
-function connect(port: number, timeoutMs = 3000): Promise<net.Socket> {
+function connect(port: number, timeoutMs = 3000, host = '127.0.0.1'): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
+    const socket = net.connect({ port, host });
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error('connect timeout'));
@@ -205,12 +205,16 @@ function startTls(socket: net.Socket, ca: string): Promise<net.Socket> {
   });
 }
 
-/** Read the RFB banner of a VNC server (retrying until `timeoutMs`). */
-export async function readRfbBanner(port: number, timeoutMs = 5000): Promise<string> {
+/** Read the RFB banner of a VNC server on `host` (retrying until `timeoutMs`). */
+export async function readRfbBanner(
+  port: number,
+  timeoutMs = 5000,
+  host = '127.0.0.1',
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const socket = await connect(port);
+      const socket = await connect(port, 3000, host);
       try {
         const reader = new SocketReader(socket);
         return (await reader.read(12, Math.max(100, deadline - Date.now()))).toString('latin1');

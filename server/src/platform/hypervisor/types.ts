@@ -94,6 +94,11 @@ export interface DomainRuntime {
   spicePort: number;
   /** True when the SPICE port speaks TLS only (the portal's SPICE certificates). */
   spiceTls: boolean;
+  /**
+   * The address VNC and SPICE listen on, where the console proxies connect (a libvirt host's
+   * console address); absent: 127.0.0.1.
+   */
+  consoleHost?: string;
   /** Path of the QMP unix socket the driver is connected to ('' for libvirt, which keeps its own). */
   qmpPath: string;
   /** `<DATA_DIR>/run/<id>/`: the portal's files of the domain (QEMU: qmp.sock, qemu.pid, runtime.json, qemu.log). */

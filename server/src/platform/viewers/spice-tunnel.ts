@@ -1,6 +1,8 @@
 /**
- * The HTTP CONNECT tunnel SPICE clients (remote-viewer / spice-gtk) use to reach the loopback-only
- * SPICE listener of a desktop, through the portal's own port.
+ * The HTTP CONNECT tunnel SPICE clients (remote-viewer / spice-gtk) use to reach the SPICE listener
+ * of a desktop (on loopback, or the console address of the hypervisor host that runs it), through
+ * the portal's own port. The client always names 127.0.0.1 (its `.vv` does): the tunnel connects to
+ * where the desktop's record says its SPICE listens.
  *
  * Credentials: every `.vv` download mints one, written as the userinfo of the file's
  * `proxy=http://<id>:<secret>@host:port` line; spice-gtk sends it back on each CONNECT as
@@ -46,6 +48,8 @@ export interface SpiceGrant {
 export interface SpiceTarget {
   /** The session is alive and its user may still open this desktop. */
   allowed: boolean;
+  /** Where the desktop's SPICE listens (its hypervisor host's console address); absent: 127.0.0.1. */
+  host?: string;
   /** The desktop's SPICE port while it runs, else null. */
   port: number | null;
 }
@@ -225,7 +229,7 @@ export class SpiceTunnel {
     tunnel.attached = true;
     await this.deps.viewerAttached?.(tunnel.desktopId);
     if (!this.tunnels.has(tunnel)) return;
-    const upstream = connect({ host: '127.0.0.1', port: tunnel.port });
+    const upstream = connect({ host: target.host ?? '127.0.0.1', port: tunnel.port });
     tunnel.upstream = upstream;
     upstream.setNoDelay(true);
     let established = false;

@@ -3,7 +3,8 @@
  * - the upgrade carries a single-use ticket (≤ 60 s) bound to user + desktop + protocol + login session;
  * - `Origin` must be the portal's own origin or one listed in ALLOWED_ORIGINS (scheme, host and
  *   port compared); none, or `null`, is refused;
- * - the target host/port come from the desktop record at connect time, never from the client;
+ * - the target host/port come from the desktop record at connect time, never from the client (the
+ *   host: the console address of the hypervisor host that runs the desktop);
  * - ≤ 4 sockets per desktop and ≤ 10 per user (./console-leases.ts), counted across the nodes
  *   too when there are several; beyond the limit the upgrade gets 429;
  * - a console closes at once when its session ends (logout, revocation, user disabled) or its
@@ -34,6 +35,8 @@ export interface VncTarget {
   /** The session is alive and its user may still open this desktop. */
   ownerOk: boolean;
   running: boolean;
+  /** Where the desktop's VNC listens (its hypervisor host's console address); absent: 127.0.0.1. */
+  host?: string;
   port: number | null;
 }
 
@@ -158,7 +161,7 @@ export class VncProxy extends ConsoleLeases<Lease> {
       this.release(lease);
       return refuse(socket, 403, 'Forbidden');
     }
-    const tcp: Socket = connect({ host: '127.0.0.1', port: target.port });
+    const tcp: Socket = connect({ host: target.host ?? '127.0.0.1', port: target.port });
     lease.tcp = tcp;
     tcp.setNoDelay(true);
     await new Promise<void>((resolve, reject) => {

@@ -1,7 +1,7 @@
 /**
  * Desktop calls: start/stop/reset/retry, create from a template (persistent and temporary), edit,
  * info, delete to the recycle bin or permanently, recreate disk, allowed hardware, quota check,
- * card images, thumbnails and the viewers. Each route validates through the operation table and
+ * card images, thumbnails, the viewers and (admins) the move to another hypervisor host. Each route validates through the operation table and
  * hands over to the desktop service or the engine.
  */
 import type { FastifyInstance } from 'fastify';
@@ -11,6 +11,7 @@ import { authOf } from '../../../platform/auth/auth.ts';
 import { assertActionOffered } from '../desktop-rules.ts';
 import { constants } from '../../../../../src/generated/constants.ts';
 import { MEDIA_INSTALLS } from '../media-installs.ts';
+import { moveDesktop } from '../desktop-move.ts';
 
 /** Base64 card images (≤ 3 MiB decoded) ride in the JSON body of create and update. */
 const IMAGE_BODY_LIMIT = 5 * 1024 * 1024;
@@ -124,6 +125,11 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
   route(app, 'desktops.recreateDisk', async (request) => {
     await service.recreateDisk(authOf(request), request.params.id);
     return { task_id: crypto.randomUUID() };
+  });
+
+  route(app, 'desktops.move', async (request) => {
+    await moveDesktop(app, request.params.id, request.body.host);
+    return {};
   });
 
   route(app, 'desktops.abortOperations', async (request) => {
