@@ -7,7 +7,7 @@
  * network's names and subnet are this file's own; everything is removed at the end.
  */
 import path from 'node:path';
-import { Client, utils } from 'ssh2';
+import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desktops } from '../../platform/db/schema.ts';
 import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
@@ -24,6 +24,8 @@ import {
 } from '../../../test/support/helper.ts';
 import { untilWithin } from '../../../test/support/wait.ts';
 import type { Bastion } from '../../../../src/generated/types.ts';
+
+const { Client, utils } = ssh2;
 
 const DOMAIN = 'bastion.test';
 const network = {

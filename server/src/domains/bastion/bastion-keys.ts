@@ -6,7 +6,10 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { utils } from 'ssh2';
+import ssh2 from 'ssh2';
+
+// CommonJS: its named exports are not visible to Node's ESM loader.
+const { utils } = ssh2;
 
 export interface SshKeyPair {
   /** OpenSSH private key */

@@ -8,10 +8,8 @@
  * not checked: they are reached on the desktops' own network.
  */
 import type { FastifyInstance } from 'fastify';
-import {
-  Client,
-  Server,
-  utils,
+import ssh2, {
+  type Client as SshClient,
   type ClientChannel,
   type Connection,
   type PseudoTtyInfo,
@@ -22,6 +20,10 @@ import { reachGuest, type Reach } from './bastion-reach.ts';
 
 /** The account of the guest the bastion signs in to. */
 export const GUEST_SSH_USER = 'root';
+
+// ssh2 is CommonJS whose named exports Node's ESM loader cannot see: the bundle `npm start` runs
+// imports its default export.
+const { Client, Server, utils } = ssh2;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -47,7 +49,7 @@ function relay(down: ServerChannel, up: ClientChannel) {
   down.on('close', () => up.close());
 }
 
-function relaySession(client: Connection, guest: Promise<Client>) {
+function relaySession(client: Connection, guest: Promise<SshClient>) {
   client.on('session', (acceptSession) => {
     const session = acceptSession();
     let pty: PseudoTtyInfo | undefined;
@@ -65,7 +67,7 @@ function relaySession(client: Connection, guest: Promise<Client>) {
       accept: () => ServerChannel,
       reject: () => void,
       start: (
-        guestClient: Client,
+        guestClient: SshClient,
         done: (err: Error | undefined, ch: ClientChannel) => void,
       ) => void,
     ) => {
@@ -108,7 +110,7 @@ function relaySession(client: Connection, guest: Promise<Client>) {
 }
 
 /** Signs in to the guest with the portal's key. */
-function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promise<Client> {
+function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promise<SshClient> {
   return new Promise((resolve, reject) => {
     const guest = new Client();
     guest
@@ -138,7 +140,7 @@ export async function startSshBastion(
   const server = new Server({ hostKeys: [options.hostKey.privateKey] }, (client) => {
     clients.add(client);
     let reached: (Reach & { ok: true }) | undefined;
-    let guest: Promise<Client> | undefined;
+    let guest: Promise<SshClient> | undefined;
     client.on('authentication', (ctx) => {
       if (ctx.method !== 'publickey') return ctx.reject(['publickey']);
       void (async () => {
