@@ -3,7 +3,6 @@
  * OpenID Connect provider vouched for (the register token names that provider) only gives the
  * registration code, so the password fields are not shown.
  */
-import { useSearchParams } from 'react-router';
 import type { FormData, FormExtension } from '@/resources/form/form-extension-registry';
 import { decodeToken, getToken } from '@/lib/token';
 
@@ -20,8 +19,10 @@ export function registersLocalAccount(token: string | null): boolean {
 }
 
 export const registerFormExtension: FormExtension = {
+  // The address is read as it is, not through the router: the form pages load with the login
+  // route, which stays without react-router.
   useFormData() {
-    const [search] = useSearchParams();
-    return registersLocalAccount(search.get('token') ?? getToken()) ? LOCAL : WITHOUT_PASSWORD;
+    const token = new URLSearchParams(window.location.search).get('token');
+    return registersLocalAccount(token ?? getToken()) ? LOCAL : WITHOUT_PASSWORD;
   },
 };
