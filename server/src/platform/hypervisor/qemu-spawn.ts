@@ -160,9 +160,12 @@ export async function spawnQemu(
   }
 
   try {
-    await qmp.execute('set_password', { protocol: 'vnc', password: spec.vncPassword });
-    await qmp.execute('set_password', { protocol: 'spice', password: spec.spicePassword });
-    await qmp.execute('cont');
+    // Sent together: QEMU runs them in order, `cont` after both passwords are set.
+    await Promise.all([
+      qmp.execute('set_password', { protocol: 'vnc', password: spec.vncPassword }),
+      qmp.execute('set_password', { protocol: 'spice', password: spec.spicePassword }),
+      qmp.execute('cont'),
+    ]);
   } catch (error) {
     qmp.close();
     return await fail(`QEMU setup over QMP failed: ${errorMessage(error)}`, error);
