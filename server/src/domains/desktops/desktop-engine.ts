@@ -33,6 +33,7 @@ import { reconcileRows, settleExit } from './desktop-reconcile.ts';
 import { bootDesktop, type BootParts } from './desktop-boot.ts';
 import { resetDesktop } from './desktop-reset.ts';
 import { startPlacer, type StartPlacer } from './desktop-placement.ts';
+import { startPasswords } from './domain-spec.ts';
 import { desktopState, desktopStates } from '../../../../src/generated/policy.ts';
 
 /** States a desktop can be started from. */
@@ -63,6 +64,7 @@ export class DesktopEngine {
   private readonly exclusive: DesktopEngineOptions['exclusive'];
   private readonly reconciles: DesktopEngineOptions['reconciles'];
   private readonly placer: StartPlacer;
+  private readonly vncReady: DesktopEngineOptions['vncReady'];
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly onExit = (id: string, info: ExitInfo) =>
     this.background(this.handleExit(id, info), 'exit handling failed', id);
@@ -93,6 +95,7 @@ export class DesktopEngine {
     this.exclusive = options.exclusive;
     this.reconciles = options.reconciles;
     this.placer = startPlacer(options.place);
+    this.vncReady = options.vncReady;
     this.driver.on('exit', this.onExit);
   }
 
@@ -177,7 +180,7 @@ export class DesktopEngine {
     const updated = await this.placer(desktop, (host) =>
       this.store.update(
         id,
-        { state: 'starting', detail: null, accessed: true, ...host },
+        { state: 'starting', detail: null, accessed: true, passwords: startPasswords(), ...host },
         STARTABLE,
       ),
     );
@@ -344,6 +347,7 @@ export class DesktopEngine {
       idle: this.idle,
       log: this.log,
       diskPath: (id) => this.diskPath(id),
+      vncReady: this.vncReady,
     };
   }
 

@@ -1,6 +1,6 @@
 /**
  * The driver's spec of a desktop: its hardware as the hypervisor takes it (media resolved to their
- * files), its disk, and fresh viewer passwords for each start.
+ * files), its disk, and the viewer passwords of this start (chosen when it was accepted).
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../platform/http/api-error.ts';
@@ -11,7 +11,7 @@ import {
   type VideoModel,
 } from '../../platform/hypervisor/types.ts';
 import { macFor } from '../../platform/hypervisor/qemu-network.ts';
-import type { EngineDesktop } from './types.ts';
+import type { EngineDesktop, StartPasswords } from './types.ts';
 
 /** The interfaces that are a network card: `default`, the NAT network (the VPN has none yet). */
 const CARD_NETWORKS = ['default'];
@@ -25,6 +25,9 @@ export interface SpecParts {
 }
 
 const password = (bytes: number) => randomBytes(bytes).toString('base64url').slice(0, bytes);
+
+/** Fresh viewer passwords for one start (VNC takes 8 characters). */
+export const startPasswords = (): StartPasswords => ({ vnc: password(8), spice: password(16) });
 
 /** The spec the driver starts; 428 when a medium in the hardware has no file. */
 export async function domainSpecOf(desktop: EngineDesktop, parts: SpecParts): Promise<DomainSpec> {
@@ -61,8 +64,8 @@ export async function domainSpecOf(desktop: EngineDesktop, parts: SpecParts): Pr
       isos: (hw.isos ?? []).map(pathOf),
       floppies: (hw.floppies ?? []).map(pathOf),
     },
-    vncPassword: password(8),
-    spicePassword: password(16),
+    vncPassword: desktop.passwords?.vnc ?? password(8),
+    spicePassword: desktop.passwords?.spice ?? password(16),
     network: (hw.interfaces ?? [])
       .filter((name) => CARD_NETWORKS.includes(name))
       .map((name, i) => ({ network: name, mac: macFor(desktop.id, i) })),
