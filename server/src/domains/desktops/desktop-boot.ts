@@ -7,7 +7,7 @@
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { IdleManager } from '../../platform/hypervisor/idle.ts';
 import { HypervisorError, type Hypervisor } from '../../platform/hypervisor/types.ts';
-import type { DesktopStore, EngineLogger } from './types.ts';
+import type { DesktopStore, EngineDesktop, EngineLogger } from './types.ts';
 
 import { domainSpecOf } from './domain-spec.ts';
 
@@ -22,8 +22,13 @@ export interface BootParts {
   vncReady?: ((id: string, vncPort: number | null) => void) | undefined;
 }
 
-export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
-  const desktop = await parts.store.get(id);
+/** Boots the desktop `id`; `fresh`: its row as the start just wrote it (else read now). */
+export async function bootDesktop(
+  parts: BootParts,
+  id: string,
+  fresh?: EngineDesktop,
+): Promise<void> {
+  const desktop = fresh ?? (await parts.store.get(id));
   if (!desktop || desktop.state !== 'starting') return;
   let announced = false;
   try {

@@ -186,7 +186,7 @@ export class DesktopEngine {
     );
     if (!updated) return (await this.mustGet(id)).state;
     this.queue.push(id);
-    await this.pump();
+    await this.pump(updated);
     return 'starting';
   }
 
@@ -200,14 +200,15 @@ export class DesktopEngine {
     );
   }
 
-  private async pump(): Promise<void> {
+  /** Boots what the queue lets run; `fresh`: a row just written `starting` (not read again). */
+  private async pump(fresh?: EngineDesktop): Promise<void> {
     if (this.closed) return;
     while (this.active.size < this.startConcurrency && this.queue.length > 0) {
       const id = this.queue.shift();
       if (id === undefined) break;
       this.active.add(id);
       this.background(
-        bootDesktop(this.bootParts(), id).finally(() => {
+        bootDesktop(this.bootParts(), id, fresh?.id === id ? fresh : undefined).finally(() => {
           this.active.delete(id);
           if (!this.closed) this.background(this.pump(), 'start queue failed');
         }),
