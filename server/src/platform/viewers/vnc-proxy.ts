@@ -70,6 +70,8 @@ export interface VncProxyDeps {
 interface Lease extends ConsoleLease {
   ws?: WebSocket;
   tcp?: Socket;
+  /** Ends the wait of an upgrade for a starting desktop (the lease was released meanwhile). */
+  wake?: () => void;
 }
 
 /** The close frame of each way a console ends. */
@@ -94,6 +96,7 @@ export class VncProxy extends ConsoleLeases<Lease> {
   }
 
   protected cut(lease: Lease): void {
+    lease.wake?.();
     lease.tcp?.destroy();
   }
 
@@ -202,7 +205,9 @@ export class VncProxy extends ConsoleLeases<Lease> {
         next?.cancel();
         return target;
       }
+      lease.wake = next.cancel;
       await next.changed;
+      lease.wake = undefined;
     }
   }
 
