@@ -199,7 +199,7 @@ const PHASES = [
   'bench click() -> click event in page',
   'opener: start call answered',
   'server: boot begins (QEMU spawned)',
-  'server: QEMU running (QMP up, passwords set, cont)',
+  'server: QEMU running (answers on QMP, guest booting)',
   'server: desktop started (state written)',
   'opener: ticket call sent (started seen)',
   'server: ticket issued (opener)',
@@ -249,7 +249,7 @@ function collectPhases(
     resource(opener, (p) => p.includes(`/desktop/start/${id}`))?.end,
   );
   set('server: boot begins (QEMU spawned)', mark('boot.spawn'));
-  set('server: QEMU running (QMP up, passwords set, cont)', mark('boot.running'));
+  set('server: QEMU running (answers on QMP, guest booting)', mark('boot.running'));
   set('server: desktop started (state written)', mark('boot.started'));
   const ticketPath = (p: string) => p.includes(`/desktop/${id}/viewer/`);
   const openerTicket = resource(opener, ticketPath);

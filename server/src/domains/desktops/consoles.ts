@@ -65,6 +65,12 @@ export interface Consoles {
    * `timeoutMs`, whichever comes first; `cancel` resolves it at once.
    */
   nextChange(desktopId: string, timeoutMs: number): { changed: Promise<void>; cancel: () => void };
+  /**
+   * A booting desktop's VNC port on this node once QEMU runs with its password set, null once
+   * the boot is over: a VNC console opened with the start connects to it while the desktop is
+   * still `starting` (on another node it waits for `started`).
+   */
+  vncReady(desktopId: string, vncPort: number | null): void;
 }
 
 /** The SPICE password of one `.vv`: 24 URL-safe characters (SPICE takes at most 59). */
@@ -81,6 +87,32 @@ export function createConsoles(
   const { driver, idle, consoleStates } = options;
   const originSettings: OriginSettings = config;
   const port = () => listeningPort(app.server, config.port);
+  /** Who waits for the next change of each desktop. */
+  const waiters = new Map<string, Set<() => void>>();
+  const nextChange = (desktopId: string, timeoutMs: number) => {
+    let cancel = (): void => undefined;
+    const changed = new Promise<void>((resolve) => {
+      const set = waiters.get(desktopId) ?? new Set<() => void>();
+      waiters.set(desktopId, set);
+      const done = (): void => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0 && waiters.get(desktopId) === set) waiters.delete(desktopId);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      set.add(done);
+      cancel = done;
+    });
+    return { changed, cancel };
+  };
+  const wake = (desktopId: string) => {
+    for (const done of [...(waiters.get(desktopId) ?? [])]) done();
+  };
+  /** The VNC ports of the desktops this node is booting, once their QEMU runs. */
+  const booting = new Map<string, number>();
+  /** Consoles stay in the states with a screen and in `starting` (a VNC console waits for it). */
+  const keepsConsoles = (state: string) => consoleStates.includes(state) || state === 'starting';
 
   /** What a console's session may do with a desktop now, and the desktop's console ports. */
   const access = async (desktopId: string, userId: string, sessionId: string) => {
@@ -110,6 +142,7 @@ export function createConsoles(
       )),
     );
     const running = Boolean(row && consoleStates.includes(row.state));
+    const starting = row?.state === 'starting';
     const rt = (row?.runtime ?? {}) as {
       vncPort?: unknown;
       spicePort?: unknown;
@@ -121,7 +154,8 @@ export function createConsoles(
     return {
       allowed,
       running,
-      vncPort: portOf(rt.vncPort),
+      starting,
+      vncPort: portOf(rt.vncPort) ?? (starting ? (booting.get(desktopId) ?? null) : null),
       spicePort: portOf(rt.spicePort),
       // Where the desktop's host listens for its consoles (its console address).
       consoleHost:
@@ -154,8 +188,15 @@ export function createConsoles(
     viewerDetached: (id) => idle.viewerDetached(id),
     async target(desktopId, userId, sessionId) {
       const a = await access(desktopId, userId, sessionId);
-      return { ownerOk: a.allowed, running: a.running, host: a.consoleHost, port: a.vncPort };
+      return {
+        ownerOk: a.allowed,
+        running: a.running || a.starting,
+        starting: a.starting,
+        host: a.consoleHost,
+        port: a.vncPort,
+      };
     },
+    nextChange,
     slot: sharedSlot(VNC_CONSOLE_SLOT),
   });
   app.upgrades.register(VNC_WS_PATH, vnc.handleUpgrade);
@@ -204,31 +245,12 @@ export function createConsoles(
     rdp.closeSession(sessionId);
     spice.closeSession(sessionId);
   });
-  /** Who waits for the next change of each desktop. */
-  const waiters = new Map<string, Set<() => void>>();
-  const nextChange = (desktopId: string, timeoutMs: number) => {
-    let cancel = (): void => undefined;
-    const changed = new Promise<void>((resolve) => {
-      const set = waiters.get(desktopId) ?? new Set<() => void>();
-      waiters.set(desktopId, set);
-      const done = (): void => {
-        clearTimeout(timer);
-        set.delete(done);
-        if (set.size === 0 && waiters.get(desktopId) === set) waiters.delete(desktopId);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      set.add(done);
-      cancel = done;
-    });
-    return { changed, cancel };
-  };
 
   app.cluster.on('desktop.changed', ({ id, change, state }) => {
-    for (const wake of [...(waiters.get(id) ?? [])]) wake();
+    wake(id);
     if (change === 'deleted') closeDesktop(id);
     else if (change === 'updated') {
-      if (!consoleStates.includes(state)) closeDesktop(id);
+      if (!keepsConsoles(state)) closeDesktop(id);
       else {
         vnc.recheck(id);
         rdp.recheck(id);
@@ -316,6 +338,11 @@ export function createConsoles(
       };
     },
     nextChange,
+    vncReady(desktopId, vncPort) {
+      if (vncPort === null) booting.delete(desktopId);
+      else booting.set(desktopId, vncPort);
+      wake(desktopId);
+    },
     async spiceFile(auth, desktop) {
       const rt = (desktop.runtime ?? {}) as { spicePort?: unknown; spiceTls?: unknown };
       const notRunning = () =>

@@ -1,12 +1,13 @@
 /**
  * Booting a desktop the start queue hands over: the driver starts its spec, and the desktop
  * becomes `started` (its VM stopped again if the desktop left `starting` meanwhile) or `failed`
- * with the reason.
+ * with the reason. Its VNC port is announced as soon as QEMU runs (`vncReady`), before the state
+ * is written, so a console opened with the start connects while the row is written.
  */
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { IdleManager } from '../../platform/hypervisor/idle.ts';
 import { HypervisorError, type Hypervisor } from '../../platform/hypervisor/types.ts';
-import type { DesktopStore, EngineLogger } from './types.ts';
+import type { DesktopStore, EngineDesktop, EngineLogger } from './types.ts';
 
 import { domainSpecOf } from './domain-spec.ts';
 
@@ -17,11 +18,19 @@ export interface BootParts {
   idle: IdleManager | undefined;
   log: EngineLogger;
   diskPath(id: string): string;
+  /** See DesktopEngineOptions.vncReady. */
+  vncReady?: ((id: string, vncPort: number | null) => void) | undefined;
 }
 
-export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
-  const desktop = await parts.store.get(id);
+/** Boots the desktop `id`; `fresh`: its row as the start just wrote it (else read now). */
+export async function bootDesktop(
+  parts: BootParts,
+  id: string,
+  fresh?: EngineDesktop,
+): Promise<void> {
+  const desktop = fresh ?? (await parts.store.get(id));
   if (!desktop || desktop.state !== 'starting') return;
+  let announced = false;
   try {
     const spec = await domainSpecOf(desktop, {
       mediaPaths: (ids) => parts.store.mediaPaths(ids),
@@ -30,6 +39,8 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
     parts.log.debug?.({ id, phase: 'boot.spawn' }, 'console path');
     const rt = await parts.driver.start(spec);
     parts.log.debug?.({ id, phase: 'boot.running' }, 'console path');
+    announced = true;
+    parts.vncReady?.(id, rt.vncPort);
     const runtime = {
       pid: rt.pid,
       vncPort: rt.vncPort,
@@ -60,5 +71,7 @@ export async function bootDesktop(parts: BootParts, id: string): Promise<void> {
     await parts.store.update(id, { state: 'failed', detail, runtime: null, queue: null }, [
       'starting',
     ]);
+  } finally {
+    if (announced) parts.vncReady?.(id, null);
   }
 }

@@ -33,6 +33,7 @@ import { reconcileRows, settleExit } from './desktop-reconcile.ts';
 import { bootDesktop, type BootParts } from './desktop-boot.ts';
 import { resetDesktop } from './desktop-reset.ts';
 import { startPlacer, type StartPlacer } from './desktop-placement.ts';
+import { startPasswords } from './domain-spec.ts';
 import { desktopState, desktopStates } from '../../../../src/generated/policy.ts';
 
 /** States a desktop can be started from. */
@@ -63,6 +64,7 @@ export class DesktopEngine {
   private readonly exclusive: DesktopEngineOptions['exclusive'];
   private readonly reconciles: DesktopEngineOptions['reconciles'];
   private readonly placer: StartPlacer;
+  private readonly vncReady: DesktopEngineOptions['vncReady'];
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly onExit = (id: string, info: ExitInfo) =>
     this.background(this.handleExit(id, info), 'exit handling failed', id);
@@ -93,6 +95,7 @@ export class DesktopEngine {
     this.exclusive = options.exclusive;
     this.reconciles = options.reconciles;
     this.placer = startPlacer(options.place);
+    this.vncReady = options.vncReady;
     this.driver.on('exit', this.onExit);
   }
 
@@ -177,13 +180,13 @@ export class DesktopEngine {
     const updated = await this.placer(desktop, (host) =>
       this.store.update(
         id,
-        { state: 'starting', detail: null, accessed: true, ...host },
+        { state: 'starting', detail: null, accessed: true, passwords: startPasswords(), ...host },
         STARTABLE,
       ),
     );
     if (!updated) return (await this.mustGet(id)).state;
     this.queue.push(id);
-    await this.pump();
+    await this.pump(updated);
     return 'starting';
   }
 
@@ -197,14 +200,15 @@ export class DesktopEngine {
     );
   }
 
-  private async pump(): Promise<void> {
+  /** Boots what the queue lets run; `fresh`: a row just written `starting` (not read again). */
+  private async pump(fresh?: EngineDesktop): Promise<void> {
     if (this.closed) return;
     while (this.active.size < this.startConcurrency && this.queue.length > 0) {
       const id = this.queue.shift();
       if (id === undefined) break;
       this.active.add(id);
       this.background(
-        bootDesktop(this.bootParts(), id).finally(() => {
+        bootDesktop(this.bootParts(), id, fresh?.id === id ? fresh : undefined).finally(() => {
           this.active.delete(id);
           if (!this.closed) this.background(this.pump(), 'start queue failed');
         }),
@@ -345,6 +349,7 @@ export class DesktopEngine {
       idle: this.idle,
       log: this.log,
       diskPath: (id) => this.diskPath(id),
+      vncReady: this.vncReady,
     };
   }
 

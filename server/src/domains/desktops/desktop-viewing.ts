@@ -53,11 +53,12 @@ async function desktopAfterStart(
   ctx: DesktopContext,
   auth: AuthContext,
   first: OwnedDesktopRow,
+  ready: (desktop: OwnedDesktopRow) => boolean,
 ): Promise<OwnedDesktopRow> {
   const { id } = first;
   let desktop = first;
   const until = Date.now() + VIEWER_START_WAIT_MS;
-  while (TOWARDS_STARTED.includes(desktop.state) && Date.now() < until) {
+  while (TOWARDS_STARTED.includes(desktop.state) && !ready(desktop) && Date.now() < until) {
     // Listening before the read again: a change between the two reads is not missed.
     const next = ctx.app.viewers.nextChange(desktop.id, until - Date.now());
     const again = await ctx.desktopFor(auth, id);
@@ -69,10 +70,17 @@ async function desktopAfterStart(
 }
 
 /**
+ * A desktop whose start was accepted with its passwords: its browser VNC console can be issued
+ * now (the proxy waits for QEMU), so the viewer page connects while the desktop boots.
+ */
+const bootingWithPassword = (desktop: OwnedDesktopRow): boolean =>
+  desktop.state === 'starting' && typeof desktop.runtime.vncPassword === 'string';
+
+/**
  * A viewer of a running desktop: a browser viewer's single-use ticket (bound to the caller's
  * login session), a SPICE file with a fresh password and tunnel credential, or an `.rdp` file.
  * The RDP viewers need the desktop's network address. A desktop on its way to `started` is waited
- * for (`desktopAfterStart`).
+ * for (`desktopAfterStart`), but for the browser VNC console of a start that chose its passwords.
  */
 export async function openViewer(
   ctx: DesktopContext,
@@ -89,11 +97,13 @@ export async function openViewer(
       'viewer_not_configured',
       { viewer },
     );
-  const desktop = await desktopAfterStart(ctx, auth, asked);
-  assertStateAllows('viewer', desktop.state);
+  const early = viewer === 'browser-vnc' ? bootingWithPassword : () => false;
+  const desktop = await desktopAfterStart(ctx, auth, asked, early);
+  const booting = early(desktop);
+  if (!booting) assertStateAllows('viewer', desktop.state);
   const rt = desktop.runtime;
   const rdp = viewer === 'browser-rdp' || viewer === 'file-rdpgw' || viewer === 'file-rdpvpn';
-  if (!rt.vncPort || !rt.spicePort)
+  if (!booting && (!rt.vncPort || !rt.spicePort))
     throw new ApiError('conflict', 'The desktop is not running', 'viewer_not_started', null, {
       status: 409,
     });

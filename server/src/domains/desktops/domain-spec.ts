@@ -1,6 +1,6 @@
 /**
  * The driver's spec of a desktop: its hardware as the hypervisor takes it (media resolved to their
- * files), its disk, and fresh viewer passwords for each start.
+ * files), its disk, and the viewer passwords of this start (chosen when it was accepted).
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../platform/http/api-error.ts';
@@ -12,7 +12,7 @@ import {
   type VideoModel,
 } from '../../platform/hypervisor/types.ts';
 import { macFor } from '../../platform/hypervisor/qemu-network.ts';
-import type { EngineDesktop } from './types.ts';
+import type { EngineDesktop, StartPasswords } from './types.ts';
 
 /**
  * A desktop's network cards: one per network its hardware names, in that order, each with the
@@ -31,6 +31,9 @@ export interface SpecParts {
 }
 
 const password = (bytes: number) => randomBytes(bytes).toString('base64url').slice(0, bytes);
+
+/** Fresh viewer passwords for one start (VNC takes 8 characters). */
+export const startPasswords = (): StartPasswords => ({ vnc: password(8), spice: password(16) });
 
 /** The spec the driver starts; 428 when a medium in the hardware has no file. */
 export async function domainSpecOf(desktop: EngineDesktop, parts: SpecParts): Promise<DomainSpec> {
@@ -67,8 +70,8 @@ export async function domainSpecOf(desktop: EngineDesktop, parts: SpecParts): Pr
       isos: (hw.isos ?? []).map(pathOf),
       floppies: (hw.floppies ?? []).map(pathOf),
     },
-    vncPassword: password(8),
-    spicePassword: password(16),
+    vncPassword: desktop.passwords?.vnc ?? password(8),
+    spicePassword: desktop.passwords?.spice ?? password(16),
     network: nicsOf(desktop.id, hw.interfaces),
   };
 }

@@ -33,6 +33,9 @@ describe('desktop lifecycle (real QEMU)', () => {
   let otherToken: string;
 
   const stateOf = async (id: string) => (await t.app.desktops.byId(id))?.state;
+  let listenedAt: string | undefined;
+  /** The app's address, listening from the first test that opens a websocket on. */
+  const listening = async () => (listenedAt ??= await t.app.listen({ port: 0, host: '127.0.0.1' }));
   const createDesktop = async (name: string, token = userToken) => {
     const res = await injectWithToken(t.app, token, {
       method: 'POST',
@@ -93,7 +96,7 @@ describe('desktop lifecycle (real QEMU)', () => {
     expect(await t.app.hypervisor.status(id)).toBe('absent');
   });
 
-  it('answers a viewer asked for while the desktop starts once it has started; a stopped one at once with 409', async () => {
+  it('answers a browser console asked for while the desktop starts at once, and its websocket reaches QEMU once it runs; a stopped one at once with 409', async () => {
     const id = await createDesktop('Lifecycle viewer');
     const viewer = () =>
       injectWithToken(t.app, userToken, {
@@ -110,10 +113,31 @@ describe('desktop lifecycle (real QEMU)', () => {
     expect(start.json()).toEqual({ status: 'starting' });
     const answer = await viewer();
     expect(answer.statusCode, answer.body).toBe(200);
-    expect(answer.json<{ url: string }>().url).toMatch(/^\/api\/v3\/viewer\/vnc\?ticket=/);
-    expect(await stateOf(id)).toBe('started');
-    const pid = ((await t.app.desktops.byId(id))?.runtime as { pid?: number }).pid;
-    if (pid) trackPid(pid);
+    expect(await stateOf(id)).toBe('starting');
+    const { url, values } = answer.json<{ url: string; values: { password: string } }>();
+    expect(url).toMatch(/^\/api\/v3\/viewer\/vnc\?ticket=/);
+    // Upgraded while QEMU boots: the proxy waits for it, then QEMU's RFB greeting comes through.
+    const address = await listening();
+    const greeting = await new Promise<string>((resolve, reject) => {
+      const ws = new WebSocket(`${address.replace('http', 'ws')}${url}`, {
+        headers: { origin: address },
+      });
+      ws.once('message', (data: Buffer) => {
+        resolve(data.toString('latin1'));
+        ws.close();
+      });
+      ws.once('unexpected-response', (_req, res) => reject(new Error(String(res.statusCode))));
+      ws.once('error', reject);
+    });
+    expect(greeting).toMatch(/^RFB 003\.00\d\n/);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'started',
+    );
+    const runtime = (await t.app.desktops.byId(id))?.runtime;
+    if (runtime?.pid) trackPid(runtime.pid);
+    // The password the console was given is the one QEMU runs with.
+    expect(runtime?.vncPassword).toBe(values.password);
     await action(id, 'stop');
     await action(id, 'stop');
     await until(
@@ -272,7 +296,7 @@ describe('desktop lifecycle (real QEMU)', () => {
       .update(desktops)
       .set({ userId: advanced?.id ?? '' })
       .where(eq(desktops.id, id));
-    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = await listening();
     const status = await new Promise<number>((resolve) => {
       const ws = new WebSocket(`${address.replace('http', 'ws')}${url}`, {
         headers: { origin: address },

@@ -16,12 +16,18 @@ import { createIdleManager, type IdleManager } from '../../platform/hypervisor/i
 import { LOCAL_HOST, type HostDrivers } from '../../platform/hypervisor/host-drivers.ts';
 import { prepareDemoImages } from '../../platform/hypervisor/demo-images.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
-import { desktopStates } from '../../../../src/generated/policy.ts';
+import { desktopState, desktopStates } from '../../../../src/generated/policy.ts';
 import { DesktopEngine } from './desktop-engine.ts';
 import { createDesktopService, type DesktopService } from './desktop-service.ts';
 import { VIEWER_STATES } from './desktop-viewing.ts';
 import { createAllowedService, type AllowedService } from './allowed-service.ts';
-import type { DesktopRuntime, DesktopStore, EngineDesktop, EnginePatch } from './types.ts';
+import type {
+  DesktopRuntime,
+  DesktopStore,
+  EngineDesktop,
+  EnginePatch,
+  StartPasswords,
+} from './types.ts';
 import { createConsoles, type Consoles } from './consoles.ts';
 import { createHypervisorHosts, type HypervisorHosts } from './hypervisor-hosts.ts';
 import { seedHosts } from './hypervisors.ts';
@@ -45,6 +51,8 @@ declare module 'fastify' {
 
 /** States in which console connections may stay open: those with a screen. */
 const CONSOLE_STATES: readonly string[] = VIEWER_STATES;
+/** States whose consoles stay: those with a screen, and `starting` (a VNC console waits for it). */
+const KEEPS_CONSOLES: readonly string[] = [...CONSOLE_STATES, desktopState.starting];
 
 /** The node that runs the desktop's VM or is starting it, as its runtime records it. */
 function nodeOf(row: DesktopRow): string | null {
@@ -56,6 +64,14 @@ function nodeOf(row: DesktopRow): string | null {
 function hostOf(row: DesktopRow | undefined): string | null {
   const host = (row?.runtime as { host?: unknown } | undefined)?.host;
   return typeof host === 'string' ? host : null;
+}
+
+/** The passwords a start chose when it was accepted, while the desktop is `starting`. */
+function passwordsOf(row: DesktopRow): StartPasswords | null {
+  const { vncPassword, spicePassword } = row.runtime;
+  return row.state === 'starting' && vncPassword && spicePassword
+    ? { vnc: vncPassword, spice: spicePassword }
+    : null;
 }
 
 function runtimeOf(row: DesktopRow): DesktopRuntime | null {
@@ -118,6 +134,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     disk_path: row.diskPath ?? null,
     template_disk_path: await templateDisk(row.templateId),
     runtime: runtimeOf(row),
+    passwords: passwordsOf(row),
     node: nodeOf(row),
     host: hostOf(row),
     forced_hyp: row.forcedHyp ?? null,
@@ -137,13 +154,19 @@ const plugin: FastifyPluginAsync = async (app) => {
       if (patch.runtime) values.runtime = { ...patch.runtime, node: config.nodeName };
       else if (patch.runtime === null) values.runtime = {};
       else if (patch.state === 'starting')
-        values.runtime = { node: config.nodeName, ...(patch.host ? { host: patch.host } : {}) };
+        values.runtime = {
+          node: config.nodeName,
+          ...(patch.host ? { host: patch.host } : {}),
+          ...(patch.passwords
+            ? { vncPassword: patch.passwords.vnc, spicePassword: patch.passwords.spice }
+            : {}),
+        };
       if (patch.disk_path !== undefined) values.diskPath = patch.disk_path;
       if (patch.queue !== undefined) values.queue = patch.queue;
       if (patch.accessed) values.accessed = new Date();
       const wire = await app.desktops.update(id, values, from);
       if (!wire) return undefined;
-      if (patch.state && !CONSOLE_STATES.includes(patch.state)) viewers.closeDesktop(id);
+      if (patch.state && !KEEPS_CONSOLES.includes(patch.state)) viewers.closeDesktop(id);
       const row = await app.desktops.byId(id);
       return row ? toEngine(row) : undefined;
     },
@@ -203,6 +226,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       return (d) => d.node === me || d.node === null || !live.has(d.node);
     },
     place: (desktop) => hosts.place(desktop),
+    vncReady: (id, vncPort) => viewers.vncReady(id, vncPort),
   });
 
   app.decorate('engine', engine);

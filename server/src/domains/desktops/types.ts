@@ -27,6 +27,15 @@ export interface DesktopRuntime {
   consoleHost?: string;
 }
 
+/**
+ * The viewer passwords of one start, chosen when the start is accepted (never reused by another
+ * start): a browser console can be issued its ticket while QEMU boots.
+ */
+export interface StartPasswords {
+  vnc: string;
+  spice: string;
+}
+
 /** The part of a desktop row the engine reads and writes. */
 export interface EngineDesktop {
   id: string;
@@ -39,6 +48,8 @@ export interface EngineDesktop {
   disk_path: string | null;
   template_disk_path: string | null;
   runtime: DesktopRuntime | null;
+  /** With `state: 'starting'`: the passwords of this start (absent: the boot chooses them). */
+  passwords?: StartPasswords | null;
   /** The portal node that runs the desktop's VM or is starting it (null: none, or not recorded). */
   node: string | null;
   /** The hypervisor host that runs the desktop's VM or is starting it (null: none, or local). */
@@ -57,6 +68,8 @@ export interface EnginePatch {
   queue?: { position: number; event: string } | null;
   /** With `state: 'starting'`: the hypervisor host placement chose. */
   host?: string;
+  /** With `state: 'starting'`: the passwords of this start. */
+  passwords?: StartPasswords;
 }
 
 export interface DesktopStore {
@@ -115,6 +128,12 @@ export interface DesktopEngineOptions {
    * takes answers at once. Without it, the driver runs every start.
    */
   place?: (desktop: EngineDesktop) => Promise<string>;
+  /**
+   * A booting desktop's VNC port on this node, once QEMU answers with its password set (null once
+   * the boot is over, the port then in the row): a console opened with the start connects before
+   * the state is written.
+   */
+  vncReady?: (id: string, vncPort: number | null) => void;
 }
 
 /**

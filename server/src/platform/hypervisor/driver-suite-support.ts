@@ -60,6 +60,8 @@ export interface DriverHarness {
   runFiles: string[];
   /** Run directory files that stay after the end. */
   keptFiles: string[];
+  /** Run directory files gone once the start has answered (the passwords handed to QEMU). */
+  goneFiles?: string[];
   /** Last clean-up (after the drivers were closed and tracked pids killed). */
   cleanup(): Promise<void>;
 }

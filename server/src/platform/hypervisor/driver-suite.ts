@@ -170,6 +170,7 @@ function suite(setup: () => Promise<DriverHarness>): void {
     });
     expect(rt.vncPort).toBeGreaterThanOrEqual(5900);
     for (const f of h.runFiles) expect(existsSync(path.join(rt.runDir, f))).toBe(true);
+    for (const f of h.goneFiles ?? []) expect(existsSync(path.join(rt.runDir, f))).toBe(false);
 
     expect(await readRfbBanner(rt.vncPort, 5000)).toBe('RFB 003.008\n');
     const tBanner = Date.now() - t0;

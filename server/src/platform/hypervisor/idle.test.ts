@@ -72,6 +72,18 @@ describe('idle manager (fake driver: ref counting and ownership)', () => {
     idle.close();
   });
 
+  it('keeps a viewer that attached while the guest booted (a console opened with the start) running', async () => {
+    const driver = createFakeDriver();
+    const idle = createIdleManager(driver, { graceMs: 30, firstFrameMinMs: 0, pollMs: 5 });
+    await driver.start(demoSpec('d', '/disk.qcow2'));
+    await idle.viewerAttached('d');
+    idle.started('d');
+    await idle.settled('d');
+    expect(idle.viewers('d')).toBe(1);
+    expect(await driver.status('d')).toBe('running');
+    idle.close();
+  });
+
   it('a viewer re-attaching during the grace period cancels the pause', async () => {
     const { driver, idle } = await setup(60);
     await idle.viewerAttached('d');

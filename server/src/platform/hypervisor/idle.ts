@@ -198,8 +198,11 @@ class IdleManagerImpl extends EventEmitter implements IdleManager {
   }
 
   started(id: string): void {
+    // A console opened with the start may have attached while QEMU booted: it still counts.
+    const viewers = this.entries.get(id)?.viewers ?? 0;
     this.forget(id);
     const entry = this.entry(id);
+    entry.viewers = viewers;
     entry.phase = 'booting';
     entry.bootDone = this.firstFrame(id, entry);
   }

@@ -48,6 +48,22 @@ describe('buildQemuArgs', () => {
     expect(args.join(' ')).not.toContain('spicepass');
   });
 
+  it('takes the passwords from files QEMU reads at launch, the guest then running at once', () => {
+    const passwordFiles = { vnc: '/data/run/d1/vnc.secret', spice: '/data/run/d1/spice.secret' };
+    const args = buildQemuArgs(spec(), { ...ctx, passwordFiles, startPaused: false });
+    expect(values(args, '-object')).toEqual([
+      'secret,id=vnc-password,file=/data/run/d1/vnc.secret',
+      'secret,id=spice-password,file=/data/run/d1/spice.secret',
+    ]);
+    expect(values(args, '-vnc')).toEqual(['127.0.0.1:3,password-secret=vnc-password']);
+    expect(values(args, '-spice')).toEqual([
+      'port=15904,addr=127.0.0.1,password-secret=spice-password',
+    ]);
+    expect(args).not.toContain('-S');
+    expect(args.join(' ')).not.toContain('vncpass1');
+    expect(args.join(' ')).not.toContain('spicepass');
+  });
+
   it('makes the SPICE port TLS-only with the certificates directory when given one', () => {
     const args = buildQemuArgs(spec(), { ...ctx, spiceX509Dir: '/data/pki/spi,ce' });
     expect(values(args, '-spice')).toEqual([

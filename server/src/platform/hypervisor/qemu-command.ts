@@ -27,7 +27,13 @@ export interface QemuLaunchContext {
   qmpPath: string;
   /** Pid file path. */
   pidPath: string;
-  /** Start with the vCPUs stopped (`-S`) so passwords are set before the guest runs. Default true. */
+  /**
+   * Files holding the start's VNC and SPICE passwords, read by QEMU at launch (`-object secret`):
+   * the consoles ask for them from the first connection, so the guest may run at once. Without
+   * them VNC and SPICE admit nobody until the passwords are set over QMP.
+   */
+  passwordFiles?: { vnc: string; spice: string };
+  /** Start with the vCPUs stopped (`-S`) until `cont` (passwords set over QMP first). Default true. */
   startPaused?: boolean;
   /** Enable QEMU's seccomp sandbox. Default true. */
   sandbox?: boolean;
@@ -82,11 +88,15 @@ function cleanName(name: string): string {
   return cleaned || 'desktop';
 }
 
+/** The ids of the secret objects that carry the passwords (`passwordFiles`). */
+const VNC_SECRET = 'vnc-password';
+const SPICE_SECRET = 'spice-password';
+
 /**
  * Build the argument vector (without the binary) for one start.
- * Passwords are never on the command line: VNC starts with `password=on` (no password = nobody can
- * log in) and SPICE with ticketing enabled but no ticket (nobody can log in) until the driver sets
- * both over QMP.
+ * Passwords are never on the command line: QEMU reads them from `passwordFiles`, or VNC starts with
+ * `password=on` (no password = nobody can log in) and SPICE with ticketing enabled but no ticket
+ * (nobody can log in) until the driver sets both over QMP.
  */
 export function buildQemuArgs(spec: DomainSpec, ctx: QemuLaunchContext): string[] {
   validateSpec(spec);
@@ -142,15 +152,24 @@ export function buildQemuArgs(spec: DomainSpec, ctx: QemuLaunchContext): string[
   if (hw.video === 'none') args.push('-vga', 'none');
   else if (hw.video === 'virtio') args.push('-device', 'virtio-vga');
   else args.push('-device', 'VGA');
+  const files = ctx.passwordFiles;
+  if (files)
+    args.push(
+      '-object',
+      `secret,id=${VNC_SECRET},file=${e(files.vnc)}`,
+      '-object',
+      `secret,id=${SPICE_SECRET},file=${e(files.spice)}`,
+    );
+  const spice = ctx.spiceX509Dir
+    ? `tls-port=${ctx.spicePort},addr=127.0.0.1,x509-dir=${e(ctx.spiceX509Dir)}`
+    : `port=${ctx.spicePort},addr=127.0.0.1`;
   args.push(
     '-display',
     'none',
     '-vnc',
-    `127.0.0.1:${ctx.vncPort - VNC_BASE_PORT},password=on`,
+    `127.0.0.1:${ctx.vncPort - VNC_BASE_PORT},${files ? `password-secret=${VNC_SECRET}` : 'password=on'}`,
     '-spice',
-    ctx.spiceX509Dir
-      ? `tls-port=${ctx.spicePort},addr=127.0.0.1,x509-dir=${e(ctx.spiceX509Dir)}`
-      : `port=${ctx.spicePort},addr=127.0.0.1`,
+    files ? `${spice},password-secret=${SPICE_SECRET}` : spice,
     ...nicArgs(spec.network ?? []),
     '-qmp',
     `unix:${e(ctx.qmpPath)},server=on,wait=off`,

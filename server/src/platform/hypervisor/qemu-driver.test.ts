@@ -15,6 +15,7 @@ describeDriver('QEMU driver (real QEMU, TCG)', async () => {
     spiceTls: true,
     runFiles: ['qmp.sock', 'qemu.pid', 'runtime.json', 'qemu.log'],
     keptFiles: ['qemu.log'],
+    goneFiles: ['vnc.secret', 'spice.secret'],
     cleanup: async () => tmp.cleanup(),
   };
 });

@@ -110,9 +110,12 @@ export async function readExit(runDir: string): Promise<ExitInfo | undefined> {
   }
 }
 
+/** The files a start hands its passwords to QEMU in (removed once QEMU has read them). */
+export const PASSWORD_FILES = ['vnc.secret', 'spice.secret'] as const;
+
 /** Remove the live-process files (keeps qemu.log; keeps exit.json when `keepExit`). */
 export async function cleanRunDir(runDir: string, keepExit: boolean) {
-  const names = ['qmp.sock', 'qemu.pid', 'runtime.json'];
+  const names = ['qmp.sock', 'qemu.pid', 'runtime.json', ...PASSWORD_FILES];
   if (!keepExit) names.push('exit.json');
   try {
     for (const entry of await fsp.readdir(runDir))

@@ -1,6 +1,7 @@
 /**
- * Spawning a QEMU for a start: `-S` (vCPUs stopped) -> QMP handshake -> `set_password` vnc and
- * spice -> `cont` -> `runtime.json`. QEMU is spawned detached (own session / process group, stdio to
+ * Spawning a QEMU for a start: the start's passwords in two files only this user reads -> QEMU
+ * (reads them at launch, its guest runs at once: VNC and SPICE ask for them from the first
+ * connection) -> QMP handshake -> the files removed -> `runtime.json`. QEMU is spawned detached (own session / process group, stdio to
  * `qemu.log`, unref'd), so it survives a server restart. A start that failed because one of its
  * ports was taken meanwhile throws {@link RetryablePortError}: the caller tries other ports.
  */
@@ -10,7 +11,7 @@ import path from 'node:path';
 import { errorMessage, logTail, sleep } from './host-process.ts';
 import { buildQemuArgs } from './qemu-command.ts';
 import type { ProcessEnd } from './qemu-monitor.ts';
-import { cleanRunDir, type PersistedRuntime } from './qemu-run-dir.ts';
+import { cleanRunDir, PASSWORD_FILES, type PersistedRuntime } from './qemu-run-dir.ts';
 import { connectQmp, type QmpClient } from './qmp-client.ts';
 import type { PortAllocator } from './port-allocator.ts';
 import { HypervisorError, type Accel, type DomainSpec } from './types.ts';
@@ -73,6 +74,10 @@ export async function spawnQemu(
   const qmpPath = path.join(runDir, 'qmp.sock');
   const pidPath = path.join(runDir, 'qemu.pid');
   const logPath = path.join(runDir, 'qemu.log');
+  const passwordFiles = {
+    vnc: path.join(runDir, PASSWORD_FILES[0]),
+    spice: path.join(runDir, PASSWORD_FILES[1]),
+  };
   const args = buildQemuArgs(spec, {
     accel: ctx.accel,
     vncPort,
@@ -81,12 +86,26 @@ export async function spawnQemu(
     qmpPath,
     pidPath,
     sandbox: ctx.sandbox,
-    startPaused: true,
+    passwordFiles,
+    startPaused: false,
   });
   const releasePorts = () => {
     ctx.vncPorts.release(vncPort);
     ctx.spicePorts.release(spicePort);
   };
+  // Readable by this user only, and only until QEMU has read them (see below).
+  const writeSecret = (file: string, secret: string) =>
+    fsp.writeFile(file, secret, { mode: 0o600, flag: 'w' });
+  try {
+    await Promise.all([
+      writeSecret(passwordFiles.vnc, spec.vncPassword),
+      writeSecret(passwordFiles.spice, spec.spicePassword),
+    ]);
+  } catch (error) {
+    releasePorts();
+    await cleanRunDir(runDir, false);
+    throw new HypervisorError('start_failed', `cannot write the passwords: ${errorMessage(error)}`);
+  }
 
   const logFd = openSync(logPath, 'w', 0o600);
   let child: ChildProcess;
@@ -94,6 +113,7 @@ export async function spawnQemu(
     child = spawn(ctx.qemuBinary, args, { detached: true, stdio: ['ignore', logFd, logFd] });
   } catch (error) {
     releasePorts();
+    void cleanRunDir(runDir, false);
     throw new HypervisorError(
       'start_failed',
       `cannot spawn ${ctx.qemuBinary}: ${errorMessage(error)}`,
@@ -159,14 +179,13 @@ export async function spawnQemu(
     return await fail(`QEMU did not answer on QMP: ${errorMessage(error)}`, error);
   }
 
-  try {
-    await qmp.execute('set_password', { protocol: 'vnc', password: spec.vncPassword });
-    await qmp.execute('set_password', { protocol: 'spice', password: spec.spicePassword });
-    await qmp.execute('cont');
-  } catch (error) {
-    qmp.close();
-    return await fail(`QEMU setup over QMP failed: ${errorMessage(error)}`, error);
-  }
+  // QEMU answers on QMP once it has made its objects: it has read the passwords.
+  // (A file left behind is removed by the next start of the domain: cleanRunDir.)
+  await Promise.all(
+    Object.values(passwordFiles).map((file) =>
+      fsp.rm(file, { force: true }).catch(() => undefined),
+    ),
+  );
 
   const pid = child.pid ?? 0;
   const runtime: PersistedRuntime = {

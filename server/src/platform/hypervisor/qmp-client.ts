@@ -69,6 +69,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/**
+ * Pause between two connection attempts while the socket is missing: a start waits for QMP on its
+ * critical path, and a refused connect to a unix socket costs next to nothing.
+ */
+const RETRY_MS = 10;
 
 /** A connected, negotiated QMP session. Create with {@link connectQmp}. */
 export class QmpClient extends EventEmitter<QmpClientEvents> {
@@ -290,13 +295,13 @@ export async function connectQmp(
       lastError = error;
       const code = isRecord(error) ? error.code : undefined;
       const retriable = code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'EAGAIN';
-      if (!retry || !retriable || options.signal?.aborted || Date.now() + 50 >= deadline) {
+      if (!retry || !retriable || options.signal?.aborted || Date.now() + RETRY_MS >= deadline) {
         throw new QmpConnectionError(
           `QMP: cannot connect to ${path}: ${error instanceof Error ? error.message : String(error)}`,
           { cause: lastError },
         );
       }
-      await sleep(50);
+      await sleep(RETRY_MS);
       continue;
     }
     try {

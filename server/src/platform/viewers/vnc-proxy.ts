@@ -4,7 +4,8 @@
  * - `Origin` must be the portal's own origin or one listed in ALLOWED_ORIGINS (scheme, host and
  *   port compared); none, or `null`, is refused;
  * - the target host/port come from the desktop record at connect time, never from the client (the
- *   host: the console address of the hypervisor host that runs the desktop);
+ *   host: the console address of the hypervisor host that runs the desktop; a desktop still
+ *   starting: its port from the boot on this node once QEMU runs, else once it is started);
  * - ≤ 4 sockets per desktop and ≤ 10 per user (./console-leases.ts), counted across the nodes
  *   too when there are several; beyond the limit the upgrade gets 429;
  * - a console closes at once when its session ends (logout, revocation, user disabled) or its
@@ -34,11 +35,17 @@ const CLOSE_GRACE_MS = 500;
 export interface VncTarget {
   /** The session is alive and its user may still open this desktop. */
   ownerOk: boolean;
+  /** It has a screen, or is `starting` (a console opened with the start stays). */
   running: boolean;
   /** Where the desktop's VNC listens (its hypervisor host's console address); absent: 127.0.0.1. */
   host?: string;
+  /** On its way to `started`: its port may come (`nextChange`). */
+  starting?: boolean;
   port: number | null;
 }
+
+/** How long an upgrade waits for the VNC port of a desktop that is starting (ms). */
+export const START_WAIT_MS = 30_000;
 
 export interface VncProxyDeps {
   tickets: TicketStore;
@@ -46,6 +53,11 @@ export interface VncProxyDeps {
   slot?: ConsoleLeasesDeps['slot'];
   /** Looks the desktop and session up now: may the user still open it, is it running, its VNC port. */
   target(desktopId: string, userId: string, sessionId: string): Promise<VncTarget>;
+  /**
+   * Resolves at the desktop's next change (its row, or its VNC port on this node) or after
+   * `timeoutMs`; without it an upgrade does not wait for a starting desktop.
+   */
+  nextChange?(desktopId: string, timeoutMs: number): { changed: Promise<void>; cancel(): void };
   /** The Origin check of browser websockets (platform/lib/origins.ts). */
   originAllowed(req: IncomingMessage): boolean;
   viewerAttached?(desktopId: string): Promise<void>;
@@ -61,6 +73,8 @@ export interface VncProxyDeps {
 interface Lease extends ConsoleLease {
   ws?: WebSocket;
   tcp?: Socket;
+  /** Ends the wait of an upgrade for a starting desktop (the lease was released meanwhile). */
+  wake?: () => void;
 }
 
 /** The close frame of each way a console ends. */
@@ -85,6 +99,7 @@ export class VncProxy extends ConsoleLeases<Lease> {
   }
 
   protected cut(lease: Lease): void {
+    lease.wake?.();
     lease.tcp?.destroy();
   }
 
@@ -144,7 +159,7 @@ export class VncProxy extends ConsoleLeases<Lease> {
     const shared = await this.takeShared(lease);
     if (shared === 'full') return refuse(socket, 429, 'Too Many Requests');
     if (shared === 'gone') return refuse(socket, 403, 'Forbidden');
-    const target = await this.deps.target(lease.desktopId, lease.userId, lease.sessionId);
+    const target = await this.portOf(lease);
     if (lease.done || !target.ownerOk) {
       this.release(lease);
       return refuse(socket, 403, 'Forbidden');
@@ -175,6 +190,28 @@ export class VncProxy extends ConsoleLeases<Lease> {
       return refuse(socket, 403, 'Forbidden');
     }
     wss.handleUpgrade(req, socket, head, (ws) => this.pipe(lease, ws, tcp));
+  }
+
+  /**
+   * The desktop as the console finds it; one that is starting is waited for (at most
+   * `START_WAIT_MS`) until its VNC port is known: the upgrade made while QEMU boots connects as
+   * soon as QEMU answers with the start's password set.
+   */
+  private async portOf(lease: Lease): Promise<VncTarget> {
+    const until = Date.now() + START_WAIT_MS;
+    for (;;) {
+      // Listening before the read: a change between the two is not missed.
+      const next = this.deps.nextChange?.(lease.desktopId, until - Date.now());
+      const target = await this.deps.target(lease.desktopId, lease.userId, lease.sessionId);
+      const waits = target.ownerOk && target.starting === true && !target.port;
+      if (!next || !waits || lease.done || Date.now() >= until) {
+        next?.cancel();
+        return target;
+      }
+      lease.wake = next.cancel;
+      await next.changed;
+      lease.wake = undefined;
+    }
   }
 
   private pipe(lease: Lease, ws: WebSocket, tcp: Socket): void {
