@@ -9,10 +9,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** The longest files of each project, longest first (from the run's ten slowest files). */
 export const LONGEST_FIRST = [
+  'server/test/fuzz.test.ts',
   'server/src/platform/hypervisor/libvirt-driver.test.ts',
   'server/src/domains/bookings/bookings-race.test.ts',
-  'server/test/fuzz.test.ts',
   'server/src/domains/desktops/networks.test.ts',
+  'server/src/domains/bastion/bastion-guest.test.ts',
+  'server/src/domains/desktops/libvirt-desktops.test.ts',
   'scripts/codegen/codegen.test.ts',
   'scripts/admin-cli.test.ts',
   'server/src/domains/deployments/deployments.test.ts',
