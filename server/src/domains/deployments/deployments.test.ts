@@ -125,7 +125,12 @@ const desktopOf = async (deploymentId: string, username: string) => {
 };
 
 beforeAll(async () => {
-  t = await buildTestApp(await createTestDatabase(), { prepareImages: true });
+  // Desktops are marked started here without a VM (a TCP echo stands in for a console): the
+  // reconciler's 5 s round would mark them failed under a test, so it runs only at boot.
+  t = await buildTestApp(await createTestDatabase(), {
+    prepareImages: true,
+    reconcileMs: 3_600_000,
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = t.app.server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;

@@ -217,6 +217,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     dataDir: config.dataDir,
     log: app.log,
     shutdownTimeoutMs: config.shutdownGraceMs,
+    reconcileMs: config.reconcileMs,
     exclusive: async (name, fn) => (await app.work.exclusive(name, fn)).ran,
     // Each node settles its own VMs; the leader also those of no node or of a node gone.
     reconciles: async () => {

@@ -82,6 +82,8 @@ export interface AppConfig {
   idleGraceMs: number;
   /** how long a guest gets to power off before it is stopped hard (ms) */
   shutdownGraceMs: number;
+  /** how often every running or transitional desktop is settled against what the hypervisor runs (ms) */
+  reconcileMs: number;
   /**
    * the longest a password check may expect to wait for a hashing slot before it is refused with
    * 503 `server_busy` (ms): what keeps a storm of sign-ins from queueing without end
@@ -298,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     tinyLinux: true,
     idleGraceMs: 60_000,
     shutdownGraceMs: parseDuration(env.DESKTOP_STOP_TIMEOUT, 20) * 1000,
+    reconcileMs: 5_000,
     passwordQueueBudgetMs: 1000,
     allowedOrigins: env.ALLOWED_ORIGINS ? env.ALLOWED_ORIGINS.split(',') : [],
     publicUrl: env.PUBLIC_URL ? parsePublicUrl(env.PUBLIC_URL) : undefined,
