@@ -4,8 +4,12 @@
  */
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 
+/** A high surrogate: only a string holding one has fewer code points than UTF-16 units. */
+const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
+
 /** Length of a string in Unicode code points (what JSON Schema's minLength/maxLength count). */
 export function ucs2length(str: string): number {
+  if (!HIGH_SURROGATE.test(str)) return str.length;
   let length = 0;
   let pos = 0;
   while (pos < str.length) {

@@ -6,36 +6,41 @@
  */
 export type FormEntry = readonly [string, string];
 
+/** A lone surrogate: a high one not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /** UTF-8 bytes of `text`; a lone surrogate becomes its own (invalid) 3-byte sequence. */
 export function wtf8(text: string): Buffer {
-  const bytes: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    const next = text.charCodeAt(i + 1);
-    if (unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-      bytes.push(...Buffer.from(text.slice(i, i + 2), 'utf8'));
-      i++;
-    } else if (unit >= 0xd800 && unit <= 0xdfff) {
-      bytes.push(0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f));
-    } else {
-      bytes.push(...Buffer.from(text[i] ?? '', 'utf8'));
-    }
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const match of text.matchAll(LONE_SURROGATE)) {
+    const unit = text.charCodeAt(match.index);
+    parts.push(
+      Buffer.from(text.slice(from, match.index), 'utf8'),
+      Buffer.from([0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]),
+    );
+    from = match.index + 1;
   }
-  return Buffer.from(bytes);
+  if (from === 0) return Buffer.from(text, 'utf8');
+  parts.push(Buffer.from(text.slice(from), 'utf8'));
+  return Buffer.concat(parts);
 }
 
-const UNRESERVED = /[A-Za-z0-9\-_.~]/;
+/** How each byte is written percent-encoded: itself when unreserved, else `%XX`. */
+const PERCENT = Array.from({ length: 256 }, (_, byte) => {
+  const char = String.fromCharCode(byte);
+  return /[A-Za-z0-9\-_.~]/.test(char)
+    ? char
+    : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+});
 
 /** Percent-encodes every byte of the WTF-8 form of `text` except the unreserved characters. */
 export function percentEncode(text: string): string {
+  const bytes = wtf8(text);
+  // Unreserved characters only (the megabyte cases): the text is its own encoding.
+  if (bytes.length === text.length && /^[A-Za-z0-9\-_.~]*$/.test(text)) return text;
   let out = '';
-  for (const byte of wtf8(text)) {
-    const char = String.fromCharCode(byte);
-    out +=
-      byte < 0x80 && UNRESERVED.test(char)
-        ? char
-        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
+  for (const byte of bytes) out += PERCENT[byte];
   return out;
 }
 
