@@ -70,6 +70,29 @@ function baseline(): Promise<string> {
   return baselineRun;
 }
 
+/**
+ * One codegen run of a copy of the schema with the edits the "follows the schema" tests look for
+ * (a new template property, a narrower edit rule of desktops), shared by those tests.
+ */
+const NICKNAME = { type: 'string', maxLength: 20, 'x-ui': { column: true, order: 9 } };
+let editedRun: Promise<string> | undefined;
+function edited(): Promise<string> {
+  editedRun ??= (async () => {
+    const dir = copySchemas();
+    const template = read(dir, 'entities/template.schema.json');
+    template.properties.nickname = NICKNAME;
+    template.$defs.create.properties.nickname = NICKNAME;
+    write(dir, 'entities/template.schema.json', template);
+    const desktop = read(dir, 'entities/desktop.schema.json');
+    desktop['x-actions'].rules.edit.states = ['stopped'];
+    write(dir, 'entities/desktop.schema.json', desktop);
+    const out = join(dir, 'src/generated');
+    await runCodegen({ schemaDir: join(dir, 'schema'), outDir: out });
+    return out;
+  })();
+  return editedRun;
+}
+
 afterAll(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
@@ -150,14 +173,7 @@ describe('the real schema/', () => {
 
 describe('codegen follows the schema', () => {
   it('a new property appears in types.ts, fields.ts and the validators', async () => {
-    const dir = copySchemas();
-    const template = read(dir, 'entities/template.schema.json');
-    const nickname = { type: 'string', maxLength: 20, 'x-ui': { column: true, order: 9 } };
-    template.properties.nickname = nickname;
-    template.$defs.create.properties.nickname = nickname;
-    write(dir, 'entities/template.schema.json', template);
-    const out = join(dir, 'src/generated');
-    await runCodegen({ schemaDir: join(dir, 'schema'), outDir: out });
+    const out = await edited();
 
     const types = readFileSync(join(out, 'types.ts'), 'utf8');
     const block = (name: string) =>
@@ -431,11 +447,7 @@ describe('the schema check fails with a clear message on', () => {
 
 describe('the named state sets (x-state-sets) and state looks (x-ui.states)', () => {
   it('a set derived from an x-actions rule follows the rule into policy.ts', async () => {
-    const schema = mutate('entities/desktop.schema.json', (json) => {
-      json['x-actions'].rules.edit.states = ['stopped'];
-    });
-    const out = join(schema, '..', 'generated');
-    await runCodegen({ schemaDir: schema, outDir: out });
+    const out = await edited();
     const policy = readFileSync(join(out, 'policy.ts'), 'utf8');
     expect(policy).toContain("editable: ['stopped'],");
     expect(policy).toContain("startable: ['stopped', 'failed'],");

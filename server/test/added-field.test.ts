@@ -158,13 +158,13 @@ beforeAll(async () => {
   expect(added).toHaveLength(1);
   migration = readCopy(`server/migrations/${added[0]}`);
 
-  // 4. the server, once per database, probing every resource
-  for (const database of ['postgres', 'pglite'] as const) {
-    const url = database === 'postgres' ? await createTestDatabase() : '';
-    const out = run('npx', ['tsx', 'tests/contract/added-field/probe-server.ts'], {
-      DATABASE_URL: url,
-    });
-    const seen = JSON.parse(out.trim().split('\n').pop() ?? '{}') as ServerSeen;
+  // 4. the server on each database, probing every resource (one process for both)
+  const out = run('npx', ['tsx', 'tests/contract/added-field/probe-server.ts'], {
+    DATABASE_URLS: `${await createTestDatabase()},`,
+  });
+  const lines = out.trim().split('\n').slice(-2);
+  for (const [index, database] of (['postgres', 'pglite'] as const).entries()) {
+    const seen = JSON.parse(lines[index] ?? '{}') as ServerSeen;
     expect(seen.database).toBe(database);
     expect(seen.migrations.at(-1)).toMatch(new RegExp(`^\\d{4}_${FIELD}$`));
     servers.push(seen);
