@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Desktop, UserConfig, SessionUser } from '../../src/generated/validators.js';
 import { operations } from '../../src/generated/api.ts';
+import { portalVersion } from '../src/platform/lib/version.ts';
 import {
   buildTestApp,
   createTestDatabase,
@@ -240,6 +241,7 @@ describe('GET /api/v3/openapi.json', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe(portalVersion);
     for (const op of Object.values(operations)) {
       const path = (op.base === 'auth' ? '/authentication' : '/api/v3') + op.path;
       const item = doc.paths[path]?.[op.method.toLowerCase()];
