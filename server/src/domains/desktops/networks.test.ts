@@ -1,8 +1,8 @@
 /**
  * Desktop networks as root, end to end. As data: the three seeded networks, a network an admin
- * creates gets its bridge and dnsmasq at once, a user may not give a desktop a card on a network
- * not open to them (403 `interface_not_allowed`), an edit of its subnet remakes the bridge, a
- * delete removes it. On the host: two Tiny Linux desktops (real QEMU, TCG), one on the NAT network
+ * creates through another portal node (one that changes no host) gets its bridge and dnsmasq on
+ * this node's host, a user may not give a desktop a card on a network not open to them (403
+ * `interface_not_allowed`), an edit of its subnet remakes the bridge, a delete removes it. On the host: two Tiny Linux desktops (real QEMU, TCG), one on the NAT network
  * and one on the private (isolated) network, get a TAP device on their network's bridge and an
  * address from its dnsmasq; the address shows in the record, the host fetches each guest's page
  * there, and the guest's own ping (its `/cgi-bin/reach`) reaches an address beyond the host (a
@@ -64,6 +64,8 @@ const quiet = (p: Promise<unknown>) =>
 
 describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
   let t: TestApp;
+  /** Another portal node on the same database, whose host networks change nothing. */
+  let other: TestApp | undefined;
   let token: string;
   let admin: string;
   /** The desktops' update events, as the sockets get them. */
@@ -76,6 +78,19 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
     payload?: object,
   ) =>
     injectWithToken(t.app, tk, { method, url: `/api/v3${url}`, ...(payload ? { payload } : {}) });
+  const callOther = (
+    tk: string,
+    method: 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: object,
+  ) =>
+    injectWithToken(other?.app ?? t.app, tk, {
+      method,
+      url: `/api/v3${url}`,
+      ...(payload ? { payload } : {}),
+    });
+  /** What the host shows once the other node's change has reached this one. */
+  const onHost = <T>(fn: () => Promise<T>, ok: (v: T) => boolean) => untilWithin(10_000)(fn, ok);
   const listed = async (id: string) =>
     (await call(token, 'GET', '/user/desktops'))
       .json<{ id: string; ip?: string; state: string }[]>()
@@ -85,11 +100,14 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
     sh('ip', '-4', '-o', 'address', 'show', 'dev', bridge).catch(() => '');
 
   beforeAll(async () => {
-    t = await buildTestApp(await createTestDatabase(), {
+    const url = await createTestDatabase();
+    t = await buildTestApp(url, {
       prepareImages: true,
       tinyLinux: true,
       network,
+      nodeName: 'net-a',
     });
+    other = await buildTestApp(url, { network: { ...network, mode: 'none' }, nodeName: 'net-b' });
     await t.app.engine.reconcile();
     t.app.events.subscribe((event) => {
       if (event.name === 'desktops.updated') updates.push(event.payload);
@@ -146,6 +164,7 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
       definitions: async () => [nat, isolated, labDef],
     }).teardown();
     await new HostNetworks(network).teardown();
+    await other?.close();
     await built?.close();
   });
 
@@ -163,7 +182,7 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
     ]);
     expect((await call(token, 'GET', '/admin/networks')).statusCode).toBe(403);
 
-    const created = await call(admin, 'POST', '/admin/networks', {
+    const created = await callOther(admin, 'POST', '/admin/networks', {
       name: lab.name,
       kind: 'isolated',
       bridge: lab.bridge,
@@ -177,7 +196,10 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
       bridge: lab.bridge,
       subnet: lab.subnet,
     };
-    expect(t.app.hostNetworks.isUp(labDef)).toBe(true);
+    await onHost(
+      async () => t.app.hostNetworks.isUp(labDef),
+      (up) => up,
+    );
     expect(await addressesOf(lab.bridge)).toContain(`${lab.subnet}.1/24`);
     const refused = async (payload: object, code: string) => {
       const res = await call(admin, 'POST', '/admin/networks', payload);
@@ -222,7 +244,7 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
     // Opened to users: the same bridge stays; a new subnet makes it anew.
     const ifindex = () => readFileSync(`/sys/class/net/${lab.bridge}/ifindex`, 'utf8');
     const before = ifindex();
-    const opened = await call(admin, 'PUT', '/admin/networks/lab', {
+    const opened = await callOther(admin, 'PUT', '/admin/networks/lab', {
       allowed_roles: ['admin', 'user'],
     });
     expect(opened.statusCode, opened.body).toBe(200);
@@ -233,18 +255,26 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
     expect(ifindex()).toBe(before);
     const edited = subnetAfter(4);
     expect(
-      (await call(admin, 'PUT', '/admin/networks/lab', { subnet: `${edited}.0/24` })).statusCode,
+      (await callOther(admin, 'PUT', '/admin/networks/lab', { subnet: `${edited}.0/24` }))
+        .statusCode,
     ).toBe(200);
-    const remade = await addressesOf(lab.bridge);
-    expect(remade).toContain(`${edited}.1/24`);
-    expect(remade).not.toContain(`${lab.subnet}.1/24`);
-    expect((await call(admin, 'DELETE', '/admin/networks/lab')).statusCode).toBe(200);
-    expect(existsSync(`/sys/class/net/${lab.bridge}`)).toBe(false);
+    await onHost(
+      () => addressesOf(lab.bridge),
+      (shown) => shown.includes(`${edited}.1/24`) && !shown.includes(`${lab.subnet}.1/24`),
+    );
+    expect((await callOther(admin, 'DELETE', '/admin/networks/lab')).statusCode).toBe(200);
+    await onHost(
+      async () => existsSync(`/sys/class/net/${lab.bridge}`),
+      (exists) => !exists,
+    );
     const vpn = await call(admin, 'DELETE', '/admin/networks/wireguard');
     expect([vpn.statusCode, vpn.json<{ description_code: string }>().description_code]).toEqual([
       428,
       'network_vpn_not_deletable',
     ]);
+    // The guests below run on this node alone.
+    await other?.close();
+    other = undefined;
   });
 
   it('boots Tiny Linux on the NAT and the private network: each gets an address on its bridge, only the NAT one reaches beyond the host, and the address goes when it stops', async () => {

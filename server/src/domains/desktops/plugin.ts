@@ -233,6 +233,13 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.decorate('engine', engine);
   app.decorate('hypervisor', driver);
   app.decorate('hostNetworks', network);
+  // A network an admin changed through another node: this host's bridges follow (that node
+  // brought its own host in step before it answered).
+  app.cluster.on('network.changed', async ({ node, before, after }) => {
+    if (node === app.cluster.nodeName) return;
+    if (after) await network.define(after, before ?? undefined);
+    else if (before) await network.remove(before);
+  });
   app.decorate('hypervisorHosts', hosts);
   app.decorate('idle', idle);
   app.decorate('viewers', viewers);

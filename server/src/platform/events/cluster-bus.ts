@@ -15,6 +15,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import pg from 'pg';
 import { globalPlugin } from '../lib/plugin.ts';
 import type { Database } from '../db/client.ts';
+import type { NetworkDef } from '../hypervisor/network-defs.ts';
 
 export const CLUSTER_CHANNEL = 'vdi_cluster';
 /** NOTIFY refuses payloads of 8,000 bytes or more: session ids travel in chunks of this many. */
@@ -41,6 +42,11 @@ export type ClusterMessage =
       change: 'created' | 'updated' | 'deleted';
       state: string;
     }
+  /**
+   * an admin made, changed or removed a desktop network through node `node`, which brought its own
+   * host in step before answering: the other nodes' hosts follow
+   */
+  | { kind: 'network.changed'; node: string; before: NetworkDef | null; after: NetworkDef | null }
   /** the role-visibility config was saved: every node reads the running copy again */
   | { kind: 'role-visibility.changed' }
   /** portal settings were written: every node reads them again */
