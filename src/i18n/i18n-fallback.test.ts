@@ -9,6 +9,8 @@ import { optionalText } from './optional-text';
 describe('i18next fallback', () => {
   beforeAll(async () => {
     await initI18n('de');
+    // The files of a worker share one i18next: another file may have started it in English.
+    await i18next.changeLanguage('de');
     await i18next.loadLanguages(['de', 'en', 'pl']);
     await i18next.loadNamespaces(['common', 'resources']);
   });

@@ -1,6 +1,7 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup } from '@testing-library/react';
 import { afterAll, afterEach, vi } from 'vitest';
+import { resetSessionState } from '../../src/lib/session-state';
 
 // Mantine needs these browser APIs, which jsdom lacks.
 const noop = (): void => undefined;
@@ -26,8 +27,8 @@ if (typeof window !== 'undefined') {
 }
 
 // Every test starts on an empty page (React trees unmounted), and every file on an empty storage,
-// its own globals and environment variables, and real timers: the files of a worker share one
-// window when they run without isolation.
+// no signed-in session, its own globals and environment variables, and real timers: the files of
+// a worker share one window and one module graph when they run without isolation.
 afterEach(() => {
   cleanup();
 });
@@ -36,6 +37,7 @@ afterAll(() => {
   vi.useRealTimers();
   vi.unstubAllGlobals();
   vi.unstubAllEnvs();
+  resetSessionState();
   if (typeof window === 'undefined') return;
   document.body.innerHTML = '';
   window.localStorage.clear();
