@@ -131,14 +131,7 @@ export async function registerPasskey(
   answer: WebAuthnRegistrationResponse,
 ): Promise<string> {
   const ceremony = await ceremonyOf(app, userId, 'registration', answer.response.clientDataJSON);
-  const response: RegistrationResponseJSON = {
-    ...answer,
-    clientExtensionResults: {},
-    response: {
-      ...answer.response,
-      transports: answer.response.transports ?? [],
-    },
-  };
+  const response: RegistrationResponseJSON = { ...answer, clientExtensionResults: {} };
   const result = await verified(request, () =>
     verifyRegistrationResponse({
       response,
@@ -156,7 +149,7 @@ export async function registerPasskey(
     credentialId: credential.id,
     publicKey: Buffer.from(credential.publicKey).toString('base64url'),
     counter: credential.counter,
-    transports: response.response.transports ?? [],
+    transports: answer.response.transports ?? [],
   });
   if (!id) throw new ApiError('conflict', 'The passkey is registered already', 'passkey_exists');
   return id;
