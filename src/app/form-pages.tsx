@@ -18,11 +18,13 @@ import { registerPreview } from '@/resources/form/preview-registry';
 import { ResourceFormPage } from '@/resources/form/resource-form-page';
 import { desktopFormExtension } from '@/features/desktop-form/desktop-form-extension';
 import { registerFormExtension as registerForm } from '@/features/auth/register-form-extension';
+import { PasskeyStepPreview } from '@/features/passkeys/passkey-step-preview';
 import type { PageProps } from './pages';
 
 registerFormExtension('desktopForm', desktopFormExtension);
 registerFormExtension('registerForm', registerForm);
 registerPreview('document', DocumentPreview);
+registerPreview('passkeyStep', PasskeyStepPreview);
 // An answer shown field by field through the cell renderers (a secret to copy).
 registerPreview('fields', ({ resource, type, value }) =>
   type ? <AnswerView resource={resource} type={type} value={value} /> : null,

@@ -24,6 +24,7 @@ import { profileCells } from '@/features/profile/profile-cells';
 import { LazyExpiryDateWidget } from '@/features/profile/lazy-expiry-date-widget';
 import { LanguageWidget } from '@/features/profile/language-widget';
 import { switchLanguage } from '@/features/profile/language';
+import { EnrolPasskeyAction } from '@/features/passkeys/enrol-passkey-action';
 
 registerCard('desktopCard', DesktopCard);
 registerActionHandler('openDesktop', OpenDesktopAction);
@@ -32,6 +33,7 @@ registerActionHandler('directLinkModal', DirectLinkAction);
 registerActionHandler('bastionModal', BastionAction);
 registerActionHandler('downloadFile', DownloadAction);
 registerActionHandler('bookingView', BookingViewAction);
+registerActionHandler('enrolPasskey', EnrolPasskeyAction);
 registerWidget('allowed', AllowedWidget);
 registerWidget('allowedUsers', AllowedListWidget);
 registerWidget('allowedGroups', AllowedListWidget);

@@ -59,6 +59,9 @@ export const test = base.extend<object, { portal: Portal; portalEnv: Record<stri
           MEDIA_ALLOWED_HOSTS: `127.0.0.1:${mediaPort}`,
           SMTP_URL: sink.url,
           PUBLIC_URL: url,
+          // The loopback name as well: WebAuthn refuses an IP address as its relying party, so
+          // the passkey test browses the portal as localhost.
+          ALLOWED_ORIGINS: `http://localhost:${port}`,
           ...portalEnv,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,15 @@
 /**
- * A second factor required by policy, through the real pages: an admin makes a category whose
- * account policy requires one; its user logs in, is sent to the enrolment page, types the code an
- * authenticator app would show for the secret on the page (computed here, RFC 6238), keeps the
- * recovery codes shown once, lands on the desktops, logs out, and is asked for a code at the next
- * login before the desktops.
+ * A second factor through the real pages.
+ * - Required by policy: an admin makes a category whose account policy requires one; its user
+ *   logs in, is sent to the enrolment page, types the code an authenticator app would show for
+ *   the secret on the page (computed here, RFC 6238), keeps the recovery codes shown once, lands
+ *   on the desktops, logs out, and is asked for a code at the next login before the desktops.
+ * - A passkey: with Chromium's virtual authenticator (CDP), a user adds a passkey from the
+ *   profile, logs out, and logs in with the password and the passkey.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { expect, test } from './fixtures';
+import type { Page } from '@playwright/test';
+import { expect, test, type Portal } from './fixtures';
 import { apiAs, apiToken } from './helpers';
 
 /** The 6-digit TOTP code (HMAC-SHA-1, 30 s steps) of a base32 secret at a moment. */
@@ -23,16 +26,23 @@ function totp(secret: string, atMs: number): string {
   return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
 }
 
-test('a user whose category requires a second factor enrols, then is asked for a code', async ({
-  page,
-  portal,
-}) => {
+interface Account {
+  category: string;
+  username: string;
+  password: string;
+}
+
+/** A user of a new category (whose policy requires a second factor when `required`). */
+async function newAccount(portal: Portal, prefix: string, required: boolean): Promise<Account> {
   const tag = randomUUID().slice(0, 6);
-  const username = `otp-${tag}`;
-  const password = `Pass-${tag}-Secret!9`;
+  const account = {
+    category: `Two factor ${tag}`,
+    username: `${prefix}-${tag}`,
+    password: `Pass-${tag}-Secret!9`,
+  };
   const admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
   const category = await admin.post('/api/v3/admin/categories', {
-    data: { name: `Two factor ${tag}` },
+    data: { name: account.category },
   });
   expect(category.status()).toBe(200);
   const categoryId = ((await category.json()) as { id: string }).id;
@@ -42,32 +52,43 @@ test('a user whose category requires a second factor enrols, then is asked for a
   const groupId = ((await group.json()) as { id: string }).id;
   const user = await admin.post('/api/v3/admin/users', {
     data: {
-      username,
-      name: 'Otp Pupil',
+      username: account.username,
+      name: 'Two Factor Pupil',
       role: 'user',
       category: categoryId,
       group: groupId,
-      password,
+      password: account.password,
       password_reset_required: false,
     },
   });
   expect(user.status()).toBe(200);
-  const policy = await admin.put('/api/v3/admin/settings/second-factor', {
-    data: { category: categoryId, role: 'all', required: true },
-  });
-  expect(policy.status()).toBe(200);
+  if (required) {
+    const policy = await admin.put('/api/v3/admin/settings/second-factor', {
+      data: { category: categoryId, role: 'all', required: true },
+    });
+    expect(policy.status()).toBe(200);
+  }
   await admin.dispose();
+  return account;
+}
 
-  const logIn = async () => {
-    await page
-      .getByRole('combobox', { name: 'Category', exact: true })
-      .selectOption({ label: `Two factor ${tag}` });
-    await page.locator('input[name=username]').fill(username);
-    await page.locator('input[name=password]').fill(password);
-    await page.getByTestId('login-submit').click();
-  };
+/** The login form with the account's category, username and password. */
+async function logIn(page: Page, account: Account): Promise<void> {
+  await page
+    .getByRole('combobox', { name: 'Category', exact: true })
+    .selectOption({ label: account.category });
+  await page.locator('input[name=username]').fill(account.username);
+  await page.locator('input[name=password]').fill(account.password);
+  await page.getByTestId('login-submit').click();
+}
+
+test('a user whose category requires a second factor enrols, then is asked for a code', async ({
+  page,
+  portal,
+}) => {
+  const account = await newAccount(portal, 'otp', true);
   await page.goto('/login');
-  await logIn();
+  await logIn(page, account);
   await expect(page).toHaveURL(/\/login\/second-factor\/enrol$/);
   const secret = (await page.getByTestId('copy-value').first().textContent()) ?? '';
   expect(secret).toMatch(/^[A-Z2-7]{32}$/);
@@ -83,12 +104,50 @@ test('a user whose category requires a second factor enrols, then is asked for a
 
   await page.getByTestId('logout').click();
   await expect(page).toHaveURL(/\/login$/);
-  await logIn();
+  await logIn(page, account);
   await expect(page).toHaveURL(/\/login\/second-factor$/);
   // The code of the next step: the current one was used by the enrolment.
   await page
     .getByRole('textbox', { name: 'Code', exact: true })
     .fill(totp(secret, Date.now() + 30_000));
   await page.getByRole('button', { name: 'Continue' }).click();
+  await expect(page).toHaveURL(/\/desktops$/);
+});
+
+test('a user adds a passkey from the profile, then logs in with the password and the passkey', async ({
+  page,
+  portal,
+}) => {
+  const account = await newAccount(portal, 'pk', false);
+  // WebAuthn takes a domain, not an IP address, as its relying party: the page uses the portal's
+  // loopback name (an origin the portal admits).
+  const base = portal.url.replace('127.0.0.1', 'localhost');
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+    },
+  });
+  await page.goto(`${base}/login`);
+  await logIn(page, account);
+  await expect(page).toHaveURL(/\/desktops$/);
+
+  await page.goto(`${base}/profile`);
+  await page.getByRole('link', { name: 'Manage passkeys' }).click();
+  await expect(page).toHaveURL(/\/profile\/passkeys$/);
+  await page.getByRole('button', { name: 'Add a passkey' }).click();
+  await page.getByTestId('passkey-create').click();
+  await expect(page.getByRole('cell', { name: 'My passkey', exact: true })).toBeVisible();
+
+  await page.getByTestId('logout').click();
+  await expect(page).toHaveURL(/\/login$/);
+  await logIn(page, account);
+  await expect(page).toHaveURL(/\/login\/second-factor$/);
+  await page.getByTestId('use-passkey').click();
   await expect(page).toHaveURL(/\/desktops$/);
 });

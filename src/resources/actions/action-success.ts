@@ -1,6 +1,7 @@
 /**
  * What follows an action's success, whichever way it ran (a button, a confirmation, a form
- * dialog): the record's details are read again (the show query), the action's registered
+ * dialog): the record's details are read again (the show query; for a resource without live
+ * events, whose lists no event corrects, its lists too), the action's registered
  * `effect` runs, and its `then` route (a route kind of the resource or `<resource>:<kind>`) is
  * where the user goes once the dialog is closed.
  */
@@ -40,7 +41,9 @@ export async function afterActionSuccess(
   queryClient: QueryClient,
   { resource, name, def, record, values, answer }: ActionSuccess,
 ): Promise<void> {
-  void queryClient.invalidateQueries({ queryKey: [...resourceKeyPrefix(resource), 'one'] });
+  const prefix = resourceKeyPrefix(resource);
+  const live = resourceOf(resource)?.meta.live;
+  void queryClient.invalidateQueries({ queryKey: live ? [...prefix, 'one'] : prefix });
   if (def.effect)
     await resolveActionEffect(
       resource,

@@ -1,7 +1,7 @@
 /**
  * The second factors of users, stored in PostgreSQL so every node sees the same state: one row
- * per user and kind (`totp` now; passkeys will be another kind), pending until the user confirms
- * it with a valid code; the recovery codes (SHA-256 only, each used once); and the challenges of
+ * per user and kind (`totp`), pending until the user confirms it with a valid code; the user's
+ * passkeys (./passkeys.ts, kind `passkey` when there is one); the recovery codes (SHA-256 only, each used once); and the challenges of
  * the second login step (one per step token, by its jti: passed by a valid code, then consumed
  * by the session it lets through, so a step token opens at most one session).
  */
@@ -15,6 +15,7 @@ import {
 import type { Db } from '../db/client.ts';
 import type { Executor } from '../repository/entity-repository.ts';
 import { randomUUID } from 'node:crypto';
+import { passkeyCount, removePasskeys } from './passkeys.ts';
 import {
   isRecoveryCodeShape,
   matchTotp,
@@ -23,27 +24,33 @@ import {
   recoveryCodeHash,
 } from './totp.ts';
 
-export type SecondFactorKind = SecondFactorRow['kind'];
+export type SecondFactorKind = SecondFactorRow['kind'] | 'passkey';
 
-/** What a user has: confirmed kinds and unused recovery codes. */
+/** What a user has: confirmed kinds, passkeys and unused recovery codes. */
 export interface SecondFactorSummary {
   kinds: SecondFactorKind[];
+  passkeys: number;
   recoveryCodesLeft: number;
 }
 
 export async function secondFactorSummary(db: Executor, userId: string) {
-  const [factors, [left]] = await Promise.all([
+  const [factors, passkeys, [left]] = await Promise.all([
     db
       .select({ kind: secondFactors.kind })
       .from(secondFactors)
       .where(and(eq(secondFactors.userId, userId), isNotNull(secondFactors.confirmedAt))),
+    passkeyCount(db, userId),
     db
       .select({ n: count() })
       .from(recoveryCodes)
       .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt))),
   ]);
   return {
-    kinds: factors.map((f) => f.kind),
+    kinds: [
+      ...factors.map((f): SecondFactorKind => f.kind),
+      ...(passkeys > 0 ? ['passkey' as const] : []),
+    ],
+    passkeys,
     recoveryCodesLeft: left?.n ?? 0,
   } satisfies SecondFactorSummary;
 }
@@ -137,7 +144,10 @@ export async function useSecondFactorCode(db: Db, userId: string, code: string):
   return used.length > 0;
 }
 
-/** Removes every factor and recovery code of the user; answers the kinds that were confirmed. */
+/**
+ * Removes every factor (passkeys included) and recovery code of the user; answers the kinds that
+ * were confirmed.
+ */
 export async function removeSecondFactors(
   db: Executor,
   userId: string,
@@ -148,7 +158,11 @@ export async function removeSecondFactors(
     .returning({ kind: secondFactors.kind, confirmedAt: secondFactors.confirmedAt });
   await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
   await db.delete(secondFactorChallenges).where(eq(secondFactorChallenges.userId, userId));
-  return removed.filter((r) => r.confirmedAt).map((r) => r.kind);
+  const passkeys = await removePasskeys(db, userId);
+  return [
+    ...removed.filter((r) => r.confirmedAt).map((r): SecondFactorKind => r.kind),
+    ...(passkeys > 0 ? ['passkey' as const] : []),
+  ];
 }
 
 /** Records the challenge of a new step token (expired challenges are swept on the way). */

@@ -123,6 +123,7 @@ export default async function accountRoutes(app: FastifyInstance) {
       password_policy: policy?.password ?? false,
       second_factor: {
         totp: factors.kinds.includes('totp'),
+        passkeys: factors.passkeys,
         required: policy?.second_factor ?? false,
         recovery_codes_left: factors.recoveryCodesLeft,
       },

@@ -46,6 +46,7 @@ import {
   type SecondFactorStepType,
 } from '../second-factor.ts';
 import secondFactorRoutes from './second-factor.ts';
+import passkeyRoutes from './passkeys.ts';
 import { sendToken } from './send-token.ts';
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -388,4 +389,5 @@ export default async function authenticationRoutes(app: FastifyInstance) {
   await app.register(accountMailRoutes);
   for (const routes of [oidcRoutes, samlRoutes]) await app.register(routes, { finishLogin });
   await app.register(secondFactorRoutes);
+  await app.register(passkeyRoutes);
 }
