@@ -4,9 +4,9 @@
  * resource (metadata read from its address on save, a write-only private key), our metadata, a
  * first sign-in that registers the person into the mapped group and role and opens a session like
  * a form login, single logout through the identity provider, and the refusals (a relay state used
- * twice, an assertion accepted before, an answer altered after signing, another audience, an
- * expired assertion, an answer to another request), each answered with our error body and leaving
- * no session.
+ * twice, an assertion accepted before, an answer altered after signing, an answer that does not
+ * follow the SAML schemas, another audience, an expired assertion, an answer to another request),
+ * each answered with our error body and leaving no session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
@@ -234,6 +234,24 @@ describe('the SAML provider of a category', () => {
     const answer = await idp.signIn(location, ines.username, ines.password);
     const xml = Buffer.from(answer.SAMLResponse, 'base64').toString('utf8');
     const altered = xml.replace(ines.nameId, 'admin@idp.test');
+    expect(altered).not.toBe(xml);
+    const res = await post(
+      { ...answer, SAMLResponse: Buffer.from(altered).toString('base64') },
+      cookie,
+    );
+    await expectRefused(res, 'saml_response_invalid', before);
+  });
+
+  it('refuses an answer that does not follow the SAML schemas, its assertion still signed', async () => {
+    const before = await sessionCount();
+    const { location, cookie } = await begin();
+    const answer = await idp.signIn(location, ines.username, ines.password);
+    const xml = Buffer.from(answer.SAMLResponse, 'base64').toString('utf8');
+    // an element the protocol schema allows nowhere, outside the signed assertion
+    const altered = xml.replace(
+      /(<\/(?:\w+:)?Status>)/,
+      '$1<x:Unknown xmlns:x="urn:test:unknown"/>',
+    );
     expect(altered).not.toBe(xml);
     const res = await post(
       { ...answer, SAMLResponse: Buffer.from(altered).toString('base64') },

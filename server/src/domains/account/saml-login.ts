@@ -27,6 +27,7 @@ import {
   logoutRequest,
   SamlMetadataError,
   SamlRejectedError,
+  SamlUnavailableError,
   spMetadata,
   verifyLoginResponse,
   type SamlParties,
@@ -214,6 +215,14 @@ export async function finishSamlLogin(
       pending.requestId,
     );
   } catch (error) {
+    if (error instanceof SamlUnavailableError) {
+      request.log.error({ reason: error.message }, 'SAML answer not checked');
+      throw new ApiError(
+        'service_unavailable',
+        'The sign-in cannot be checked now',
+        'saml_unavailable',
+      );
+    }
     if (!(error instanceof SamlRejectedError)) throw error;
     request.log.warn({ reason: error.message }, 'SAML sign-in refused');
     throw responseInvalid();

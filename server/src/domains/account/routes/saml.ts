@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { route } from '../../../platform/http/route.ts';
+import { samlSchemaValidator } from '../../../platform/auth/saml-schema.ts';
 import { enabledSamlButtons } from '../../directory/index.ts';
 import {
   ACS_PATH,
@@ -38,6 +39,9 @@ export async function samlLogout(
 }
 
 export default async function samlRoutes(app: FastifyInstance, options: OidcRoutesOptions) {
+  // the schema check's thread ends with the app, so that a closed app leaves nothing running
+  app.addHook('onClose', () => samlSchemaValidator.close());
+
   // A navigation, not a form: the 302 leads to the identity provider's origin.
   route(app, 'session.samlLogin', async (request, reply) =>
     sendSamlStart(app, request, reply, request.query.provider, request.query.redirect),
