@@ -7,6 +7,8 @@ export { default as adminAuditRoutes } from './routes/audit.ts';
 export { default as adminCategoryRoutes } from './routes/categories.ts';
 export { default as adminGroupRoutes } from './routes/groups.ts';
 export { default as adminLdapProviderRoutes } from './routes/ldap-providers.ts';
+export { applyConfigProviders, readConfigProvidersFile } from './config-providers.ts';
+export type { ConfigProvider } from './config-providers.ts';
 export { default as adminNodeRoutes } from './routes/nodes.ts';
 export { enabledLdapDirectory, enabledLdapLabels, ldapSiblings } from './ldap-providers.ts';
 export type { LdapDirectory } from './ldap-providers.ts';
