@@ -275,6 +275,24 @@ describe('the SAML provider of a category', () => {
     await expectRefused((await signIn(tamper)).res, 'saml_response_invalid', before);
   });
 
+  it('puts the person in the groups its group attribute names, at each sign-in when asked', async () => {
+    await t.app.database.query(
+      `INSERT INTO groups (id, name, category_id) VALUES ('college-staff', 'College Staff', $1), ('college-lab', 'Lab', $1)`,
+      [CATEGORY],
+    );
+    const set = await api('PUT', `/admin/saml-providers/${providerId}`, {
+      attr_groups: 'groups',
+      groups_at_each_login: true,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const { res } = await signIn();
+    expect(res.statusCode, res.body).toBe(302);
+    // the first value names "College Staff" by its distinguished name, the second no group
+    expect(decodePayload(tokenOf(res)).data).toMatchObject({ group_id: 'college-staff' });
+    const account = await t.app.users.findByProvider(ines.nameId, CATEGORY, 'saml');
+    expect(account).toMatchObject({ groupId: 'college-staff', secondaryGroups: ['college-lab'] });
+  });
+
   it('logs out through the identity provider, which sends the browser back to the login page', async () => {
     const logout = await t.app.inject({
       method: 'POST',

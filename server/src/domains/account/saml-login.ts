@@ -9,9 +9,10 @@
  * sign-in out of the table (so a relay state works once, whatever happens next), checks the
  * cookie, verifies the answer for that request, and records the assertion (saml_assertions): an
  * assertion already recorded is refused. The person is then the account of provider `saml` whose
- * uid is the assertion's NameID in that category: a first login registers them into the group
- * and role the provider maps, later logins refresh their name. A provider no longer enabled is
- * `user_disallowed`. Every refusal leaves no session.
+ * uid is the assertion's NameID in that category: a first login registers them into the role the
+ * provider maps and the groups its group attribute names, else its mapped group (./sso-groups.ts);
+ * later logins refresh their name, and their groups when the provider says so. A provider no
+ * longer enabled is `user_disallowed`. Every refusal leaves no session.
  *
  * A logout of such an account goes on through the identity provider's single logout address when
  * its metadata names one; the identity provider sends the browser back to our SLO address, which
@@ -44,6 +45,7 @@ import {
   type SamlProviderConfig,
 } from '../directory/index.ts';
 import { languageOf } from './languages.ts';
+import { placementOf, replaceGroups } from './sso-groups.ts';
 import { linkBase } from './links.ts';
 import { safeRedirect } from './oidc-login.ts';
 
@@ -158,8 +160,17 @@ async function accountOf(
 ): Promise<UserRow> {
   const username = (attributeText(attributes, config.attrUsername) ?? nameId).slice(0, 128);
   const name = (attributeText(attributes, config.attrName) ?? username).slice(0, 255);
-  const known = await app.users.findByProvider(nameId, config.categoryId, SAML_PROVIDER);
-  if (known) {
+  const groups = config.attrGroups
+    ? [attributes[config.attrGroups]]
+        .flat()
+        .filter((v): v is string => typeof v === 'string' && v.trim() !== '')
+    : undefined;
+  const placement = () => placementOf(app, config.categoryId, config.groupId, groups);
+  const found = await app.users.findByProvider(nameId, config.categoryId, SAML_PROVIDER);
+  if (found) {
+    const known = config.groupsAtEachLogin
+      ? await replaceGroups(app, found, await placement())
+      : found;
     if (known.name === name) return known;
     await app.users.setProfile(known.id, { name });
     return { ...known, name };
@@ -172,7 +183,7 @@ async function accountOf(
     name,
     provider: SAML_PROVIDER,
     categoryId: config.categoryId,
-    groupId: config.groupId,
+    ...((await placement()) ?? { groupId: config.groupId }),
     role: config.role,
     active: true,
     email,
