@@ -3,10 +3,11 @@
  * tests/support/saml-idp.ts): the provider of a category administered through its generated
  * resource (metadata read from its address on save, a write-only private key), our metadata, a
  * first sign-in that registers the person into the mapped group and role and opens a session like
- * a form login, single logout through the identity provider, and the refusals (a relay state used
- * twice, an assertion accepted before, an answer altered after signing, an answer that does not
- * follow the SAML schemas, another audience, an expired assertion, an answer to another request),
- * each answered with our error body and leaving no session.
+ * a form login, the groups its group attribute names, the category-select step when its category
+ * attribute matches two providers, single logout through the identity provider, and the refusals
+ * (a relay state used twice, an assertion accepted before, an answer altered after signing, an
+ * answer that does not follow the SAML schemas, another audience, an expired assertion, an answer
+ * to another request), each answered with our error body and leaving no session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
@@ -291,6 +292,51 @@ describe('the SAML provider of a category', () => {
     expect(decodePayload(tokenOf(res)).data).toMatchObject({ group_id: 'college-staff' });
     const account = await t.app.users.findByProvider(ines.nameId, CATEGORY, 'saml');
     expect(account).toMatchObject({ groupId: 'college-staff', secondaryGroups: ['college-lab'] });
+  });
+
+  it('answers category-select when the category attribute matches two providers, and the chosen one logs in', async () => {
+    await addCategory(t.app, 'annex');
+    await addGroup(t.app, 'annex-sso', 'annex');
+    const sibling = await api('POST', '/admin/saml-providers', {
+      category_id: 'annex',
+      label: 'Annex account',
+      idp_metadata: idp.metadata,
+      sp_entity_id: SP_ENTITY,
+      category_regex: '^college-lab$',
+      group_id: 'annex-sso',
+      role: 'user',
+    });
+    expect(sibling.statusCode, sibling.body).toBe(200);
+    const guessing = await api('PUT', `/admin/saml-providers/${providerId}`, {
+      category_attribute: 'groups',
+      category_regex: 'lab',
+    });
+    expect(guessing.statusCode, guessing.body).toBe(200);
+    const before = await sessionCount();
+    const { res } = await signIn();
+    expect(res.statusCode, res.body).toBe(302);
+    const token = tokenOf(res);
+    const claims = decodePayload(token);
+    expect(claims.type).toBe('category-select');
+    expect(claims.categories).toEqual([
+      { id: 'annex', name: 'annex' },
+      { id: CATEGORY, name: CATEGORY },
+    ]);
+    expect(await sessionCount()).toBe(before);
+    const chosen = await t.app.inject({
+      method: 'POST',
+      url: '/authentication/login?provider=form&category_id=annex',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    answers.push(chosen);
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(decodePayload(chosen.body).data).toMatchObject({
+      provider: 'saml',
+      category_id: 'annex',
+      group_id: 'annex-sso',
+      role_id: 'user',
+      name: ines.name,
+    });
   });
 
   it('logs out through the identity provider, which sends the browser back to the login page', async () => {

@@ -1,10 +1,10 @@
 /**
- * The account a directory (LDAP) or OpenID Connect sign-in leads to, once the provider vouched for
+ * The account a directory (LDAP), OpenID Connect or SAML sign-in leads to, once the provider vouched for
  * the person: the category, then the account in it.
  *
  * The category: a provider that names a category attribute (claim) guesses it. Every enabled
  * provider of the same kind and connection (the same issuer and client, the same directory
- * address) whose category regex matches one of the attribute's values offers its category, with
+ * address, the same identity provider and service provider entity) whose category regex matches one of the attribute's values offers its category, with
  * its group and role: one offer is that category, several answer a `category-select` token listing
  * them (the login continues with the chosen one and that token), none is `user_disallowed`. A
  * provider without a category attribute signs in to its own category.
@@ -33,7 +33,7 @@ import { languageOf } from './languages.ts';
 import { placementOf, replaceGroups } from './sso-groups.ts';
 
 /** The providers whose accounts this module signs in. */
-export const SSO_PROVIDERS = ['ldap', 'oidc'] as const;
+export const SSO_PROVIDERS = ['ldap', 'oidc', 'saml'] as const;
 export type SsoProvider = (typeof SSO_PROVIDERS)[number];
 
 export const isSsoProvider = (value: unknown): value is SsoProvider =>

@@ -16,7 +16,12 @@ export { default as adminOidcProviderRoutes } from './routes/oidc-providers.ts';
 export { enabledOidcButtons, enabledOidcProvider, oidcSiblings } from './oidc-providers.ts';
 export type { OidcIssuerConfig } from './oidc-providers.ts';
 export { default as adminSamlProviderRoutes } from './routes/saml-providers.ts';
-export { categorySamlProvider, enabledSamlButtons, enabledSamlProvider } from './saml-providers.ts';
+export {
+  categorySamlProvider,
+  enabledSamlButtons,
+  enabledSamlProvider,
+  samlSiblings,
+} from './saml-providers.ts';
 export type { SamlProviderConfig } from './saml-providers.ts';
 export { default as roleVisibilityRoutes } from './routes/role-visibility.ts';
 export { default as adminSettingsRoutes } from './routes/settings.ts';

@@ -16,6 +16,7 @@ import {
   sendSpMetadata,
 } from '../saml-login.ts';
 import type { OidcRoutesOptions } from './oidc.ts';
+import { sendToken } from './send-token.ts';
 
 /** The enabled SAML providers as the login page's buttons. */
 export async function samlButtons(app: FastifyInstance) {
@@ -53,9 +54,12 @@ export default async function samlRoutes(app: FastifyInstance, options: OidcRout
 
   // The identity provider's page posts the answer here; the sign-in ends as a form login does.
   route(app, 'session.samlAcs', async (request, reply) => {
-    const { user, redirect } = await finishSamlLogin(app, request, request.body);
+    const { outcome, redirect } = await finishSamlLogin(app, request, request.body);
     reply.header('set-cookie', `${SAML_STATE_COOKIE}=; Path=${ACS_PATH}; Max-Age=0`);
-    return options.finishLogin(user, request, reply, redirect);
+    // a login step (category-select, register) goes to its page as an OIDC sign-in's does
+    if ('step' in outcome)
+      return sendToken(request, reply, outcome.step.token, outcome.step.seconds, redirect);
+    return options.finishLogin(outcome.user, request, reply, redirect);
   });
 
   // The session ended before the browser went to the identity provider: back to the login page.

@@ -1,0 +1,3 @@
+ALTER TABLE "saml_providers" ADD COLUMN "category_attribute" text;--> statement-breakpoint
+ALTER TABLE "saml_providers" ADD COLUMN "category_regex" text;--> statement-breakpoint
+ALTER TABLE "saml_providers" ADD COLUMN "registration_code_required" boolean DEFAULT false NOT NULL;
