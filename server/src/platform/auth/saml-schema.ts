@@ -16,8 +16,11 @@
  */
 import { Worker } from 'node:worker_threads';
 
-/** Messages waiting behind the one being checked. */
-export const MAX_WAITING = 32;
+/**
+ * Messages waiting behind the one being checked: a class signing in at once waits a few seconds at
+ * most (a check takes some 25 ms), while a flood is refused rather than held in memory.
+ */
+export const MAX_WAITING = 256;
 /** How long one check may take, from when the thread gets it. */
 export const CHECK_TIMEOUT_MS = 10_000;
 
