@@ -17,6 +17,11 @@ import { loadConfig, type AppConfig } from './platform/config/config.ts';
 import { buildApp } from './app.ts';
 import { logsRequests } from './platform/lib/logger-options.ts';
 import { seedIfEmpty, type SeedResult } from './seed/index.ts';
+import {
+  applyConfigProviders,
+  readConfigProvidersFile,
+  type ConfigProvider,
+} from './domains/directory/index.ts';
 
 /** Set in the child that makes a fresh embedded database ready. */
 const FIRST_START = 'VDI_PORTAL_FIRST_START';
@@ -27,8 +32,10 @@ const FIRST_START = 'VDI_PORTAL_FIRST_START';
 const prepareOnly = process.argv.slice(2).includes('--prepare');
 
 let config: AppConfig;
+let configProviders: ConfigProvider[];
 try {
   config = loadConfig();
+  configProviders = readConfigProvidersFile(config.portalConfigPath);
 } catch (err) {
   console.error((err as Error).message);
   process.exit(2);
@@ -79,6 +86,8 @@ if (process.env[FIRST_START] || prepareOnly) {
   await app.close();
   process.exit(0);
 }
+// The config file's login providers, written over the administration area's at each boot.
+await applyConfigProviders(app.db, configProviders, app.log);
 await app.listen({ port: config.port, host: config.host });
 
 const wildcard = config.host === '0.0.0.0' || config.host === '::';

@@ -58,7 +58,7 @@ export type RegisterClaims = SpecialClaims & {
 } & (
     | { provider: 'local'; username: string; name: string; email: string }
     | {
-        provider: 'ldap' | 'oidc';
+        provider: 'ldap' | 'oidc' | 'saml';
         uid: string;
         username: string;
         name: string;
@@ -129,7 +129,7 @@ export function asRegister(claims: SpecialClaims): RegisterClaims {
     name: text(claims, 'name'),
   };
   if (provider === 'local') return { ...common, provider, email: text(claims, 'email') };
-  if (provider !== 'ldap' && provider !== 'oidc') throw invalid();
+  if (provider !== 'ldap' && provider !== 'oidc' && provider !== 'saml') throw invalid();
   return {
     ...common,
     provider,

@@ -1,7 +1,8 @@
 /**
  * Form logins against a real OpenLDAP directory (a private slapd, tests/support/slapd.ts): the
  * directory of a category administered through its generated resource, a first login of a Class A
- * student that registers them into the mapped group and role, wrong passwords that count toward
+ * student that registers them into the mapped group and role, the group their OU names applied at
+ * each later login when the directory asks, wrong passwords that count toward
  * the lockout like local ones, usernames with filter metacharacters that match no one, a directory
  * that cannot be reached, a category attribute that matches two directories (the category
  * choice), and a service account password that no answer ever carries.
@@ -160,6 +161,27 @@ describe('the LDAP directory of a category', () => {
     expect(second.statusCode).toBe(200);
     expect(decodePayload(second.body).sub).toBe(account?.id);
     expect(decodePayload(second.body).session_id).not.toBe(claims.session_id);
+  });
+
+  it('puts the student in the group their OU names, at each login when the directory asks', async () => {
+    await t.app.database.query(
+      `INSERT INTO groups (id, name, category_id) VALUES ('school-lab', 'Class-A', $1)`,
+      [CATEGORY],
+    );
+    const own = (await api('GET', '/admin/ldap-providers'))
+      .json<{ id: string; category_id: string }[]>()
+      .find((d) => d.category_id === CATEGORY);
+    const set = await api('PUT', `/admin/ldap-providers/${own?.id ?? ''}`, {
+      groups_at_each_login: true,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const ana = person('ana.garcia');
+    const res = await signIn(ana.uid, ana.password);
+    expect(res.statusCode, res.body).toBe(200);
+    // the groups attribute `ou` is `class-a`: the group of that name, whatever its case
+    expect(decodePayload(res.body).data).toMatchObject({ group_id: 'school-lab' });
+    const account = await t.app.users.findByProvider(ana.uid, CATEGORY, 'ldap');
+    expect(account).toMatchObject({ groupId: 'school-lab', secondaryGroups: [] });
   });
 
   it('refuses a wrong password with our error body, and counts it toward the lockout', async () => {

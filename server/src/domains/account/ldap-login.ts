@@ -62,6 +62,7 @@ const mappingOf = (row: AdminLdapProviderRow): SsoMapping => ({
   role: row.role,
   registrationCodeRequired: row.registrationCodeRequired,
   categoryRegex: row.categoryRegex,
+  groupsAtEachLogin: row.groupsAtEachLogin,
 });
 
 /**
@@ -90,7 +91,11 @@ export async function ldapSignIn(
     app,
     request,
     LDAP_PROVIDER,
-    { ...person, uid: person.username },
+    {
+      ...person,
+      uid: person.username,
+      groups: directory.attrGroups ? person.groups : undefined,
+    },
     mappingOf(directory),
     guess,
   );

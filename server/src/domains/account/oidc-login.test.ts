@@ -337,6 +337,29 @@ describe('the OpenID Connect provider of a category', () => {
     expect(await sessionCount()).toBe(before);
     expect(await t.app.users.findByProvider(pau.sub, CATEGORY, 'oidc')).toBeUndefined();
   });
+
+  it('registers the person into the groups its groups claim names', async () => {
+    await t.app.database.query(
+      `INSERT INTO groups (id, name, category_id) VALUES ('school-staff', 'Staff', $1), ('school-lab', 'Lab', $1)`,
+      [CATEGORY],
+    );
+    const list = await api('GET', '/admin/oidc-providers');
+    const own = list.json<{ id: string }[]>()[0]?.id ?? '';
+    const set = await api('PUT', `/admin/oidc-providers/${own}`, {
+      claim_groups: 'teams',
+      allowed_domains: null,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    idp.tamperNextIdToken((claims) => ({
+      ...claims,
+      teams: ['staff', 'no-such-team', 'school-lab'],
+    }));
+    const res = await signIn(pau);
+    expect(res.statusCode, res.body).toBe(302);
+    const account = await t.app.users.findByProvider(pau.sub, CATEGORY, 'oidc');
+    // the first value names the group "Staff", whatever its case; the others are secondary
+    expect(account).toMatchObject({ groupId: 'school-staff', secondaryGroups: ['school-lab'] });
+  });
 });
 
 describe('the category a sign-in guesses from a claim, and the registration code', () => {

@@ -158,6 +158,8 @@ interface Person {
   photo: string | null;
   /** the values of the provider's category claim */
   categoryValues: string[];
+  /** the values of the provider's groups claim; undefined when it has none */
+  groups?: string[];
 }
 
 /** The person the verified claims describe, through the provider's claim mapping. */
@@ -172,6 +174,7 @@ async function personOf(
     config.claimName,
     config.claimEmail,
     config.claimPhoto,
+    config.claimGroups,
     config.categoryAttribute,
   ];
   const missing = mapped.some((name) => name && claims[name] === undefined);
@@ -187,6 +190,7 @@ async function personOf(
     email: email && verified ? email.toLowerCase() : null,
     photo: claimText(all, config.claimPhoto),
     categoryValues: config.categoryAttribute ? textsOf(all[config.categoryAttribute]) : [],
+    ...(config.claimGroups ? { groups: textsOf(all[config.claimGroups]) } : {}),
   };
 }
 
@@ -197,6 +201,7 @@ export const mappingOf = (row: AdminOidcProviderRow): SsoMapping => ({
   role: row.role,
   registrationCodeRequired: row.registrationCodeRequired,
   categoryRegex: row.categoryRegex,
+  groupsAtEachLogin: row.groupsAtEachLogin,
 });
 
 function allowedDomain(config: OidcIssuerConfig, email: string | null): boolean {

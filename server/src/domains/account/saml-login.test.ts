@@ -3,10 +3,11 @@
  * tests/support/saml-idp.ts): the provider of a category administered through its generated
  * resource (metadata read from its address on save, a write-only private key), our metadata, a
  * first sign-in that registers the person into the mapped group and role and opens a session like
- * a form login, single logout through the identity provider, and the refusals (a relay state used
- * twice, an assertion accepted before, an answer altered after signing, another audience, an
- * expired assertion, an answer to another request), each answered with our error body and leaving
- * no session.
+ * a form login, the groups its group attribute names, the category-select step when its category
+ * attribute matches two providers, single logout through the identity provider, and the refusals
+ * (a relay state used twice, an assertion accepted before, an answer altered after signing, an
+ * answer that does not follow the SAML schemas, another audience, an expired assertion, an answer
+ * to another request), each answered with our error body and leaving no session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
@@ -242,6 +243,24 @@ describe('the SAML provider of a category', () => {
     await expectRefused(res, 'saml_response_invalid', before);
   });
 
+  it('refuses an answer that does not follow the SAML schemas, its assertion still signed', async () => {
+    const before = await sessionCount();
+    const { location, cookie } = await begin();
+    const answer = await idp.signIn(location, ines.username, ines.password);
+    const xml = Buffer.from(answer.SAMLResponse, 'base64').toString('utf8');
+    // an element the protocol schema allows nowhere, outside the signed assertion
+    const altered = xml.replace(
+      /(<\/(?:\w+:)?Status>)/,
+      '$1<x:Unknown xmlns:x="urn:test:unknown"/>',
+    );
+    expect(altered).not.toBe(xml);
+    const res = await post(
+      { ...answer, SAMLResponse: Buffer.from(altered).toString('base64') },
+      cookie,
+    );
+    await expectRefused(res, 'saml_response_invalid', before);
+  });
+
   it.each([
     ['another audience', (v: AnswerValues) => ({ ...v, Audience: 'https://elsewhere.test' })],
     [
@@ -255,6 +274,69 @@ describe('the SAML provider of a category', () => {
   ])('refuses %s, leaving no session', async (_name, tamper) => {
     const before = await sessionCount();
     await expectRefused((await signIn(tamper)).res, 'saml_response_invalid', before);
+  });
+
+  it('puts the person in the groups its group attribute names, at each sign-in when asked', async () => {
+    await t.app.database.query(
+      `INSERT INTO groups (id, name, category_id) VALUES ('college-staff', 'College Staff', $1), ('college-lab', 'Lab', $1)`,
+      [CATEGORY],
+    );
+    const set = await api('PUT', `/admin/saml-providers/${providerId}`, {
+      attr_groups: 'groups',
+      groups_at_each_login: true,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const { res } = await signIn();
+    expect(res.statusCode, res.body).toBe(302);
+    // the first value names "College Staff" by its distinguished name, the second no group
+    expect(decodePayload(tokenOf(res)).data).toMatchObject({ group_id: 'college-staff' });
+    const account = await t.app.users.findByProvider(ines.nameId, CATEGORY, 'saml');
+    expect(account).toMatchObject({ groupId: 'college-staff', secondaryGroups: ['college-lab'] });
+  });
+
+  it('answers category-select when the category attribute matches two providers, and the chosen one logs in', async () => {
+    await addCategory(t.app, 'annex');
+    await addGroup(t.app, 'annex-sso', 'annex');
+    const sibling = await api('POST', '/admin/saml-providers', {
+      category_id: 'annex',
+      label: 'Annex account',
+      idp_metadata: idp.metadata,
+      sp_entity_id: SP_ENTITY,
+      category_regex: '^college-lab$',
+      group_id: 'annex-sso',
+      role: 'user',
+    });
+    expect(sibling.statusCode, sibling.body).toBe(200);
+    const guessing = await api('PUT', `/admin/saml-providers/${providerId}`, {
+      category_attribute: 'groups',
+      category_regex: 'lab',
+    });
+    expect(guessing.statusCode, guessing.body).toBe(200);
+    const before = await sessionCount();
+    const { res } = await signIn();
+    expect(res.statusCode, res.body).toBe(302);
+    const token = tokenOf(res);
+    const claims = decodePayload(token);
+    expect(claims.type).toBe('category-select');
+    expect(claims.categories).toEqual([
+      { id: 'annex', name: 'annex' },
+      { id: CATEGORY, name: CATEGORY },
+    ]);
+    expect(await sessionCount()).toBe(before);
+    const chosen = await t.app.inject({
+      method: 'POST',
+      url: '/authentication/login?provider=form&category_id=annex',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    answers.push(chosen);
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(decodePayload(chosen.body).data).toMatchObject({
+      provider: 'saml',
+      category_id: 'annex',
+      group_id: 'annex-sso',
+      role_id: 'user',
+      name: ines.name,
+    });
   });
 
   it('logs out through the identity provider, which sends the browser back to the login page', async () => {

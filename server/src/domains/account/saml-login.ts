@@ -9,15 +9,17 @@
  * sign-in out of the table (so a relay state works once, whatever happens next), checks the
  * cookie, verifies the answer for that request, and records the assertion (saml_assertions): an
  * assertion already recorded is refused. The person is then the account of provider `saml` whose
- * uid is the assertion's NameID in that category: a first login registers them into the group
- * and role the provider maps, later logins refresh their name. A provider no longer enabled is
+ * uid is the assertion's NameID, in the provider's category or the one its category attribute
+ * guesses among the providers of the same identity provider and service provider entity
+ * (./sso-accounts.ts: registration into the mapped role and the groups the group attribute names,
+ * a registration code, the choice among several categories). A provider no longer enabled is
  * `user_disallowed`. Every refusal leaves no session.
  *
  * A logout of such an account goes on through the identity provider's single logout address when
  * its metadata names one; the identity provider sends the browser back to our SLO address, which
  * leads to the login page.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { eq, lt } from 'drizzle-orm';
 import { ApiError } from '../../platform/http/api-error.ts';
@@ -27,6 +29,7 @@ import {
   logoutRequest,
   SamlMetadataError,
   SamlRejectedError,
+  SamlUnavailableError,
   spMetadata,
   verifyLoginResponse,
   type SamlParties,
@@ -40,9 +43,16 @@ import {
 import {
   categorySamlProvider,
   enabledSamlProvider,
+  samlSiblings,
   type SamlProviderConfig,
 } from '../directory/index.ts';
-import { languageOf } from './languages.ts';
+import {
+  ssoSignIn,
+  textsOf,
+  type SsoMapping,
+  type SsoOutcome,
+  type SsoPerson,
+} from './sso-accounts.ts';
 import { linkBase } from './links.ts';
 import { safeRedirect } from './oidc-login.ts';
 
@@ -148,45 +158,49 @@ function attributeText(attributes: Record<string, unknown>, name: string | null)
   return value?.trim() ?? null;
 }
 
-async function accountOf(
+/** What a provider maps a sign-in to. */
+const mappingOf = (row: SamlProviderConfig): SsoMapping => ({
+  categoryId: row.categoryId,
+  groupId: row.groupId,
+  role: row.role,
+  registrationCodeRequired: row.registrationCodeRequired,
+  categoryRegex: row.categoryRegex,
+  groupsAtEachLogin: row.groupsAtEachLogin,
+});
+
+/** The mapping of the category's enabled provider, for a sign-in continued there. */
+export async function samlMapping(
+  app: FastifyInstance,
+  categoryId: string,
+): Promise<SsoMapping | undefined> {
+  const config = await categorySamlProvider(app.db, categoryId);
+  return config ? mappingOf(config) : undefined;
+}
+
+/** The account (or the login step) the verified assertion leads to (./sso-accounts.ts). */
+async function outcomeOf(
   app: FastifyInstance,
   request: FastifyRequest,
   config: SamlProviderConfig,
   nameId: string,
   attributes: Record<string, unknown>,
-): Promise<UserRow> {
+): Promise<SsoOutcome> {
   const username = (attributeText(attributes, config.attrUsername) ?? nameId).slice(0, 128);
-  const name = (attributeText(attributes, config.attrName) ?? username).slice(0, 255);
-  const known = await app.users.findByProvider(nameId, config.categoryId, SAML_PROVIDER);
-  if (known) {
-    if (known.name === name) return known;
-    await app.users.setProfile(known.id, { name });
-    return { ...known, name };
-  }
-  const email = attributeText(attributes, config.attrEmail)?.toLowerCase() ?? null;
-  const created = await app.users.create({
-    id: randomUUID(),
+  const person: SsoPerson = {
     uid: nameId,
     username,
-    name,
-    provider: SAML_PROVIDER,
-    categoryId: config.categoryId,
-    groupId: config.groupId,
-    role: config.role,
-    active: true,
-    email,
-    // the identity provider vouches for the address it asserts
-    emailVerified: email !== null,
-    lang: languageOf(request.headers['accept-language']),
-  });
-  // a concurrent first login of the same person made the account: use that one
-  const account =
-    created ?? (await app.users.findByProvider(nameId, config.categoryId, SAML_PROVIDER));
-  if (!account)
-    throw new ApiError('conflict', 'That username already exists', 'username_exists', {
-      username,
-    });
-  return account;
+    name: (attributeText(attributes, config.attrName) ?? username).slice(0, 255),
+    email: attributeText(attributes, config.attrEmail)?.toLowerCase() ?? null,
+    photo: null,
+    ...(config.attrGroups ? { groups: textsOf(attributes[config.attrGroups]) } : {}),
+  };
+  const guess = config.categoryAttribute
+    ? {
+        values: textsOf(attributes[config.categoryAttribute]),
+        offers: (await samlSiblings(app.db, config.idpEntityId, config.spEntityId)).map(mappingOf),
+      }
+    : undefined;
+  return ssoSignIn(app, request, SAML_PROVIDER, person, mappingOf(config), guess);
 }
 
 /**
@@ -197,7 +211,7 @@ export async function finishSamlLogin(
   app: FastifyInstance,
   request: FastifyRequest,
   body: { SAMLResponse: string; RelayState: string },
-): Promise<{ user: UserRow; redirect: string }> {
+): Promise<{ outcome: SsoOutcome; redirect: string }> {
   const [pending] = await app.db
     .delete(samlLogins)
     .where(eq(samlLogins.relayState, body.RelayState))
@@ -214,6 +228,14 @@ export async function finishSamlLogin(
       pending.requestId,
     );
   } catch (error) {
+    if (error instanceof SamlUnavailableError) {
+      request.log.error({ reason: error.message }, 'SAML answer not checked');
+      throw new ApiError(
+        'service_unavailable',
+        'The sign-in cannot be checked now',
+        'saml_unavailable',
+      );
+    }
     if (!(error instanceof SamlRejectedError)) throw error;
     request.log.warn({ reason: error.message }, 'SAML sign-in refused');
     throw responseInvalid();
@@ -228,8 +250,8 @@ export async function finishSamlLogin(
     request.log.warn({ assertion: assertion.assertionId }, 'SAML assertion replayed');
     throw responseInvalid();
   }
-  const user = await accountOf(app, request, config, assertion.nameId, assertion.attributes);
-  return { user, redirect: pending.redirect };
+  const outcome = await outcomeOf(app, request, config, assertion.nameId, assertion.attributes);
+  return { outcome, redirect: pending.redirect };
 }
 
 /** Where a logout of this account continues: the identity provider's single logout, if any. */

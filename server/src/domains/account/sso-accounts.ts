@@ -1,16 +1,18 @@
 /**
- * The account a directory (LDAP) or OpenID Connect sign-in leads to, once the provider vouched for
+ * The account a directory (LDAP), OpenID Connect or SAML sign-in leads to, once the provider vouched for
  * the person: the category, then the account in it.
  *
  * The category: a provider that names a category attribute (claim) guesses it. Every enabled
  * provider of the same kind and connection (the same issuer and client, the same directory
- * address) whose category regex matches one of the attribute's values offers its category, with
+ * address, the same identity provider and service provider entity) whose category regex matches one of the attribute's values offers its category, with
  * its group and role: one offer is that category, several answer a `category-select` token listing
  * them (the login continues with the chosen one and that token), none is `user_disallowed`. A
  * provider without a category attribute signs in to its own category.
  *
- * The account: the person's account of that provider (uid, category) gets their name refreshed.
- * An unknown person is registered into the mapped group and role, or, when the provider requires
+ * The account: the person's account of that provider (uid, category) gets their name refreshed,
+ * and their groups when the provider applies its group attribute at each sign-in (./sso-groups.ts).
+ * An unknown person is registered into the mapped role and into the groups their group attribute
+ * names (./sso-groups.ts), else the mapped group, or, when the provider requires
  * a registration code, gets a `register` token: the register page takes a code of that category,
  * whose group and role the account gets, and the same token then logs the account in once.
  */
@@ -28,9 +30,10 @@ import {
   type RegisterClaims,
 } from './account-tokens.ts';
 import { languageOf } from './languages.ts';
+import { placementOf, replaceGroups } from './sso-groups.ts';
 
 /** The providers whose accounts this module signs in. */
-export const SSO_PROVIDERS = ['ldap', 'oidc'] as const;
+export const SSO_PROVIDERS = ['ldap', 'oidc', 'saml'] as const;
 export type SsoProvider = (typeof SSO_PROVIDERS)[number];
 
 export const isSsoProvider = (value: unknown): value is SsoProvider =>
@@ -43,6 +46,8 @@ export interface SsoPerson {
   name: string;
   email: string | null;
   photo: string | null;
+  /** the values of the provider's group attribute; undefined when it has none */
+  groups?: string[];
 }
 
 /** What a provider of a category maps a sign-in to. */
@@ -52,6 +57,8 @@ export interface SsoMapping {
   role: Role;
   registrationCodeRequired: boolean;
   categoryRegex: string | null;
+  /** the group attribute's groups apply at every sign-in, not only at the registration */
+  groupsAtEachLogin: boolean;
 }
 
 /** A login step's token instead of an account (category-select, register). */
@@ -92,8 +99,12 @@ async function accountIn(
   person: SsoPerson,
   mapping: SsoMapping,
 ): Promise<SsoOutcome> {
-  const known = await app.users.findByProvider(person.uid, mapping.categoryId, provider);
-  if (known) {
+  const placement = () => placementOf(app, mapping.categoryId, mapping.groupId, person.groups);
+  const found = await app.users.findByProvider(person.uid, mapping.categoryId, provider);
+  if (found) {
+    const known = mapping.groupsAtEachLogin
+      ? await replaceGroups(app, found, await placement())
+      : found;
     if (known.name === person.name) return { user: known };
     await app.users.setProfile(known.id, { name: person.name });
     return { user: { ...known, name: person.name } };
@@ -118,7 +129,7 @@ async function accountIn(
     name: person.name,
     provider,
     categoryId: mapping.categoryId,
-    groupId: mapping.groupId,
+    ...((await placement()) ?? { groupId: mapping.groupId }),
     role: mapping.role,
     active: true,
     email: person.email,
@@ -191,6 +202,7 @@ export function ssoChoiceOf(
     const value = field(key);
     return typeof value === 'string' ? value : null;
   };
+  const groups = field('groups');
   return {
     provider,
     person: {
@@ -199,6 +211,7 @@ export function ssoChoiceOf(
       name: text('name'),
       email: optional('email'),
       photo: optional('photo'),
+      ...(Array.isArray(groups) ? { groups: textsOf(groups) } : {}),
     },
   };
 }

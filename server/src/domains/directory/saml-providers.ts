@@ -37,7 +37,7 @@ import type {
   AdminSamlProviderUpdate,
 } from '../../../../src/generated/types.ts';
 import { appendAudit } from './audit.ts';
-import { checkCategoryAndGroup } from './ldap-providers.ts';
+import { checkCategoryAndGroup, checkCategoryRegex } from './ldap-providers.ts';
 
 /** A provider as the sign-in uses it (our private key included). */
 export type SamlProviderConfig = AdminSamlProviderRow;
@@ -104,6 +104,7 @@ export function samlProvidersCrud(db: Db) {
       prepareCreate: async (_actor, body) => metadataOf(body.idp_metadata, body.idp_metadata_url),
       async beforeCreate({ tx, prepared }, body) {
         await checkCategoryAndGroup(tx, body.category_id, body.group_id);
+        checkCategoryRegex(body.category_regex);
         return {
           ...prepared,
           id: randomUUID(),
@@ -116,6 +117,7 @@ export function samlProvidersCrud(db: Db) {
       async beforeUpdate({ tx, before }, body) {
         if (body.group_id !== undefined)
           await checkCategoryAndGroup(tx, before.categoryId, body.group_id);
+        checkCategoryRegex(body.category_regex);
         // new metadata pasted, else a new address read; otherwise the stored metadata stays
         const pasted = body.idp_metadata?.trim() ? body.idp_metadata : undefined;
         const newAddress =
@@ -147,6 +149,28 @@ export async function enabledSamlProvider(
     .where(and(eq(samlProviders.id, id), eq(samlProviders.enabled, true)))
     .limit(1);
   return row;
+}
+
+/**
+ * The enabled providers of the same identity provider and service provider entity (the ones a
+ * category attribute chooses among), by category.
+ */
+export async function samlSiblings(
+  db: Db,
+  idpEntityId: string,
+  spEntityId: string,
+): Promise<SamlProviderConfig[]> {
+  return db
+    .select()
+    .from(samlProviders)
+    .where(
+      and(
+        eq(samlProviders.idpEntityId, idpEntityId),
+        eq(samlProviders.spEntityId, spEntityId),
+        eq(samlProviders.enabled, true),
+      ),
+    )
+    .orderBy(samlProviders.categoryId);
 }
 
 /** The enabled provider of a category; else undefined. */

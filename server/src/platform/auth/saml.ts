@@ -5,8 +5,8 @@
  *
  * An answer is accepted only when its status is success, a signature that covers the assertion
  * verifies with the identity provider's signing certificate (samlify refuses other certificates
- * and wrapped assertions, and checks the answer against the SAML schemas with libxml2 compiled to
- * WebAssembly, in a worker thread), the assertion's issuer
+ * and wrapped assertions, and checks the answer against the SAML schemas: saml-schema.ts), the
+ * assertion's issuer
  * is the identity provider, its audience is our entity id, the answer's destination and the
  * subject confirmation's recipient are our assertion consumer service, both name our request in
  * InResponseTo, and now lies within the assertion's NotBefore/NotOnOrAfter and before the
@@ -15,16 +15,16 @@
  * it stays acceptable).
  *
  * Metadata that cannot be read or names no redirect sign-on address or signing certificate is
- * SamlMetadataError; an identity provider that cannot be reached is SamlUnavailableError; an
- * answer that fails a check is SamlRejectedError.
+ * SamlMetadataError; an identity provider that cannot be reached, or an answer whose schema check
+ * could not run, is SamlUnavailableError; an answer that fails a check is SamlRejectedError.
  */
 import { createHash } from 'node:crypto';
-import * as xmllint from '@authenio/samlify-xmllint-wasm';
 import samlify, { type IdentityProviderInstance, type ServiceProviderInstance } from 'samlify';
+import { samlSchemaValidator, SchemaValidatorUnavailableError } from './saml-schema.ts';
 
 // samlify is CommonJS: its members come from the default export under Node's ESM loader
 const { Constants, Extractor, IdentityProvider, SamlLib, ServiceProvider } = samlify;
-samlify.setSchemaValidator(xmllint);
+samlify.setSchemaValidator(samlSchemaValidator);
 
 /** Tolerated clock difference with the identity provider, in seconds. */
 export const CLOCK_SKEW_SECONDS = 60;
@@ -203,6 +203,8 @@ export async function verifyLoginResponse(
     samlContent = parsed.samlContent;
     extracted = parsed.extract;
   } catch (error) {
+    if (error instanceof SchemaValidatorUnavailableError)
+      throw new SamlUnavailableError(error.message);
     throw new SamlRejectedError(error instanceof Error ? error.message : String(error));
   }
   const [verified, assertion] = SamlLib.verifySignature(samlContent, { metadata: idp.entityMeta });

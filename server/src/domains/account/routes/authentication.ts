@@ -31,9 +31,10 @@ import {
   specialTokenOf,
 } from '../account-tokens.ts';
 import accountMailRoutes from './account-mail.ts';
-import { LDAP_PROVIDER, ldapMapping, ldapSignIn } from '../ldap-login.ts';
+import { ldapMapping, ldapSignIn } from '../ldap-login.ts';
 import { continueSsoChoice, ssoChoiceOf, type SsoOutcome } from '../sso-accounts.ts';
 import { oidcMapping, sendOidcStart } from '../oidc-login.ts';
+import { samlMapping } from '../saml-login.ts';
 import { oidcLogout } from '../oidc-logout.ts';
 import oidcRoutes from './oidc.ts';
 import samlRoutes, { samlLogout } from './saml.ts';
@@ -215,10 +216,8 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     if (!categoryId || !claims.categories.some((c) => c.id === categoryId)) throw invalidToken();
     const choice = ssoChoiceOf(claims);
     if (choice) {
-      const mapping = await (choice.provider === LDAP_PROVIDER ? ldapMapping : oidcMapping)(
-        app,
-        categoryId,
-      );
+      const mappingOf = { ldap: ldapMapping, oidc: oidcMapping, saml: samlMapping };
+      const mapping = await mappingOf[choice.provider](app, categoryId);
       return finishOutcome(await continueSsoChoice(app, request, choice, mapping), request, reply);
     }
     const user = await app.users.findLocal(claims.username, categoryId);

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { route } from '../../../platform/http/route.ts';
+import { samlSchemaValidator } from '../../../platform/auth/saml-schema.ts';
 import { enabledSamlButtons } from '../../directory/index.ts';
 import {
   ACS_PATH,
@@ -15,6 +16,7 @@ import {
   sendSpMetadata,
 } from '../saml-login.ts';
 import type { OidcRoutesOptions } from './oidc.ts';
+import { sendToken } from './send-token.ts';
 
 /** The enabled SAML providers as the login page's buttons. */
 export async function samlButtons(app: FastifyInstance) {
@@ -38,6 +40,9 @@ export async function samlLogout(
 }
 
 export default async function samlRoutes(app: FastifyInstance, options: OidcRoutesOptions) {
+  // the schema check's thread ends with the app, so that a closed app leaves nothing running
+  app.addHook('onClose', () => samlSchemaValidator.close());
+
   // A navigation, not a form: the 302 leads to the identity provider's origin.
   route(app, 'session.samlLogin', async (request, reply) =>
     sendSamlStart(app, request, reply, request.query.provider, request.query.redirect),
@@ -49,9 +54,12 @@ export default async function samlRoutes(app: FastifyInstance, options: OidcRout
 
   // The identity provider's page posts the answer here; the sign-in ends as a form login does.
   route(app, 'session.samlAcs', async (request, reply) => {
-    const { user, redirect } = await finishSamlLogin(app, request, request.body);
+    const { outcome, redirect } = await finishSamlLogin(app, request, request.body);
     reply.header('set-cookie', `${SAML_STATE_COOKIE}=; Path=${ACS_PATH}; Max-Age=0`);
-    return options.finishLogin(user, request, reply, redirect);
+    // a login step (category-select, register) goes to its page as an OIDC sign-in's does
+    if ('step' in outcome)
+      return sendToken(request, reply, outcome.step.token, outcome.step.seconds, redirect);
+    return options.finishLogin(outcome.user, request, reply, redirect);
   });
 
   // The session ended before the browser went to the identity provider: back to the login page.
