@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { Page } from '@playwright/test';
+import type { APIRequestContext, Page } from '@playwright/test';
 import { test as base, expect } from './fixtures';
 import { apiAs, apiToken, loginUi } from './helpers';
 import { startPostgres, type PgCluster } from '../support/postgres';
@@ -189,17 +189,31 @@ test.describe.configure({ mode: 'serial' });
 test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny Linux)${root ? '' : ` (${NOT_ROOT})`}`, () => {
   test.skip(!root, NOT_ROOT);
   const guest = { id: '', name: `e2e-net-${Date.now()}`, ip: '', vpnIp: '' };
+  const keys = mkdtempSync(join(tmpdir(), 'e2e-bastion-'));
+  /** `advanced`, signed in once for the file: one page, and the API with its token. */
+  let page: Page;
+  let api: APIRequestContext;
 
-  test('advanced creates a Tiny Linux desktop on the NAT network; its card shows its address; the guest reaches the portal host', async ({
-    page,
-    baseURL,
-    host,
-  }) => {
-    test.setTimeout(90_000);
+  test.beforeAll(async ({ browser, portal, host }) => {
     await writeSettings(host);
-    const api = await apiAs(baseURL ?? '', await apiToken(baseURL ?? '', 'advanced'));
-    await loginUi(page, 'advanced');
+    page = await browser.newPage({ baseURL: portal.url, locale: 'en-GB' });
+    const [token] = await Promise.all([
+      apiToken(portal.url, 'advanced'),
+      loginUi(page, 'advanced'),
+      // The bastion's key pair, and another key it does not know.
+      ...['id', 'stranger'].map((name) =>
+        sh('ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', join(keys, name)),
+      ),
+    ]);
+    api = await apiAs(portal.url, token);
+  });
+  test.afterAll(async () => {
+    await page?.close();
+    rmSync(keys, { recursive: true, force: true });
+  });
 
+  test('advanced creates a Tiny Linux desktop on the NAT network; its card shows its address; the guest reaches the portal host', async () => {
+    test.setTimeout(90_000);
     await page.getByTestId('resource-create').click();
     await page.getByRole('combobox', { name: 'Template' }).click();
     await page.getByRole('option', { name: 'Tiny Linux' }).click();
@@ -244,13 +258,11 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   });
 
   test('the VPN file from the profile reaches the own desktop only, and no longer after a key reset', async ({
-    page,
     baseURL,
     host,
   }) => {
     test.setTimeout(60_000);
     const { peer } = host;
-    await loginUi(page, 'advanced');
     const file = await downloadVpnFile(page);
     const key = await publicKeyOf(file);
     // The endpoint has the new key before the peer dials (a refused handshake is retried 5 s later).
@@ -289,81 +301,73 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   });
 
   test('the bastion modal: ssh runs hostname in the guest, HTTP by host name gets its page; disabled, both are refused', async ({
-    page,
     baseURL,
     host,
   }) => {
     test.setTimeout(60_000);
-    const dir = mkdtempSync(join(tmpdir(), 'e2e-bastion-'));
-    try {
-      for (const name of ['id', 'stranger'])
-        await sh('ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', join(dir, name));
-      const publicKey = readFileSync(join(dir, 'id.pub'), 'utf8').trim();
-      await loginUi(page, 'advanced');
-      await page.getByTestId('resource-filter').fill(guest.name);
+    const publicKey = readFileSync(join(keys, 'id.pub'), 'utf8').trim();
+    await page.goto('/desktops');
+    await page.getByTestId('resource-filter').fill(guest.name);
 
-      const setBastion = async (on: boolean) => {
-        const modal = await openBastion(page, guest.id);
-        const http = modal.getByTestId('bastion-http-enabled');
-        const ssh = modal.getByTestId('bastion-ssh-enabled');
-        if (on) {
-          await http.check();
-          await ssh.check();
-          await modal.getByTestId('bastion-keys').fill(publicKey);
-        } else {
-          await http.uncheck();
-          await ssh.uncheck();
-        }
-        // Shown while SSH is on.
-        const command = on
-          ? ((await modal.getByTestId('bastion-ssh-command').textContent()) ?? '')
-          : '';
-        await modal.getByTestId('bastion-save').click();
-        await expect(modal).toBeHidden();
-        return command;
-      };
-      // `ssh -p <port> <target id>@<bastion domain>`: the same to this host's address.
-      const command = await setBastion(true);
-      const [, port, target] = /^ssh -p (\d+) ([\w-]+)@/.exec(command) ?? [];
-      expect(port).toBe(String(host.sshPort));
-      const ssh = (key: string) =>
-        execFileAsync(
-          'ssh',
-          [
-            ...['-p', port ?? '', '-i', join(dir, key), '-o', 'IdentitiesOnly=yes'],
-            ...['-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no'],
-            ...['-o', 'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=5'],
-            `${target ?? ''}@127.0.0.1`,
-            'hostname',
-          ],
-          { timeout: 15_000 },
-        ).then(
-          ({ stdout }) => stdout.trim(),
-          (error: unknown) => `error: ${(error as { stderr?: string }).stderr ?? String(error)}`,
-        );
-      // The guest's host name (named after its first card's MAC), once dropbear runs.
-      const guestName = `tiny-${macFor(guest.id, 0).split(':').slice(3).join('')}`;
-      await expect.poll(() => ssh('id'), { timeout: 20_000 }).toBe(guestName);
-      expect(await ssh('stranger')).toMatch(/Permission denied/);
+    const setBastion = async (on: boolean) => {
+      const modal = await openBastion(page, guest.id);
+      const http = modal.getByTestId('bastion-http-enabled');
+      const ssh = modal.getByTestId('bastion-ssh-enabled');
+      if (on) {
+        await http.check();
+        await ssh.check();
+        await modal.getByTestId('bastion-keys').fill(publicKey);
+      } else {
+        await http.uncheck();
+        await ssh.uncheck();
+      }
+      // Shown while SSH is on.
+      const command = on
+        ? ((await modal.getByTestId('bastion-ssh-command').textContent()) ?? '')
+        : '';
+      await modal.getByTestId('bastion-save').click();
+      await expect(modal).toBeHidden();
+      return command;
+    };
+    // `ssh -p <port> <target id>@<bastion domain>`: the same to this host's address.
+    const command = await setBastion(true);
+    const [, port, target] = /^ssh -p (\d+) ([\w-]+)@/.exec(command) ?? [];
+    expect(port).toBe(String(host.sshPort));
+    const ssh = (key: string) =>
+      execFileAsync(
+        'ssh',
+        [
+          ...['-p', port ?? '', '-i', join(keys, key), '-o', 'IdentitiesOnly=yes'],
+          ...['-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no'],
+          ...['-o', 'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=5'],
+          `${target ?? ''}@127.0.0.1`,
+          'hostname',
+        ],
+        { timeout: 15_000 },
+      ).then(
+        ({ stdout }) => stdout.trim(),
+        (error: unknown) => `error: ${(error as { stderr?: string }).stderr ?? String(error)}`,
+      );
+    // The guest's host name (named after its first card's MAC), once dropbear runs.
+    const guestName = `tiny-${macFor(guest.id, 0).split(':').slice(3).join('')}`;
+    await expect.poll(() => ssh('id'), { timeout: 20_000 }).toBe(guestName);
+    expect(await ssh('stranger')).toMatch(/Permission denied/);
 
-      const portalPort = new URL(baseURL ?? '').port;
-      const targetHost = `${target ?? ''}.${BASTION_DOMAIN}`;
-      const curl = () =>
-        execFileAsync('curl', [
-          ...['-s', '-i', '--max-time', '5', '--resolve', `${targetHost}:${portalPort}:127.0.0.1`],
-          `http://${targetHost}:${portalPort}/`,
-        ]).then(({ stdout }) => stdout);
-      const page200 = await curl();
-      expect(page200).toMatch(/^HTTP\/1\.1 200/);
-      expect(page200).toContain(TINY_LINUX_BANNER);
+    const portalPort = new URL(baseURL ?? '').port;
+    const targetHost = `${target ?? ''}.${BASTION_DOMAIN}`;
+    const curl = () =>
+      execFileAsync('curl', [
+        ...['-s', '-i', '--max-time', '5', '--resolve', `${targetHost}:${portalPort}:127.0.0.1`],
+        `http://${targetHost}:${portalPort}/`,
+      ]).then(({ stdout }) => stdout);
+    const page200 = await curl();
+    expect(page200).toMatch(/^HTTP\/1\.1 200/);
+    expect(page200).toContain(TINY_LINUX_BANNER);
 
-      await setBastion(false);
-      expect(await ssh('id')).toMatch(/Permission denied/);
-      const refused = await curl();
-      expect(refused).toMatch(/^HTTP\/1\.1 403/);
-      expect(refused).toMatch(/^x-bastion-refused: disabled\r?$/m);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await setBastion(false);
+    expect(await ssh('id')).toMatch(/Permission denied/);
+    const refused = await curl();
+    expect(refused).toMatch(/^HTTP\/1\.1 403/);
+    expect(refused).toMatch(/^x-bastion-refused: disabled\r?$/m);
   });
 });

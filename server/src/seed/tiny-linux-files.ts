@@ -3,14 +3,15 @@
  * hook, the accounts. Pure (no I/O); `tiny-linux.ts` writes them into the image.
  *
  * What the guest does at boot (`/etc/rc`): mounts the kernel file systems, loads the virtio network
- * and ACPI button modules, names itself `tiny-<last three bytes of its MAC>`, takes an address by
- * DHCP on every card (`udhcpc`, in the background: the first card's router is the default route;
- * another card answers through its own router, by a rule on its address), writes the SSH keys
- * given on the kernel command line (`tiny.keys=<base64 of an authorized_keys file>`) for root, and
+ * and ACPI button modules, names itself `tiny-<last three bytes of its MAC>`, writes the SSH keys
+ * given on the kernel command line (`tiny.keys=<base64 of an authorized_keys file>`) for root,
  * starts `httpd` on port 80 (a page that names the guest and its first card's address, and
  * `/cgi-bin/reach?<IPv4 address>`, which answers whether the guest gets a ping answer from that
  * address: what its network lets it reach), `dropbear` on port 22 (keys only) and `acpid` (the
- * ACPI power button powers it off). A login prompt runs on the VGA console (tty1).
+ * ACPI power button powers it off), then takes an address by DHCP on every card (`udhcpc`, in the
+ * background: the first card's router is the default route; another card answers through its own
+ * router, by a rule on its address), so the services answer as soon as an address is there. A
+ * login prompt runs on the VGA console (tty1).
  */
 
 /** The first line of the guest's web page and of its console banner. */
@@ -49,15 +50,15 @@ mkdir -p /root/.ssh
 chmod 700 /root/.ssh
 chmod 600 /root/.ssh/authorized_keys 2>/dev/null
 interface=eth0 /etc/udhcpc.script deconfig
+httpd -h /www -p 80
+mkdir -p /etc/dropbear
+dropbear -R -s -p 22
+acpid
 for card in /sys/class/net/eth*; do
   [ -e "$card" ] || continue
   ip link set "\${card##*/}" up
   udhcpc -b -S -i "\${card##*/}" -x hostname:"$name" -s /etc/udhcpc.script
 done
-httpd -h /www -p 80
-mkdir -p /etc/dropbear
-dropbear -R -s -p 22
-acpid
 `;
 
 const udhcpcScript = `#!/bin/sh
