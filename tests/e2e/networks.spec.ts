@@ -4,14 +4,17 @@
  * bridges its desktops' networks (its own network prefix and subnets) on a PostgreSQL of its own,
  * where the test writes the admin's VPN and bastion settings (no screen edits them): the VPN's
  * port and users' network (another portal of the host may hold the defaults) and its endpoint
- * host (the peer's veth link), the bastion's domain and roles.
+ * host (the peer's veth link), the bastion's domain and roles (advanced and up). `advanced`, signed
+ * in once for the file, owns the guest: the bastion is theirs to use, and `user` is the other user
+ * whose tunnel must not reach it.
  *
  * 1. `advanced` creates a Tiny Linux desktop on the NAT network (and the VPN network) on the New
  *    desktop page and starts it from its card; the card shows its NAT address; the guest reaches
  *    the portal's host (its `/cgi-bin/reach` pings the NAT network's host address).
  * 2. `advanced` downloads the VPN file from the profile; a WireGuard peer in a network namespace of
  *    its own, configured only from that file (tests/support/wireguard-peer.ts), pings the desktop's
- *    VPN address and fetches its page; `user`'s file connects (the server answers in the tunnel)
+ *    VPN address (its second card's, from the VPN network's DHCP leases: the card shows the
+ *    first card's) and fetches its page; `user`'s file connects (the server answers in the tunnel)
  *    but does not reach `advanced`'s desktop; after `advanced` resets the VPN keys in the profile,
  *    the old file no longer connects.
  * 3. `advanced` enables the bastion's SSH (with a public key) and HTTP in the desktop's bastion
