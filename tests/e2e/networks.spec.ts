@@ -61,6 +61,8 @@ const nat = seededNetwork(network.prefix, network.natSubnet, 'nat');
 const vpnNet = seededNetwork(network.prefix, network.natSubnet, 'vpn');
 const USERS_NET = `10.${30 + (pid % 30)}.0.0/16`;
 const BASTION_DOMAIN = 'bastion.test';
+/** How often a poll asks again: what it waits for comes within milliseconds of being possible. */
+const POLL = [100];
 
 interface Host {
   database: PgCluster;
@@ -255,7 +257,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
           (await fetch(`http://${guest.ip}/cgi-bin/reach?${nat.subnet}.1`).catch(() => undefined))
             ?.text()
             .then((text) => text.trim()),
-        { timeout: 20_000 },
+        { timeout: 20_000, intervals: POLL },
       )
       .toBe('reachable');
   });
@@ -269,17 +271,22 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     const file = await downloadVpnFile(page);
     const key = await publicKeyOf(file);
     // The endpoint has the new key before the peer dials (a refused handshake is retried 5 s later).
-    await expect.poll(serverPeers, { timeout: 10_000 }).toContain(key);
+    await expect.poll(serverPeers, { timeout: 10_000, intervals: POLL }).toContain(key);
     const conf = await peer.useFile(file);
     expect(conf.Peer.Endpoint).toBe(`${peer.hostAddress}:${host.vpnPort}`);
     const gateway = (conf.Peer.AllowedIPs ?? '').split(',')[0]?.replace('/32', '') ?? '';
 
     // The desktop's address on the VPN network (its second card).
     await expect
-      .poll(() => leasedAddress(vpnNet.bridge, macFor(guest.id, 1)), { timeout: 20_000 })
+      .poll(() => leasedAddress(vpnNet.bridge, macFor(guest.id, 1)), {
+        timeout: 20_000,
+        intervals: POLL,
+      })
       .toMatch(new RegExp(`^${vpnNet.subnet.replaceAll('.', '\\.')}\\.\\d+$`));
     guest.vpnIp = leasedAddress(vpnNet.bridge, macFor(guest.id, 1)) ?? '';
-    await expect.poll(() => peer.pings(guest.vpnIp), { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(() => peer.pings(guest.vpnIp), { timeout: 15_000, intervals: POLL })
+      .toBe(true);
     expect(await peer.fetch(`http://${guest.vpnIp}/`)).toContain(TINY_LINUX_BANNER);
 
     // Another user's tunnel works, and does not reach this desktop.
@@ -289,15 +296,17 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
         content: string;
       }
     ).content;
-    await expect.poll(serverPeers, { timeout: 10_000 }).toContain(await publicKeyOf(userFile));
+    await expect
+      .poll(serverPeers, { timeout: 10_000, intervals: POLL })
+      .toContain(await publicKeyOf(userFile));
     await peer.useFile(userFile);
-    await expect.poll(() => peer.pings(gateway), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => peer.pings(gateway), { timeout: 10_000, intervals: POLL }).toBe(true);
     expect(await peer.pings(guest.vpnIp)).toBe(false);
 
     // Reset in the profile: the endpoint drops the old key, and the old file connects to nothing.
     await page.locator('[data-action="resetVpn"]').click();
     await page.getByTestId('confirm-action').click();
-    await expect.poll(serverPeers, { timeout: 10_000 }).not.toContain(key);
+    await expect.poll(serverPeers, { timeout: 10_000, intervals: POLL }).not.toContain(key);
     await peer.useFile(file);
     expect(await peer.pings(gateway)).toBe(false);
     expect(await peer.pings(guest.vpnIp)).toBe(false);
@@ -353,7 +362,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
       );
     // The guest's host name (named after its first card's MAC), once dropbear runs.
     const guestName = `tiny-${macFor(guest.id, 0).split(':').slice(3).join('')}`;
-    await expect.poll(() => ssh('id'), { timeout: 20_000 }).toBe(guestName);
+    await expect.poll(() => ssh('id'), { timeout: 20_000, intervals: POLL }).toBe(guestName);
     expect(await ssh('stranger')).toMatch(/Permission denied/);
 
     const portalPort = new URL(baseURL ?? '').port;
