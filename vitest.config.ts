@@ -48,7 +48,6 @@ const groupWorkers = workers + 1;
  * rest of the suite does not compete with them for the cores.
  */
 const heavyFiles = [
-  'server/src/domains/bastion/bastion-guest.test.ts',
   'server/src/domains/bookings/bookings-race.test.ts',
   'server/src/domains/bookings/bookings-scheduler.test.ts',
   'server/src/domains/desktops/consoles-hardening.test.ts',

@@ -13,7 +13,6 @@ export const LONGEST_FIRST = [
   'server/src/platform/hypervisor/libvirt-driver.test.ts',
   'server/src/domains/bookings/bookings-race.test.ts',
   'server/src/domains/desktops/networks.test.ts',
-  'server/src/domains/bastion/bastion-guest.test.ts',
   'server/src/domains/desktops/libvirt-desktops.test.ts',
   'scripts/codegen/codegen.test.ts',
   'scripts/admin-cli.test.ts',

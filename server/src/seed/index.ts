@@ -187,7 +187,8 @@ export async function seedIfEmpty(
         userId: ids.admin,
         categoryId: 'default',
         groupId: groupOf.admin,
-        hardware: { ...demoHardware(), memory: 0.25 },
+        // The least memory a desktop may have (the schema's minimum): the form takes it as it is.
+        hardware: { ...demoHardware(), memory: 0.5 },
         guestProperties: demoGuestProperties(),
         image: { type: 'stock' as const, id: '2', url: '' },
         diskPath: tinyLinuxDisk,

@@ -3,13 +3,15 @@
  * hook, the accounts. Pure (no I/O); `tiny-linux.ts` writes them into the image.
  *
  * What the guest does at boot (`/etc/rc`): mounts the kernel file systems, loads the virtio network
- * and ACPI button modules, names itself `tiny-<last three bytes of its MAC>`, takes its address by
- * DHCP (`udhcpc`, in the background), writes the SSH keys given on the kernel command line
- * (`tiny.keys=<base64 of an authorized_keys file>`) for root, and starts `httpd` on port 80 (a page
- * that names the guest and its address, and `/cgi-bin/reach?<IPv4 address>`, which answers whether
- * the guest gets a ping answer from that address: what its network lets it reach), `dropbear` on
- * port 22 (keys only) and `acpid` (the ACPI power button powers it off). A login prompt runs on
- * the VGA console (tty1).
+ * and ACPI button modules, names itself `tiny-<last three bytes of its MAC>`, writes the SSH keys
+ * given on the kernel command line (`tiny.keys=<base64 of an authorized_keys file>`) for root,
+ * starts `httpd` on port 80 (a page that names the guest and its first card's address, and
+ * `/cgi-bin/reach?<IPv4 address>`, which answers whether the guest gets a ping answer from that
+ * address: what its network lets it reach), `dropbear` on port 22 (keys only) and `acpid` (the
+ * ACPI power button powers it off), then takes an address by DHCP on every card (`udhcpc`, in the
+ * background: the first card's router is the default route; another card answers through its own
+ * router, by a rule on its address), so the services answer as soon as an address is there. A
+ * login prompt runs on the VGA console (tty1).
  */
 
 /** The first line of the guest's web page and of its console banner. */
@@ -48,14 +50,15 @@ mkdir -p /root/.ssh
 chmod 700 /root/.ssh
 chmod 600 /root/.ssh/authorized_keys 2>/dev/null
 interface=eth0 /etc/udhcpc.script deconfig
-if [ -n "$mac" ]; then
-  ip link set eth0 up
-  udhcpc -b -S -i eth0 -x hostname:"$name" -s /etc/udhcpc.script
-fi
 httpd -h /www -p 80
 mkdir -p /etc/dropbear
 dropbear -R -s -p 22
 acpid
+for card in /sys/class/net/eth*; do
+  [ -e "$card" ] || continue
+  ip link set "\${card##*/}" up
+  udhcpc -b -S -i "\${card##*/}" -x hostname:"$name" -s /etc/udhcpc.script
+done
 `;
 
 const udhcpcScript = `#!/bin/sh
@@ -69,11 +72,19 @@ EOF
 case "$1" in
   deconfig)
     ip addr flush dev "$interface" 2>/dev/null
-    page none
+    [ "$interface" = eth0 ] && page none
     ;;
   bound|renew)
     ip addr flush dev "$interface"
     ip addr add "$ip/\${mask:-24}" dev "$interface"
+    if [ "$interface" != eth0 ]; then
+      # Another card answers through its own router: what reaches its address leaves by it.
+      table=$((100 + \${interface#eth}))
+      while ip rule del table "$table" 2>/dev/null; do :; done
+      ip rule add from "$ip" table "$table"
+      [ -n "$router" ] && ip route replace default via "\${router%% *}" dev "$interface" table "$table"
+      exit 0
+    fi
     [ -n "$router" ] && ip route replace default via "\${router%% *}" dev "$interface"
     : > /etc/resolv.conf
     for d in $dns; do echo "nameserver $d" >> /etc/resolv.conf; done

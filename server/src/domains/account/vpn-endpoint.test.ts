@@ -8,13 +8,8 @@
  * an address of its range, recorded as running desktops (the driver reports them running). Every
  * name carries a prefix of this process; everything is removed at the end, failed or not.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deployments } from '../../platform/db/schema.ts';
 import { HostNetworks } from '../../platform/hypervisor/host-networks.ts';
@@ -29,8 +24,14 @@ import {
 } from '../../../test/support/helper.ts';
 import { addDesktop, addUser, loginTo, userRow } from '../../../test/support/fixtures.ts';
 import { until } from '../../../test/support/wait.ts';
+import {
+  freeUdpPort,
+  inNs,
+  quiet,
+  sh,
+  WireguardPeer,
+} from '../../../../tests/support/wireguard-peer.ts';
 
-const execFileAsync = promisify(execFile);
 const root = process.getuid?.() === 0;
 const pid = process.pid;
 const prefix = `w${(pid % 46_656).toString(36)}`;
@@ -42,10 +43,6 @@ const network = {
 const usersNet = `10.${100 + (pid % 50)}.0.0/16`;
 /** The VPN network seeded from this prefix and NAT subnet: the bridge the tunnels reach. */
 const vpnNet = seededNetwork(prefix, network.natSubnet, 'vpn');
-/** The veth pair between the host and the client's namespace. */
-const link = { host: `${prefix}h`, client: `${prefix}c`, net: `172.31.${pid % 250}` };
-const clientNs = `${prefix}cl`;
-const clientWg = `${prefix}cw`;
 /** The stand-in desktops: namespace, host end of its veth, address. */
 const standIns = [1, 2].map((n) => ({
   ns: `${prefix}d${n}`,
@@ -53,73 +50,11 @@ const standIns = [1, 2].map((n) => ({
   ip: `${vpnNet.subnet}.${50 + n}`,
 }));
 
-/** A command's output; its failure names the command and what it wrote on stderr. */
-const sh = async (cmd: string, ...args: string[]) =>
-  (
-    await execFileAsync(cmd, args, { timeout: 20_000 }).catch((error: unknown) => {
-      const { stderr, signal } = error as { stderr?: string; signal?: string };
-      throw new Error(`${cmd} ${args.join(' ')}: ${stderr?.trim() || signal || String(error)}`);
-    })
-  ).stdout;
-const quiet = (p: Promise<unknown>) =>
-  p.then(
-    () => true,
-    () => false,
-  );
-const inNs = (ns: string, ...args: string[]) => sh('ip', 'netns', 'exec', ns, ...args);
-/**
- * One ping from the client's namespace: whether it was answered within half a second (the round
- * trip between namespaces of one host, WireGuard handshake included, takes milliseconds).
- */
-const pings = (address: string) =>
-  quiet(inNs(clientNs, 'timeout', '-s', 'INT', '0.5', 'busybox', 'ping', '-c1', address));
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '0.0.0.0', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(resolve));
-  return port;
-}
-
-type Conf = Record<'Interface' | 'Peer', Record<string, string>>;
-
-/** The sections of a WireGuard file (`[Section]`, `Key = value`). */
-function parse(content: string): Conf {
-  const conf: Conf = { Interface: {}, Peer: {} };
-  let section: Record<string, string> | undefined;
-  for (const line of content.split('\n')) {
-    const header = /^\[(Interface|Peer)\]$/.exec(line);
-    if (header) section = conf[header[1] as 'Interface' | 'Peer'];
-    const m = /^(\w+) = (.+)$/.exec(line);
-    if (m && section) section[m[1] ?? ''] = m[2] ?? '';
-  }
-  return conf;
-}
-
 describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)', () => {
   let t: TestApp;
-  let dir: string;
-  let client: ChildProcess | undefined;
+  let client: WireguardPeer;
   let token: string;
   const running = new Set<string>();
-
-  /** Configures the client's interface from a downloaded file, as wg-quick would. */
-  async function useFile(content: string): Promise<Conf> {
-    const conf = parse(content);
-    const { Address: address = '', MTU: mtu = '1420', ...wgInterface } = conf.Interface;
-    const lines = ['[Interface]', ...Object.entries(wgInterface).map(([k, v]) => `${k} = ${v}`)];
-    lines.push('[Peer]', ...Object.entries(conf.Peer).map(([k, v]) => `${k} = ${v}`));
-    const file = join(dir, 'client.conf');
-    writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
-    await inNs(clientNs, 'wg', 'setconf', clientWg, file);
-    await inNs(clientNs, 'ip', 'address', 'flush', 'dev', clientWg);
-    await inNs(clientNs, 'ip', 'address', 'add', `${address}/32`, 'dev', clientWg);
-    await inNs(clientNs, 'ip', 'link', 'set', clientWg, 'mtu', mtu, 'up');
-    for (const allowed of (conf.Peer.AllowedIPs ?? '').split(','))
-      await inNs(clientNs, 'ip', 'route', 'replace', allowed.trim(), 'dev', clientWg);
-    return conf;
-  }
 
   const download = async (tk: string) => {
     const res = await injectWithToken(t.app, tk, { method: 'GET', url: '/api/v3/user/vpn/config' });
@@ -148,7 +83,8 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
   }
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vpn-endpoint-'));
+    // The client: its own namespace, reaching the host through a veth pair, and its WireGuard.
+    client = await WireguardPeer.start({ prefix, net: `172.31.${pid % 250}` });
     t = await buildTestApp(await createTestDatabase(), { network });
     // The stand-ins' "VMs" run as far as the reconciler asks.
     const status = t.app.hypervisor.status.bind(t.app.hypervisor);
@@ -158,7 +94,7 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
     const port = await freeUdpPort();
     await t.app.settings.set('vpn', {
       ...defaultSettings.vpn,
-      endpoint_host: `${link.net}.1`,
+      endpoint_host: client.hostAddress,
       port,
       users_net: usersNet,
     });
@@ -178,47 +114,18 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
       await inNs(s.ns, 'ip', 'route', 'add', 'default', 'via', `${vpnNet.subnet}.1`);
     }
 
-    // The client: its own namespace, reaching the host through a veth pair, and its WireGuard.
-    await sh('ip', 'netns', 'add', clientNs);
-    await sh(
-      'ip',
-      'link',
-      'add',
-      link.host,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      link.client,
-      'netns',
-      clientNs,
-    );
-    await sh('ip', 'address', 'add', `${link.net}.1/30`, 'dev', link.host);
-    await sh('ip', 'link', 'set', link.host, 'up');
-    await inNs(clientNs, 'ip', 'address', 'add', `${link.net}.2/30`, 'dev', link.client);
-    await inNs(clientNs, 'ip', 'link', 'set', link.client, 'up');
-    client = spawn('ip', ['netns', 'exec', clientNs, 'wireguard-go', '-f', clientWg], {
-      stdio: 'ignore',
-    });
-    await until(
-      async () => existsSync(`/var/run/wireguard/${clientWg}.sock`),
-      (up) => up,
-      5000,
-    );
     token = await login(t.app, 'user');
   });
 
   afterAll(async () => {
     // Whatever failed: the server's interface and table, then every namespace, link and process.
     await t?.close();
-    if (client?.pid && client.exitCode === null) client.kill('SIGTERM');
-    for (const ns of [clientNs, ...standIns.map((s) => s.ns)])
-      await quiet(sh('ip', 'netns', 'del', ns));
-    for (const name of [link.host, ...standIns.map((s) => s.veth), `${prefix}wg0`])
+    await client?.close();
+    for (const ns of standIns.map((s) => s.ns)) await quiet(sh('ip', 'netns', 'del', ns));
+    for (const name of [...standIns.map((s) => s.veth), `${prefix}wg0`])
       await quiet(sh('ip', 'link', 'del', name));
     await quiet(sh('nft', 'delete', 'table', 'ip', `${prefix}_vpn`));
     await new HostNetworks(network).teardown();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('lets a peer set up from the downloaded file reach the server and its own desktop only', async () => {
@@ -231,14 +138,16 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
     const file = await download(token);
     const key = (await userRow(t.app, 'user')).wgPublicKey ?? '';
     await until(peers, (list) => list.includes(key), 5000);
-    const conf = await useFile(file);
+    const conf = await client.useFile(file);
     const gateway = usersNet.replace('0.0/16', '0.1');
     expect(conf.Peer.AllowedIPs).toBe(`${gateway}/32,${vpnNet.subnet}.0/24`);
-    expect(conf.Peer.Endpoint).toBe(`${link.net}.1:${(await t.app.settings.all()).vpn.port}`);
+    expect(conf.Peer.Endpoint).toBe(
+      `${client.hostAddress}:${(await t.app.settings.all()).vpn.port}`,
+    );
 
     // The server answers in the tunnel.
     await until(
-      () => pings(gateway),
+      () => client.pings(gateway),
       (ok) => ok,
       10_000,
     );
@@ -248,13 +157,13 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
       5000,
     );
     await until(
-      () => pings(mine.ip),
+      () => client.pings(mine.ip),
       (ok) => ok,
       5000,
     );
     // The host reaches the other user's stand-in: only the tunnel's rule keeps this user out.
     await sh('busybox', 'ping', '-c1', '-W1', theirs.ip);
-    expect(await pings(theirs.ip)).toBe(false);
+    expect(await client.pings(theirs.ip)).toBe(false);
 
     // A deployment's desktop is reachable by its owner and co-owners.
     const deploymentId = randomUUID();
@@ -295,13 +204,13 @@ describe.skipIf(!root)('the users’ VPN endpoint (root, wireguard-go, nftables)
     expect(reset.statusCode).toBe(200);
     await until(peers, (list) => !list.includes(before), 5000);
     // The old file no longer gets through; the new one does.
-    expect(await pings(gateway)).toBe(false);
+    expect(await client.pings(gateway)).toBe(false);
     const renewedFile = await download(token);
     const renewed = (await userRow(t.app, 'user')).wgPublicKey ?? '';
     await until(peers, (list) => list.includes(renewed), 5000);
-    await useFile(renewedFile);
+    await client.useFile(renewedFile);
     await until(
-      () => pings(gateway),
+      () => client.pings(gateway),
       (ok) => ok,
       5000,
     );

@@ -2,7 +2,8 @@
  * The bastion operations through the built app (no VM): the config gates them, the first read
  * makes the default target, the full update, the SSH keys and the custom domain (its CNAME read
  * through a stub resolver) write it, the owner's list and socket events follow, and the HTTP
- * and HTTPS bastions refuse a target whose desktop does not run.
+ * and HTTPS bastions refuse a target whose desktop does not run. A target leaves with its desktop
+ * (to the recycle bin or for good) and comes back, as it was, with a restored desktop.
  */
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import {
   login,
   type TestApp,
 } from '../../../test/support/helper.ts';
+import { addDesktop, userRow } from '../../../test/support/fixtures.ts';
 import type { Settings } from '../../platform/repository/settings-repository.ts';
 import type { Bastion, UserConfig } from '../../../../src/generated/types.ts';
 
@@ -30,7 +32,7 @@ describe('bastion operations', () => {
   const events: { name: string; payload: unknown }[] = [];
   const cnames = new Map<string, string[]>();
 
-  const call = (token: string, method: 'GET' | 'PUT', url: string, payload?: unknown) =>
+  const call = (token: string, method: 'GET' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
     injectWithToken(t.app, token, {
       method,
       url: `/api/v3${url}`,
@@ -222,5 +224,58 @@ describe('bastion operations', () => {
       socket.once('close', () => resolve(true));
     });
     expect(closed).toBe(true);
+  });
+
+  it('keeps a target through the recycle bin, and tells the owner when it leaves and returns', async () => {
+    const desktopId = await addDesktop(t.app, await userRow(t.app, 'user'), 'In the bin');
+    const { id } = (await call(user, 'GET', `/desktop/bastion/${desktopId}`)).json<Bastion>();
+    await call(user, 'PUT', `/desktop/${desktopId}/bastion/authorized_keys`, {
+      authorized_keys: [KEY],
+    });
+    cnames.set('bin.example.org', [`${id}.${DOMAIN}`]);
+    const domain = await call(user, 'PUT', `/desktop/${desktopId}/bastion/domain`, {
+      domain: 'bin.example.org',
+    });
+    expect(domain.statusCode, domain.body).toBe(200);
+    const before = (await call(user, 'GET', `/desktop/bastion/${desktopId}`)).json<Bastion>();
+    expect(before).toMatchObject({
+      domain: 'bin.example.org',
+      ssh: { authorized_keys: [KEY] },
+    });
+    const bastionEvents = () => events.splice(0).filter((e) => e.name.startsWith('bastion.'));
+    events.length = 0;
+    const entryOf = async () => {
+      const [entry] = await t.app.database.query<{ id: string }>(
+        `SELECT id FROM recycle_bin WHERE status = 'recycled' AND data->'desktops'->0->>'id' = $1`,
+        [desktopId],
+      );
+      if (!entry) throw new Error('no recycle-bin entry');
+      return entry.id;
+    };
+
+    // To the bin: the target goes with the desktop (`targets_delete`) ...
+    expect((await call(user, 'DELETE', `/desktop/${desktopId}`)).statusCode).toBe(200);
+    expect(bastionEvents()).toEqual([
+      { name: 'bastion.deleted', payload: { id: before.id, version: (before.version ?? 0) + 1 } },
+    ]);
+    const listed = (await call(user, 'GET', '/bastion_targets')).json<Bastion[]>();
+    expect(listed.map((b) => b.id)).not.toContain(before.id);
+    // ... and comes back with it: same id, custom domain, keys and ports (`targets_add`).
+    const restore = await call(user, 'PUT', `/recycle_bin/restore/${await entryOf()}`);
+    expect(restore.statusCode, restore.body).toBe(200);
+    expect((await call(user, 'GET', `/desktop/bastion/${desktopId}`)).json<Bastion>()).toEqual(
+      before,
+    );
+    expect(bastionEvents()).toEqual([{ name: 'bastion.created', payload: before }]);
+    expect((await t.app.bastion.byIdOrDomain({ domain: 'bin.example.org' }))?.id).toBe(before.id);
+
+    // Deleted for good: announced as it leaves, and emptying the bin leaves nothing to restore.
+    expect((await call(user, 'DELETE', `/desktop/${desktopId}`)).statusCode).toBe(200);
+    expect(bastionEvents().map((e) => e.name)).toEqual(['bastion.deleted']);
+    expect((await call(user, 'DELETE', '/recycle_bin/empty')).statusCode).toBe(200);
+    expect(bastionEvents()).toEqual([]);
+    expect(
+      await t.app.database.query('SELECT id FROM bastion_targets WHERE id = $1', [before.id]),
+    ).toEqual([]);
   });
 });

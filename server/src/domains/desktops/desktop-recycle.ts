@@ -1,12 +1,13 @@
 /**
  * A stopped desktop to the recycle bin: its VM gone, its row moved into one entry with its disk,
- * which stays until the entry is purged.
+ * which stays until the entry is purged, and with its bastion target.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
 import type { OwnedDesktopRow } from './desktops-repository.ts';
 import type { DesktopContext } from './desktop-context.ts';
+import type { DesktopWithTargets } from '../../platform/repository/desktop-bastion-targets.ts';
 
 export async function recycleDesktop(
   ctx: DesktopContext,
@@ -21,7 +22,7 @@ export async function recycleDesktop(
   // The row leaves and its entry arrives in one transaction: of two deletes at once one
   // claims the row and the other finds it gone, so a desktop makes one entry and is never lost.
   const { entry, removed } = await db.transaction(async (tx) => {
-    const gone = await app.desktops.table.remove(desktop.id, tx);
+    const gone: DesktopWithTargets | undefined = await app.desktops.table.remove(desktop.id, tx);
     if (!gone) throw new ApiError('not_found', 'Desktop not found', 'not_found');
     const created = await app.recycleBin.create(
       {
@@ -33,7 +34,9 @@ export async function recycleDesktop(
         status: 'recycled',
         size,
         data: {
-          desktops: [{ ...row, runtime: {}, state: 'stopped' }],
+          desktops: [
+            { ...row, bastionTargets: gone.bastionTargets, runtime: {}, state: 'stopped' },
+          ],
           storages: [
             {
               id: desktop.id,

@@ -25,6 +25,10 @@ import {
   type EntityRepository,
   type Executor,
 } from '../../platform/repository/entity-repository.ts';
+import {
+  announceBastionTargetsRemoved,
+  removingBastionTargets,
+} from '../../platform/repository/desktop-bastion-targets.ts';
 
 const STOCK_CARDS = constants.desktops.stockCards.value;
 
@@ -162,7 +166,8 @@ export const LIST_CACHE_MS = 1000;
 
 const plugin: FastifyPluginAsync = async (app) => {
   const { db } = app;
-  const table = entityRepository(db, 'desktops');
+  // A desktop's bastion target leaves with it, carried on the removed row (and so into the bin).
+  const table = removingBastionTargets(entityRepository(db, 'desktops'), db);
   const listCache = new Map<
     string,
     { answer: Promise<ListAnswer>; until: number; generation: number }
@@ -298,6 +303,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
     announceRemoved(row) {
       changed(row, 'deleted');
+      announceBastionTargetsRemoved(app, row);
       app.events.publish({
         name: 'desktops.deleted',
         payload: { id: row.id, version: row.version + 1 },

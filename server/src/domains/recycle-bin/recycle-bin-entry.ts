@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   recycleBinToDetail,
   recycleBinToWire,
+  type BastionRow,
   type DeploymentRow,
   type DesktopRow,
   type RecycleBinRow,
@@ -23,6 +24,8 @@ export interface EntryData {
     createdAt?: unknown;
     updatedAt?: unknown;
     ownerRole?: unknown;
+    /** The desktop's bastion targets, restored with it (`DesktopWithTargets`). */
+    bastionTargets?: BastionRow[];
   })[];
   templates?: (Omit<TemplateRow, 'createdAt' | 'updatedAt'> & {
     createdAt?: unknown;

@@ -18,6 +18,10 @@ import {
 } from '../../platform/db/schema.ts';
 import { appendAudit } from '../../platform/repository/audit-writer.ts';
 import { failRestoredWithoutDisk } from './restore-disks.ts';
+import {
+  announceBastionTargetsRestored,
+  restoreBastionTargets,
+} from '../../platform/repository/desktop-bastion-targets.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import type { Executor } from '../../platform/repository/entity-repository.ts';
 import {
@@ -252,8 +256,15 @@ export function recycleBinRestore({
           templateIds.push(t.id);
         }
         const desktopIds: string[] = [];
+        const targetIds: string[] = [];
         const restoreDesktop = async (recycled: NonNullable<EntryData['desktops']>[number]) => {
-          const { createdAt: _created, updatedAt: _updated, ownerRole: _role, ...d } = recycled;
+          const {
+            createdAt: _created,
+            updatedAt: _updated,
+            ownerRole: _role,
+            bastionTargets: _targets,
+            ...d
+          } = recycled;
           await app.desktops.table.create(
             {
               ...d,
@@ -266,6 +277,7 @@ export function recycleBinRestore({
             tx,
           );
           desktopIds.push(d.id);
+          targetIds.push(...(await restoreBastionTargets(recycled, tx)));
         };
         const deploymentIds: string[] = [];
         for (const recycled of data.deployments ?? []) {
@@ -301,7 +313,7 @@ export function recycleBinRestore({
             );
           await restoreDesktop(d);
         }
-        return { templateIds, desktopIds, deploymentIds };
+        return { templateIds, desktopIds, deploymentIds, targetIds };
       });
       if (!restored) {
         const now = await app.recycleBin.get(row.id);
@@ -319,6 +331,7 @@ export function recycleBinRestore({
           await app.desktops.publishCurrent(desktopId, 'desktops.created');
       }
       await app.deploymentService.restored(restored.deploymentIds);
+      await announceBastionTargetsRestored(app, restored.targetIds);
       publishStatus(row, 'restored');
       app.log.info({ entry: row.id, agent: auth.userId }, 'recycle bin entry restored');
       return { recycle_bin_ids: [row.id] };
