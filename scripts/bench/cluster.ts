@@ -1,6 +1,6 @@
 /**
  * Cluster benchmark: `npx tsx scripts/bench/cluster.ts [--clients 1000] [--seconds 1]
- * [--api-seconds 10] [--connections 50]`.
+ * [--api-seconds 10] [--api-runs 3] [--connections 50]`.
  *
  * Runs what `npm run cluster -- --nodes 2` runs (scripts/lib/cluster.ts: a private PostgreSQL, two
  * portal nodes of the server bundle, HAProxy in front), then adds `clients` accounts with one
@@ -10,13 +10,17 @@
  * settings), half on node 1 and half on node 2. Then every account edits its desktop's description
  * once, through the other node, the edits spread evenly over `seconds`: each edit is a write that
  * publishes `desktop_update` to its owner, which must cross to the owner's node through the
- * PostgreSQL adapter. Prints the latency from each edit's request to its event at the client
- * (p50/p95/max), the events lost (none may be) and the desktops whose event skipped or repeated a
- * version (the seeded version + 1 is the only right one). Target: p95 ≤ 100 ms, none lost.
+ * PostgreSQL adapter. Prints the latency from each change (the desktop's row written: its
+ * `updated_at`, in the database's clock, which is this machine's) to its event at the client, and
+ * from each edit's request (which adds the API's own queue: a burst asks for more writes a second
+ * than two cores make), the events lost (none may be) and the desktops whose event skipped or
+ * repeated a version (the seeded version + 1 is the only right one). Target: change -> event p95
+ * ≤ 100 ms, none lost.
  *
  * API through HAProxy: autocannon (in a child process) against GET /api/v3/user/desktops with
- * `user`'s token through HAProxy, with two nodes, then with one (node 2 killed, HAProxy's health
- * check has taken it out). Prints req/s and p99 for each.
+ * `user`'s token through HAProxy, `api-runs` times with two nodes, then as many with one (node 2
+ * killed, HAProxy's health check has taken it out). Prints req/s, p50, p99 and the load average of
+ * each run (the machine may be shared).
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -42,6 +46,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '1000' },
     seconds: { type: 'string', default: '1' },
     'api-seconds': { type: 'string', default: '10' },
+    'api-runs': { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     port: { type: 'string', default: '18480' },
   },
@@ -123,7 +128,7 @@ try {
 
   // Sign-ins and sockets: client i on node (i mod 2).
   const tokens: string[] = new Array<string>(CLIENTS);
-  const received = new Map<string, { version: number; at: number }[]>();
+  const received = new Map<string, { version: number; at: number; epoch: number }[]>();
   /** sockets the server or the network closed (their events are lost: no reconnection here) */
   const dropped: string[] = [];
   await pool(
@@ -156,7 +161,7 @@ try {
       socket.on('desktop_update', (payload: { id?: string; version?: number }) => {
         if (!payload.id) return;
         const list = received.get(payload.id) ?? [];
-        list.push({ version: Number(payload.version), at: performance.now() });
+        list.push({ version: Number(payload.version), at: performance.now(), epoch: Date.now() });
         received.set(payload.id, list);
       });
       await new Promise<void>((resolve, reject) => {
@@ -194,6 +199,18 @@ try {
   while (received.size < CLIENTS && performance.now() < deadline) await sleep(50);
   await sleep(500); // late duplicates would show now
 
+  // When each desktop changed: its row's updated_at (the start of the edit's transaction, in the
+  // database's clock, which is this machine's).
+  const changedAt = new Map<string, number>();
+  const reader = await openDatabase({ databaseUrl: cluster.databaseUrl, dataDir: '' });
+  for (const row of await reader.query<{ id: string; at: number }>(
+    'SELECT id, extract(epoch FROM updated_at) * 1000 AS at FROM desktops WHERE id = ANY($1)',
+    [rows.map((r) => r.id)],
+  ))
+    changedAt.set(row.id, Number(row.at));
+  await reader.close();
+  /** from the change (the row written) to the event at the client: the live layer's latency */
+  const changeToEvent: number[] = [];
   const latencies: number[] = [];
   /** from the edit's answer to the event: the crossing itself, without the write */
   const afterAnswer: number[] = [];
@@ -205,6 +222,7 @@ try {
     const at = sent.get(row.id) ?? 0;
     if (events.length === 0) lost += 1;
     else {
+      changeToEvent.push((events[0]?.epoch ?? 0) - (changedAt.get(row.id) ?? 0));
       latencies.push((events[0]?.at ?? at) - at);
       afterAnswer.push((events[0]?.at ?? at) - (answered.get(row.id) ?? at));
     }
@@ -215,12 +233,17 @@ try {
         `${row.id}: versions ${events.map((e) => e.version).join(',')} (expected ${expected})`,
       );
   }
-  const p95 = quantile(latencies, 0.95);
+  const p95 = quantile(changeToEvent, 0.95);
   console.log(
-    `burst: ${CLIENTS} edits in ${(writesMs / 1000).toFixed(2)} s (${failures.length} failed), each through the node its owner's socket is not on`,
+    `burst: ${CLIENTS} edits in ${(writesMs / 1000).toFixed(2)} s (${failures.length} failed), each through the node its owner's socket is not on; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
   );
   console.log(
-    `change -> client event: p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms; lost ${lost}; sockets dropped ${dropped.length}${dropped.length ? ` (${[...new Set(dropped)].join(', ')})` : ''}; wrong or repeated versions ${wrongVersions.length}${wrongVersions.length ? ` (${wrongVersions.slice(0, 3).join('; ')})` : ''}`,
+    `change -> client event: p50 ${quantile(changeToEvent, 0.5).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, max ${Math.max(...changeToEvent).toFixed(0)} ms (from the row written to the event at its client)`,
+  );
+  console.log(
+    `edit request -> client event: p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms; lost ${lost}; sockets dropped ${dropped.length}${dropped.length ? ` (${[...new Set(dropped)].join(', ')})` : ''}; wrong or repeated versions ${wrongVersions.length}${wrongVersions.length ? ` (${wrongVersions.slice(0, 3).join('; ')})` : ''}`,
   );
   console.log(
     `  of which the edit's answer: p50 ${quantile(writes, 0.5).toFixed(0)} ms, p95 ${quantile(writes, 0.95).toFixed(0)} ms; answer -> event: p50 ${quantile(afterAnswer, 0.5).toFixed(0)} ms, p95 ${quantile(afterAnswer, 0.95).toFixed(0)} ms (negative: the event came first)`,
@@ -237,18 +260,27 @@ try {
     },
   );
   const userToken = (await login.text()).trim();
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
   const api = async (label: string) => {
-    const result = await cannonInChild({
-      url: `${cluster.url}/api/v3/user/desktops`,
-      connections: Number(args.connections),
-      duration: Number(args['api-seconds']),
-      headers: { authorization: `Bearer ${userToken}` },
-    });
-    const errors = result.errors + result.timeouts + result.non2xx;
-    console.log(
-      `API through HAProxy, ${label}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${errors}`,
-    );
+    for (let run = 1; run <= Number(args['api-runs']); run++) {
+      const before = load();
+      const result = await cannonInChild({
+        url: `${cluster.url}/api/v3/user/desktops`,
+        connections: Number(args.connections),
+        duration: Number(args['api-seconds']),
+        headers: { authorization: `Bearer ${userToken}` },
+      });
+      const errors = result.errors + result.timeouts + result.non2xx;
+      console.log(
+        `API through HAProxy, ${label}, run ${run}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${errors} (load average before ${before}, after ${load()})`,
+      );
+    }
   };
+  // The burst's sockets closed: the nodes settle before the API is measured.
+  await sleep(3000);
   await api('2 nodes');
   await two.crash();
   // HAProxy takes the node out after two failed checks (2 s apart): every answer is node 1's then.
@@ -270,8 +302,8 @@ try {
     lost === 0 && wrongVersions.length === 0 && failures.length === 0 && p95 <= TARGET_P95_MS;
   console.log(
     ok
-      ? `PASS (target: p95 <= ${TARGET_P95_MS} ms, no event lost or out of order)`
-      : `FAIL (target: p95 <= ${TARGET_P95_MS} ms, no event lost or out of order, no failed edit)`,
+      ? `PASS (target: change -> event p95 <= ${TARGET_P95_MS} ms, no event lost or out of order)`
+      : `FAIL (target: change -> event p95 <= ${TARGET_P95_MS} ms, no event lost or out of order, no failed edit)`,
   );
   process.exitCode = ok ? 0 : 1;
 } finally {

@@ -82,6 +82,24 @@ describe('live provider cache patching', () => {
     }
   });
 
+  it("follows the admins' list of live nodes: an arrival, a change and a departure", () => {
+    const client = new QueryClient();
+    const nodesKey = [...listKeyPrefix('adminNodes'), {}];
+    const node = { id: 'node-1', version: '0.1.0', leader: true, jobs: [], leases: [] };
+    client.setQueryData(nodesKey, { data: [node], total: 1 });
+    const live = createLiveProvider(client);
+    const names = () =>
+      (client.getQueryData(nodesKey) as { data: { id: string; jobs: string[] }[] }).data;
+    live.dispatch(wireByName['adminNodes.created'], { ...node, id: 'node-2', leader: false });
+    live.dispatch(wireByName['adminNodes.updated'], { ...node, jobs: ['reconcile'] });
+    expect(names().map((n) => [n.id, n.jobs])).toEqual([
+      ['node-1', ['reconcile']],
+      ['node-2', []],
+    ]);
+    live.dispatch(wireByName['adminNodes.deleted'], { id: 'node-1' });
+    expect(names().map((n) => n.id)).toEqual(['node-2']);
+  });
+
   it('drops a payload older than the cached version', () => {
     const { live, data } = setup();
     live.dispatch(wireByName['desktops.updated'], { id: 'a', state: 'started', version: 2 });

@@ -5,8 +5,10 @@
  * - the admin on node 1 gives users the deployments menu and takes it back: the entry comes and
  *   goes in a user's browser on node 2 without a reload;
  * - logout on node 1 closes that session's VNC console served by node 2 within 1 s;
- * - a browser through HAProxy whose node is killed (SIGKILL) reconnects to the other node, keeps
- *   its session, and shows the list the API answers, with a desktop made meanwhile.
+ * - node 1 is killed (SIGKILL) while it makes the desktops of a deployment for a class of 30 and
+ *   its owner: node 2 takes the job over and the deployment ends with exactly 31 desktops; browsers
+ *   through HAProxy that were on node 1 reconnect to node 2, keep their sessions, and show the list
+ *   the API answers, with a desktop made meanwhile.
  * A VM runs on the node that started it: that node settles and stops it (the first three tests
  * also prove the other node leaves it running).
  *
@@ -16,6 +18,7 @@ import { mkdtempSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from '@playwright/test';
+import pg from 'pg';
 // The shared fixtures (an unused worker portal included): a spec with a fixture pool of its own
 // needs a worker of its own, which Playwright starts only once the shared workers have nothing
 // left, and this spec's half minute then ran alone at the end of the suite.
@@ -79,6 +82,8 @@ test.describe('two portal nodes behind HAProxy on one PostgreSQL', () => {
         QEMU_ACCEL: 'tcg',
         DESKTOP_STOP_TIMEOUT: '5s',
         NETWORK_MODE: 'none',
+        // A killed node's work is taken over within 4 s and a beat.
+        WORK_LEASE: '4s',
         PORTAL_CONFIG: join(dir, 'portal.json'),
       },
       output: (line) => {
@@ -185,49 +190,134 @@ test.describe('two portal nodes behind HAProxy on one PostgreSQL', () => {
     await page.context().close();
   });
 
-  test('a browser through HAProxy whose node dies goes on with the other node', async ({
+  test('node 1 killed while it makes a 31-desktop deployment: node 2 ends it, browsers through HAProxy go on', async ({
     browser,
   }) => {
-    // The VM of the first test runs on node 1: node 1 stops it before a node dies.
-    const owner = await apiAs(node(1).url, await apiToken(node(1).url));
+    const [one, two] = [node(1), node(2)];
+    // The VM of the first test runs on node 1: node 1 stops it before it dies.
+    const owner = await apiAs(one.url, await apiToken(one.url));
     expect((await owner.get(`/api/v3/desktop/stop/${desktopId}`)).ok()).toBe(true);
     await expect
-      .poll(async () => (await listed(node(1).url)).find((d) => d.id === desktopId)?.state, {
+      .poll(async () => (await listed(one.url)).find((d) => d.id === desktopId)?.state, {
         timeout: 60_000,
       })
       .toBe('stopped');
     await owner.dispose();
 
-    const page = await signedIn(browser, cluster.url, 'user');
+    // Browsers through HAProxy, pinned to node 1 by HAProxy's cookie: a user, and a student of
+    // the class the deployment is for.
+    const throughProxy = async (username: string) => {
+      const context = await browser.newContext({ baseURL: cluster.url });
+      await context.addCookies([{ name: 'VDI_NODE', value: one.name, url: cluster.url }]);
+      const page = await context.newPage();
+      await loginUi(page, username);
+      const pinned = (await context.cookies()).find(({ name }) => name === 'VDI_NODE');
+      expect(pinned?.value).toBe(one.name);
+      return page;
+    };
+    const page = await throughProxy('user');
+    const student = await throughProxy('student01');
     await expect(card(page, desktopId)).toHaveAttribute('data-state', 'stopped');
-    // HAProxy pinned the page's socket.io session to a node with its cookie.
-    const pinned = (await page.context().cookies()).find(({ name }) => name === 'VDI_NODE');
-    const dying = cluster.nodes.find((candidate) => candidate.name === pinned?.value);
-    const surviving = cluster.nodes.find((candidate) => candidate !== dying);
-    if (!dying || !surviving) throw new Error(`HAProxy pinned the page to ${pinned?.value}`);
-    await dying.crash();
 
-    // A desktop made on the surviving node reaches the page once it has reconnected there.
-    const api = await apiAs(surviving.url, await apiToken(surviving.url));
-    const made = await api.post('/api/v3/persistent_desktop', {
-      data: { template_id: 'demo-template', name: `After ${dying.name} died` },
-    });
-    expect(made.ok(), await made.text()).toBe(true);
-    const { id } = (await made.json()) as { id: string };
-    await expect(card(page, id)).toBeVisible({ timeout: 30_000 });
-    // Still signed in, and the cards are the API's list: none lost, none twice.
-    expect(new URL(page.url()).pathname).toBe('/desktops');
-    const answer = (await (await api.get('/api/v3/user/desktops')).json()) as Listed[];
-    await expect
-      .poll(async () =>
+    const db = new pg.Client({ connectionString: cluster.databaseUrl });
+    await db.connect();
+    try {
+      const teacher = await apiAs(one.url, await apiToken(one.url, 'teacher'));
+      const created = await teacher.post('/api/v3/deployments', {
+        data: {
+          name: 'Node 1 dies',
+          desktop_name: 'Node 1 dies desktop',
+          template_id: 'demo-template',
+          allowed: { groups: ['default-class-a'] },
+          visible: true,
+        },
+      });
+      expect(created.ok(), await created.text()).toBe(true);
+      const { id: deployment } = (await created.json()) as { id: string };
+      await teacher.dispose();
+      const states = async () =>
         (
-          await page
-            .locator('[data-testid="record"]')
-            .evaluateAll((cards) => cards.map((c) => c.getAttribute('data-record-id') ?? ''))
-        ).sort(),
-      )
-      .toEqual(answer.map((d) => d.id).sort());
-    await api.dispose();
+          await db.query<{ state: string }>('SELECT state FROM desktops WHERE tag = $1', [
+            deployment,
+          ])
+        ).rows.map((r) => r.state);
+      // The job that makes the disks, and who holds it.
+      const holders = async () =>
+        (
+          await db.query<{ holder: string | null }>(
+            `SELECT holder FROM cluster_jobs WHERE payload->>'deployment' = $1`,
+            [deployment],
+          )
+        ).rows.map((r) => r.holder ?? '');
+      await expect.poll(holders, { intervals: [20] }).toEqual([expect.stringMatching(/^node-1#/)]);
+      await one.crash();
+      const atCrash = await states();
+      expect(atCrash).toHaveLength(31);
+      expect(atCrash.filter((state) => state === 'creating').length).toBeGreaterThan(0);
+
+      // A desktop made on node 2 meanwhile reaches the user's page once it has reconnected there.
+      const api = await apiAs(two.url, await apiToken(two.url));
+      const made = await api.post('/api/v3/persistent_desktop', {
+        data: { template_id: 'demo-template', name: `After ${one.name} died` },
+      });
+      expect(made.ok(), await made.text()).toBe(true);
+      const { id } = (await made.json()) as { id: string };
+
+      // Node 2 takes the job over once node 1's lease expired, and makes the rest.
+      const seen = new Set<string>();
+      await expect
+        .poll(
+          async () => {
+            for (const holder of await holders()) seen.add(holder.split('#')[0] ?? '');
+            return (await states()).filter((state) => state === 'creating').length;
+          },
+          { timeout: 30_000, intervals: [100] },
+        )
+        .toBe(0);
+      expect(seen.has(two.name)).toBe(true);
+      const after = await states();
+      expect(after).toHaveLength(31);
+      expect(after.every((state) => state === 'stopped')).toBe(true);
+
+      await expect(card(page, id)).toBeVisible({ timeout: 30_000 });
+      // Still signed in, and the cards are the API's list: none lost, none twice, each in its
+      // latest state (the student's desktop made by node 2).
+      for (const [browsing, username] of [
+        [page, 'user'],
+        [student, 'student01'],
+      ] as const) {
+        expect(new URL(browsing.url()).pathname).toBe('/desktops');
+        const as = await apiAs(two.url, await apiToken(two.url, username));
+        let answer: Listed[] = [];
+        await expect
+          .poll(
+            async () => {
+              answer = (await (await as.get('/api/v3/user/desktops')).json()) as Listed[];
+              return answer.filter((d) => d.state === 'creating').length;
+            },
+            { timeout: 30_000 },
+          )
+          .toBe(0);
+        await as.dispose();
+        await expect
+          .poll(async () =>
+            (
+              await browsing
+                .locator('[data-testid="record"]')
+                .evaluateAll((cards) =>
+                  cards.map(
+                    (c) => `${c.getAttribute('data-record-id')} ${c.getAttribute('data-state')}`,
+                  ),
+                )
+            ).sort(),
+          )
+          .toEqual(answer.map((d) => `${d.id} ${d.state}`).sort());
+      }
+      await api.dispose();
+    } finally {
+      await db.end();
+    }
     await page.context().close();
+    await student.context().close();
   });
 });

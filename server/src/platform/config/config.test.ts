@@ -13,6 +13,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DESKTOP_STOP_TIMEOUT: 'soon' })).toThrow(/DESKTOP_STOP_TIMEOUT/);
   });
 
+  it('leases background work for 15 s unless WORK_LEASE says otherwise, never under 3 s', () => {
+    expect(loadConfig({}).workLeaseMs).toBe(15_000);
+    expect(loadConfig({ WORK_LEASE: '4s' }).workLeaseMs).toBe(4_000);
+    expect(() => loadConfig({ WORK_LEASE: '2s' })).toThrow(/WORK_LEASE/);
+    expect(() => loadConfig({ WORK_LEASE: 'short' })).toThrow(/WORK_LEASE/);
+  });
+
   it('names the node NODE_NAME, else its host name and port', () => {
     expect(loadConfig({ PORT: '8081' }).nodeName).toBe(`${hostname()}:8081`);
     expect(loadConfig({ NODE_NAME: 'portal-2' }).nodeName).toBe('portal-2');

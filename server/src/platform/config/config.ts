@@ -176,6 +176,7 @@ const envSchema = {
     SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
     MAIL_FROM: { type: 'string', minLength: 3, maxLength: 254 },
     NODE_NAME: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$' },
+    WORK_LEASE: { type: 'string', pattern: '^\\d+[smh]?$' },
     GUACD_HOST: { type: 'string', pattern: '^[A-Za-z0-9.:_-]{1,253}$' },
     GUACD_PORT: { type: 'string', pattern: '^\\d{1,5}$' },
     BASTION_SSH_PORT: { type: 'string', pattern: '^\\d{1,5}$' },
@@ -283,7 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
     socketSweepMs: 5000,
     sessionCacheMs: 1000,
-    workLeaseMs: 15_000,
+    workLeaseMs: parseDuration(env.WORK_LEASE, 15) * 1000,
     seed: true,
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     shutdownTimeoutMs: 25_000,
@@ -326,6 +327,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new Error('invalid environment: BASTION_SSH_PORT or BASTION_HTTPS_PORT out of range');
   if (config.guacd.port < 1 || config.guacd.port > 65535)
     throw new Error('invalid environment: GUACD_PORT out of range');
+  // Renewed every third of it: a shorter lease is lost to a busy event loop.
+  if (config.workLeaseMs < 3000) throw new Error('invalid environment: WORK_LEASE under 3s');
   if (
     config.sessionExpiration > config.sessionMaxTime ||
     config.sessionMaxRenew > config.sessionMaxTime

@@ -3,7 +3,8 @@
  * a user changed, a desktop changed, the role-visibility config or the portal settings changed).
  * `publish` applies a message on this node at once (its handlers run synchronously, in the order
  * they were added) and, on PostgreSQL, sends it to every other node with NOTIFY on the
- * CLUSTER_CHANNEL, where the same handlers run: one code path on every node, the one that made
+ * CLUSTER_CHANNEL (the messages published while a send is on its way go together in the next),
+ * where the same handlers run: one code path on every node, the one that made
  * the change included. A node hears the channel through one dedicated connection of its own,
  * which also sends its messages (so they arrive in the order they were published), reconnected
  * when it is lost; after a reconnection the `resync` handlers run (what was notified
@@ -20,6 +21,8 @@ import type { NetworkDef } from '../hypervisor/network-defs.ts';
 export const CLUSTER_CHANNEL = 'vdi_cluster';
 /** NOTIFY refuses payloads of 8,000 bytes or more: session ids travel in chunks of this many. */
 const IDS_PER_MESSAGE = 100;
+/** Messages sent in one statement at most. */
+const MESSAGES_PER_SEND = 200;
 /** Delay before the listening connection is opened again, doubled up to RECONNECT_MAX_MS. */
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
@@ -81,6 +84,8 @@ declare module 'fastify' {
 interface Envelope {
   /** the sending process (a node hears its own notifications and skips them) */
   from: string;
+  /** its place among the envelopes sent together */
+  n?: number;
   message: ClusterMessage;
 }
 
@@ -100,14 +105,18 @@ export function splitMessage(message: ClusterMessage): ClusterMessage[] {
  */
 export async function notifyNodes(
   database: Pick<Database, 'kind' | 'query'>,
-  message: ClusterMessage,
+  messages: ClusterMessage | readonly ClusterMessage[],
   from: string,
 ): Promise<void> {
   if (database.kind !== 'postgres') return;
-  for (const part of splitMessage(message)) {
-    const envelope: Envelope = { from, message: part };
-    await database.query('SELECT pg_notify($1, $2)', [CLUSTER_CHANNEL, JSON.stringify(envelope)]);
-  }
+  const parts = (Array.isArray(messages) ? messages : [messages]).flatMap(splitMessage);
+  // One statement, one transaction: the notifications arrive in this order. Each envelope has a
+  // number of its own: PostgreSQL delivers identical notifications of one transaction once.
+  const envelopes = parts.map((message, n): Envelope => ({ from, n, message }));
+  await database.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [
+    CLUSTER_CHANNEL,
+    envelopes.map((envelope) => JSON.stringify(envelope)),
+  ]);
 }
 
 const queryOn =
@@ -138,18 +147,35 @@ const plugin: FastifyPluginAsync = async (app) => {
   };
 
   // Sent on the listening connection while it is up: one connection sends in the order of the
-  // publishes, and the pool's connections stay for requests. The pool while it reconnects.
+  // publishes, and the pool's connections stay for requests. The pool while it reconnects. The
+  // messages published while a send is on its way go together in the next one.
+  const queue: ClusterMessage[] = [];
+  let sending = false;
+  const sendQueued = async () => {
+    if (sending) return;
+    sending = true;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MESSAGES_PER_SEND);
+      const viaPool = () => notifyNodes(app.database, batch, processId);
+      await (
+        client
+          ? notifyNodes({ kind: app.database.kind, query: queryOn(client) }, batch, processId)
+              // The listening connection lost under the send: once more through the pool (the
+              // handlers take a message twice as once).
+              .catch(viaPool)
+          : viaPool()
+      ).catch((err: unknown) =>
+        app.log.warn(
+          { err, kinds: [...new Set(batch.map((m) => m.kind))] },
+          'cluster messages not sent to the other nodes',
+        ),
+      );
+    }
+    sending = false;
+  };
   const send = (message: ClusterMessage) => {
-    const viaPool = () => notifyNodes(app.database, message, processId);
-    const sent = client
-      ? notifyNodes({ kind: app.database.kind, query: queryOn(client) }, message, processId)
-          // The listening connection lost under the send: once more through the pool (the
-          // handlers take a message twice as once).
-          .catch(viaPool)
-      : viaPool();
-    sent.catch((err: unknown) =>
-      app.log.warn({ err, kind: message.kind }, 'cluster message not sent to the other nodes'),
-    );
+    queue.push(message);
+    void sendQueued();
   };
 
   app.decorate('cluster', {

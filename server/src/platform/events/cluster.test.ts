@@ -116,8 +116,27 @@ describe('the live nodes (GET /admin/nodes)', () => {
   const LEASE_MS = 1500;
   const quiet = { warn: () => undefined, error: () => undefined };
 
-  it('lists both nodes with what they hold, and a third until it closes or dies', async () => {
+  it('lists both nodes with what they hold, and a third until it closes or dies, live', async () => {
     const admin = await login(a.app, 'admin');
+    // An admin's socket on node B hears of the nodes the leader (node A) sees change.
+    const s = client(b, admin);
+    await connected(s);
+    const heard: { wire: string; node: Partial<AdminNode> & { id: string } }[] = [];
+    for (const wire of ['nodes_add', 'nodes_update', 'nodes_delete'])
+      s.on(wire, (node: AdminNode) => heard.push({ wire, node }));
+    const heardOf = (name: string) => heard.filter((h) => h.node.id === name);
+    const hear = (name: string, seen: number) =>
+      until(
+        async () => heardOf(name),
+        (h) => h.length > seen,
+        3000,
+        10,
+      );
+    // A beat of the leader that starts now (one in progress may have read the list before).
+    const leaderBeat = async () => {
+      await a.app.work.beat();
+      await a.app.work.beat();
+    };
     const list = async () =>
       (
         await injectWithToken(a.app, admin, { method: 'GET', url: '/api/v3/admin/nodes' })
@@ -166,6 +185,21 @@ describe('the live nodes (GET /admin/nodes)', () => {
       const lease = await c.hold('probe:lease');
       await c.enqueue('probe', 'probe:job');
       await c.beat();
+      await leaderBeat();
+      // The node's arrival, then what it holds (in the arrival itself when the leader's first look
+      // came after the claims).
+      const arrived = await until(
+        async () => heardOf('node-c'),
+        (h) => h.at(-1)?.node.jobs?.length === 1,
+        3000,
+        10,
+      );
+      expect(arrived[0]?.wire).toBe('nodes_add');
+      expect(arrived.at(-1)?.node).toMatchObject({
+        version: 'other-version',
+        jobs: ['probe:job'],
+        leases: ['probe:lease'],
+      });
       expect((await list())[2]).toMatchObject({
         id: 'node-c',
         version: 'other-version',
@@ -174,21 +208,48 @@ describe('the live nodes (GET /admin/nodes)', () => {
         jobs: ['probe:job'],
         leases: ['probe:lease'],
       });
-      // Closing: gone at once.
+      // Its job ends and its lease goes: the admins hear it at the leader's next beat.
       finish();
       await lease?.release();
+      await until(
+        () => list(),
+        (listed) => listed[2]?.jobs.length === 0,
+        3000,
+        10,
+      );
+      let seen = heardOf('node-c').length;
+      await leaderBeat();
+      expect((await hear('node-c', seen)).slice(seen).map((h) => [h.wire, h.node.jobs])).toEqual([
+        ['nodes_update', []],
+      ]);
+      // Beats that change nothing shown tell nothing: the next thing heard is the departure.
+      seen = heardOf('node-c').length;
+      for (let i = 0; i < 2; i++) {
+        await c.beat();
+        await leaderBeat();
+        await b.app.work.beat();
+      }
+      // Closing: gone at once from the list, and from the admins' at the leader's next beat.
       await c.stop();
       await node.remove();
       expect(await names()).toEqual(['node-a', 'node-b']);
+      await leaderBeat();
+      expect((await hear('node-c', seen)).slice(seen).map((h) => h.wire)).toEqual(['nodes_delete']);
 
       // Killed: gone once its lease expired.
       const { work: d } = third('node-d');
       await d.start();
       expect(await names()).toEqual(['node-a', 'node-b', 'node-d']);
+      await leaderBeat();
+      await hear('node-d', 0);
       const killed = Date.now();
       d.halt();
       await until(names, (listed) => listed.length === 2, LEASE_MS * 4, 20);
       expect(Date.now() - killed).toBeLessThan(LEASE_MS * 2);
+      // The leader deletes the dead node's row and tells the admins.
+      await leaderBeat();
+      expect((await hear('node-d', 1)).map((h) => h.wire)).toEqual(['nodes_add', 'nodes_delete']);
+      s.close();
     } finally {
       await database.close();
     }
@@ -264,7 +325,23 @@ describe('two nodes on one PostgreSQL', () => {
     const onB = (
       await injectWithToken(b.app, token, { method: 'GET', url: '/api/v3/user/desktops' })
     ).json<Desktop[]>();
-    expect(onB.find((d) => d.id === target?.id)?.version).toBe(first + 2);
+    const latest = onB.find((d) => d.id === target?.id);
+    expect(latest?.version).toBe(first + 2);
+    // Emits made together cross in one NOTIFY statement, each of them, identical ones included.
+    for (let i = 0; i < 3; i++)
+      a.app.events.publish({
+        name: 'desktops.updated',
+        payload: latest as Desktop,
+        ownerId: String(decodePayload(token).sub),
+      });
+    await until(
+      async () => seen.length,
+      (n) => n >= 5,
+      1000,
+      10,
+    );
+    await a.app.socketsFlushed();
+    expect(seen.slice(2).map((d) => d.version)).toEqual([first + 2, first + 2, first + 2]);
   });
 
   it("closes the user's socket on node B within 1 s of a logout on node A", async () => {

@@ -1,7 +1,8 @@
 /**
  * The event bus: repositories write the database, then publish here; the bus turns the internal
  * event name (desktops.updated) into its wire name (desktop_update) from src/generated/events.ts
- * and emits the plain-object payload (carrying its per-object version) to the owner's room.
+ * and emits the plain-object payload (carrying its per-object version) to the owner's room (the
+ * admins' room for an event declared there: the owner is not read).
  * With several nodes (PostgreSQL) the socket.io PostgreSQL adapter fans the emits out to the
  * sockets of every node (platform/http/socket-io.ts); nothing changes here. Listeners run only on
  * the node that published: what every node must apply travels on the cluster bus (cluster-bus.ts).
@@ -60,8 +61,11 @@ const plugin: FastifyPluginAsync = async (app) => {
       (io.emit as Emit)(wire, event.payload);
       return;
     }
-    const rooms = [def.room === 'user' ? userRoom(event.ownerId) : `${def.room}:${event.ownerId}`];
-    if (event.alsoAdmins) rooms.push(ADMINS_ROOM);
+    const rooms =
+      def.room === 'admins'
+        ? [ADMINS_ROOM]
+        : [def.room === 'user' ? userRoom(event.ownerId) : `${def.room}:${event.ownerId}`];
+    if (event.alsoAdmins && def.room !== 'admins') rooms.push(ADMINS_ROOM);
     // Roles that may not see some fields of the event's resource get a copy without them.
     const resource = def.resource ?? event.name.split('.')[0] ?? '';
     const hiding = allRoles.flatMap((role: Role) => {

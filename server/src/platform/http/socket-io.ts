@@ -8,7 +8,7 @@
  * On PostgreSQL (DATABASE_URL) every node runs socket.io with @socket.io/postgres-adapter: an emit
  * to a room reaches the room's sockets on every node, through NOTIFY on the node's own small pool
  * (one connection LISTENs, reconnecting when it is lost; payloads over 8,000 bytes go through the
- * socket_io_attachments table). The embedded PGlite serves one node: the default in-memory adapter.
+ * socket_io_attachments table; the NOTIFYs asked while one is on its way go together). The embedded PGlite serves one node: the default in-memory adapter.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import pg from 'pg';
@@ -16,6 +16,7 @@ import { Server } from 'socket.io';
 import { createAdapter } from '@socket.io/postgres-adapter';
 import { globalPlugin } from '../lib/plugin.ts';
 import { listeningPort, originAllowed } from '../lib/origins.ts';
+import { batchNotifies } from './batched-notify.ts';
 import type { ServerToClientEvents } from '../../../../src/generated/events.ts';
 
 export const SOCKET_PATH = '/api/v3/socket.io';
@@ -84,17 +85,18 @@ const plugin: FastifyPluginAsync = async (app) => {
       });
     });
     // The adapter sends its NOTIFYs through the pool's one free connection, in the order of the
-    // emits: a query queued now answers after them, and the emits reach the sockets in the turns
-    // that follow their answers.
+    // emits, batched (batched-notify.ts): the emits reach the sockets in the turns that follow
+    // their batch's answer.
     // A database that does not answer holds a close back by two seconds at most (half a second
     // lost the message before a logout on a loaded machine, where the NOTIFY itself took longer).
+    const notifies = batchNotifies(pool);
     flushed = async () => {
       const late = new Promise((resolve) => setTimeout(resolve, 2000).unref());
-      await Promise.race([pool.query('SELECT 1').catch(() => undefined), late]);
+      await Promise.race([notifies.flushed(), late]);
       await new Promise((resolve) => setImmediate(resolve));
     };
     io.adapter(
-      createAdapter(pool, {
+      createAdapter(notifies.pool, {
         errorHandler: (err) => app.log.warn({ err }, 'socket.io adapter failed'),
       }),
     );

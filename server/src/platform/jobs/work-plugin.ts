@@ -12,13 +12,15 @@ import { globalPlugin } from '../lib/plugin.ts';
 import { portalVersion } from '../lib/version.ts';
 import { createWork, type Work } from './work.ts';
 import { createClusterSlots, type ClusterSlots } from './cluster-slots.ts';
-import { registerNode } from './node-registry.ts';
+import { registerNode, type NodeRegistry } from './node-registry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     work: Work;
     /** Limited things (consoles, downloads) counted across the nodes. */
     slots: ClusterSlots;
+    /** This node's row among the live nodes, and the rows' arrivals and departures. */
+    nodeRegistry: NodeRegistry;
   }
 }
 
@@ -44,6 +46,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       return `${ANY_ADDRESS.has(host) ? hostname() : host}:${port}`;
     },
   });
+  app.decorate('nodeRegistry', node);
   app.addHook('onReady', async () => work.start());
   app.addHook('preClose', async () => {
     await work.stop();

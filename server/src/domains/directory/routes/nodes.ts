@@ -2,6 +2,7 @@
  * The live portal nodes (admins, read-only): the adminNodes resource, read from the rows the
  * nodes write at their beats (platform/jobs/node-registry.ts). A row is listed while its node
  * holds its node lease: a node that stopped answering leaves the list once its lease expired.
+ * Admins' open lists follow the changes live (node-events.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../../platform/auth/auth.ts';
@@ -11,6 +12,7 @@ import { adminNodeReadToWire, type AdminNodeReadRow } from '../../../platform/db
 import { liveNode } from '../../../platform/jobs/node-registry.ts';
 import type { AdminNode } from '../../../../../src/generated/types.ts';
 import { actorOf } from '../plugin.ts';
+import { tellNodeChanges } from '../node-events.ts';
 
 const readOnly = (): never => {
   throw new Error('adminNodes is read-only');
@@ -30,4 +32,5 @@ export default async function adminNodeRoutes(app: FastifyInstance) {
     hidden: () => liveNode,
   });
   crudRoutes(app, 'adminNodes', nodes, (request) => actorOf(authOf(request)));
+  tellNodeChanges(app, nodes);
 }
