@@ -27,6 +27,7 @@ import {
   type TestHostUser,
 } from '../../platform/hypervisor/libvirt-test-host.ts';
 import { templateVolume } from '../../platform/hypervisor/host-volumes.ts';
+import { checkDisks } from '../storage/index.ts';
 import { isBlankScreen, isPng } from '../../platform/hypervisor/png.ts';
 import { listenAddresses, readRfbBanner } from '../../platform/hypervisor/test-support.ts';
 import {
@@ -302,6 +303,9 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
       (s) => s === 'stopped',
     );
     expect(await sizeOf()).toBeGreaterThan(volumeB.virtualSize);
+    // The boot disk check leaves a disk kept on a host to its host (no portal file to find).
+    expect((await checkDisks(t.app)).failedDesktops).not.toContain(id);
+    expect(await stateOf(id)).toBe('stopped');
     expect((await action(id, 'start')).statusCode).toBe(200);
     const again = await until(
       () => t.app.desktops.byId(id),
@@ -310,5 +314,36 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(again?.state, again?.detail ?? '').toBe('started');
     expect(again?.runtime).toMatchObject({ host: 'hostB' });
     expect(sessionDomainPid(userB, `vdi-${id}`)).toBeGreaterThan(0);
+
+    // Stopped (forced), deleted to the recycle bin, then emptied from it: the volume goes from
+    // hostB's pool.
+    expect((await action(id, 'stop')).statusCode).toBe(200);
+    expect((await action(id, 'stop')).statusCode).toBe(200);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
+    const del = await injectWithToken(t.app, token, {
+      method: 'DELETE',
+      url: `/api/v3/desktop/${id}`,
+    });
+    expect(del.statusCode, del.body).toBe(200);
+    const [entry] = await t.app.database.query<{ id: string }>(
+      "SELECT id FROM recycle_bin WHERE data->'desktops'->0->>'id' = $1",
+      [id],
+    );
+    const emptied = await injectWithToken(t.app, token, {
+      method: 'DELETE',
+      url: `/api/v3/recycle_bin/${entry?.id ?? ''}`,
+    });
+    expect(emptied.statusCode, emptied.body).toBe(200);
+    await until(
+      () =>
+        t.app.hypervisor.diskInfo(after?.diskPath ?? '').then(
+          () => 'there',
+          () => 'gone',
+        ),
+      (s) => s === 'gone',
+    );
   });
 });
