@@ -132,6 +132,7 @@ export async function diskToPool(ctx: PortalToPool, file: string, volume: string
         ),
       sizes[i] ?? 0,
       count.part(),
+      { ifMissing: image !== file },
     );
   }
   if (fresh) await pool.create(volume, (await ctx.info(file)).virtualSize, templateVolume(top));
@@ -163,7 +164,9 @@ export async function volumeBetweenPools(
   for (const send of sends) {
     const source = (): Readable =>
       from.download(send.name).pipe(rewriteBacking((old) => send.backing ?? old));
-    await to.upload(send.name, source, send.bytes, count.part());
+    await to.upload(send.name, source, send.bytes, count.part(), {
+      ifMissing: send.name !== volume,
+    });
   }
   count.done();
 }

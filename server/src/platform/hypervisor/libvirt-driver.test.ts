@@ -222,7 +222,9 @@ describe('disks as volumes of two libvirt hosts’ storage pools (over SSH, no g
     });
     const bytes = [base, template, used].reduce((sum, f) => sum + statSync(f).size, 0);
     const mib = bytes / 1024 / 1024 / seconds;
-    console.log(`[measure] template chain + disk to a pool over SSH: ${mib.toFixed(1)} MB/s`);
+    console.log(
+      `[measure] base + template + disk (5 MB, a connection each) into a pool over SSH: ${mib.toFixed(1)} MB/s`,
+    );
 
     // A call's latency: one volume's XML.
     const times: number[] = [];

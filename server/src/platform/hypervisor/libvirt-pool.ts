@@ -246,20 +246,30 @@ export class LibvirtPool {
   /**
    * Makes `volume` from a stream of `bytes` bytes (`vol-create-as` raw, then `vol-upload`);
    * `onBytes` hears the bytes sent so far. A second call for a volume on its way waits for the
-   * first. The volume is deleted when the stream fails.
+   * first. The volume is deleted when the stream fails. `ifMissing`: a volume already there is
+   * kept (a template's, which another start may have brought meanwhile).
    */
   upload(
     volume: string,
     source: () => Readable,
     bytes: number,
     onBytes?: (sent: number) => void,
+    options: { ifMissing?: boolean } = {},
   ): Promise<void> {
     assertVolume(volume);
     const running = this.arriving.get(volume);
     if (running) return running;
-    const work = this.uploadNow(volume, source, bytes, onBytes).finally(() =>
-      this.arriving.delete(volume),
-    );
+    const work = (async () => {
+      if (
+        options.ifMissing &&
+        (await this.info(volume).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+      await this.uploadNow(volume, source, bytes, onBytes);
+    })().finally(() => this.arriving.delete(volume));
     this.arriving.set(volume, work);
     return work;
   }
