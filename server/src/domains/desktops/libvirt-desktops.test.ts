@@ -166,9 +166,12 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     wsBase = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
   });
   afterAll(async () => {
-    for (const d of await t.app.db.select().from(desktops))
+    // What this run left on the hosts goes with it, also when a test failed half way: its domains,
+    // its desktops' volumes and the template volumes it copied into the pools.
+    for (const d of await t.app.db.select().from(desktops)) {
       await t.app.hypervisor.stop(d.id).catch(() => undefined);
-    // The template volumes this run copied into the pools go with it.
+      if (d.diskPath) await t.app.hypervisor.deleteDisk(d.diskPath).catch(() => undefined);
+    }
     const template = (await t.app.templates.get('demo-template'))?.diskPath ?? '';
     for (const id of ['hostA', 'hostB'])
       await t.app.hypervisor
