@@ -9,13 +9,21 @@
  *     `desktop.ts`, which is the same for both drivers).
  *  3. Start-all: N domains (`--n`, default 4) started at once over 2 libvirt hosts, placed the way
  *     placement does (the host with the most memory free after the start), until all run.
+ *  4. Template copy: a template image of `--mib` MiB (default 256, its clusters all written) copied
+ *     from the portal into host A's storage pool (`vol-upload` over SSH), then from A's pool into
+ *     B's (`vol-download` streamed into `vol-upload`), in MB/s. The pools (`bench<pid>`) are
+ *     removed at the end.
  * Everything it starts is stopped and its temp dirs removed at the end.
  *
- * Usage: npx tsx scripts/bench/hosts.ts [--n 4]
+ * Usage: npx tsx scripts/bench/hosts.ts [--n 4] [--mib 256]
  */
-import { chmodSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DiskImages } from '../../server/src/platform/hypervisor/disk-images.ts';
+import { HostDisks } from '../../server/src/platform/hypervisor/host-disks.ts';
+import { hostDiskDir } from '../../server/src/platform/hypervisor/host-volumes.ts';
 import { createLibvirtDriver } from '../../server/src/platform/hypervisor/libvirt-driver.ts';
 import {
   ensureTestUser,
@@ -34,7 +42,10 @@ import type { Hypervisor } from '../../server/src/platform/hypervisor/types.ts';
 
 const argN = process.argv.indexOf('--n');
 const N = argN > 0 ? Number(process.argv[argN + 1]) : 4;
+const argMib = process.argv.indexOf('--mib');
+const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 256;
 const PREFIX = `bench${process.pid}-`;
+const POOL = `bench${process.pid}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 const tmp = tempDataDir('vdi-bench-hosts-');
@@ -87,6 +98,8 @@ try {
         dataDir: path.join(tmp.dir, `host${i}`),
         domainPrefix: PREFIX,
         diskOwner: { uid: user.uid, gid: user.gid },
+        pool: { name: POOL },
+        volumeDir: hostDiskDir(tmp.dir, `h${i}`),
       }),
     );
   }
@@ -135,6 +148,33 @@ try {
   );
   const startAll = performance.now() - t0;
   const split = placed.filter((p) => p.host === 'a').length;
+  for (const s of started.splice(0)) await s.driver.stop(s.id);
+
+  // A template copied into A's pool from the portal, then from A's pool into B's.
+  const image = path.join(tmp.dir, 'templates', 'big.qcow2');
+  mkdirSync(path.dirname(image), { recursive: true });
+  execFileSync('qemu-img', [
+    'create',
+    '-q',
+    '-f',
+    'qcow2',
+    image.replace('big', 'seed'),
+    `${MIB}M`,
+  ]);
+  execFileSync('qemu-io', ['-c', `write -P 0x5a 0 ${MIB}M`, image.replace('big', 'seed')]);
+  execFileSync('qemu-img', ['convert', '-O', 'qcow2', image.replace('big', 'seed'), image]);
+  const bytes = statSync(image).size;
+  const hostDisks = new HostDisks({
+    local: new DiskImages('qemu-img', () => false),
+    dataDir: tmp.dir,
+    driverOf: (id) => ({ h0: hostA, h1: hostB })[id],
+  });
+  const t1 = performance.now();
+  const onA = await hostDisks.stageDisk('h0', image);
+  const upload = bytes / 1e6 / ((performance.now() - t1) / 1000);
+  const t2 = performance.now();
+  await hostDisks.copyDisk(onA, 'h1', null);
+  const between = bytes / 1e6 / ((performance.now() - t2) / 1000);
 
   console.log('hypervisor hosts bench (TCG demo guest, libvirt over SSH on loopback)');
   console.log(
@@ -146,9 +186,24 @@ try {
   console.log(
     `  start-all of ${N} over 2 hosts (${split} + ${N - split}): ${startAll.toFixed(0)} ms until all run`,
   );
+  console.log(
+    `  template copy of ${(bytes / 1e6).toFixed(0)} MB over SSH: portal -> pool ${upload.toFixed(1)} MB/s, pool -> pool ${between.toFixed(1)} MB/s`,
+  );
 } finally {
   for (const s of started) await s.driver.stop(s.id).catch(() => undefined);
-  for (const d of drivers) await d.close();
-  for (const h of sshHosts) await h.stop();
+  for (const d of drivers) {
+    const dir = await d.volumes?.pathOf('x').catch(() => undefined);
+    if (dir) rmSync(path.dirname(dir), { recursive: true, force: true });
+    await d.close();
+  }
+  for (const h of sshHosts) {
+    for (const step of ['pool-destroy', 'pool-undefine'])
+      try {
+        execFileSync(h.directVirsh, ['-c', 'qemu:///session', step, POOL], { stdio: 'ignore' });
+      } catch {
+        /* not made */
+      }
+    await h.stop();
+  }
   tmp.cleanup();
 }

@@ -146,6 +146,27 @@ describe('DesktopCard bookings', () => {
     expect(screen.queryByText(/10\.87\.0\.17/)).not.toBeInTheDocument();
   });
 
+  it("shows the percent of its disk's copy to a host, and its queue place otherwise", () => {
+    renderEngine(
+      <DesktopCard
+        resource="desktops"
+        record={desktop({ state: 'starting', queue: { event: 'copy_disk', percent: 42 } })}
+      />,
+    );
+    expect(screen.getByTestId('record-progress')).toHaveTextContent(
+      'Copying its disk to the host: 42 %',
+    );
+    cleanup();
+    renderEngine(
+      <DesktopCard
+        resource="desktops"
+        record={desktop({ state: 'starting', queue: { position: 3, event: 'start_domain' } })}
+      />,
+    );
+    expect(screen.queryByTestId('record-progress')).not.toBeInTheDocument();
+    expect(screen.getByTestId('record-queue')).toHaveTextContent('Queue position: 3');
+  });
+
   it('offers Start now instead of Start and Open while no booking is in force', () => {
     renderEngine(<DesktopCard resource="desktops" record={desktop()} />);
     const card = screen.getByTestId('record');

@@ -2,13 +2,21 @@
  * Booting a desktop the start queue hands over: the driver starts its spec, and the desktop
  * becomes `started` (its VM stopped again if the desktop left `starting` meanwhile) or `failed`
  * with the reason. Its VNC port is announced as soon as QEMU runs (`vncReady`), before the state
- * is written, so a console opened with the start connects while the row is written.
+ * is written, so a console opened with the start connects while the row is written. A host that
+ * keeps its disks elsewhere (a libvirt host's storage pool) gets the desktop's disk first, the
+ * copy's progress on the card (`queue`: event `copy_disk`, percent done), and the disk's new path
+ * is recorded before the portal's copy goes.
  */
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { IdleManager } from '../../platform/hypervisor/idle.ts';
-import { HypervisorError, type Hypervisor } from '../../platform/hypervisor/types.ts';
+import {
+  HypervisorError,
+  type DomainSpec,
+  type Hypervisor,
+} from '../../platform/hypervisor/types.ts';
 import type { DesktopStore, EngineDesktop, EngineLogger } from './types.ts';
 
+import { copyProgress } from './copy-progress.ts';
 import { domainSpecOf } from './domain-spec.ts';
 
 /** What a boot needs of the engine. */
@@ -36,6 +44,7 @@ export async function bootDesktop(
       mediaPaths: (ids) => parts.store.mediaPaths(ids),
       diskPath: parts.diskPath,
     });
+    await stageDisk(parts, id, spec);
     parts.log.debug?.({ id, phase: 'boot.spawn' }, 'console path');
     const rt = await parts.driver.start(spec);
     parts.log.debug?.({ id, phase: 'boot.running' }, 'console path');
@@ -74,4 +83,21 @@ export async function bootDesktop(
   } finally {
     if (announced) parts.vncReady?.(id, null);
   }
+}
+
+/** Brings the spec's disk where the start's host keeps its disks (see the module comment). */
+async function stageDisk(parts: BootParts, id: string, spec: DomainSpec): Promise<void> {
+  if (!parts.driver.stageDisk || !spec.diskPath) return;
+  const from = spec.diskPath;
+  const progress = copyProgress((percent) =>
+    parts.store.update(id, { queue: { event: 'copy_disk', percent } }, ['starting']),
+  );
+  const staged = await parts.driver.stageDisk(id, from, progress.report);
+  await progress.settled();
+  if (staged === from) return;
+  await parts.store.update(id, { disk_path: staged, queue: null });
+  spec.diskPath = staged;
+  await parts.driver
+    .deleteDisk(from)
+    .catch((err: unknown) => parts.log.warn({ err, id }, 'the portal copy of a disk stayed'));
 }

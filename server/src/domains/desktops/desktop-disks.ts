@@ -25,11 +25,15 @@ export async function verifyDisk(parts: DiskParts, id: string): Promise<DesktopS
     return (await parts.mustGet(id)).state;
   try {
     const path = desktop.disk_path ?? parts.diskPath(id);
-    if (!existsSync(path)) {
+    const present = await parts.driver.diskInfo(path).then(
+      () => true,
+      () => false,
+    );
+    if (!present) {
       if (!desktop.template_disk_path)
         throw new Error('The desktop disk is missing and there is no template to recreate it from');
       await parts.driver.prepareDisk({ path, backingFile: desktop.template_disk_path });
-    } else await parts.driver.diskInfo(path);
+    }
     if ((await parts.driver.status(id)) !== 'absent') await parts.driver.stop(id);
     await parts.store.update(
       id,

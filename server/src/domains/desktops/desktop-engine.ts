@@ -104,7 +104,7 @@ export class DesktopEngine {
     this.startGate = gate;
   }
 
-  /** Disk path of a desktop. */
+  /** Disk path of a desktop (a host's volume when below `<dataDir>/hosts`: its host checks it). */
   diskPath(id: string): string {
     return join(this.dataDir, 'disks', `${id}.qcow2`);
   }
@@ -171,7 +171,7 @@ export class DesktopEngine {
         { state: desktop.state },
       );
     const diskPath = desktop.disk_path ?? this.diskPath(id);
-    if (!existsSync(diskPath))
+    if (!diskPath.startsWith(join(this.dataDir, 'hosts')) && !existsSync(diskPath))
       throw new ApiError(
         'precondition_required',
         'Desktop storage is not ready',

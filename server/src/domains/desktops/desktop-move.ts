@@ -1,29 +1,23 @@
 /**
  * Moving a stopped desktop to another hypervisor host (admins): its disk goes to the target
- * host's disk directory and every later start of the desktop goes there (it is pinned to the
- * host: its forced hypervisor), the host its runtime records is the target.
+ * host's disks and every later start of the desktop goes there (it is pinned to the host: its
+ * forced hypervisor), the host its runtime records is the target.
  *
- * Disk directories: the host local keeps its disks in `<DATA_DIR>/disks`, another host in
- * `<DATA_DIR>/hosts/<id>/disks` (DATA_DIR is where every host reaches the disks: this machine or
- * a shared filesystem). When the directories differ the disk file is copied (a template overlay
- * is copied as the overlay: its template stays where it is, at the same path for every host),
- * given to the hosts' disk owner, and the old file removed; while it is copied the desktop is in
- * `maintenance`. A disk already in the target's directory is not copied.
+ * Disks (`host-volumes.ts`): the host local keeps its disks as files in `<DATA_DIR>/disks`, a
+ * libvirt host as volumes of its storage pool. The disk is copied through libvirt (between two
+ * hosts' pools a `vol-download` streamed into a `vol-upload`; the template's chain copied along
+ * when the target lacks it), the copy's progress on the desktop's card (its `queue` with the event
+ * `copy_disk` and the percent done), then the old disk removed; while it is copied the desktop is
+ * in `maintenance`. A disk already where the target keeps its disks is not copied.
  */
-import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../platform/http/api-error.ts';
-import { LOCAL_HOST } from '../../platform/hypervisor/host-drivers.ts';
-import { giveDiskTo } from '../../platform/hypervisor/disk-images.ts';
+import { hostDiskDir } from '../../platform/hypervisor/host-volumes.ts';
+import { copyProgress } from './copy-progress.ts';
 import { assertHostExists } from './hypervisors.ts';
 
-/** The directory a host keeps its desktops' disks in. */
-export function hostDiskDir(dataDir: string, hostId: string): string {
-  return hostId === LOCAL_HOST
-    ? path.join(dataDir, 'disks')
-    : path.join(dataDir, 'hosts', hostId, 'disks');
-}
+export { hostDiskDir };
 
 /** Moves a stopped desktop to `hostId` (see the module comment); answers where its disk is. */
 export async function moveDesktop(
@@ -45,23 +39,26 @@ export async function moveDesktop(
     return { diskPath: target, copied: false };
   }
   if (!(await app.desktops.update(id, { state: 'maintenance' }, ['stopped']))) throw notStopped();
+  let diskPath: string;
+  const progress = copyProgress((percent) =>
+    app.desktops.update(id, { queue: { event: 'copy_disk', percent } }, ['maintenance']),
+  );
   try {
-    await fsp.mkdir(path.dirname(target), { recursive: true });
-    // The host's QEMU account walks to its disks (the run directories below stay 0700).
-    for (
-      let dir = path.dirname(target);
-      dir.startsWith(app.config.dataDir) && dir !== app.config.dataDir;
-      dir = path.dirname(dir)
-    )
-      await fsp.chmod(dir, 0o755);
-    await fsp.copyFile(source, target);
-    await giveDiskTo(target, app.config.hypervisorDiskOwner);
+    diskPath = await app.hypervisor.disks.copyDisk(
+      source,
+      hostId,
+      row.templateId ? ((await app.templates.get(row.templateId))?.diskPath ?? null) : null,
+      progress.report,
+    );
+    await progress.settled();
   } catch (err) {
-    await fsp.rm(target, { force: true });
-    await app.desktops.update(id, { state: 'stopped' }, ['maintenance']);
+    await progress.settled();
+    await app.desktops.update(id, { state: 'stopped', queue: null }, ['maintenance']);
     throw err;
   }
-  await app.desktops.update(id, { ...pin, state: 'stopped', diskPath: target }, ['maintenance']);
-  await fsp.rm(source, { force: true });
-  return { diskPath: target, copied: true };
+  await app.desktops.update(id, { ...pin, state: 'stopped', diskPath, queue: null }, [
+    'maintenance',
+  ]);
+  await app.hypervisor.deleteDisk(source);
+  return { diskPath, copied: true };
 }

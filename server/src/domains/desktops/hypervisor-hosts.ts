@@ -17,6 +17,7 @@ import { ApiError } from '../../platform/http/api-error.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { createHypervisorDriver } from '../../platform/hypervisor/driver-factory.ts';
 import { HostDrivers, LOCAL_HOST } from '../../platform/hypervisor/host-drivers.ts';
+import { hostDiskDir, volumeHostOf } from '../../platform/hypervisor/host-volumes.ts';
 import { placeDesktop, type PlacementRefusal } from '../../platform/hypervisor/placement.ts';
 import type { Accel, Hypervisor } from '../../platform/hypervisor/types.ts';
 import { markSeen, readHosts, uriWithKey } from './hypervisors.ts';
@@ -103,6 +104,7 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
         hypervisorUri: uriWithKey(host.uri, host.sshKey),
         diskOwner: settings.diskOwner,
         consoleAddress: host.consoleAddress,
+        volumeDir: hostDiskDir(settings.dataDir, host.id),
       }));
   const drivers = new HostDrivers({
     local: settings.local,
@@ -115,6 +117,7 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
       }),
     hostOf: settings.hostOf,
     diskOwner: settings.diskOwner,
+    dataDir: settings.dataDir,
     warn: settings.warn,
   });
   /** Hosts that did not answer their last probe (their desktops were failed once). */
@@ -171,7 +174,11 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
         {
           memoryMib: Math.round((desktop.hardware.memory ?? 1) * 1024),
           gpuProfiles: profilesOf(desktop.hardware),
-          forced: desktop.forced_hyp ?? null,
+          // A disk kept in a host's pool starts there (a move takes it elsewhere).
+          forced:
+            (desktop.disk_path && volumeHostOf(settings.dataDir, desktop.disk_path)) ??
+            desktop.forced_hyp ??
+            null,
         },
         { now: new Date(), freshMs, memoryOvercommitPercent: settings.memoryOvercommitPercent },
       );

@@ -7,11 +7,14 @@
  * the portal's VNC proxy and SPICE tunnel reach them there. When the host falls silent (its sshd
  * and connections end) the desktop turns failed, naming the host, while its domain keeps running;
  * when the host answers again the domain is adopted: the desktop is started again, its console
- * open through the proxy as before. Stopped, an admin moves it to the host's disk directory (its
- * disk copied there) and its next start boots there.
+ * open through the proxy as before. Its disk is a volume of hostA's storage pool: the first start
+ * makes it there (the template copied into the pool with its progress on the card, the desktop's
+ * overlay made on the host) and removes the portal's file. Stopped, an admin moves it to hostB (a
+ * second user's daemon, its pool in another directory): the volume is copied between the pools
+ * with its progress on the card, and its next start boots there. Its size counts from the volume.
  */
-import { chmodSync, existsSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { chmodSync, existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +26,8 @@ import {
   type SshTestHost,
   type TestHostUser,
 } from '../../platform/hypervisor/libvirt-test-host.ts';
+import { templateVolume } from '../../platform/hypervisor/host-volumes.ts';
+import { checkDisks } from '../storage/index.ts';
 import { isBlankScreen, isPng } from '../../platform/hypervisor/png.ts';
 import { listenAddresses, readRfbBanner } from '../../platform/hypervisor/test-support.ts';
 import {
@@ -39,6 +44,10 @@ const until = untilWithin(30_000);
 describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
   let user: TestHostUser;
   let host: SshTestHost;
+  let userB: TestHostUser;
+  let hostB: SshTestHost;
+  /** The copy progress (percent) each desktop's card was sent. */
+  const copied = new Map<string, number[]>();
   let t: TestApp;
   let token: string;
   let wsBase: string;
@@ -112,7 +121,8 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
 
   beforeAll(async () => {
     user = ensureTestUser('vdi-hv-a');
-    host = await startSshTestHost(user);
+    userB = ensureTestUser('vdi-hv-b');
+    [host, hostB] = await Promise.all([startSshTestHost(user), startSshTestHost(userB)]);
     t = await buildTestApp(await createTestDatabase(), {
       prepareImages: true,
       shutdownGraceMs: 1000,
@@ -122,32 +132,54 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     chmodSync(t.config.dataDir, 0o755);
     await t.app.engine.reconcile();
     token = await login(t.app, 'user');
-    // The key file leaves the URI: the host's SSH key is its own (write-only) field.
-    const keyfile = /keyfile=([^&]+)&?/.exec(host.uri);
-    const added = await injectWithToken(t.app, await login(t.app, 'admin'), {
-      method: 'POST',
-      url: '/api/v3/admin/hypervisors',
-      payload: {
-        name: 'hostA',
-        uri: host.uri.replace(keyfile?.[0] ?? '', ''),
-        ssh_key: keyfile?.[1],
-        console_address: '127.0.0.2',
-        vcpus: 2,
-        memory_mib: 67_108_864,
-      },
+    t.app.events.subscribe((event) => {
+      const d = event.payload as { id?: string; queue?: { percent?: number } | null };
+      if (d.id && typeof d.queue?.percent === 'number')
+        copied.set(d.id, [...(copied.get(d.id) ?? []), d.queue.percent]);
     });
-    expect(added.statusCode, added.body).toBe(200);
+    // The key file leaves the URI: the host's SSH key is its own (write-only) field. Placement
+    // prefers hostA (more memory free).
+    const admin = await login(t.app, 'admin');
+    for (const [name, h, address, memory] of [
+      ['hostA', host, '127.0.0.2', 67_108_864],
+      ['hostB', hostB, '127.0.0.1', 4096],
+    ] as const) {
+      const keyfile = /keyfile=([^&]+)&?/.exec(h.uri);
+      const added = await injectWithToken(t.app, admin, {
+        method: 'POST',
+        url: '/api/v3/admin/hypervisors',
+        payload: {
+          name,
+          uri: h.uri.replace(keyfile?.[0] ?? '', ''),
+          ssh_key: keyfile?.[1],
+          console_address: address,
+          vcpus: 2,
+          memory_mib: memory,
+        },
+      });
+      expect(added.statusCode, added.body).toBe(200);
+    }
     await until(
-      async () => (await t.app.db.select().from(hypervisors)).find((h) => h.id === 'hostA'),
-      (h) => h?.lastSeen !== null,
+      async () => (await t.app.db.select().from(hypervisors)).filter((h) => h.lastSeen !== null),
+      (seen) => seen.length === 3,
     );
     wsBase = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
   });
   afterAll(async () => {
-    for (const d of await t.app.db.select().from(desktops))
+    // What this run left on the hosts goes with it, also when a test failed half way: its domains,
+    // its desktops' volumes and the template volumes it copied into the pools.
+    for (const d of await t.app.db.select().from(desktops)) {
       await t.app.hypervisor.stop(d.id).catch(() => undefined);
+      if (d.diskPath) await t.app.hypervisor.deleteDisk(d.diskPath).catch(() => undefined);
+    }
+    const template = (await t.app.templates.get('demo-template'))?.diskPath ?? '';
+    for (const id of ['hostA', 'hostB'])
+      await t.app.hypervisor
+        .driverOf(id)
+        ?.volumes?.remove(templateVolume(template))
+        .catch(() => undefined);
     await t.close();
-    await host.stop();
+    await Promise.all([host.stop(), hostB.stop()]);
   });
 
   it('starts the demo desktop as a libvirt domain, shows its screen, and stops it', async () => {
@@ -167,6 +199,8 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
       (s) => s === 'stopped',
     );
 
+    const portalDisk = (await t.app.desktops.byId(id))?.diskPath ?? '';
+    expect(existsSync(portalDisk)).toBe(true);
     const t0 = Date.now();
     expect((await action(id, 'start')).statusCode).toBe(200);
     await until(
@@ -177,6 +211,15 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(row?.state, row?.detail ?? '').toBe('started');
     expect(row?.runtime).toMatchObject({ host: 'hostA' });
     console.log(`[measure] libvirt desktop: start to started ${Date.now() - t0} ms`);
+    // Its disk is now a volume of hostA's pool: an overlay made there on the template's volume,
+    // which came with its progress on the card; the portal's file is gone.
+    expect(row?.diskPath).toBe(join(t.config.dataDir, 'hosts', 'hostA', 'disks', `${id}.qcow2`));
+    expect(existsSync(portalDisk)).toBe(false);
+    expect(copied.get(id)?.at(-1)).toBe(100);
+    const volumeA = await t.app.hypervisor.diskInfo(row?.diskPath ?? '');
+    expect(basename(volumeA.backingFile ?? '')).toMatch(/^tpl-[0-9a-f]{10}-/);
+    const poolA = dirname(volumeA.backingFile ?? '');
+    expect(poolA.startsWith(user.home)).toBe(true);
     // the domain runs under the test user's daemon, its console on loopback with a password
     expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);
     const rt = row?.runtime as { vncPort: number; vncPassword: string };
@@ -224,32 +267,86 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(sessionDomainPid(user, `vdi-${id}`)).toBe(0);
     expect(await t.app.hypervisor.lastExit(id)).toMatchObject({ expected: true });
 
-    // Moved (admins only) to hostA's disk directory: the disk is copied there, given to the
-    // host's account, the old file removed; the next start boots it there.
+    // Moved (admins only) to hostB: the volume copied from hostA's pool into hostB's (another
+    // directory), its progress on the card, hostA's volume removed; the next start boots there.
     const before = (await t.app.desktops.byId(id))?.diskPath ?? '';
     const move = (tok: string) =>
       injectWithToken(t.app, tok, {
         method: 'POST',
         url: `/api/v3/desktop/${id}/move`,
-        payload: { host: 'hostA' },
+        payload: { host: 'hostB' },
       });
     expect((await move(token)).statusCode).toBe(403);
+    copied.delete(id);
     const moved = await move(await login(t.app, 'admin'));
     expect(moved.statusCode, moved.body).toBe(200);
     const after = await t.app.desktops.byId(id);
-    expect(after).toMatchObject({ state: 'stopped', forcedHyp: 'hostA' });
+    expect(after).toMatchObject({ state: 'stopped', forcedHyp: 'hostB', queue: null });
     expect(after?.diskPath).toBe(
-      join(t.config.dataDir, 'hosts', 'hostA', 'disks', basename(before)),
+      join(t.config.dataDir, 'hosts', 'hostB', 'disks', basename(before)),
     );
-    expect(existsSync(before)).toBe(false);
-    expect(statSync(after?.diskPath ?? '').uid).toBe(user.uid);
+    expect(copied.get(id)?.at(-1)).toBe(100);
+    await expect(t.app.hypervisor.diskInfo(before)).rejects.toMatchObject({
+      code: 'disk_not_found',
+    });
+    const volumeB = await t.app.hypervisor.diskInfo(after?.diskPath ?? '');
+    expect(dirname(volumeB.backingFile ?? '')).not.toBe(poolA);
+    expect(volumeB.backingFile?.startsWith(userB.home)).toBe(true);
+    // The storage quota reads the volume's size from its host; a disk increase grows the volume.
+    const sizeOf = async () =>
+      (await t.app.storageService.sizes.read(after?.diskPath ?? ''))?.virtualSize;
+    expect(await sizeOf()).toBe(volumeB.virtualSize);
+    const grown = await injectWithToken(t.app, token, {
+      method: 'PUT',
+      url: `/api/v3/storage/${id}/priority/low/increase/1`,
+    });
+    expect(grown.statusCode, grown.body).toBe(200);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
+    expect(await sizeOf()).toBeGreaterThan(volumeB.virtualSize);
+    // The boot disk check leaves a disk kept on a host to its host (no portal file to find).
+    expect((await checkDisks(t.app)).failedDesktops).not.toContain(id);
+    expect(await stateOf(id)).toBe('stopped');
     expect((await action(id, 'start')).statusCode).toBe(200);
     const again = await until(
       () => t.app.desktops.byId(id),
       (r) => r?.state === 'started' || r?.state === 'failed',
     );
     expect(again?.state, again?.detail ?? '').toBe('started');
-    expect(again?.runtime).toMatchObject({ host: 'hostA' });
-    expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);
+    expect(again?.runtime).toMatchObject({ host: 'hostB' });
+    expect(sessionDomainPid(userB, `vdi-${id}`)).toBeGreaterThan(0);
+
+    // Stopped (forced), deleted to the recycle bin, then emptied from it: the volume goes from
+    // hostB's pool.
+    expect((await action(id, 'stop')).statusCode).toBe(200);
+    expect((await action(id, 'stop')).statusCode).toBe(200);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
+    const del = await injectWithToken(t.app, token, {
+      method: 'DELETE',
+      url: `/api/v3/desktop/${id}`,
+    });
+    expect(del.statusCode, del.body).toBe(200);
+    const [entry] = await t.app.database.query<{ id: string }>(
+      "SELECT id FROM recycle_bin WHERE data->'desktops'->0->>'id' = $1",
+      [id],
+    );
+    const emptied = await injectWithToken(t.app, token, {
+      method: 'DELETE',
+      url: `/api/v3/recycle_bin/${entry?.id ?? ''}`,
+    });
+    expect(emptied.statusCode, emptied.body).toBe(200);
+    await until(
+      () =>
+        t.app.hypervisor.diskInfo(after?.diskPath ?? '').then(
+          () => 'there',
+          () => 'gone',
+        ),
+      (s) => s === 'gone',
+    );
   });
 });

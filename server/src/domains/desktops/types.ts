@@ -65,7 +65,8 @@ export interface EnginePatch {
   runtime?: DesktopRuntime | null;
   disk_path?: string | null;
   accessed?: boolean;
-  queue?: { position: number; event: string } | null;
+  /** Its start queue place, or the progress of long work on it (`copy_disk`: percent done). */
+  queue?: { position?: number; event: string; percent?: number } | null;
   /** With `state: 'starting'`: the hypervisor host placement chose. */
   host?: string;
   /** With `state: 'starting'`: the passwords of this start. */

@@ -5,6 +5,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { volumeHostOf } from '../../platform/hypervisor/host-volumes.ts';
 
 /** Why a desktop whose disk is gone is failed. */
 export const MISSING_DISK_DETAIL = 'The disk file of this desktop is missing';
@@ -32,6 +33,8 @@ export async function failRestoredWithoutDisk(
     const d = await app.desktops.table.get(id);
     if (!d || d.state !== 'stopped') continue;
     const path = d.diskPath ?? join(disksDir, `${d.id}.qcow2`);
+    // A volume of a hypervisor host's storage pool is its host's to check (at the next start).
+    if (volumeHostOf(app.config.dataDir, path) !== null) continue;
     if ((await exists(path)) || (await exists(join(disksDir, basename(path))))) continue;
     if (
       await app.desktops.update(

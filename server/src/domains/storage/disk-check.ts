@@ -22,10 +22,13 @@
  *   keeping, and a desktop made from a template gets a new disk with "retry"); its disk is marked
  *   `non_existing`, which the entry's detail shows.
  * - Templates and media whose file is gone are only reported: their own services own their states.
+ * - A disk kept as a volume of a hypervisor host's storage pool is not looked for here: its host
+ *   answers for it when the desktop starts.
  */
 import { lstat, mkdir, readdir, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { volumeHostOf } from '../../platform/hypervisor/host-volumes.ts';
 import { ne } from 'drizzle-orm';
 import { desktops, recycleBin, type RecycleBinRow } from '../../platform/db/schema.ts';
 import type { DesktopState } from '../../../../src/generated/types.ts';
@@ -212,7 +215,8 @@ export async function checkDisks(
   // (b) rows naming a missing file
   for (const d of desktopRows) {
     const path = d.diskPath ?? defaultDisk(d.id);
-    const present = await exists(path);
+    // A volume of a hypervisor host's storage pool is its host's to check (at the next start).
+    const present = volumeHostOf(app.config.dataDir, path) !== null || (await exists(path));
     if (d.state === 'maintenance' && present) {
       if (
         await app.desktops.update(d.id, { state: 'stopped', currentAction: null }, ['maintenance'])
@@ -251,6 +255,7 @@ export async function checkDisks(
       const gone =
         typeof s.directory_path === 'string' &&
         s.status !== 'non_existing' &&
+        volumeHostOf(app.config.dataDir, s.directory_path) === null &&
         !(await exists(s.directory_path));
       changed ||= gone;
       marked.push(gone ? { ...s, status: 'non_existing' } : s);

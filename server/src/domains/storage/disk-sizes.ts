@@ -3,7 +3,8 @@
  * remembered per file: a file whose inode, length, modification and change times are those of
  * the last reading is not read again (a stat costs microseconds, a `qemu-img info` milliseconds),
  * and at most a few readings run at once, so listing a user's many disks stays fast and never
- * floods the host with processes.
+ * floods the host with processes. A disk kept as a volume of a hypervisor host's storage pool is
+ * read from its host each time (one libvirt call).
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -20,7 +21,7 @@ export interface DiskSizes extends DiskInfo {
 }
 
 export interface DiskSizeReader {
-  /** The sizes of a disk file; undefined when the file does not exist (or is not a regular file). */
+  /** The sizes of a disk (file or host volume); undefined when it does not exist. */
   read(path: string): Promise<DiskSizes | undefined>;
   /** Drops what is remembered about a file (after the server changed it). */
   forget(path: string): void;
@@ -54,7 +55,9 @@ export function createDiskSizeReader(driverOf: () => Hypervisor): DiskSizeReader
       const st = await stat(file).catch(() => undefined);
       if (!st?.isFile()) {
         known.delete(file);
-        return undefined;
+        // A volume of a hypervisor host's storage pool has no file here: read from its host.
+        const info = await limited(() => driverOf().diskInfo(file)).catch(() => undefined);
+        return info ? { ...info, modifiedAt: new Date() } : undefined;
       }
       const signature = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
       const hit = known.get(file);

@@ -18,12 +18,14 @@ export interface DriverSettings {
   diskOwner?: { uid: number; gid: number } | undefined;
   /** The libvirt host's console address (default 127.0.0.1). */
   consoleAddress?: string | undefined;
+  /** The libvirt host's volumes' names on the portal (see `LibvirtDriverOptions.volumeDir`). */
+  volumeDir?: string | undefined;
   /** The desktops' networks on this machine (the local QEMU driver's; libvirt hosts: not yet). */
   network?: HostNetworks | undefined;
 }
 
 export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
-  const { dataDir, accel, hypervisorUri, diskOwner, network, consoleAddress } = settings;
+  const { dataDir, accel, hypervisorUri, diskOwner, network, consoleAddress, volumeDir } = settings;
   if (hypervisorUri)
     return createLibvirtDriver({
       uri: hypervisorUri,
@@ -31,6 +33,7 @@ export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
       accel,
       diskOwner,
       ...(consoleAddress ? { consoleAddress } : {}),
+      ...(volumeDir ? { volumeDir } : {}),
     });
   return createQemuDriver({ dataDir, accel, ...(network ? { network } : {}) });
 }

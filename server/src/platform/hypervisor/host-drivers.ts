@@ -8,13 +8,15 @@
  *   nothing any more (a changed console address too).
  * - The host of a domain is the one its desktop records (`hostOf`, the desktop's runtime), kept
  *   here once a start or an adoption found it, until the domain ends.
- * - Disks are files under DATA_DIR that every host reaches at the same path (the same machine or a
- *   shared filesystem): the disk operations run here, through the local driver, and the files are
- *   given to `diskOwner` (a session daemon's account) when one is set.
+ * - Disks (`host-disks.ts`): a path that names a libvirt host's volume is a call to its storage
+ *   pool; any other is a file of the portal (the local driver's, given to `diskOwner`, a session
+ *   daemon's account, when one is set). A start on a libvirt host brings the desktop's disk into
+ *   its pool first (`stageDisk`).
  * - Events (`exit`, `state`) of every driver are this registry's events.
  */
 import { EventEmitter } from 'node:events';
-import { giveDiskTo } from './disk-images.ts';
+import { HostDisks } from './host-disks.ts';
+import type { OnPercent } from './host-volumes.ts';
 import {
   HypervisorError,
   type AdoptResult,
@@ -57,6 +59,8 @@ export interface HostDriversOptions {
   hostOf(id: string): Promise<string | null>;
   /** Owner given to the disk files made (a libvirt session daemon's account). */
   diskOwner?: { uid: number; gid: number } | undefined;
+  /** DATA_DIR, below which the hosts' volumes are named (unset: every disk is a portal file). */
+  dataDir?: string | undefined;
   /** Where a host that cannot be adopted from is reported. */
   warn?: (obj: object, msg: string) => void;
 }
@@ -83,12 +87,20 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
   /** The host of a domain's last run once it ended (where its exit record is). */
   private readonly ended = new Map<string, string>();
   private hosts = new Map<string, HostConfig>();
+  /** The disks of every host, routed by path. */
+  readonly disks: HostDisks;
 
   constructor(options: HostDriversOptions) {
     super();
     this.options = options;
     this.accel = options.local.accel;
     this.members.set(LOCAL_HOST, this.attach(LOCAL_HOST, options.local, ''));
+    this.disks = new HostDisks({
+      local: options.local,
+      dataDir: options.dataDir,
+      diskOwner: options.diskOwner,
+      driverOf: (hostId) => this.driverOf(hostId),
+    });
   }
 
   override on<E extends keyof HypervisorEvents>(
@@ -180,17 +192,8 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
   }
 
   // ---------------------------------------------------------------- disks
-  private get disks(): Hypervisor {
-    return this.options.local;
-  }
-
-  private async giveDisk(info: DiskInfo, file: string): Promise<DiskInfo> {
-    await giveDiskTo(file, this.options.diskOwner);
-    return info;
-  }
-
-  async prepareDisk(opts: PrepareDiskOptions): Promise<DiskInfo> {
-    return this.giveDisk(await this.disks.prepareDisk(opts), opts.path);
+  prepareDisk(opts: PrepareDiskOptions): Promise<DiskInfo> {
+    return this.disks.prepareDisk(opts);
   }
   deleteDisk(file: string): Promise<void> {
     return this.disks.deleteDisk(file);
@@ -201,8 +204,12 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
   resizeDisk(file: string, sizeGiB: number): Promise<DiskInfo> {
     return this.disks.resizeDisk(file, sizeGiB);
   }
-  async convertDisk(opts: ConvertDiskOptions): Promise<DiskInfo> {
-    return this.giveDisk(await this.disks.convertDisk(opts), opts.target);
+  convertDisk(opts: ConvertDiskOptions): Promise<DiskInfo> {
+    return this.disks.convertDisk(opts);
+  }
+  /** The disk path the start of `id` on its host uses (see HostDisks.stageDisk). */
+  async stageDisk(id: string, file: string, onPercent?: OnPercent): Promise<string> {
+    return this.disks.stageDisk(await this.hostFor(id), file, onPercent);
   }
 
   // ---------------------------------------------------------------- power

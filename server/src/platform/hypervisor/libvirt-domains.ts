@@ -9,6 +9,7 @@ import { VirshError, type VirshSession } from './virsh-session.ts';
 import {
   HypervisorError,
   type DomainRunState,
+  type DomainStatus,
   type ExitInfo,
   type HypervisorEvents,
   type StateChangeDetail,
@@ -250,5 +251,26 @@ export class LibvirtDomains {
     this.closed = true;
     clearInterval(this.pollTimer);
     this.monitors.clear();
+  }
+
+  /** A domain's status as libvirt has it now (`absent` once it ended). */
+  async status(id: string): Promise<DomainStatus> {
+    const monitor = this.get(id);
+    if (!monitor || monitor.done) return 'absent';
+    try {
+      const state = mapDomstate(await this.session.run(['domstate', monitor.domainName], 5000));
+      if (state) {
+        monitor.state = state;
+        return state;
+      }
+      await this.checkEnded(monitor);
+      return monitor.done ? 'absent' : monitor.state;
+    } catch (error) {
+      if (isDomainGone(error)) {
+        await this.finalize(monitor, {});
+        return 'absent';
+      }
+      return monitor.state;
+    }
   }
 }

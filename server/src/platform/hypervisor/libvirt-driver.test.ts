@@ -1,10 +1,13 @@
 import { execFile } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DiskImages } from './disk-images.ts';
 import { describeDriver } from './driver-suite.ts';
+import { HostDisks } from './host-disks.ts';
+import { hostDiskDir, templateVolume } from './host-volumes.ts';
 import { createLibvirtDriver } from './libvirt-driver.ts';
 import {
   destroySessionDomains,
@@ -15,6 +18,7 @@ import {
   type SshTestHost,
 } from './libvirt-test-host.ts';
 import { demoImages, demoSpec, tempDataDir } from './test-support.ts';
+import type { Hypervisor } from './types.ts';
 import { VirshSession } from './virsh-session.ts';
 
 const execFileAsync = promisify(execFile);
@@ -141,5 +145,111 @@ describe('libvirt driver and a host that does not answer', () => {
       await driver.close();
       tmp.cleanup();
     }
+  });
+});
+
+describe('disks as volumes of two libvirt hosts’ storage pools (over SSH, no guest)', () => {
+  const POOL = `t${process.pid}`;
+  const names = ['vdi-hv-a', 'vdi-hv-b'] as const;
+  let hosts: SshTestHost[] = [];
+  let drivers: Hypervisor[] = [];
+  const tmp = tempDataDir('vdi-libvirt-pools-');
+  const qemuImg = (...args: string[]) => execFileAsync('qemu-img', args);
+
+  beforeAll(async () => {
+    hosts = await Promise.all(names.map((n) => startSshTestHost(ensureTestUser(n))));
+    drivers = hosts.map((h, i) =>
+      createLibvirtDriver({
+        uri: h.uri,
+        dataDir: path.join(tmp.dir, 'hosts', `h${i}`),
+        domainPrefix: PREFIX,
+        pool: { name: POOL },
+        volumeDir: hostDiskDir(tmp.dir, `h${i}`),
+      }),
+    );
+  });
+  afterAll(async () => {
+    for (const [i, host] of hosts.entries()) {
+      const dir = await drivers[i]?.volumes?.pathOf('x').catch(() => undefined);
+      if (dir) rmSync(path.dirname(dir), { recursive: true, force: true });
+      await drivers[i]?.close();
+      for (const step of ['pool-destroy', 'pool-undefine'])
+        await execFileAsync(host.directVirsh, ['-c', 'qemu:///session', step, POOL]).catch(
+          () => undefined,
+        );
+      await host.stop();
+    }
+    tmp.cleanup();
+  });
+
+  it('makes each pool, brings a template chain and two disks there with progress, copies between pools and back', async () => {
+    const disks = new HostDisks({
+      local: new DiskImages('qemu-img', () => false),
+      dataDir: tmp.dir,
+      driverOf: (id) => drivers[Number(id.slice(1))],
+    });
+    // A template on a base (a chain of two), a desktop disk that never ran and one with data.
+    const base = (await demoImages()).template;
+    const template = path.join(tmp.dir, 'templates', 'tpl.qcow2');
+    await disks.prepareDisk({ path: template, backingFile: base });
+    const fresh = path.join(tmp.dir, 'disks', 'fresh.qcow2');
+    const used = path.join(tmp.dir, 'disks', 'used.qcow2');
+    for (const file of [fresh, used])
+      await disks.prepareDisk({ path: file, backingFile: template });
+    await execFileAsync('qemu-io', ['-c', 'write -P 0x5a 1M 64k', used]);
+
+    const percents: number[] = [];
+    const t0 = performance.now();
+    const onA = await disks.stageDisk('h0', used, (p) => percents.push(p));
+    const seconds = (performance.now() - t0) / 1000;
+    expect(onA).toBe(path.join(hostDiskDir(tmp.dir, 'h0'), 'used.qcow2'));
+    expect(percents.at(-1)).toBe(100);
+    expect(percents.length).toBeGreaterThan(2);
+    const pool = (i: number) => drivers[i]?.volumes;
+    const poolA = pool(0);
+    const dirA = path.dirname((await poolA?.pathOf('x')) ?? '');
+    const dirB = path.dirname((await pool(1)?.pathOf('x')) ?? '');
+    expect(dirA).not.toBe(dirB);
+    expect(existsSync(dirA) && existsSync(dirB)).toBe(true);
+    for (const image of [base, template])
+      expect(await poolA?.exists(templateVolume(image))).toBe(true);
+    // The uploaded disk reads as the portal's, its chain found in the pool by relative names.
+    await qemuImg('compare', '-U', used, path.join(dirA, 'used.qcow2'));
+    // The disk that never ran is made on the host, an overlay on the template's volume.
+    const made = await disks.stageDisk('h0', fresh);
+    expect(await disks.diskInfo(made)).toMatchObject({
+      backingFile: path.join(dirA, templateVolume(template)),
+    });
+    const bytes = [base, template, used].reduce((sum, f) => sum + statSync(f).size, 0);
+    const mib = bytes / 1024 / 1024 / seconds;
+    console.log(
+      `[measure] base + template + disk (5 MB, a connection each) into a pool over SSH: ${mib.toFixed(1)} MB/s`,
+    );
+
+    // A call's latency: one volume's XML.
+    const times: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      const t = performance.now();
+      await disks.diskInfo(made);
+      times.push(performance.now() - t);
+    }
+    console.log(`[measure] vol-dumpxml over SSH: ${times.sort((a, b) => a - b)[5]?.toFixed(2)} ms`);
+
+    // Resize and delete act on the volumes; a missing volume is disk_not_found.
+    expect((await disks.resizeDisk(made, 2)).virtualSize).toBe(2 * 1024 ** 3);
+    await disks.deleteDisk(made);
+    await expect(disks.diskInfo(made)).rejects.toMatchObject({ code: 'disk_not_found' });
+
+    // Host to host: downloaded from A into an upload to B (with the chain B lacks), then back to
+    // the portal as a file on the template; each copy reads as the original.
+    const moved: number[] = [];
+    const onB = await disks.copyDisk(onA, 'h1', template, (p) => moved.push(p));
+    expect(moved.at(-1)).toBe(100);
+    await qemuImg('compare', '-U', used, path.join(dirB, 'used.qcow2'));
+    await disks.deleteDisk(used);
+    const back = await disks.copyDisk(onB, 'local', template);
+    expect(back).toBe(used);
+    expect((await disks.diskInfo(back)).backingFile).toBe(template);
+    await qemuImg('compare', '-U', back, path.join(dirB, 'used.qcow2'));
   });
 });

@@ -17,10 +17,11 @@
  * so the late event of a previous run never ends the next run of the same id
  * (`libvirt-domains.ts`). The domain XML is `libvirt-xml.ts`, adoption `libvirt-adopt.ts`.
  *
- * Disks: qcow2 files made with `qemu-img` by the portal (`disk-images.ts`), at paths the host sees
- * too (the same machine, or a shared filesystem at the same path). Libvirt storage pools (volumes,
- * copies to a host with `vol-upload`) replace this in a later step. `diskOwner` gives the files to
- * the account a session daemon's QEMU runs as.
+ * Disks: the host's storage pool (`libvirt-pool.ts`, `volumes`): a disk path in `volumeDir` names
+ * the pool's volume of that file name, which the domain opens at its path on the host. Other disk
+ * paths are qcow2 files made with `qemu-img` by the portal (`disk-images.ts`) that the host reaches
+ * at the same path (the same machine, or a shared filesystem); `diskOwner` gives them to the
+ * account a session daemon's QEMU runs as.
  *
  * The portal keeps `<dataDir>/run/<id>/runtime.json` while a domain runs and `exit.json` after it
  * ended (`lastExit`), so `adopt()` tells the domains that ended while the portal was down.
@@ -32,14 +33,9 @@ import path from 'node:path';
 import { DiskImages, giveDiskTo } from './disk-images.ts';
 import { errorMessage } from './host-process.ts';
 import { adoptDomains } from './libvirt-adopt.ts';
-import {
-  hostLabel,
-  isDomainGone,
-  LibvirtDomains,
-  mapDomstate,
-  type LibvirtMonitor,
-} from './libvirt-domains.ts';
+import { hostLabel, isDomainGone, LibvirtDomains, type LibvirtMonitor } from './libvirt-domains.ts';
 import { LibvirtEventStream } from './libvirt-events.ts';
+import { LibvirtPool } from './libvirt-pool.ts';
 import { createDomain } from './libvirt-start.ts';
 import { takeScreenshot, updatePasswords, type ConsoleCommands } from './libvirt-consoles.ts';
 import { validateSpec } from './qemu-command.ts';
@@ -88,6 +84,10 @@ export interface LibvirtDriverOptions {
    * connect to it (the host as the portal reaches it). Default 127.0.0.1.
    */
   consoleAddress?: string;
+  /** The host's storage pool (default `vdi`, made when missing; see `libvirt-pool.ts`). */
+  pool?: { name?: string; path?: string };
+  /** The portal's name for the pool's volumes: a disk path in this directory is a volume. */
+  volumeDir?: string;
 }
 
 /** Create the libvirt driver. See the module comment. */
@@ -98,6 +98,7 @@ export function createLibvirtDriver(options: LibvirtDriverOptions): Hypervisor {
 class LibvirtDriver extends EventEmitter implements Hypervisor {
   readonly kind = 'libvirt';
   readonly accel: Accel;
+  readonly volumes: LibvirtPool;
   private readonly host: string;
   private readonly runRoot: string;
   private readonly prefix: string;
@@ -119,6 +120,13 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
     this.accel = options.accel ?? 'tcg';
     this.prefix = options.domainPrefix ?? 'vdi-';
     this.session = new VirshSession({ uri: options.uri, virsh: options.virsh });
+    this.volumes = new LibvirtPool({
+      session: this.session,
+      uri: options.uri,
+      ...(options.virsh ? { virsh: options.virsh } : {}),
+      ...options.pool,
+      ...(options.volumeDir ? { portalDir: options.volumeDir } : {}),
+    });
     this.events = new LibvirtEventStream({
       uri: options.uri,
       virsh: options.virsh,
@@ -246,6 +254,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
           startTimeoutMs: this.startTimeoutMs,
           domainName: this.domains.domainName(id),
           runDir: this.runDirOf(id),
+          volumePath: (file) => this.volumes.hostPathOf(file),
           failure: (error, code, what) => this.failure(error, code, what),
         },
         spec,
@@ -305,24 +314,8 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
     monitor.state = 'running';
   }
 
-  async status(id: string): Promise<DomainStatus> {
-    const monitor = this.domains.get(id);
-    if (!monitor || monitor.done) return 'absent';
-    try {
-      const state = mapDomstate(await this.session.run(['domstate', monitor.domainName], 5000));
-      if (state) {
-        monitor.state = state;
-        return state;
-      }
-      await this.domains.checkEnded(monitor);
-      return monitor.done ? 'absent' : monitor.state;
-    } catch (error) {
-      if (isDomainGone(error)) {
-        await this.domains.finalize(monitor, {});
-        return 'absent';
-      }
-      return monitor.state;
-    }
+  status(id: string): Promise<DomainStatus> {
+    return this.domains.status(id);
   }
 
   screenshot(id: string): Promise<Buffer> {

@@ -26,6 +26,11 @@ export interface CreateContext {
   domainName: string;
   /** `<dataDir>/run/<id>` */
   runDir: string;
+  /**
+   * The host's path of the main disk when it is a volume of the host's storage pool (the file
+   * checks are then the pool's business); undefined: a file the host reaches at the spec's path.
+   */
+  volumePath(diskPath: string): Promise<string | undefined>;
   /** A virsh failure as a HypervisorError (a missing domain is `not_running`). */
   failure(error: unknown, code: HypervisorErrorCode, what: string): HypervisorError;
 }
@@ -37,7 +42,13 @@ export async function createDomain(
 ): Promise<PersistedRuntime> {
   const id = spec.id;
   const { runDir, domainName } = ctx;
-  for (const file of [spec.diskPath, ...spec.hardware.isos, ...spec.hardware.floppies]) {
+  const diskSource = spec.diskPath ? await ctx.volumePath(spec.diskPath) : undefined;
+  const files = [
+    ...(diskSource ? [] : [spec.diskPath]),
+    ...spec.hardware.isos,
+    ...spec.hardware.floppies,
+  ];
+  for (const file of files) {
     if (file && !existsSync(file))
       throw new HypervisorError('invalid_spec', `file not found: ${file}`);
   }
@@ -50,6 +61,7 @@ export async function createDomain(
     startedAt,
     spiceTls: ctx.spiceTls,
     listen: ctx.consoleAddress,
+    ...(diskSource ? { diskSource } : {}),
   });
   const xmlFile = path.join(runDir, 'domain.xml');
   await fsp.writeFile(xmlFile, xml, { mode: 0o600 });

@@ -24,6 +24,11 @@ export interface LibvirtDomainContext {
   spiceTls: boolean;
   /** The address VNC and SPICE listen on (the host's console address). Default 127.0.0.1. */
   listen?: string;
+  /**
+   * The main disk as the host opens it (a storage pool volume's path there); absent: the spec's
+   * `diskPath`, which the metadata keeps either way.
+   */
+  diskSource?: string;
 }
 
 /** What the portal keeps in a domain's metadata: enough to adopt it after a restart. */
@@ -134,7 +139,7 @@ export function buildDomainXml(spec: DomainSpec, ctx: LibvirtDomainContext): str
     lines.push(
       "    <disk type='file' device='disk'>",
       "      <driver name='qemu' type='qcow2'/>",
-      `      <source file='${e(spec.diskPath)}'/>`,
+      `      <source file='${e(ctx.diskSource ?? spec.diskPath)}'/>`,
       `      <target ${mainDiskTarget(hw.diskBus)}/>`,
       '    </disk>',
     );

@@ -16,6 +16,8 @@
  * or "idle-paused but shown as started" (see `idle.ts`) are the caller's business.
  */
 
+import type { LibvirtPool } from './libvirt-pool.ts';
+
 /** CPU accelerator. `tcg` (pure emulation) is the default; `kvm` only when configured. */
 export type Accel = 'tcg' | 'kvm';
 
@@ -219,6 +221,8 @@ export interface Hypervisor {
   readonly kind: string;
   /** Accelerator used for new starts. */
   readonly accel: Accel;
+  /** The host's storage pool, when its disks are volumes there (libvirt hosts). */
+  readonly volumes?: LibvirtPool;
 
   // ---- disks ------------------------------------------------------------------------------
   /** Create a disk: a qcow2 overlay on `backingFile`, or an empty qcow2 of `sizeGiB`. Rejects `disk_exists`. */
@@ -237,6 +241,11 @@ export interface Hypervisor {
    * `command_failed` (qemu-img failed or the copy was aborted).
    */
   convertDisk(options: ConvertDiskOptions): Promise<DiskInfo>;
+  /**
+   * The disk path a start of `id` uses for its disk `file`, the disk first copied where the host
+   * that takes the start keeps its disks (`onPercent` hears the copy's progress); absent: `file`.
+   */
+  stageDisk?(id: string, file: string, onPercent?: (percent: number) => void): Promise<string>;
 
   // ---- power --------------------------------------------------------------------------------
   /**
