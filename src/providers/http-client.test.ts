@@ -109,6 +109,16 @@ describe('http-client', () => {
     expect(error.retryAfter).toBe('Sat, 21 Nov 2026 10:00:00 GMT');
   });
 
+  it('rejects a 429 of the second-factor step: the lockout is shown, not dropped', async () => {
+    fetchMock.mockResolvedValueOnce(
+      json(429, { error: 'too_many_requests', description_code: 'too_many_requests' }),
+    );
+    const error = (await request('session.verifySecondFactor', {
+      body: { one_time_code: '000000' },
+    }).catch((e: unknown) => e)) as ApiError;
+    expect(error.statusCode).toBe(429);
+  });
+
   it('does not log out on a login 401 (wrong credentials)', async () => {
     fetchMock.mockResolvedValueOnce(json(401, { error: 'invalid_credentials' }));
     await expect(

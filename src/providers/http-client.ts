@@ -3,7 +3,7 @@
  * path, body kind and time-out come from there. Failures are converted ONCE here into refine's
  * HttpError shape (`message`, `statusCode`, `errors`) keeping `description_code` and `params`.
  * 401 logs out (except where a call expects it), 503 goes to maintenance, 500 to the error page,
- * 429 resolves null except on login.
+ * 429 resolves null except on the sign-in steps.
  */
 import { operations, type Operation } from '@/generated/api';
 import type {
@@ -47,6 +47,17 @@ export { ensureFreshToken, renewToken } from './token-renewal';
 
 const LOGIN_OPERATION = 'session.login';
 const NO_LOGOUT_ON_401 = new Set<string>([LOGIN_OPERATION, 'session.logout', 'session.renew']);
+/**
+ * The sign-in steps: a 429 there is a lockout the person must read (the password, then the second
+ * factor's code or passkey), not a throttled background call to drop.
+ */
+const SHOWS_THROTTLE = new Set<string>([
+  LOGIN_OPERATION,
+  'session.verifySecondFactor',
+  'session.passkeyOptions',
+  'session.verifyPasskey',
+  'session.confirmSecondFactorEnrolment',
+] satisfies OperationKey[]);
 
 /** How long a prefetched answer waits for the call it was started for. */
 export const PREFETCH_TTL_MS = 10_000;
@@ -103,7 +114,7 @@ function takePrefetched(key: string, options: RequestOptions): Promise<unknown> 
 
 /**
  * Calls a generated operation. Resolves with the parsed JSON (or text) body; 429 resolves with
- * null except on login. Rejects with an ApiError.
+ * null except on the sign-in steps. Rejects with an ApiError.
  */
 export async function requestOperation(
   key: string,
@@ -151,7 +162,7 @@ export async function requestOperation(
     if (!response.ok) {
       const error = await toApiError(response, null, key);
       const status = response.status;
-      if (status === 429 && key !== LOGIN_OPERATION) {
+      if (status === 429 && !SHOWS_THROTTLE.has(key)) {
         console.warn('Too many requests', key);
         return null;
       }
@@ -192,7 +203,7 @@ export interface OperationOptions<K extends OperationKey> extends Omit<
 
 /**
  * Calls operation K; resolves with its generated response type, or null for an empty answer and
- * for 429 (throttled calls are dropped silently, except login).
+ * for 429 (throttled calls are dropped silently, except the sign-in steps).
  */
 export function request<K extends OperationKey>(
   key: K,

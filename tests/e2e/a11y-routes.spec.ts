@@ -452,10 +452,16 @@ async function visitAll(
   if (options.navbar) problems.push(...(await downloadProblems(page, http, label)));
   const seeds = await seeding;
   const unreached: string[] = [];
+  // A link to a route without parameters (`/profile/passkeys`) is no instance of a route with them
+  // that its path also fits (`/profile/:action`).
+  const plainPaths = new Set(routeTable.map((route) => route.path).filter((p) => !p.includes(':')));
   for (const route of withParams) {
     const match = pattern(route.path);
     const target =
-      [...seenLinks].find((href) => match.test(href.split('?')[0] ?? '')) ?? seeds[route.path];
+      [...seenLinks].find((href) => {
+        const path = href.split('?')[0] ?? '';
+        return match.test(path) && !plainPaths.has(path);
+      }) ?? seeds[route.path];
     if (target) await check(target, route.kind === 'action');
     else unreached.push(route.path);
   }

@@ -3,7 +3,8 @@
  * - Required by policy: an admin makes a category whose account policy requires one; its user
  *   logs in, is sent to the enrolment page, types the code an authenticator app would show for
  *   the secret on the page (computed here, RFC 6238), keeps the recovery codes shown once, lands
- *   on the desktops, logs out, and is asked for a code at the next login before the desktops.
+ *   on the desktops, logs out, and is asked for a code at the next login before the desktops;
+ *   five wrong codes then lock the step.
  * - A passkey: with Chromium's virtual authenticator (CDP), a user adds a passkey from the
  *   profile, logs out, and logs in with the password and the passkey.
  */
@@ -112,6 +113,30 @@ test('a user whose category requires a second factor enrols, then is asked for a
     .fill(totp(secret, Date.now() + 30_000));
   await page.getByRole('button', { name: 'Continue' }).click();
   await expect(page).toHaveURL(/\/desktops$/);
+
+  // Five wrong codes lock the step: the sixth answer is a refusal, whatever the code.
+  await page.getByTestId('logout').click();
+  await logIn(page, account);
+  await expect(page).toHaveURL(/\/login\/second-factor$/);
+  const valid = new Set(
+    [-30_000, 0, 30_000, 60_000].map((skew) => totp(secret, Date.now() + skew)),
+  );
+  const wrong = ['000000', '111111', '222222'].find((code) => !valid.has(code)) ?? '333333';
+  const submit = async (code: string) => {
+    await page.getByRole('textbox', { name: 'Code', exact: true }).fill(code);
+    const answer = page.waitForResponse(
+      (res) => res.request().method() === 'POST' && res.url().includes('second-factor'),
+    );
+    await page.getByRole('button', { name: 'Continue' }).click();
+    return (await answer).status();
+  };
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    expect(await submit(wrong), `wrong code ${attempt}`).toBe(400);
+    await expect(page.getByText('The code is not valid', { exact: false }).first()).toBeVisible();
+  }
+  expect(await submit(totp(secret, Date.now() + 60_000))).toBe(429);
+  await expect(page.getByText(/Too many/).first()).toBeVisible();
+  await expect(page).toHaveURL(/\/login\/second-factor$/);
 });
 
 test('a user adds a passkey from the profile, then logs in with the password and the passkey', async ({
