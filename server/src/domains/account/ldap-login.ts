@@ -8,9 +8,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { ldapAuthenticate, LdapUnavailableError } from '../../platform/auth/ldap.ts';
-import type { AdminLdapProviderRow } from '../../platform/db/schema.ts';
 import { enabledLdapDirectory, ldapSiblings, type LdapDirectory } from '../directory/index.ts';
-import { ssoSignIn, type SsoMapping, type SsoOutcome } from './sso-accounts.ts';
+import { mappingOf, ssoSignIn, type SsoMapping, type SsoOutcome } from './sso-accounts.ts';
 
 /** The provider name of the accounts a directory registers. */
 export const LDAP_PROVIDER = 'ldap';
@@ -54,16 +53,6 @@ async function check(
     );
   }
 }
-
-/** What a directory maps a sign-in to. */
-const mappingOf = (row: AdminLdapProviderRow): SsoMapping => ({
-  categoryId: row.categoryId,
-  groupId: row.groupId,
-  role: row.role,
-  registrationCodeRequired: row.registrationCodeRequired,
-  categoryRegex: row.categoryRegex,
-  groupsAtEachLogin: row.groupsAtEachLogin,
-});
 
 /**
  * Where the directory of the category signs in this username and password (an account, or the

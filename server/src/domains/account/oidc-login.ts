@@ -27,9 +27,9 @@ import {
   verifyIdToken,
   type OidcClient,
 } from '../../platform/auth/oidc.ts';
-import { oidcLogins, type AdminOidcProviderRow } from '../../platform/db/schema.ts';
+import { oidcLogins } from '../../platform/db/schema.ts';
 import { enabledOidcProvider, oidcSiblings, type OidcIssuerConfig } from '../directory/index.ts';
-import { ssoSignIn, textsOf, type SsoMapping, type SsoOutcome } from './sso-accounts.ts';
+import { mappingOf, ssoSignIn, textsOf, type SsoMapping, type SsoOutcome } from './sso-accounts.ts';
 import { linkBase } from './links.ts';
 import { rememberIdToken } from './oidc-logout.ts';
 
@@ -193,16 +193,6 @@ async function personOf(
     ...(config.claimGroups ? { groups: textsOf(all[config.claimGroups]) } : {}),
   };
 }
-
-/** What a provider maps a sign-in to. */
-export const mappingOf = (row: AdminOidcProviderRow): SsoMapping => ({
-  categoryId: row.categoryId,
-  groupId: row.groupId,
-  role: row.role,
-  registrationCodeRequired: row.registrationCodeRequired,
-  categoryRegex: row.categoryRegex,
-  groupsAtEachLogin: row.groupsAtEachLogin,
-});
 
 function allowedDomain(config: OidcIssuerConfig, email: string | null): boolean {
   const domains = (config.allowedDomains ?? '').toLowerCase().split(/\s+/).filter(Boolean);

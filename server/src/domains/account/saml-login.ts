@@ -47,6 +47,7 @@ import {
   type SamlProviderConfig,
 } from '../directory/index.ts';
 import {
+  mappingOf,
   ssoSignIn,
   textsOf,
   type SsoMapping,
@@ -157,16 +158,6 @@ function attributeText(attributes: Record<string, unknown>, name: string | null)
   const value = values.find((v): v is string => typeof v === 'string' && v.trim() !== '');
   return value?.trim() ?? null;
 }
-
-/** What a provider maps a sign-in to. */
-const mappingOf = (row: SamlProviderConfig): SsoMapping => ({
-  categoryId: row.categoryId,
-  groupId: row.groupId,
-  role: row.role,
-  registrationCodeRequired: row.registrationCodeRequired,
-  categoryRegex: row.categoryRegex,
-  groupsAtEachLogin: row.groupsAtEachLogin,
-});
 
 /** The mapping of the category's enabled provider, for a sign-in continued there. */
 export async function samlMapping(

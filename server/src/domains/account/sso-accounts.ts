@@ -61,6 +61,16 @@ export interface SsoMapping {
   groupsAtEachLogin: boolean;
 }
 
+/** What a provider's row maps a sign-in to: the mapping's fields of any provider kind's row. */
+export const mappingOf = (row: SsoMapping): SsoMapping => ({
+  categoryId: row.categoryId,
+  groupId: row.groupId,
+  role: row.role,
+  registrationCodeRequired: row.registrationCodeRequired,
+  categoryRegex: row.categoryRegex,
+  groupsAtEachLogin: row.groupsAtEachLogin,
+});
+
 /** A login step's token instead of an account (category-select, register). */
 export interface SsoStep {
   token: string;
