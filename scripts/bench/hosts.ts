@@ -140,12 +140,16 @@ try {
   }
   const disks = await Promise.all(placed.map((p) => disk(byHost[p.host], p.id)));
   const t0 = performance.now();
-  await Promise.all(
+  // Every start settles before a failure is thrown: a guest that starts after another start
+  // failed is still recorded, so the cleanup below stops it.
+  const starts = await Promise.allSettled(
     placed.map(async (p, i) => {
       await byHost[p.host].start(demoSpec(p.id, disks[i] ?? ''));
       started.push({ driver: byHost[p.host], id: p.id });
     }),
   );
+  const failedStart = starts.find((s) => s.status === 'rejected');
+  if (failedStart) throw failedStart.reason;
   const startAll = performance.now() - t0;
   const split = placed.filter((p) => p.host === 'a').length;
   for (const s of started.splice(0)) await s.driver.stop(s.id);
