@@ -62,7 +62,8 @@ export interface Settings {
     users_net: string;
     /**
      * The desktops' networks a client routes into the tunnel (besides the server's tunnel
-     * address); null = the NAT network of this server's desktops (NAT_SUBNET).
+     * address); null = the subnet of the VPN network (the NAT network's, NAT_SUBNET, when there
+     * is no VPN network).
      */
     guests_nets: string | null;
     mtu: number;
