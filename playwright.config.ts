@@ -35,17 +35,6 @@ const chromium = {
   },
 };
 
-/**
- * The files whose tests run one after the other for half a minute or more (a guest to boot, a
- * class to deploy, a template to make): they are handed out first (projects go in their order),
- * so that the run does not end with one of them alone on a core.
- */
-const LONG_SERIAL = [
-  '**/networks.spec.ts',
-  '**/templates-media-storage.spec.ts',
-  '**/deployments.spec.ts',
-];
-
 export default defineConfig({
   testDir: 'tests/e2e',
   testMatch: '*.spec.ts',
@@ -65,8 +54,5 @@ export default defineConfig({
   // A click or fill that cannot happen fails after 45 s instead of holding its test to the end of
   // the test's own time limit (several minutes for the deployment tests).
   use: { trace: process.env.CI ? 'on-first-retry' : 'off', locale: 'en-GB', actionTimeout: 45_000 },
-  projects: [
-    { name: 'chromium-long', testMatch: LONG_SERIAL, use: chromium },
-    { name: 'chromium', testIgnore: LONG_SERIAL, use: chromium },
-  ],
+  projects: [{ name: 'chromium', use: chromium }],
 });
