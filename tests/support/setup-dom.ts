@@ -1,7 +1,12 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterAll, afterEach, vi } from 'vitest';
 import { resetSessionState } from '../../src/lib/session-state';
+
+// `findBy…` and `waitFor` wait up to 5 s, not Testing Library's 1 s: the suite keeps both cores
+// busy, and a dialog that loads its names through a request has missed 1 s under that load. A
+// test that fails still fails, only later; the DOM project's test limit is 20 s.
+configure({ asyncUtilTimeout: 5_000 });
 
 // Mantine needs these browser APIs, which jsdom lacks.
 const noop = (): void => undefined;
