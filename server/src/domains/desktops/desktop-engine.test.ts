@@ -213,6 +213,26 @@ describe('DesktopEngine', () => {
     expect((await driver.list()).map((d) => d.id)).toEqual(['slow']);
   });
 
+  it('boots once when the reconciler lists a start before its boot is queued', async () => {
+    await engine.close();
+    driver = createFakeDriver({ honourPowerdown: false, startDelayMs: 50 });
+    engine = new DesktopEngine({ store, driver, dataDir: dir, log, startConcurrency: 4 });
+    withDisk('race');
+    // The reconciler runs the moment the start has written `starting`, before the start queues
+    // the boot: it takes the row for an interrupted start and queues a boot of its own.
+    const update = store.update.bind(store);
+    store.update = async (id, patch, from) => {
+      const written = await update(id, patch, from);
+      if (patch.state === 'starting') await engine.reconcile();
+      return written;
+    };
+    await engine.start('race');
+    await until(() => row('race').state !== 'starting');
+    expect(row('race').state).toBe('started');
+    expect(store.history.map((h) => h.state)).toEqual(['starting', 'started']);
+    expect((await driver.list()).map((d) => d.id)).toEqual(['race']);
+  });
+
   it('reconciles rows left in transitional states by a restart', async () => {
     withDisk('gone');
     withDisk('mid');

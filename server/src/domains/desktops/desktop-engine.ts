@@ -6,8 +6,7 @@
  * - Long work (starting a VM, creating a disk) runs after the intent is committed, in a bounded
  *   start queue whose positions are pushed to the cards.
  * - The reconciler (at boot and on a timer) settles every transitional state against what the
- *   driver really runs: nothing stays in `starting`, `stopping` or `shutting-down` forever, and a
- *   QEMU that dies becomes `failed` with the reason.
+ *   driver runs: nothing stays transitional forever, and a QEMU that dies becomes `failed`.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,13 +33,9 @@ import { bootDesktop, type BootParts } from './desktop-boot.ts';
 import { resetDesktop } from './desktop-reset.ts';
 import { startPlacer, type StartPlacer } from './desktop-placement.ts';
 import { startPasswords } from './domain-spec.ts';
-import { desktopState, desktopStates } from '../../../../src/generated/policy.ts';
+import { desktopState, desktopStates, inSet } from '../../../../src/generated/policy.ts';
 
-/** States a desktop can be started from. */
-const STARTABLE: readonly DesktopState[] = desktopStates.startable;
-/** States in which the desktop already runs or is about to (start returns them unchanged). */
-const RUNNING_OR_STARTING: readonly DesktopState[] = desktopStates.runningOrStarting;
-/** States in which a guest runs and can be asked to shut down (a paused one can not see the button). */
+/** States whose guest can be asked to shut down (a paused one can not see the button). */
 const SHUTDOWN_ABLE: readonly DesktopState[] = desktopStates.vm.filter(
   (s) => s !== desktopState.paused,
 );
@@ -149,12 +144,12 @@ export class DesktopEngine {
   /** `GET /desktop/start/{id}`: stopped/failed → starting (queued) → started. Returns the state after the request. */
   async start(id: string): Promise<DesktopState> {
     const desktop = await this.mustGet(id);
-    if (RUNNING_OR_STARTING.includes(desktop.state)) return desktop.state;
+    if (inSet(desktopStates.runningOrStarting, desktop.state)) return desktop.state;
     if (this.startGate) {
       await this.startGate(desktop);
       // Another start may have gone ahead while the gate was checked.
       const now = await this.mustGet(id);
-      if (RUNNING_OR_STARTING.includes(now.state)) return now.state;
+      if (inSet(desktopStates.runningOrStarting, now.state)) return now.state;
     }
     if (desktop.state === 'notCreated') {
       // The card's "create" action: make the disk, then start.
@@ -163,7 +158,7 @@ export class DesktopEngine {
       this.background(this.createDisk(id, { startAfter: true }), 'disk creation failed', id);
       return 'creating';
     }
-    if (!STARTABLE.includes(desktop.state))
+    if (!inSet(desktopStates.startable, desktop.state))
       throw new ApiError(
         'precondition_required',
         `Desktop can not be started from ${desktop.state}`,
@@ -181,11 +176,12 @@ export class DesktopEngine {
       this.store.update(
         id,
         { state: 'starting', detail: null, accessed: true, passwords: startPasswords(), ...host },
-        STARTABLE,
+        desktopStates.startable,
       ),
     );
     if (!updated) return (await this.mustGet(id)).state;
-    this.queue.push(id);
+    // Never a second boot of one desktop (it would fail it): the reconciler may have queued one.
+    if (!this.isBusy(id)) this.queue.push(id);
     await this.pump(updated);
     return 'starting';
   }
@@ -199,6 +195,9 @@ export class DesktopEngine {
       ),
     );
   }
+
+  /** Whether a boot of the desktop (or its disk's creation) is queued or running. */
+  private readonly isBusy = (id: string) => this.active.has(id) || this.queue.includes(id);
 
   /** Boots what the queue lets run; `fresh`: a row just written `starting` (not read again). */
   private async pump(fresh?: EngineDesktop): Promise<void> {
@@ -269,7 +268,7 @@ export class DesktopEngine {
       this.shutdownTimers.delete(id);
       this.background(
         this.forceStop(id, ['shutting-down']),
-        'forced stop after shutdown timeout failed',
+        'forced stop after timeout failed',
         id,
       );
     }, this.shutdownTimeoutMs);
@@ -385,9 +384,9 @@ export class DesktopEngine {
       driver: this.driver,
       shutdownTimeoutMs: this.shutdownTimeoutMs,
       transitionalLimitMs: this.transitionalLimitMs,
-      isBusy: (id) => this.active.has(id) || this.queue.includes(id),
+      isBusy: this.isBusy,
       requeue: async (id) => {
-        this.queue.push(id);
+        if (!this.isBusy(id)) this.queue.push(id);
         await this.pump();
       },
       hasShutdownTimer: (id) => this.shutdownTimers.has(id),

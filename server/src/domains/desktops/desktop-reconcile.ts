@@ -46,6 +46,8 @@ export async function reconcileRows(parts: ReconcileParts): Promise<void> {
     )
       continue;
     const status = await parts.driver.status(d.id);
+    // A start that began while the row and the VM's status were read: its boot settles the row.
+    if (parts.isBusy(d.id)) continue;
     const alive = status === 'running' || status === 'paused';
     const age = now - d.updated_at.getTime();
     switch (d.state) {
