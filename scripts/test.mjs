@@ -12,6 +12,7 @@ ensureNodeModules();
 ensureSystemPackages({ forTests: true });
 // After the install: it imports the build tools.
 const { e2eWorkers, preparePortalData } = await import('./lib/e2e-portals.mjs');
+const { startPostgres } = await import('./lib/postgres.mjs');
 
 const tmp = join(root, '.tmp');
 mkdirSync(tmp, { recursive: true });
@@ -184,11 +185,19 @@ const builtAll = (steps) =>
  * portals then start as on a restart when the end-to-end tests begin.
  */
 const e2eDataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e2e-'));
+/** The PostgreSQL cluster of the end-to-end portals (all but the first worker's), when started here. */
+let e2eCluster;
+process.on('exit', () => e2eCluster?.stop());
 let preparing;
 const preparePortals = () =>
-  (preparing ??= staticWork.then((steps) =>
-    builtAll(steps) ? preparePortalData(root, e2eDataDir, e2eWorkers()) : null,
-  ));
+  (preparing ??= staticWork.then(async (steps) => {
+    if (!builtAll(steps)) return null;
+    if (!process.env.E2E_DATABASE_URL) {
+      e2eCluster = await startPostgres();
+      process.env.E2E_DATABASE_URL = e2eCluster.url;
+    }
+    return preparePortalData(root, e2eDataDir, e2eWorkers(), process.env.E2E_DATABASE_URL);
+  }));
 
 const before = readCounts().length;
 console.log(

@@ -1,12 +1,17 @@
 // The end-to-end portals: each Playwright worker runs its own portal (tests/e2e/fixtures.ts), the
-// server bundle on <E2E_DATA_DIR>/worker-<index>. A portal's first start makes its embedded
-// database and demo (initdb, migrations, seed, disks: about 8 CPU-seconds); `npm test` prepares
-// the first workers' data while its last, mostly waiting, server tests run, so the portals then
-// start as on a restart (about 2 CPU-seconds).
+// server bundle on <E2E_DATA_DIR>/worker-<index>. The first worker's portal keeps the embedded
+// database (PGlite, `npm start`'s default); the others each have a database of the run's
+// PostgreSQL cluster (E2E_DATABASE_URL, started by `npm test` or the Playwright global set-up).
+// PGlite runs PostgreSQL compiled to WebAssembly inside the portal's process: the route sweeps
+// cost the portals 41 CPU-seconds on it against 16 (portals and PostgreSQL) on the cluster. A
+// portal's first start makes its database and demo (migrations, seed, disks: about 8
+// CPU-seconds on PGlite); `npm test` prepares the first workers' data while its last, mostly
+// waiting, server tests run, so the portals then start as on a restart (about 2 CPU-seconds).
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { SERVER_BUNDLE } from './build-server.mjs';
 
 /** The demo accounts' password on every end-to-end portal. */
@@ -26,10 +31,36 @@ export function workerDataDir(e2eDataDir, workerIndex) {
   return join(e2eDataDir, `worker-${workerIndex}`);
 }
 
-/** The environment of every end-to-end portal, beside its worker's port, mail sink and media. */
-export function portalBaseEnv(dataDir) {
+/**
+ * The database URL of a worker's portal on the cluster at `base` (made if missing), or undefined
+ * for the embedded database: the first worker's, or every worker's without a cluster.
+ */
+export async function workerDatabaseUrl(base, workerIndex) {
+  if (!base || workerIndex === 0) return undefined;
+  const name = `e2e_worker_${workerIndex}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } catch (err) {
+    // 42P04: it exists (a portal started again on the same data).
+    if (err?.code !== '42P04') throw err;
+  } finally {
+    await client.end();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * The environment of every end-to-end portal, beside its worker's port, mail sink and media; its
+ * database is `databaseUrl` when given, else the embedded one under `dataDir`.
+ */
+export function portalBaseEnv(dataDir, databaseUrl) {
   return {
     DATA_DIR: dataDir,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     DEMO_PASSWORD: E2E_DEMO_PASSWORD,
     QEMU_ACCEL: 'tcg',
     // Stopping desktops is tested; their guests ignore the power button, so each stop waits this
@@ -45,19 +76,21 @@ export function portalBaseEnv(dataDir) {
 
 /**
  * Prepares the data of the portals of workers 0 to count-1, one after the other (`server.mjs
- * --prepare`); resolves to a step result like the other quiet steps of `npm test`. A directory
- * whose preparation failed is removed, so its portal makes it on its first start as before.
+ * --prepare`), their databases on the cluster at `databaseBase` (see workerDatabaseUrl); resolves
+ * to a step result like the other quiet steps of `npm test`. A directory whose preparation failed
+ * is removed, so its portal makes it on its first start as before.
  */
-export async function preparePortalData(root, e2eDataDir, count) {
+export async function preparePortalData(root, e2eDataDir, count, databaseBase) {
   const started = Date.now();
   let output = '';
   let ok = true;
   for (let index = 0; index < count; index++) {
     const dataDir = workerDataDir(e2eDataDir, index);
+    const databaseUrl = await workerDatabaseUrl(databaseBase, index);
     const code = await new Promise((resolve) => {
       const child = spawn(process.execPath, [SERVER_BUNDLE, '--prepare'], {
         cwd: root,
-        env: { ...process.env, ...portalBaseEnv(dataDir) },
+        env: { ...process.env, ...portalBaseEnv(dataDir, databaseUrl) },
       });
       child.stdout.on('data', (chunk) => (output += chunk));
       child.stderr.on('data', (chunk) => (output += chunk));

@@ -13,7 +13,7 @@ import { start as startMailSink, type SinkMessage } from '../../server/test/supp
 import { E2E_PORT } from '../../playwright.config';
 import { killQemus } from '../support/qemu-teardown';
 import { SERVER_BUNDLE } from '../../scripts/lib/build-server.mjs';
-import { portalBaseEnv, workerDataDir } from '../../scripts/lib/e2e-portals.mjs';
+import { portalBaseEnv, workerDatabaseUrl, workerDataDir } from '../../scripts/lib/e2e-portals.mjs';
 
 export interface Portal {
   /** `http://127.0.0.1:<port>` */
@@ -47,13 +47,18 @@ export const test = base.extend<object, { portal: Portal; portalEnv: Record<stri
       // made by the portal's first start.
       const dataDir = workerDataDir(process.env.E2E_DATA_DIR ?? '', workerInfo.workerIndex);
       mkdirSync(dataDir, { recursive: true });
+      // The first worker's on the embedded database, the others' on the run's cluster (a spec
+      // that brings its own database names it in portalEnv).
+      const databaseUrl = portalEnv.DATABASE_URL
+        ? undefined
+        : await workerDatabaseUrl(process.env.E2E_DATABASE_URL, workerInfo.workerIndex);
       const sink = await startMailSink();
       const mediaPort = port + 1;
       // The bundle `npm start` runs (built by the global setup).
       const server = spawn(process.execPath, ['--enable-source-maps', SERVER_BUNDLE], {
         env: {
           ...process.env,
-          ...portalBaseEnv(dataDir),
+          ...portalBaseEnv(dataDir, databaseUrl),
           PORT: String(port),
           HOST: '127.0.0.1',
           MEDIA_ALLOWED_HOSTS: `127.0.0.1:${mediaPort}`,

@@ -1,10 +1,19 @@
 /**
  * Playwright globalSetup: the portals of the end-to-end tests run the server bundle `npm start`
- * runs (dist-server/server.mjs), built here when the server's sources are newer than it.
+ * runs (dist-server/server.mjs), built here when the server's sources are newer than it. Without
+ * E2E_DATABASE_URL (`npm test` starts the run's cluster itself), a private PostgreSQL cluster is
+ * started for the workers' portals beyond the first (scripts/lib/e2e-portals.mjs) and stopped
+ * when the run ends.
  */
 import { buildServer, serverBundleStale } from '../../scripts/lib/build-server.mjs';
+import { startPostgres } from './postgres';
 
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(): Promise<(() => void) | undefined> {
   const root = process.cwd();
   if (serverBundleStale(root)) await buildServer(root);
+  if (process.env.E2E_DATABASE_URL) return undefined;
+  const cluster = await startPostgres();
+  // The workers start after the global set-up and inherit the runner's environment.
+  process.env.E2E_DATABASE_URL = cluster.url;
+  return () => cluster.stop();
 }

@@ -1,0 +1,12 @@
+/** A private PostgreSQL cluster for tests and benchmarks (see postgres.mjs). */
+export interface PgCluster {
+  url: string;
+  /** Stops the cluster for good and removes its files. */
+  stop: () => void;
+  /** Stops the server (fast shutdown: open connections are cut), keeping its data. */
+  halt: () => void;
+  /** Starts a halted server again on the same port. */
+  resume: () => void;
+}
+
+export declare function startPostgres(): Promise<PgCluster>;

@@ -1,0 +1,75 @@
+/**
+ * Starts a private PostgreSQL cluster for tests and benchmarks: initdb + pg_ctl as the postgres
+ * user in a temp dir (under a second), on a free loopback port. Returns its URL and a stop().
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+function pgBin(name) {
+  const root = '/usr/lib/postgresql';
+  if (existsSync(root)) {
+    const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a));
+    for (const v of versions)
+      if (existsSync(join(root, v, 'bin', name))) return join(root, v, 'bin', name);
+  }
+  return name;
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() =>
+        addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+export async function startPostgres() {
+  const dir = mkdtempSync(join(tmpdir(), 'vdi-pg-'));
+  chmodSync(dir, 0o777);
+  const data = join(dir, 'data');
+  const port = await freePort();
+  const asPostgres = process.getuid?.() === 0;
+  const run = (bin, args) => {
+    if (asPostgres)
+      execFileSync(
+        'su',
+        ['postgres', '-s', '/bin/sh', '-c', [pgBin(bin), ...args].map((a) => `'${a}'`).join(' ')],
+        { stdio: 'pipe' },
+      );
+    else execFileSync(pgBin(bin), args, { stdio: 'pipe' });
+  };
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      'start',
+    ]);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    halt: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']),
+    resume: start,
+    stop: () => {
+      try {
+        // A halted cluster has nothing left to stop.
+        if (existsSync(join(data, 'postmaster.pid')))
+          run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
