@@ -2,8 +2,7 @@
  * The administration area as the engine draws it from the admin schemas, against a fake server at
  * the HTTP boundary (the real data provider): the users table with its state and list actions
  * (CSV import in a dialog with its answer, CSV export as a file), the edit form read through
- * `show` with its choices and the optional quota, and the audit entry's before/after. The admin
- * operations are still planned in the schema, so this suite sees them built.
+ * `show` with its choices and the optional quota, and the audit entry's before/after.
  */
 import { MantineProvider } from '@mantine/core';
 import { Refine } from '@refinedev/core';
@@ -26,21 +25,6 @@ import { stubLayout } from '@/resources/testing/engine-test-wrapper';
 import { EditPage } from './form-pages';
 import { deriveRoutes } from './routes';
 import './registrations';
-
-vi.mock('@/generated/api', async (importOriginal) => {
-  const original = await importOriginal<typeof import('@/generated/api')>();
-  return {
-    ...original,
-    operations: Object.fromEntries(
-      Object.entries(original.operations).map(([key, op]) => [
-        key,
-        /^(adminUsers|adminGroups|adminCategories|audit)\./.test(key)
-          ? { ...op, planned: false }
-          : op,
-      ]),
-    ),
-  };
-});
 
 interface Call {
   method: string;

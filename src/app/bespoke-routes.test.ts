@@ -1,24 +1,10 @@
 /**
  * Bespoke screens that name their own operations (the booking calendars, the planning screen)
- * are built when those are, and show not found while one is planned. Here the booking
- * operations are built and the planner's are still planned.
+ * are built when those are, and show not found while one is planned.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bespokeBuilt } from './pages';
 import { deriveRoutes } from './routes';
-
-vi.mock('@/generated/api', async (importOriginal) => {
-  const original = await importOriginal<typeof import('@/generated/api')>();
-  return {
-    ...original,
-    operations: Object.fromEntries(
-      Object.entries(original.operations).map(([key, op]) => [
-        key,
-        key.startsWith('bookings.') ? { ...op, planned: false } : { ...op },
-      ]),
-    ),
-  };
-});
 
 const route = (resource: string, kind: string) =>
   deriveRoutes().find((item) => item.resource === resource && item.kind === kind);

@@ -1,8 +1,7 @@
 /**
  * The profile screen the engine generates: the details page of a singleton with sections: panels per x-ui section, quota
  * bars from the record, actions in their sections, form actions asking only their `fields`, a
- * `result` action showing its answer once, and the `/profile/:action` deep link. The profile's
- * operations are still planned in the schema, so this suite sees them built.
+ * `result` action showing its answer once, and the `/profile/:action` deep link.
  */
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -14,19 +13,6 @@ import { clearToken } from '@/lib/token';
 import { ActionDialogHost } from '@/resources/actions/action-dialogs';
 import { renderEngine } from '@/resources/testing/engine-test-wrapper';
 import { ResourceShowPage } from '@/resources/show/resource-show-page';
-
-vi.mock('@/generated/api', async (importOriginal) => {
-  const original = await importOriginal<typeof import('@/generated/api')>();
-  return {
-    ...original,
-    operations: Object.fromEntries(
-      Object.entries(original.operations).map(([key, op]) => [
-        key,
-        key.startsWith('profile.') ? { ...op, planned: false } : op,
-      ]),
-    ),
-  };
-});
 
 const profile = {
   id: 'u1',

@@ -1,5 +1,6 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup, configure } from '@testing-library/react';
+import i18next from 'i18next';
 import { afterAll, afterEach, vi } from 'vitest';
 import { resetSessionState } from '../../src/lib/session-state';
 
@@ -32,13 +33,15 @@ if (typeof window !== 'undefined') {
 }
 
 // Every test starts on an empty page (React trees unmounted), and every file on an empty storage,
-// no signed-in session, its own globals and environment variables, and real timers: the files of
-// a worker share one window and one module graph when they run without isolation.
+// no signed-in session, its own globals and environment variables, real timers and the app's
+// i18next in English: the files of a worker share one window and one module graph when they run
+// without isolation.
 afterEach(() => {
   cleanup();
 });
-afterAll(() => {
+afterAll(async () => {
   cleanup();
+  if (i18next.isInitialized && i18next.language !== 'en') await i18next.changeLanguage('en');
   vi.useRealTimers();
   vi.unstubAllGlobals();
   vi.unstubAllEnvs();

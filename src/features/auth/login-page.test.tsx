@@ -1,8 +1,7 @@
 /**
  * The login page's account links and login steps, against a fake server at the HTTP boundary:
  * the category choice of a category-select token (answered or already stored) and the register
- * token's page, and the hint of a category whose LDAP directory signs in through the form. The
- * sign-up and forgot-password calls are taken as built here, as they will be.
+ * token's page, and the hint of a category whose LDAP directory signs in through the form.
  */
 import { useEffect } from 'react';
 import { MantineProvider } from '@mantine/core';
@@ -15,22 +14,6 @@ import { clearToken, getToken, setToken } from '@/lib/token';
 import { testI18n } from '@/resources/form/test-utils';
 import { LoginPage } from './login-page';
 import { loginErrorText } from './login-errors';
-
-vi.mock('@/generated/api', async (importOriginal) => {
-  const generated = await importOriginal<typeof import('@/generated/api')>();
-  const built = (key: 'session.signup' | 'session.forgotPassword') => ({
-    ...generated.operations[key],
-    planned: false,
-  });
-  return {
-    ...generated,
-    operations: {
-      ...generated.operations,
-      'session.signup': built('session.signup'),
-      'session.forgotPassword': built('session.forgotPassword'),
-    },
-  };
-});
 
 function jwt(claims: Record<string, unknown>): string {
   const enc = (value: unknown): string =>

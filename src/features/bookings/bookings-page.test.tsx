@@ -2,12 +2,12 @@
  * The bookings screens against the real HTTP client over a stubbed fetch: the item calendar with
  * its bookings and the plan's windows, a new booking checked before it is sent (an overlap stays
  * on the start field, no call) and sent in UTC, a refusal's code shown on its field, and the
- * summary with a booking opening on its item's calendar. The booking operations are still
- * planned in the schema, so this suite sees them built.
+ * summary with a booking opening on its item's calendar.
  */
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from 'i18next';
+import { initI18n } from '@/i18n/i18n';
 import type { Booking, BookingPriority } from '@/generated/types';
 import { formatDate, formatTime, toWireDate } from '@/lib/dates';
 import { clearToken, setToken } from '@/lib/token';
@@ -16,19 +16,6 @@ import common from '../../../locales/en/common.json';
 import errors from '../../../locales/en/errors.json';
 import { STEP_MINUTES, earliestStart } from './booking-rules';
 import { BookingsPage } from './bookings-page';
-
-vi.mock('@/generated/api', async (importOriginal) => {
-  const original = await importOriginal<typeof import('@/generated/api')>();
-  return {
-    ...original,
-    operations: Object.fromEntries(
-      Object.entries(original.operations).map(([key, op]) => [
-        key,
-        key.startsWith('bookings.') ? { ...op, planned: false } : op,
-      ]),
-    ),
-  };
-});
 
 const MINUTE = 60_000;
 const fetchMock = vi.fn<typeof fetch>();
@@ -50,14 +37,10 @@ function jwt(): string {
 }
 
 beforeAll(async () => {
-  // Errors are translated through the app's i18next.
-  if (!i18next.isInitialized)
-    await i18next.init({
-      lng: 'en',
-      ns: ['common', 'errors'],
-      resources: { en: { common, errors } },
-      interpolation: { escapeValue: false },
-    });
+  // Errors are translated through the app's i18next, in English.
+  await initI18n('en');
+  await i18next.changeLanguage('en');
+  await i18next.loadNamespaces(['common', 'errors']);
 });
 
 beforeEach(() => {

@@ -2,8 +2,7 @@
  * The desktop card's booking parts against the real HTTP client over a stubbed fetch: the next
  * booking line, Start now in place of Start and Open for a desktop without the booking it needs
  * (book from now, then start), and the cannot-start-now modal a start refused for the GPU plan
- * opens (change the profile, then start). The booking operations are still planned in the
- * schema, so this suite sees them built.
+ * opens (change the profile, then start).
  */
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { useState } from 'react';
@@ -17,21 +16,6 @@ import { registerActionHandler } from '@/resources/actions/action-registry';
 import { renderEngine } from '@/resources/testing/engine-test-wrapper';
 import { closeBookingPrompt } from './booking-start';
 import { DesktopCard } from './desktop-card';
-
-vi.mock('@/generated/api', async (importOriginal) => {
-  const original = await importOriginal<typeof import('@/generated/api')>();
-  return {
-    ...original,
-    operations: Object.fromEntries(
-      Object.entries(original.operations).map(([key, op]) => [
-        key,
-        key.startsWith('bookings.') || key.startsWith('reservables.')
-          ? { ...op, planned: false }
-          : op,
-      ]),
-    ),
-  };
-});
 
 // Other features draw these actions; stand-ins show where the card puts them.
 registerActionHandler('openDesktop', () => <button type="button" data-testid="desktop-open" />);

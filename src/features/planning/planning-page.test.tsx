@@ -1,35 +1,19 @@
 /**
  * The planning screen against the real HTTP client over a stubbed fetch: the first item and its
  * plans, a new plan sent in UTC for the item and profile, a plan that would overlap another of
- * the card kept in the form, and a plan deleted after its confirmation. The planner operations
- * are still planned in the schema, so this suite sees them built.
+ * the card kept in the form, and a plan deleted after its confirmation.
  */
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from 'i18next';
+import { initI18n } from '@/i18n/i18n';
 import { constants } from '@/generated/constants';
 import type { PlannerEvent } from '@/generated/types';
 import { ceilToStep, toWireDate } from '@/lib/dates';
 import { clearToken, setToken } from '@/lib/token';
 import { renderEngine } from '@/resources/testing/engine-test-wrapper';
-import common from '../../../locales/en/common.json';
 import errors from '../../../locales/en/errors.json';
 import { PlanningPage } from './planning-page';
-
-vi.mock('@/generated/api', async (importOriginal) => {
-  const original = await importOriginal<typeof import('@/generated/api')>();
-  return {
-    ...original,
-    operations: Object.fromEntries(
-      Object.entries(original.operations).map(([key, op]) => [
-        key,
-        key.startsWith('planning.') || key.startsWith('reservables.')
-          ? { ...op, planned: false }
-          : op,
-      ]),
-    ),
-  };
-});
 
 const MINUTE = 60_000;
 const STEP = constants.bookings.timeStepMinutes.value;
@@ -50,13 +34,10 @@ function jwt(): string {
 }
 
 beforeAll(async () => {
-  if (!i18next.isInitialized)
-    await i18next.init({
-      lng: 'en',
-      ns: ['common', 'errors'],
-      resources: { en: { common, errors } },
-      interpolation: { escapeValue: false },
-    });
+  // Errors are translated through the app's i18next, in English.
+  await initI18n('en');
+  await i18next.changeLanguage('en');
+  await i18next.loadNamespaces(['common', 'errors']);
 });
 
 beforeEach(() => {
