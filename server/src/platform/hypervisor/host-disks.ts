@@ -5,12 +5,15 @@
  * Also the copies a start or a move needs: a desktop's disk into the pool of the host it starts
  * on, or from one host's pool to another's.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { giveDiskTo, type DiskOperations } from './disk-images.ts';
 import type { LibvirtPool } from './libvirt-pool.ts';
 import {
   diskToPool,
   hostDiskDir,
+  mediaToPool,
+  mediaVolume,
   templateVolume,
   volumeBetweenPools,
   volumeHostOf,
@@ -146,6 +149,21 @@ export class HostDisks {
     const volume = path.basename(file);
     await diskToPool({ ...this.portal(onPercent), pool }, file, volume);
     return path.join(hostDiskDir(this.options.dataDir, hostId), volume);
+  }
+
+  /**
+   * The paths a start on `hostId` uses for its media files (ISOs, floppy images): on a libvirt
+   * host, the volumes of its pool they were uploaded to (once per host; `onPercent` hears the
+   * uploads' progress), named like its disks; elsewhere the files themselves.
+   */
+  async stageMedia(hostId: string, files: string[], onPercent?: OnPercent): Promise<string[]> {
+    const pool = this.options.driverOf(hostId)?.volumes;
+    const dataDir = this.options.dataDir;
+    if (!pool || !dataDir || files.length === 0) return files;
+    for (const file of files)
+      if (!existsSync(file)) throw new HypervisorError('invalid_spec', `file not found: ${file}`);
+    await mediaToPool(pool, files, onPercent);
+    return files.map((file) => path.join(hostDiskDir(dataDir, hostId), mediaVolume(file)));
   }
 
   /**

@@ -43,11 +43,21 @@ export function volumeHostOf(dataDir: string, file: string): string | null {
     : null;
 }
 
-/** The volume name of a template image the portal keeps at `file`. */
-export function templateVolume(file: string): string {
+/** The volume name of a portal file: `<prefix>-<hash of its path>-<file name>`. */
+function portalFileVolume(prefix: string, file: string): string {
   const abs = path.resolve(file);
   const hash = createHash('sha256').update(abs).digest('hex').slice(0, 10);
-  return `tpl-${hash}-${path.basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  return `${prefix}-${hash}-${path.basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+/** The volume name of a template image the portal keeps at `file`. */
+export function templateVolume(file: string): string {
+  return portalFileVolume('tpl', file);
+}
+
+/** The volume name of a medium's file (an ISO or a floppy image) the portal keeps at `file`. */
+export function mediaVolume(file: string): string {
+  return portalFileVolume('media', file);
 }
 
 /** Progress of a copy in percent (whole numbers, each once). */
@@ -136,6 +146,38 @@ export async function diskToPool(ctx: PortalToPool, file: string, volume: string
     );
   }
   if (fresh) await pool.create(volume, (await ctx.info(file)).virtualSize, templateVolume(top));
+  count.done();
+}
+
+/**
+ * Brings media files (ISOs, floppy images) into the pool, each as its {@link mediaVolume} (raw,
+ * uploaded once per pool: a volume already there is kept); `onPercent` hears the progress of the
+ * uploads, and nothing when the pool had them all.
+ */
+export async function mediaToPool(
+  pool: LibvirtPool,
+  files: readonly string[],
+  onPercent?: OnPercent,
+): Promise<void> {
+  const missing: string[] = [];
+  for (const file of new Set(files))
+    if (!(await pool.exists(mediaVolume(file)))) missing.push(file);
+  if (missing.length === 0) return;
+  const sizes = await Promise.all(missing.map(async (f) => (await fsp.stat(f)).size));
+  const count = progress(
+    sizes.reduce((a, b) => a + b, 0),
+    onPercent,
+  );
+  for (const [i, file] of missing.entries())
+    await pool.upload(
+      mediaVolume(file),
+      () => createReadStream(file),
+      sizes[i] ?? 0,
+      count.part(),
+      {
+        ifMissing: true,
+      },
+    );
   count.done();
 }
 

@@ -27,8 +27,9 @@ export interface CreateContext {
   /** `<dataDir>/run/<id>` */
   runDir: string;
   /**
-   * The host's path of the main disk when it is a volume of the host's storage pool (the file
-   * checks are then the pool's business); undefined: a file the host reaches at the spec's path.
+   * The host's path of the main disk or a medium when it is a volume of the host's storage pool
+   * (the file checks are then the pool's business); undefined: a file the host reaches at the
+   * spec's path.
    */
   volumePath(diskPath: string): Promise<string | undefined>;
   /** A virsh failure as a HypervisorError (a missing domain is `not_running`). */
@@ -43,10 +44,15 @@ export async function createDomain(
   const id = spec.id;
   const { runDir, domainName } = ctx;
   const diskSource = spec.diskPath ? await ctx.volumePath(spec.diskPath) : undefined;
+  // A medium that names a volume of the host's pool is opened there; any other file at its path.
+  const hostPaths = async (files: string[]) =>
+    Promise.all(files.map(async (file) => (await ctx.volumePath(file)) ?? file));
+  const isos = await hostPaths(spec.hardware.isos);
+  const floppies = await hostPaths(spec.hardware.floppies);
   const files = [
     ...(diskSource ? [] : [spec.diskPath]),
-    ...spec.hardware.isos,
-    ...spec.hardware.floppies,
+    ...spec.hardware.isos.filter((file, i) => isos[i] === file),
+    ...spec.hardware.floppies.filter((file, i) => floppies[i] === file),
   ];
   for (const file of files) {
     if (file && !existsSync(file))
@@ -55,14 +61,17 @@ export async function createDomain(
   await fsp.mkdir(runDir, { recursive: true, mode: 0o700 });
   await cleanRunDir(runDir, false);
   const startedAt = new Date().toISOString();
-  const xml = buildDomainXml(spec, {
-    domainName,
-    accel: ctx.accel,
-    startedAt,
-    spiceTls: ctx.spiceTls,
-    listen: ctx.consoleAddress,
-    ...(diskSource ? { diskSource } : {}),
-  });
+  const xml = buildDomainXml(
+    { ...spec, hardware: { ...spec.hardware, isos, floppies } },
+    {
+      domainName,
+      accel: ctx.accel,
+      startedAt,
+      spiceTls: ctx.spiceTls,
+      listen: ctx.consoleAddress,
+      ...(diskSource ? { diskSource } : {}),
+    },
+  );
   const xmlFile = path.join(runDir, 'domain.xml');
   await fsp.writeFile(xmlFile, xml, { mode: 0o600 });
   try {

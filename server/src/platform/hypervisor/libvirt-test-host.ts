@@ -109,6 +109,11 @@ function runAs(user: TestHostUser, command: string, args: string[]): string {
   });
 }
 
+/** The live XML of a domain of the user's session daemon. */
+export function sessionDomainXml(user: TestHostUser, domainName: string): string {
+  return runAs(user, 'virsh', ['-c', 'qemu:///session', 'dumpxml', domainName]);
+}
+
 /** The pid of a domain's QEMU under the user's session daemon (0 when it has none). */
 export function sessionDomainPid(user: TestHostUser, domainName: string): number {
   try {
