@@ -13,9 +13,10 @@
  * second user's daemon, its pool in another directory): the volume is copied between the pools
  * with its progress on the card, and its next start boots there. Its size counts from the volume.
  * Its ISO and floppy (files of the portal) reach each host it starts on as volumes of that host's
- * pool, their upload's progress on the card.
+ * pool, their upload's progress on the card. Stopped there, it becomes a template: its volume's
+ * chain downloaded into the portal's template store and flattened, with progress.
  */
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { connect } from 'node:net';
 import { eq } from 'drizzle-orm';
@@ -54,6 +55,8 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
   /** The copy progress (percent) each desktop's card was sent: its disk's, its media's. */
   const copied = new Map<string, number[]>();
   const copiedMedia = new Map<string, number[]>();
+  /** The percents of template copies pushed. */
+  const templatePercents: number[] = [];
   /** An ISO and a floppy image the portal keeps. */
   let mediaFiles: string[] = [];
   let t: TestApp;
@@ -145,6 +148,10 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
         id?: string;
         queue?: { event?: string; percent?: number } | null;
       };
+      const percentage = (event.payload as { progress?: { percentage?: number } | null }).progress
+        ?.percentage;
+      if (event.name === 'templates.updated' && typeof percentage === 'number')
+        templatePercents.push(percentage);
       const seen = d.queue?.event === 'copy_media' ? copiedMedia : copied;
       if (d.id && typeof d.queue?.percent === 'number')
         seen.set(d.id, [...(seen.get(d.id) ?? []), d.queue.percent]);
@@ -355,14 +362,39 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(sessionDomainPid(userB, `vdi-${id}`)).toBeGreaterThan(0);
     expect(mediaOn(userB, dirname(volumeB.backingFile ?? ''))).toEqual([true, true]);
 
-    // Stopped (forced), deleted to the recycle bin, then emptied from it: the volume goes from
-    // hostB's pool.
+    // Stopped (forced), it becomes a template: its volume's chain downloaded from hostB's pool
+    // into the portal's template store and flattened there, with progress; nothing else stays.
     expect((await action(id, 'stop')).statusCode).toBe(200);
     expect((await action(id, 'stop')).statusCode).toBe(200);
     await until(
       () => stateOf(id),
       (s) => s === 'stopped',
     );
+    const made = await injectWithToken(t.app, await login(t.app, 'admin'), {
+      method: 'POST',
+      url: '/api/v3/template',
+      payload: { desktop_id: id, name: 'From hostB' },
+    });
+    expect(made.statusCode, made.body).toBe(200);
+    const template = await until(
+      () => t.app.templates.get(made.json<{ id: string }>().id),
+      (row) => row?.status === 'ready' || row?.status === 'failed',
+    );
+    expect(template?.status, template?.detail ?? '').toBe('ready');
+    expect(await t.app.hypervisor.diskInfo(template?.diskPath ?? '')).toMatchObject({
+      backingFile: null,
+      virtualSize: (await t.app.hypervisor.diskInfo(after?.diskPath ?? '')).virtualSize,
+    });
+    expect(templatePercents).toContain(100);
+    expect(
+      readdirSync(dirname(template?.diskPath ?? '')).filter((f) => /\.(chain-\d+|part)$/.test(f)),
+    ).toEqual([]);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
+
+    // Deleted to the recycle bin, then emptied from it: the volume goes from hostB's pool.
     const del = await injectWithToken(t.app, token, {
       method: 'DELETE',
       url: `/api/v3/desktop/${id}`,

@@ -21,7 +21,7 @@ import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { LibvirtPool } from './libvirt-pool.ts';
 import { rewriteBacking } from './qcow2-backing.ts';
-import type { DiskInfo } from './types.ts';
+import { HypervisorError, type DiskInfo } from './types.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -248,4 +248,57 @@ export async function volumeToFile(
     throw error;
   }
   count.done();
+}
+
+/**
+ * Downloads `volume` and its backing chain from a pool as portal files next to `target`
+ * (`<target>.chain-<n>`, the volume first), each naming the next as its backing file, and answers
+ * them. The chain stops at the first backing volume that is a file of `knownDir` (a template the
+ * portal keeps there, by its {@link templateVolume} name): that file is the backing, not
+ * downloaded. `onPercent` hears the downloads' progress by bytes; `signal` stops between images.
+ */
+export async function volumeChainToFiles(
+  from: LibvirtPool,
+  volume: string,
+  target: string,
+  knownDir: string,
+  onPercent?: OnPercent,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const known = new Map<string, string>();
+  for (const name of await fsp.readdir(knownDir).catch(() => [] as string[])) {
+    const file = path.join(knownDir, name);
+    known.set(templateVolume(file), file);
+  }
+  const chain: string[] = [];
+  let base: string | null = null;
+  for (let name: string | null = volume; name && chain.length <= 16;) {
+    chain.push(name);
+    const backing: string | null = (await from.info(name)).backingFile;
+    name = backing ? path.basename(backing) : null;
+    base = name ? (known.get(name) ?? null) : null;
+    if (base) break;
+  }
+  const sizes = await Promise.all(chain.map((name) => from.physicalSize(name)));
+  const count = progress(
+    sizes.reduce((a, b) => a + b, 0),
+    onPercent,
+  );
+  const files = chain.map((_, i) => `${target}.chain-${i}`);
+  try {
+    // base first, so every image's backing file is there once it is
+    for (let i = chain.length - 1; i >= 0; i--) {
+      if (signal?.aborted) throw new HypervisorError('command_failed', 'the copy was aborted');
+      const part = count.part();
+      const bytes = sizes[i] ?? 0;
+      await volumeToFile(from, chain[i] ?? '', files[i] ?? '', files[i + 1] ?? base, (p) =>
+        part(Math.floor((p * bytes) / 100)),
+      );
+    }
+  } catch (error) {
+    await Promise.all(files.map((file) => fsp.rm(file, { force: true })));
+    throw error;
+  }
+  count.done();
+  return files;
 }
