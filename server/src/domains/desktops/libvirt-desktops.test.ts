@@ -14,7 +14,8 @@
  * with its progress on the card, and its next start boots there. Its size counts from the volume.
  * Its ISO and floppy (files of the portal) reach each host it starts on as volumes of that host's
  * pool, their upload's progress on the card. Stopped there, it becomes a template: its volume's
- * chain downloaded into the portal's template store and flattened, with progress.
+ * chain downloaded into the portal's template store and flattened, with progress. Its network card
+ * is user-mode there (the session daemon may not plug into the host's bridge).
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -33,6 +34,7 @@ import {
   type TestHostUser,
 } from '../../platform/hypervisor/libvirt-test-host.ts';
 import { mediaVolume, templateVolume } from '../../platform/hypervisor/host-volumes.ts';
+import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import { checkDisks } from '../storage/index.ts';
 import { isBlankScreen, isPng } from '../../platform/hypervisor/png.ts';
 import { listenAddresses, readRfbBanner } from '../../platform/hypervisor/test-support.ts';
@@ -263,6 +265,11 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     };
     expect(mediaOn(user, poolA)).toEqual([true, true]);
     expect(copiedMedia.get(id)?.at(-1)).toBe(100);
+    // Its card on the NAT network: user-mode, as this host's session daemon may not plug into a
+    // bridge (its qemu-bridge-helper is not setuid), with the desktop's MAC.
+    expect(sessionDomainXml(user, `vdi-${id}`)).toMatch(
+      new RegExp(`<interface type='user'>\\s*<mac address='${macFor(id, 0)}'/>`),
+    );
     // the domain runs under the test user's daemon, its console on loopback with a password
     expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);
     const rt = row?.runtime as { vncPort: number; vncPassword: string };
