@@ -312,7 +312,10 @@ async function cleanUpHosts(hosts: SshTestHost[], dataDir: string, ids: string[]
   for (const host of hosts) {
     for (const id of ids) destroySessionDomains(host.user, `vdi-${id}`);
     const virsh = (...args: string[]) =>
-      execFileSync(host.directVirsh, ['-c', 'qemu:///session', ...args], { encoding: 'utf8' });
+      execFileSync(host.directVirsh, ['-c', 'qemu:///session', ...args], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
     let volumes: string[] = [];
     try {
       volumes = virsh('vol-list', 'vdi')
