@@ -18,7 +18,6 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { APIRequestContext, Page } from '@playwright/test';
 import {
-  destroySessionDomains,
   ensureTestUser,
   startSshTestHost,
   type SshTestHost,
@@ -96,8 +95,11 @@ test('a class spread over two libvirt hosts; host B fails, returns, and takes a 
   let admin: APIRequestContext | undefined;
   try {
     // Users of their own, so the server tests' hosts (vdi-hv-a, vdi-hv-b) are never touched.
-    for (const user of ['vdi-hv-c', 'vdi-hv-d'])
-      hosts.push(await startSshTestHost(ensureTestUser(user)));
+    hosts.push(
+      ...(await Promise.all(
+        ['vdi-hv-c', 'vdi-hv-d'].map((user) => startSshTestHost(ensureTestUser(user))),
+      )),
+    );
     const [hostA, hostB] = hosts as [SshTestHost, SshTestHost];
     admin = await apiAs(portal.url, await apiToken(portal.url, 'admin'));
     teacher = await apiAs(portal.url, await apiToken(portal.url, 'teacher'));
@@ -309,24 +311,31 @@ async function idsOf(api: APIRequestContext | undefined, deployment: string): Pr
  */
 async function cleanUpHosts(hosts: SshTestHost[], dataDir: string, ids: string[]): Promise<void> {
   const template = templateVolume(join(dataDir, 'images', 'demo-template.qcow2'));
+  const ours = (name: string) =>
+    name === template || ids.some((id) => name === `vdi-${id}` || name === `${id}.qcow2`);
   for (const host of hosts) {
-    for (const id of ids) destroySessionDomains(host.user, `vdi-${id}`);
     const virsh = (...args: string[]) =>
       execFileSync(host.directVirsh, ['-c', 'qemu:///session', ...args], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'ignore'],
       });
-    let volumes: string[] = [];
-    try {
-      volumes = virsh('vol-list', 'vdi')
-        .split('\n')
-        .map((l) => l.trim().split(/\s+/)[0] ?? '');
-    } catch {
-      /* no pool */
-    }
-    for (const volume of volumes.filter(
-      (v) => v === template || ids.some((id) => v.startsWith(id)),
-    ))
+    const names = (...args: string[]) => {
+      try {
+        return virsh(...args)
+          .split('\n')
+          .map((line) => line.trim().split(/\s+/)[0] ?? '')
+          .filter(ours);
+      } catch {
+        return [];
+      }
+    };
+    for (const domain of names('list', '--name'))
+      try {
+        virsh('destroy', domain);
+      } catch {
+        /* gone */
+      }
+    for (const volume of names('vol-list', 'vdi'))
       try {
         virsh('vol-delete', '--pool', 'vdi', volume);
       } catch {
