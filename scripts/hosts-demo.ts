@@ -8,12 +8,12 @@
  *   down a | down b   the host's sshd and its connections end (its desktops fail within 10 s)
  *   up a | up b       it answers again (its running domains are adopted)
  *   quit              ends the sshds (the hosts' domains keep running until stopped)
- * The desktops' disks go into each host's storage pool `vdi` (in the user's
- * `~/.local/share/libvirt/images/vdi`, made at the first start, the template copied there with its
- * progress on the card). Both users are in the group `vdi-demo-hosts`: start the portal with
- * `HYPERVISOR_DISK_OWNER=<uid of vdi-demo-a>:<gid of vdi-demo-hosts>` (printed) and a DATA_DIR
- * they can walk into (mode 0755), so both hosts' QEMUs may read the files they still take from
- * the portal's disk (ISOs, floppies).
+ * The desktops' disks and media go into each host's storage pool `vdi` (in the user's
+ * `~/.local/share/libvirt/images/vdi`, made at the first start, the template and the media copied
+ * there with their progress on the card). Both users are in the group `vdi-demo-hosts`: start the
+ * portal with `HYPERVISOR_DISK_OWNER=<uid of vdi-demo-a>:<gid of vdi-demo-hosts>` (printed) and a
+ * DATA_DIR they can walk into (mode 0755), so both hosts' QEMUs may read a file a host is given at
+ * its path on the portal (a disk path outside the pools).
  * Needs the packages libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssh-server.
  */
 import { execFileSync } from 'node:child_process';

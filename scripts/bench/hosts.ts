@@ -5,20 +5,23 @@
  *  1. One driver call: the median of 51 `status()` of a running domain, local QEMU (a QMP query)
  *     vs a libvirt host over SSH (`virsh domstate` through the kept connection).
  *  2. Start -> first frame: from `start()` to the first non-blank screenshot of the guest, local
- *     vs libvirt over SSH (the driver side of the card's Open; the browser side is
- *     `desktop.ts`, which is the same for both drivers).
- *  3. Start-all: N domains (`--n`, default 4) started at once over 2 libvirt hosts, placed the way
- *     placement does (the host with the most memory free after the start), until all run.
+ *     vs libvirt over SSH (the driver side of the card's Open).
+ *  3. Through a portal with both hosts added (`hosts-portal.ts`): click Open -> first frame in
+ *     Chromium, a desktop on the host local vs one on host A (`--runs`, default 3, medians), and
+ *     start-all of N desktops (`--n`, default 30) placed by the portal over the 2 hosts, from the
+ *     start calls until every one is `started`. Needs the SPA built (`npx vite build`).
  *  4. Template copy: a template image of `--mib` MiB (default 256, its clusters all written) copied
  *     from the portal into host A's storage pool (`vol-upload` over SSH), then from A's pool into
  *     B's (`vol-download` streamed into `vol-upload`), in MB/s. The pools (`bench<pid>`) are
  *     removed at the end.
- * Everything it starts is stopped and its temp dirs removed at the end.
+ * Everything it starts is stopped and its temp dirs removed at the end, also after a failure. The
+ * load average is printed beside each figure (the machine is shared: read them against it).
  *
- * Usage: npx tsx scripts/bench/hosts.ts [--n 4] [--mib 256]
+ * Usage: npx vite build && npx tsx scripts/bench/hosts.ts [--n 30] [--runs 3] [--mib 256]
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DiskImages } from '../../server/src/platform/hypervisor/disk-images.ts';
@@ -30,7 +33,6 @@ import {
   startSshTestHost,
   type SshTestHost,
 } from '../../server/src/platform/hypervisor/libvirt-test-host.ts';
-import { placeDesktop } from '../../server/src/platform/hypervisor/placement.ts';
 import { isBlankScreen } from '../../server/src/platform/hypervisor/png.ts';
 import { createQemuDriver } from '../../server/src/platform/hypervisor/qemu-driver.ts';
 import {
@@ -39,13 +41,18 @@ import {
   tempDataDir,
 } from '../../server/src/platform/hypervisor/test-support.ts';
 import type { Hypervisor } from '../../server/src/platform/hypervisor/types.ts';
+import { benchPortal } from './hosts-portal.ts';
 
 const argN = process.argv.indexOf('--n');
-const N = argN > 0 ? Number(process.argv[argN + 1]) : 4;
+const N = argN > 0 ? Number(process.argv[argN + 1]) : 30;
+const argRuns = process.argv.indexOf('--runs');
+const RUNS = argRuns > 0 ? Number(process.argv[argRuns + 1]) : 3;
 const argMib = process.argv.indexOf('--mib');
 const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 256;
 const PREFIX = `bench${process.pid}-`;
 const POOL = `bench${process.pid}`;
+/** The 1-minute load average now, for the figure beside it. */
+const load = () => `load ${os.loadavg()[0]?.toFixed(1) ?? '?'}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 const tmp = tempDataDir('vdi-bench-hosts-');
@@ -106,52 +113,11 @@ try {
   const [, hostA, hostB] = drivers;
   if (!hostA || !hostB) throw new Error('no libvirt hosts');
 
+  const loadFrames = load();
   const frameLocal = await firstFrame(local, 'frame-local');
   const frameLibvirt = await firstFrame(hostA, 'frame-libvirt');
   const callLocal = await oneCall(local, 'frame-local');
   const callLibvirt = await oneCall(hostA, 'frame-libvirt');
-  for (const s of started.splice(0)) await s.driver.stop(s.id);
-
-  // Start-all over the two libvirt hosts, placed one after the other as the portal does.
-  const used = new Map([
-    ['a', 0],
-    ['b', 0],
-  ]);
-  const byHost = { a: hostA, b: hostB };
-  const placed: { host: 'a' | 'b'; id: string }[] = [];
-  for (let i = 0; i < N; i++) {
-    const choice = placeDesktop(
-      [...used].map(([id, usedMemoryMib]) => ({
-        id,
-        enabled: true,
-        draining: false,
-        lastSeen: new Date(),
-        memoryMib: 8192,
-        usedMemoryMib,
-        gpuProfiles: [],
-      })),
-      { memoryMib: 128, gpuProfiles: [], forced: null },
-      { now: new Date(), freshMs: 10_000 },
-    );
-    if (!('host' in choice)) throw new Error(choice.refused);
-    const host = choice.host === 'a' ? 'a' : 'b';
-    used.set(host, (used.get(host) ?? 0) + 128);
-    placed.push({ host, id: `all-${i}` });
-  }
-  const disks = await Promise.all(placed.map((p) => disk(byHost[p.host], p.id)));
-  const t0 = performance.now();
-  // Every start settles before a failure is thrown: a guest that starts after another start
-  // failed is still recorded, so the cleanup below stops it.
-  const starts = await Promise.allSettled(
-    placed.map(async (p, i) => {
-      await byHost[p.host].start(demoSpec(p.id, disks[i] ?? ''));
-      started.push({ driver: byHost[p.host], id: p.id });
-    }),
-  );
-  const failedStart = starts.find((s) => s.status === 'rejected');
-  if (failedStart) throw failedStart.reason;
-  const startAll = performance.now() - t0;
-  const split = placed.filter((p) => p.host === 'a').length;
   for (const s of started.splice(0)) await s.driver.stop(s.id);
 
   // A template copied into A's pool from the portal, then from A's pool into B's.
@@ -173,6 +139,7 @@ try {
     dataDir: tmp.dir,
     driverOf: (id) => ({ h0: hostA, h1: hostB })[id],
   });
+  const loadCopy = load();
   const t1 = performance.now();
   const onA = await hostDisks.stageDisk('h0', image);
   const upload = bytes / 1e6 / ((performance.now() - t1) / 1000);
@@ -180,18 +147,27 @@ try {
   await hostDisks.copyDisk(onA, 'h1', null);
   const between = bytes / 1e6 / ((performance.now() - t2) / 1000);
 
+  const loadPortal = load();
+  const portal = await benchPortal(sshHosts, { runs: RUNS, n: N });
+  const loadAfter = load();
+
   console.log('hypervisor hosts bench (TCG demo guest, libvirt over SSH on loopback)');
   console.log(
     `  one driver call (status), median of 51: local QEMU ${callLocal.toFixed(2)} ms, libvirt over SSH ${callLibvirt.toFixed(2)} ms`,
   );
   console.log(
-    `  start -> first non-blank frame: local QEMU ${frameLocal.toFixed(0)} ms, libvirt over SSH ${frameLibvirt.toFixed(0)} ms`,
+    `  driver start -> first non-blank screenshot: local QEMU ${frameLocal.toFixed(0)} ms, libvirt over SSH ${frameLibvirt.toFixed(0)} ms (${loadFrames})`,
   );
   console.log(
-    `  start-all of ${N} over 2 hosts (${split} + ${N - split}): ${startAll.toFixed(0)} ms until all run`,
+    `  template copy of ${(bytes / 1e6).toFixed(0)} MB over SSH: portal -> pool ${upload.toFixed(1)} MB/s, pool -> pool ${between.toFixed(1)} MB/s (${loadCopy})`,
   );
+  const runs = (xs: number[]) => `median ${median(xs)} ms (${xs.join(', ')})`;
   console.log(
-    `  template copy of ${(bytes / 1e6).toFixed(0)} MB over SSH: portal -> pool ${upload.toFixed(1)} MB/s, pool -> pool ${between.toFixed(1)} MB/s`,
+    `  click Open -> first frame in Chromium: host local ${runs(portal.openLocal)}, libvirt host A ${runs(portal.openLibvirt)} (${loadPortal})`,
+  );
+  const { startAll } = portal;
+  console.log(
+    `  start-all of ${startAll.n} through the portal: ${(startAll.ms / 1000).toFixed(1)} s until all started, split ${JSON.stringify(startAll.split)} (${loadPortal} before, ${loadAfter} after)`,
   );
 } finally {
   for (const s of started) await s.driver.stop(s.id).catch(() => undefined);

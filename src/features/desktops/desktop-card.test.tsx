@@ -130,7 +130,7 @@ describe('DesktopCard bookings', () => {
     expect(screen.queryByText(/10\.87\.0\.17/)).not.toBeInTheDocument();
   });
 
-  it("shows the percent of its disk's copy to a host, and its queue place otherwise", () => {
+  it("shows the percent of its disk's or media's copy to a host, and its queue place otherwise", () => {
     renderEngine(
       <DesktopCard
         resource="desktops"
@@ -139,6 +139,16 @@ describe('DesktopCard bookings', () => {
     );
     expect(screen.getByTestId('record-progress')).toHaveTextContent(
       'Copying its disk to the host: 42 %',
+    );
+    cleanup();
+    renderEngine(
+      <DesktopCard
+        resource="desktops"
+        record={desktop({ state: 'starting', queue: { event: 'copy_media', percent: 7 } })}
+      />,
+    );
+    expect(screen.getByTestId('record-progress')).toHaveTextContent(
+      'Copying its media to the host: 7 %',
     );
     cleanup();
     renderEngine(

@@ -5,7 +5,8 @@
  * is written, so a console opened with the start connects while the row is written. A host that
  * keeps its disks elsewhere (a libvirt host's storage pool) gets the desktop's disk first, the
  * copy's progress on the card (`queue`: event `copy_disk`, percent done), and the disk's new path
- * is recorded before the portal's copy goes.
+ * is recorded before the portal's copy goes; its media (ISOs, floppies) follow the same way (event
+ * `copy_media`), once per host, the portal's files staying.
  */
 import { ApiError } from '../../platform/http/api-error.ts';
 import type { IdleManager } from '../../platform/hypervisor/idle.ts';
@@ -45,6 +46,7 @@ export async function bootDesktop(
       diskPath: parts.diskPath,
     });
     await stageDisk(parts, id, spec);
+    await stageMedia(parts, id, spec);
     parts.log.debug?.({ id, phase: 'boot.spawn' }, 'console path');
     const rt = await parts.driver.start(spec);
     parts.log.debug?.({ id, phase: 'boot.running' }, 'console path');
@@ -83,6 +85,19 @@ export async function bootDesktop(
   } finally {
     if (announced) parts.vncReady?.(id, null);
   }
+}
+
+/** Brings the spec's media where the start's host keeps them (see the module comment). */
+async function stageMedia(parts: BootParts, id: string, spec: DomainSpec): Promise<void> {
+  const { isos, floppies } = spec.hardware;
+  if (!parts.driver.stageMedia || isos.length + floppies.length === 0) return;
+  const progress = copyProgress((percent) =>
+    parts.store.update(id, { queue: { event: 'copy_media', percent } }, ['starting']),
+  );
+  const staged = await parts.driver.stageMedia(id, [...isos, ...floppies], progress.report);
+  await progress.settled();
+  spec.hardware.isos = staged.slice(0, isos.length);
+  spec.hardware.floppies = staged.slice(isos.length);
 }
 
 /** Brings the spec's disk where the start's host keeps its disks (see the module comment). */

@@ -31,6 +31,8 @@ export interface HostSettings {
   /** The driver of the host `local`. */
   local: Hypervisor;
   diskOwner?: { uid: number; gid: number } | undefined;
+  /** The bridge of each network by its id (a libvirt host's cards go on it when it has it). */
+  bridges?: () => Promise<ReadonlyMap<string, string>>;
   /** The host a desktop's runtime records. */
   hostOf(id: string): Promise<string | null>;
   /** Whether this process probes the hosts (the leader). */
@@ -105,6 +107,8 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
         diskOwner: settings.diskOwner,
         consoleAddress: host.consoleAddress,
         volumeDir: hostDiskDir(settings.dataDir, host.id),
+        bridges: settings.bridges,
+        log: (line) => settings.warn({ host: host.id }, line),
       }));
   const drivers = new HostDrivers({
     local: settings.local,

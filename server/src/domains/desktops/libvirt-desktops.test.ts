@@ -12,21 +12,29 @@
  * overlay made on the host) and removes the portal's file. Stopped, an admin moves it to hostB (a
  * second user's daemon, its pool in another directory): the volume is copied between the pools
  * with its progress on the card, and its next start boots there. Its size counts from the volume.
+ * Its ISO and floppy (files of the portal) reach each host it starts on as volumes of that host's
+ * pool, their upload's progress on the card. Stopped there, it becomes a template: its volume's
+ * chain downloaded into the portal's template store and flattened, with progress. Its network card
+ * is user-mode there (the session daemon may not plug into the host's bridge).
  */
-import { chmodSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { connect } from 'node:net';
+import { eq } from 'drizzle-orm';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desktops, hypervisors } from '../../platform/db/schema.ts';
+import { addMedia, userRow } from '../../../test/support/fixtures.ts';
 import {
   ensureTestUser,
   sessionDomainPid,
+  sessionDomainXml,
   startSshTestHost,
   type SshTestHost,
   type TestHostUser,
 } from '../../platform/hypervisor/libvirt-test-host.ts';
-import { templateVolume } from '../../platform/hypervisor/host-volumes.ts';
+import { mediaVolume, templateVolume } from '../../platform/hypervisor/host-volumes.ts';
+import { macFor } from '../../platform/hypervisor/qemu-network.ts';
 import { checkDisks } from '../storage/index.ts';
 import { isBlankScreen, isPng } from '../../platform/hypervisor/png.ts';
 import { listenAddresses, readRfbBanner } from '../../platform/hypervisor/test-support.ts';
@@ -46,8 +54,13 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
   let host: SshTestHost;
   let userB: TestHostUser;
   let hostB: SshTestHost;
-  /** The copy progress (percent) each desktop's card was sent. */
+  /** The copy progress (percent) each desktop's card was sent: its disk's, its media's. */
   const copied = new Map<string, number[]>();
+  const copiedMedia = new Map<string, number[]>();
+  /** The percents of template copies pushed. */
+  const templatePercents: number[] = [];
+  /** An ISO and a floppy image the portal keeps. */
+  let mediaFiles: string[] = [];
   let t: TestApp;
   let token: string;
   let wsBase: string;
@@ -133,9 +146,17 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     await t.app.engine.reconcile();
     token = await login(t.app, 'user');
     t.app.events.subscribe((event) => {
-      const d = event.payload as { id?: string; queue?: { percent?: number } | null };
+      const d = event.payload as {
+        id?: string;
+        queue?: { event?: string; percent?: number } | null;
+      };
+      const percentage = (event.payload as { progress?: { percentage?: number } | null }).progress
+        ?.percentage;
+      if (event.name === 'templates.updated' && typeof percentage === 'number')
+        templatePercents.push(percentage);
+      const seen = d.queue?.event === 'copy_media' ? copiedMedia : copied;
       if (d.id && typeof d.queue?.percent === 'number')
-        copied.set(d.id, [...(copied.get(d.id) ?? []), d.queue.percent]);
+        seen.set(d.id, [...(seen.get(d.id) ?? []), d.queue.percent]);
     });
     // The key file leaves the URI: the host's SSH key is its own (write-only) field. Placement
     // prefers hostA (more memory free).
@@ -164,6 +185,14 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
       (seen) => seen.length === 3,
     );
     wsBase = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
+    const mediaDir = join(t.config.dataDir, 'test-media');
+    mkdirSync(mediaDir, { recursive: true });
+    mediaFiles = [join(mediaDir, 'tools.iso'), join(mediaDir, 'drivers.img')];
+    writeFileSync(mediaFiles[0] ?? '', Buffer.alloc(64 * 2048, 1));
+    writeFileSync(mediaFiles[1] ?? '', Buffer.alloc(1_474_560));
+    const owner = await userRow(t.app, 'user');
+    await addMedia(t.app, owner, { id: 'tools-iso', kind: 'iso', path: mediaFiles[0] ?? '' });
+    await addMedia(t.app, owner, { id: 'drivers-fd', kind: 'floppy', path: mediaFiles[1] ?? '' });
   });
   afterAll(async () => {
     // What this run left on the hosts goes with it, also when a test failed half way: its domains,
@@ -173,11 +202,13 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
       if (d.diskPath) await t.app.hypervisor.deleteDisk(d.diskPath).catch(() => undefined);
     }
     const template = (await t.app.templates.get('demo-template'))?.diskPath ?? '';
+    const copies = [templateVolume(template), ...mediaFiles.map(mediaVolume)];
     for (const id of ['hostA', 'hostB'])
-      await t.app.hypervisor
-        .driverOf(id)
-        ?.volumes?.remove(templateVolume(template))
-        .catch(() => undefined);
+      for (const volume of copies)
+        await t.app.hypervisor
+          .driverOf(id)
+          ?.volumes?.remove(volume)
+          .catch(() => undefined);
     await t.close();
     await Promise.all([host.stop(), hostB.stop()]);
   });
@@ -201,6 +232,13 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
 
     const portalDisk = (await t.app.desktops.byId(id))?.diskPath ?? '';
     expect(existsSync(portalDisk)).toBe(true);
+    const hardware = (await t.app.desktops.byId(id))?.hardware;
+    await t.app.db
+      .update(desktops)
+      .set({
+        hardware: { ...hardware, isos: [{ id: 'tools-iso' }], floppies: [{ id: 'drivers-fd' }] },
+      })
+      .where(eq(desktops.id, id));
     const t0 = Date.now();
     expect((await action(id, 'start')).statusCode).toBe(200);
     await until(
@@ -220,6 +258,18 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(basename(volumeA.backingFile ?? '')).toMatch(/^tpl-[0-9a-f]{10}-/);
     const poolA = dirname(volumeA.backingFile ?? '');
     expect(poolA.startsWith(user.home)).toBe(true);
+    // Its ISO and floppy are volumes of hostA's pool, uploaded with their progress on the card.
+    const mediaOn = (u: TestHostUser, pool: string) => {
+      const xml = sessionDomainXml(u, `vdi-${id}`);
+      return mediaFiles.map((file) => xml.includes(`file='${pool}/${mediaVolume(file)}'`));
+    };
+    expect(mediaOn(user, poolA)).toEqual([true, true]);
+    expect(copiedMedia.get(id)?.at(-1)).toBe(100);
+    // Its card on the NAT network: user-mode, as this host's session daemon may not plug into a
+    // bridge (its qemu-bridge-helper is not setuid), with the desktop's MAC.
+    expect(sessionDomainXml(user, `vdi-${id}`)).toMatch(
+      new RegExp(`<interface type='user'>\\s*<mac address='${macFor(id, 0)}'/>`),
+    );
     // the domain runs under the test user's daemon, its console on loopback with a password
     expect(sessionDomainPid(user, `vdi-${id}`)).toBeGreaterThan(0);
     const rt = row?.runtime as { vncPort: number; vncPassword: string };
@@ -317,15 +367,41 @@ describe('desktops on a libvirt host added as a hypervisor (over SSH)', () => {
     expect(again?.state, again?.detail ?? '').toBe('started');
     expect(again?.runtime).toMatchObject({ host: 'hostB' });
     expect(sessionDomainPid(userB, `vdi-${id}`)).toBeGreaterThan(0);
+    expect(mediaOn(userB, dirname(volumeB.backingFile ?? ''))).toEqual([true, true]);
 
-    // Stopped (forced), deleted to the recycle bin, then emptied from it: the volume goes from
-    // hostB's pool.
+    // Stopped (forced), it becomes a template: its volume's chain downloaded from hostB's pool
+    // into the portal's template store and flattened there, with progress; nothing else stays.
     expect((await action(id, 'stop')).statusCode).toBe(200);
     expect((await action(id, 'stop')).statusCode).toBe(200);
     await until(
       () => stateOf(id),
       (s) => s === 'stopped',
     );
+    const made = await injectWithToken(t.app, await login(t.app, 'admin'), {
+      method: 'POST',
+      url: '/api/v3/template',
+      payload: { desktop_id: id, name: 'From hostB' },
+    });
+    expect(made.statusCode, made.body).toBe(200);
+    const template = await until(
+      () => t.app.templates.get(made.json<{ id: string }>().id),
+      (row) => row?.status === 'ready' || row?.status === 'failed',
+    );
+    expect(template?.status, template?.detail ?? '').toBe('ready');
+    expect(await t.app.hypervisor.diskInfo(template?.diskPath ?? '')).toMatchObject({
+      backingFile: null,
+      virtualSize: (await t.app.hypervisor.diskInfo(after?.diskPath ?? '')).virtualSize,
+    });
+    expect(templatePercents).toContain(100);
+    expect(
+      readdirSync(dirname(template?.diskPath ?? '')).filter((f) => /\.(chain-\d+|part)$/.test(f)),
+    ).toEqual([]);
+    await until(
+      () => stateOf(id),
+      (s) => s === 'stopped',
+    );
+
+    // Deleted to the recycle bin, then emptied from it: the volume goes from hostB's pool.
     const del = await injectWithToken(t.app, token, {
       method: 'DELETE',
       url: `/api/v3/desktop/${id}`,

@@ -95,6 +95,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     local: createHypervisorDriver({ dataDir: config.dataDir, accel: config.qemuAccel, network }),
     diskOwner: config.hypervisorDiskOwner,
     memoryOvercommitPercent: config.memoryOvercommitPercent,
+    bridges: async () => new Map((await readNetworkDefs(app.db)).map((d) => [d.id, d.bridge])),
     hostOf: async (id) => hostOf(await app.desktops.byId(id)),
     probes: () => app.work.isLeader,
     // The runtime stays: the host may still run the domain, adopted when it answers again.

@@ -65,7 +65,7 @@ export interface EnginePatch {
   runtime?: DesktopRuntime | null;
   disk_path?: string | null;
   accessed?: boolean;
-  /** Its start queue place, or the progress of long work on it (`copy_disk`: percent done). */
+  /** Its start queue place, or the progress of long work on it (`copy_disk`, `copy_media`: percent done). */
   queue?: { position?: number; event: string; percent?: number } | null;
   /** With `state: 'starting'`: the hypervisor host placement chose. */
   host?: string;

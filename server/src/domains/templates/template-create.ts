@@ -8,6 +8,7 @@ import { eq } from 'drizzle-orm';
 import { desktops, templateFromCreate, templateFromDuplicate } from '../../platform/db/schema.ts';
 import { hasRoleAtLeast, role } from '../../../../src/generated/policy.ts';
 import { queryOn } from '../../platform/db/query.ts';
+import { volumeHostOf } from '../../platform/hypervisor/host-volumes.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { isAllowed, managesOwner } from '../../platform/lib/ownership.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
@@ -35,7 +36,15 @@ export async function createTemplate(
     );
   assertStateAllows('template', desktop.state);
   const source = desktop.diskPath ?? app.engine.diskPath(desktop.id);
-  if (!existsSync(source))
+  // A disk kept on a libvirt host is asked of its pool (the host must answer for the copy).
+  const present =
+    volumeHostOf(app.config.dataDir, source) === null
+      ? existsSync(source)
+      : await app.hypervisor.diskInfo(source).then(
+          () => true,
+          () => false,
+        );
+  if (!present)
     throw new ApiError(
       'precondition_required',
       'Desktop storage is not ready',

@@ -20,12 +20,17 @@ export interface DriverSettings {
   consoleAddress?: string | undefined;
   /** The libvirt host's volumes' names on the portal (see `LibvirtDriverOptions.volumeDir`). */
   volumeDir?: string | undefined;
-  /** The desktops' networks on this machine (the local QEMU driver's; libvirt hosts: not yet). */
+  /** The desktops' networks on this machine (the local QEMU driver's). */
   network?: HostNetworks | undefined;
+  /** The bridge of each network by its id (a libvirt host's cards go on it when it has it). */
+  bridges?: (() => Promise<ReadonlyMap<string, string>>) | undefined;
+  /** Where a libvirt host's one-off lines go. */
+  log?: ((line: string) => void) | undefined;
 }
 
 export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
   const { dataDir, accel, hypervisorUri, diskOwner, network, consoleAddress, volumeDir } = settings;
+  const { bridges, log } = settings;
   if (hypervisorUri)
     return createLibvirtDriver({
       uri: hypervisorUri,
@@ -34,6 +39,8 @@ export function createHypervisorDriver(settings: DriverSettings): Hypervisor {
       diskOwner,
       ...(consoleAddress ? { consoleAddress } : {}),
       ...(volumeDir ? { volumeDir } : {}),
+      ...(bridges ? { bridges } : {}),
+      ...(log ? { log } : {}),
     });
   return createQemuDriver({ dataDir, accel, ...(network ? { network } : {}) });
 }

@@ -3,16 +3,21 @@
  * names a libvirt host's volume (`host-volumes.ts`) is a call to that host's storage pool, any
  * other path a file of the portal (the local driver's `qemu-img`, the file given to `diskOwner`).
  * Also the copies a start or a move needs: a desktop's disk into the pool of the host it starts
- * on, or from one host's pool to another's.
+ * on, or from one host's pool to another's; and a template made from a desktop whose disk is a
+ * volume: the volume downloaded into the template store, then flattened there.
  */
+import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { giveDiskTo, type DiskOperations } from './disk-images.ts';
 import type { LibvirtPool } from './libvirt-pool.ts';
 import {
   diskToPool,
   hostDiskDir,
+  mediaToPool,
+  mediaVolume,
   templateVolume,
   volumeBetweenPools,
+  volumeChainToFiles,
   volumeHostOf,
   volumeToFile,
   type OnPercent,
@@ -118,14 +123,44 @@ export class HostDisks {
   }
 
   async convertDisk(opts: ConvertDiskOptions): Promise<DiskInfo> {
-    if (this.volumeOf(opts.source))
-      throw new HypervisorError(
-        'command_failed',
-        'a template is made from a desktop whose disk is on the portal; move the desktop to the host local first',
-      );
-    const info = await this.local.convertDisk(opts);
+    const vol = this.volumeOf(opts.source);
+    const info = vol
+      ? await this.convertVolume(vol.pool, vol.volume, opts)
+      : await this.local.convertDisk(opts);
     await giveDiskTo(opts.target, this.options.diskOwner);
     return info;
+  }
+
+  /**
+   * A volume flattened into a portal file: its chain downloaded next to the target (up to a
+   * template the target's directory keeps; the first half of the progress), then flattened there
+   * as a portal file is (the second half), the downloads removed.
+   */
+  private async convertVolume(
+    pool: LibvirtPool,
+    volume: string,
+    opts: ConvertDiskOptions,
+  ): Promise<DiskInfo> {
+    if (existsSync(opts.target))
+      throw new HypervisorError('disk_exists', `disk already exists: ${opts.target}`);
+    const report = opts.onProgress;
+    const files = await volumeChainToFiles(
+      pool,
+      volume,
+      opts.target,
+      path.dirname(opts.target),
+      report && ((percent) => report(percent / 2)),
+      opts.signal,
+    );
+    try {
+      return await this.local.convertDisk({
+        ...opts,
+        source: files[0] ?? '',
+        ...(report ? { onProgress: (percent: number) => report(50 + percent / 2) } : {}),
+      });
+    } finally {
+      await Promise.all(files.map((file) => fsp.rm(file, { force: true })));
+    }
   }
 
   /**
@@ -146,6 +181,21 @@ export class HostDisks {
     const volume = path.basename(file);
     await diskToPool({ ...this.portal(onPercent), pool }, file, volume);
     return path.join(hostDiskDir(this.options.dataDir, hostId), volume);
+  }
+
+  /**
+   * The paths a start on `hostId` uses for its media files (ISOs, floppy images): on a libvirt
+   * host, the volumes of its pool they were uploaded to (once per host; `onPercent` hears the
+   * uploads' progress), named like its disks; elsewhere the files themselves.
+   */
+  async stageMedia(hostId: string, files: string[], onPercent?: OnPercent): Promise<string[]> {
+    const pool = this.options.driverOf(hostId)?.volumes;
+    const dataDir = this.options.dataDir;
+    if (!pool || !dataDir || files.length === 0) return files;
+    for (const file of files)
+      if (!existsSync(file)) throw new HypervisorError('invalid_spec', `file not found: ${file}`);
+    await mediaToPool(pool, files, onPercent);
+    return files.map((file) => path.join(hostDiskDir(dataDir, hostId), mediaVolume(file)));
   }
 
   /**

@@ -212,6 +212,11 @@ export class HostDrivers extends EventEmitter implements Hypervisor {
     return this.disks.stageDisk(await this.hostFor(id), file, onPercent);
   }
 
+  /** The media paths the start of `id` on its host uses (see HostDisks.stageMedia). */
+  async stageMedia(id: string, files: string[], onPercent?: OnPercent): Promise<string[]> {
+    return this.disks.stageMedia(await this.hostFor(id), files, onPercent);
+  }
+
   // ---------------------------------------------------------------- power
   async start(spec: DomainSpec): Promise<DomainRuntime> {
     const host = await this.hostFor(spec.id);

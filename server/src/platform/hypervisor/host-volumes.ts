@@ -21,7 +21,7 @@ import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { LibvirtPool } from './libvirt-pool.ts';
 import { rewriteBacking } from './qcow2-backing.ts';
-import type { DiskInfo } from './types.ts';
+import { HypervisorError, type DiskInfo } from './types.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -43,11 +43,21 @@ export function volumeHostOf(dataDir: string, file: string): string | null {
     : null;
 }
 
-/** The volume name of a template image the portal keeps at `file`. */
-export function templateVolume(file: string): string {
+/** The volume name of a portal file: `<prefix>-<hash of its path>-<file name>`. */
+function portalFileVolume(prefix: string, file: string): string {
   const abs = path.resolve(file);
   const hash = createHash('sha256').update(abs).digest('hex').slice(0, 10);
-  return `tpl-${hash}-${path.basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  return `${prefix}-${hash}-${path.basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+/** The volume name of a template image the portal keeps at `file`. */
+export function templateVolume(file: string): string {
+  return portalFileVolume('tpl', file);
+}
+
+/** The volume name of a medium's file (an ISO or a floppy image) the portal keeps at `file`. */
+export function mediaVolume(file: string): string {
+  return portalFileVolume('media', file);
 }
 
 /** Progress of a copy in percent (whole numbers, each once). */
@@ -140,6 +150,38 @@ export async function diskToPool(ctx: PortalToPool, file: string, volume: string
 }
 
 /**
+ * Brings media files (ISOs, floppy images) into the pool, each as its {@link mediaVolume} (raw,
+ * uploaded once per pool: a volume already there is kept); `onPercent` hears the progress of the
+ * uploads, and nothing when the pool had them all.
+ */
+export async function mediaToPool(
+  pool: LibvirtPool,
+  files: readonly string[],
+  onPercent?: OnPercent,
+): Promise<void> {
+  const missing: string[] = [];
+  for (const file of new Set(files))
+    if (!(await pool.exists(mediaVolume(file)))) missing.push(file);
+  if (missing.length === 0) return;
+  const sizes = await Promise.all(missing.map(async (f) => (await fsp.stat(f)).size));
+  const count = progress(
+    sizes.reduce((a, b) => a + b, 0),
+    onPercent,
+  );
+  for (const [i, file] of missing.entries())
+    await pool.upload(
+      mediaVolume(file),
+      () => createReadStream(file),
+      sizes[i] ?? 0,
+      count.part(),
+      {
+        ifMissing: true,
+      },
+    );
+  count.done();
+}
+
+/**
  * Copies `volume` (and the images of its backing chain the target lacks) from one host's pool to
  * another's, streamed (`vol-download` into `vol-upload`), backing names made relative.
  */
@@ -206,4 +248,57 @@ export async function volumeToFile(
     throw error;
   }
   count.done();
+}
+
+/**
+ * Downloads `volume` and its backing chain from a pool as portal files next to `target`
+ * (`<target>.chain-<n>`, the volume first), each naming the next as its backing file, and answers
+ * them. The chain stops at the first backing volume that is a file of `knownDir` (a template the
+ * portal keeps there, by its {@link templateVolume} name): that file is the backing, not
+ * downloaded. `onPercent` hears the downloads' progress by bytes; `signal` stops between images.
+ */
+export async function volumeChainToFiles(
+  from: LibvirtPool,
+  volume: string,
+  target: string,
+  knownDir: string,
+  onPercent?: OnPercent,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const known = new Map<string, string>();
+  for (const name of await fsp.readdir(knownDir).catch(() => [] as string[])) {
+    const file = path.join(knownDir, name);
+    known.set(templateVolume(file), file);
+  }
+  const chain: string[] = [];
+  let base: string | null = null;
+  for (let name: string | null = volume; name && chain.length <= 16;) {
+    chain.push(name);
+    const backing: string | null = (await from.info(name)).backingFile;
+    name = backing ? path.basename(backing) : null;
+    base = name ? (known.get(name) ?? null) : null;
+    if (base) break;
+  }
+  const sizes = await Promise.all(chain.map((name) => from.physicalSize(name)));
+  const count = progress(
+    sizes.reduce((a, b) => a + b, 0),
+    onPercent,
+  );
+  const files = chain.map((_, i) => `${target}.chain-${i}`);
+  try {
+    // base first, so every image's backing file is there once it is
+    for (let i = chain.length - 1; i >= 0; i--) {
+      if (signal?.aborted) throw new HypervisorError('command_failed', 'the copy was aborted');
+      const part = count.part();
+      const bytes = sizes[i] ?? 0;
+      await volumeToFile(from, chain[i] ?? '', files[i] ?? '', files[i + 1] ?? base, (p) =>
+        part(Math.floor((p * bytes) / 100)),
+      );
+    }
+  } catch (error) {
+    await Promise.all(files.map((file) => fsp.rm(file, { force: true })));
+    throw error;
+  }
+  count.done();
+  return files;
 }

@@ -36,7 +36,7 @@ import { adoptDomains } from './libvirt-adopt.ts';
 import { hostLabel, isDomainGone, LibvirtDomains, type LibvirtMonitor } from './libvirt-domains.ts';
 import { LibvirtEventStream } from './libvirt-events.ts';
 import { LibvirtPool } from './libvirt-pool.ts';
-import { createDomain } from './libvirt-start.ts';
+import { createDomain, HostNics } from './libvirt-start.ts';
 import { takeScreenshot, updatePasswords, type ConsoleCommands } from './libvirt-consoles.ts';
 import { validateSpec } from './qemu-command.ts';
 import { publicRuntime, readExit } from './qemu-run-dir.ts';
@@ -88,6 +88,14 @@ export interface LibvirtDriverOptions {
   pool?: { name?: string; path?: string };
   /** The portal's name for the pool's volumes: a disk path in this directory is a volume. */
   volumeDir?: string;
+  /**
+   * The bridge of each network by its id (read at each start that has cards): a card of a network
+   * whose bridge the host has (`virsh iface-list --all`) is plugged into it, any other card is
+   * user-mode. Absent: every card is user-mode.
+   */
+  bridges?: () => Promise<ReadonlyMap<string, string>>;
+  /** Where the one-off line about a host that refused its bridges goes. */
+  log?: (line: string) => void;
 }
 
 /** Create the libvirt driver. See the module comment. */
@@ -111,6 +119,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
   private readonly diskOwner: { uid: number; gid: number } | undefined;
   private readonly domains: LibvirtDomains;
   private readonly starting = new Set<string>();
+  private readonly nics: HostNics;
   private closed = false;
 
   constructor(options: LibvirtDriverOptions) {
@@ -137,6 +146,7 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
     this.spiceTls = options.spiceTls ?? false;
     this.consoleAddress = options.consoleAddress ?? '127.0.0.1';
     this.diskOwner = options.diskOwner;
+    this.nics = new HostNics(this.session, this.host, options.bridges, options.log);
     this.domains = new LibvirtDomains(
       this.session,
       this.prefix,
@@ -255,6 +265,8 @@ class LibvirtDriver extends EventEmitter implements Hypervisor {
           domainName: this.domains.domainName(id),
           runDir: this.runDirOf(id),
           volumePath: (file) => this.volumes.hostPathOf(file),
+          nics: await this.nics.of(spec),
+          onBridgeRefused: (reason) => this.nics.refuse(reason),
           failure: (error, code, what) => this.failure(error, code, what),
         },
         spec,

@@ -28,8 +28,9 @@ export interface TestHostUser {
 
 /**
  * The test user `name`, created when missing (no password, not locked: sshd admits it with a key).
- * Its session daemon's consoles listen on ports 25900-26899, away from the QEMU driver's 5900-6899,
- * so both drivers' tests can run side by side.
+ * Its session daemon's consoles listen on ports of its own (see {@link consolePorts}), away from
+ * the QEMU driver's 5900-6899 and from the other test users' daemons, so both drivers' tests and
+ * several hosts' starts run side by side.
  */
 export function ensureTestUser(name: string): TestHostUser {
   const getent = (db: string) => {
@@ -68,13 +69,26 @@ export function ensureTestUser(name: string): TestHostUser {
   return user;
 }
 
-const QEMU_CONF = [
-  'remote_display_port_min = 25900',
-  'remote_display_port_max = 26899',
-  'remote_websocket_port_min = 26900',
-  'remote_websocket_port_max = 27899',
-  '',
-].join('\n');
+/**
+ * The console ports of a test user's session daemon: one of 8 ranges of 1500 ports between 20000
+ * and 31999 (below the kernel's ephemeral ports), by uid. Two daemons each choose a free port
+ * without knowing of the other's choice: on one range, two starts at once may take the same one.
+ */
+export function consolePorts(uid: number): { min: number; max: number } {
+  const min = 20_000 + (uid % 8) * 1500;
+  return { min, max: min + 999 };
+}
+
+const qemuConf = (uid: number) => {
+  const { min, max } = consolePorts(uid);
+  return [
+    `remote_display_port_min = ${min}`,
+    `remote_display_port_max = ${max}`,
+    `remote_websocket_port_min = ${max + 1}`,
+    `remote_websocket_port_max = ${max + 500}`,
+    '',
+  ].join('\n');
+};
 
 /**
  * Writes the session daemon's qemu.conf. A daemon that runs with another one is ended (it starts
@@ -85,9 +99,10 @@ function configureSessionDaemon(user: TestHostUser): void {
   const dir = path.join(user.home, '.config', 'libvirt');
   const file = path.join(dir, 'qemu.conf');
   const before = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
-  if (before === QEMU_CONF) return;
+  const conf = qemuConf(user.uid);
+  if (before === conf) return;
   runAs(user, 'mkdir', ['-p', dir]);
-  writeFileSync(file, QEMU_CONF);
+  writeFileSync(file, conf);
   execFileSync('chown', [`${user.uid}:${user.gid}`, file]);
   if (before === undefined) return;
   const pidFile = path.join(user.home, '.cache', 'libvirt', 'libvirtd.pid');
@@ -107,6 +122,11 @@ function runAs(user: TestHostUser, command: string, args: string[]): string {
     encoding: 'utf8',
     env: { ...process.env, LC_ALL: 'C' },
   });
+}
+
+/** The live XML of a domain of the user's session daemon. */
+export function sessionDomainXml(user: TestHostUser, domainName: string): string {
+  return runAs(user, 'virsh', ['-c', 'qemu:///session', 'dumpxml', domainName]);
 }
 
 /** The pid of a domain's QEMU under the user's session daemon (0 when it has none). */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   buildDomainXml,
   graphicsElement,
+  hostInterfaces,
   liveGraphics,
   readMetadata,
   withPassword,
@@ -11,6 +12,7 @@ import {
 } from './libvirt-xml.ts';
 import { parseEventLine } from './libvirt-events.ts';
 import { decodePng, encodePng, ppmToPng } from './png.ts';
+import { HostNics } from './libvirt-start.ts';
 import { quoteArg } from './virsh-session.ts';
 import { demoSpec } from './test-support.ts';
 import type { DomainSpec } from './types.ts';
@@ -34,6 +36,56 @@ function attrs(xml: string, tag: string, attr: string): string[] {
 }
 
 describe('libvirt domain XML', () => {
+  it("carries the desktop's cards: on a host bridge, else user-mode, virtio with their MACs", async () => {
+    const nics = [{ mac: '52:54:00:0a:0b:0c', bridge: 'vdinat0' }, { mac: '52:54:00:01:02:03' }];
+    const xml = buildDomainXml(spec(), { ...ctx, nics });
+    expect(attrs(xml, 'interface', 'type')).toEqual(['bridge', 'user']);
+    expect(attrs(xml, 'mac', 'address')).toEqual(nics.map((n) => n.mac));
+    expect(attrs(xml, 'source', 'bridge')).toEqual(['vdinat0']);
+    expect(attrs(xml, 'model', 'type').filter((m) => m === 'virtio')).toHaveLength(2);
+    for (const bad of [{ mac: '00:11:22:33:44:55' }, { mac: nics[1]?.mac ?? '', bridge: "br'0" }])
+      expect(() => buildDomainXml(spec(), { ...ctx, nics: [bad] })).toThrow(/invalid/);
+
+    // The host's interfaces decide: a network whose bridge it lacks is user-mode; all are once
+    // the host refused a bridge.
+    const table = [
+      ' Name      State      MAC Address',
+      '-----------------------------------------',
+      ' eth0      active     02:fc:00:00:00:01',
+      ' vdinat0   inactive   00:00:00:00:00:00',
+    ].join('\n');
+    expect(hostInterfaces(table)).toEqual(['eth0', 'vdinat0']);
+    const session = { run: () => Promise.resolve(table) };
+    const bridges = new Map([
+      ['default', 'vdinat0'],
+      ['private', 'vdiprv0'],
+    ]);
+    const lines: string[] = [];
+    const host = new HostNics(
+      session,
+      'hostA',
+      () => Promise.resolve(bridges),
+      (l) => lines.push(l),
+    );
+    const cards = spec(
+      {},
+      {
+        network: [
+          { network: 'default', mac: '52:54:00:00:00:01' },
+          { network: 'private', mac: '52:54:00:00:00:02' },
+        ],
+      },
+    );
+    expect(await host.of(cards)).toEqual([
+      { mac: '52:54:00:00:00:01', bridge: 'vdinat0' },
+      { mac: '52:54:00:00:00:02' },
+    ]);
+    host.refuse('no bridge helper');
+    host.refuse('no bridge helper');
+    expect(lines).toEqual(['hostA refused a bridge, its cards are user-mode: no bridge helper']);
+    expect((await host.of(cards)).every((nic) => !('bridge' in nic))).toBe(true);
+  });
+
   it('describes the machine, CPUs, memory, disk, consoles on loopback and no NIC', () => {
     const xml = buildDomainXml(spec({ vcpus: 2, memoryMiB: 256 }), ctx);
     expect(xml).toContain("<domain type='qemu'>");

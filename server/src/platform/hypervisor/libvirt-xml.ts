@@ -29,6 +29,19 @@ export interface LibvirtDomainContext {
    * `diskPath`, which the metadata keeps either way.
    */
   diskSource?: string;
+  /** The domain's network cards, in order (none when absent). */
+  nics?: LibvirtNic[];
+}
+
+/**
+ * A network card of a libvirt domain: a TAP device libvirt plugs into a bridge of the host
+ * (`<interface type='bridge'>`; under `qemu:///session` through the setuid `qemu-bridge-helper`,
+ * which `/etc/qemu/bridge.conf` must allow the bridge), or QEMU's user-mode network (outbound
+ * only) without one.
+ */
+export interface LibvirtNic {
+  mac: string;
+  bridge?: string;
 }
 
 /** What the portal keeps in a domain's metadata: enough to adopt it after a restart. */
@@ -48,6 +61,29 @@ export interface LiveGraphics {
   spiceTls: boolean;
   /** The address VNC listens on, when the XML names one. */
   listen?: string;
+}
+
+const MAC_PATTERN = /^52:54:00(:[0-9a-f]{2}){3}$/;
+const BRIDGE_PATTERN = /^[A-Za-z0-9_.-]{1,15}$/;
+
+/** The `<interface>` elements of the cards; throws `invalid_spec` for a bad MAC or bridge name. */
+function interfaceLines(nics: readonly LibvirtNic[]): string[] {
+  return nics.flatMap((nic) => {
+    if (!MAC_PATTERN.test(nic.mac))
+      throw new HypervisorError('invalid_spec', `invalid MAC address ${JSON.stringify(nic.mac)}`);
+    if (nic.bridge !== undefined && !BRIDGE_PATTERN.test(nic.bridge))
+      throw new HypervisorError(
+        'invalid_spec',
+        `invalid bridge name ${JSON.stringify(nic.bridge)}`,
+      );
+    return [
+      `    <interface type='${nic.bridge ? 'bridge' : 'user'}'>`,
+      `      <mac address='${nic.mac}'/>`,
+      ...(nic.bridge ? [`      <source bridge='${nic.bridge}'/>`] : []),
+      "      <model type='virtio'/>",
+      '    </interface>',
+    ];
+  });
 }
 
 const BOOT_DEV: Record<BootDevice, string> = {
@@ -103,8 +139,9 @@ function mainDiskTarget(bus: DomainSpec['hardware']['diskBus']): string {
 /**
  * The `<domain>` XML of one start: the machine, CPUs, memory, main disk on its bus, ISOs as
  * read-only IDE CD-ROMs, read-only floppies, boot order, video, VNC and SPICE on the console address with this
- * start's passwords (VNC uses only the first 8 characters: the rest is cut, as QEMU would), no NIC,
- * no USB, no balloon. Throws `invalid_spec` like the QEMU driver.
+ * start's passwords (VNC uses only the first 8 characters: the rest is cut, as QEMU would), the
+ * network cards of the context (virtio, on a host bridge or user-mode), no USB, no balloon. Throws
+ * `invalid_spec` like the QEMU driver.
  */
 export function buildDomainXml(spec: DomainSpec, ctx: LibvirtDomainContext): string {
   validateSpec(spec);
@@ -165,6 +202,7 @@ export function buildDomainXml(spec: DomainSpec, ctx: LibvirtDomainContext): str
       '    </disk>',
     );
   });
+  lines.push(...interfaceLines(ctx.nics ?? []));
   const video = hw.video === 'virtio' ? 'virtio' : hw.video === 'none' ? 'none' : 'vga';
   const listen = `      <listen type='address' address='${e(ctx.listen ?? '127.0.0.1')}'/>`;
   lines.push(
@@ -181,6 +219,16 @@ export function buildDomainXml(spec: DomainSpec, ctx: LibvirtDomainContext): str
     '</domain>',
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** The interface names of `virsh iface-list --all` (its table's first column). */
+export function hostInterfaces(table: string): string[] {
+  return table
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/)[0] ?? '')
+    .filter(
+      (name, i, all) => name && name !== 'Name' && !/^-+$/.test(name) && all.indexOf(name) === i,
+    );
 }
 
 /** The value of `name` in an element's opening tag, unescaped. */

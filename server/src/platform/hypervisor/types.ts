@@ -246,6 +246,16 @@ export interface Hypervisor {
    * that takes the start keeps its disks (`onPercent` hears the copy's progress); absent: `file`.
    */
   stageDisk?(id: string, file: string, onPercent?: (percent: number) => void): Promise<string>;
+  /**
+   * The paths a start of `id` uses for its media files (ISOs, then floppy images, in the order
+   * given), each first copied where the host that takes the start keeps them (`onPercent` hears
+   * the copy's progress); absent: the files themselves.
+   */
+  stageMedia?(
+    id: string,
+    files: string[],
+    onPercent?: (percent: number) => void,
+  ): Promise<string[]>;
 
   // ---- power --------------------------------------------------------------------------------
   /**
