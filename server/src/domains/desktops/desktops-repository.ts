@@ -200,6 +200,15 @@ const plugin: FastifyPluginAsync = async (app) => {
     .orderBy(asc(desktops.name), asc(desktops.id))
     .prepare('user_desktops_list');
 
+  // The read of every desktop request, built once (outside a transaction).
+  const byIdStatement = db
+    .select({ row: getTableColumns(desktops), ownerRole: users.role })
+    .from(desktops)
+    .innerJoin(users, eq(users.id, desktops.userId))
+    .where(eq(desktops.id, sql.placeholder('id')))
+    .limit(1)
+    .prepare('desktop_by_id_with_owner_role');
+
   const publish = (name: 'desktops.created' | 'desktops.updated', d: Desktop, ownerId: string) =>
     app.events.publish({ name, payload: d, ownerId });
 
@@ -231,12 +240,15 @@ const plugin: FastifyPluginAsync = async (app) => {
       return answer;
     },
     async byId(id, on = db) {
-      const rows = await on
-        .select({ row: getTableColumns(desktops), ownerRole: users.role })
-        .from(desktops)
-        .innerJoin(users, eq(users.id, desktops.userId))
-        .where(eq(desktops.id, id))
-        .limit(1);
+      const rows =
+        on === db
+          ? await byIdStatement.execute({ id })
+          : await on
+              .select({ row: getTableColumns(desktops), ownerRole: users.role })
+              .from(desktops)
+              .innerJoin(users, eq(users.id, desktops.userId))
+              .where(eq(desktops.id, id))
+              .limit(1);
       const found = rows[0];
       return found ? { ...found.row, ownerRole: found.ownerRole } : undefined;
     },
