@@ -1,6 +1,6 @@
 /**
  * Cluster benchmark: `npx tsx scripts/bench/cluster.ts [--clients 1000] [--seconds 1]
- * [--api-seconds 10] [--api-runs 3] [--connections 50]`.
+ * [--api-seconds 10] [--api-runs 3] [--connections 50] [--cpu-prof <dir>]`.
  *
  * Runs what `npm run cluster -- --nodes 2` runs (scripts/lib/cluster.ts: a private PostgreSQL, two
  * portal nodes of the server bundle, HAProxy in front), then adds `clients` accounts with one
@@ -21,8 +21,12 @@
  * `user`'s token through HAProxy, `api-runs` times with two nodes, then as many with one (node 2
  * killed, HAProxy's health check has taken it out). Prints req/s, p50, p99 and the load average of
  * each run (the machine may be shared).
+ *
+ * `--cpu-prof <dir>` starts each node with `--cpu-prof` into that folder: node 1, stopped at the
+ * end, writes its profile of the whole run (node 2 is killed, so it writes none).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,6 +53,7 @@ const { values: args } = parseArgs({
     'api-runs': { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     port: { type: 'string', default: '18480' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const CLIENTS = Number(args.clients);
@@ -58,6 +63,12 @@ const TARGET_P95_MS = 100;
 /** How long an edit's event may take before it counts as lost. */
 const EVENT_LIMIT_MS = 10_000;
 const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+const cpuSeconds = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 
 const quantile = (values: number[], q: number): number => {
   if (values.length === 0) return NaN;
@@ -80,6 +91,7 @@ const cluster = await startCluster({
   nodes: 2,
   port: Number(args.port),
   env: { DEMO_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' },
+  ...(args['cpu-prof'] ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] } : {}),
   output: (line) => {
     if (/ (WARN|ERROR|FATAL) /.test(line)) console.log(line);
   },
@@ -179,6 +191,7 @@ try {
   const answered = new Map<string, number>();
   const failures: string[] = [];
   const burstStart = performance.now();
+  const cpuBefore = [one, two].map((node) => cpuSeconds(node.pid));
   await Promise.all(
     rows.map(async (row, i) => {
       await sleep((i * WINDOW_MS) / CLIENTS);
@@ -197,6 +210,7 @@ try {
   const writesMs = performance.now() - burstStart;
   const deadline = performance.now() + EVENT_LIMIT_MS;
   while (received.size < CLIENTS && performance.now() < deadline) await sleep(50);
+  const burstCpu = [one, two].map((node, i) => cpuSeconds(node.pid) - (cpuBefore[i] ?? 0));
   await sleep(500); // late duplicates would show now
 
   // When each desktop changed: its row's updated_at (the start of the edit's transaction, in the
@@ -247,6 +261,10 @@ try {
   );
   console.log(
     `  of which the edit's answer: p50 ${quantile(writes, 0.5).toFixed(0)} ms, p95 ${quantile(writes, 0.95).toFixed(0)} ms; answer -> event: p50 ${quantile(afterAnswer, 0.5).toFixed(0)} ms, p95 ${quantile(afterAnswer, 0.95).toFixed(0)} ms (negative: the event came first)`,
+  );
+  const cpuTotal = burstCpu.reduce((sum, s) => sum + s, 0);
+  console.log(
+    `nodes' CPU from the first edit to the last event: ${burstCpu.map((s, i) => `node ${i + 1} ${s.toFixed(2)} s`).join(', ')}; ${((cpuTotal * 1000) / CLIENTS).toFixed(2)} ms per edit (its request, write and crossing event)`,
   );
   for (const failure of failures.slice(0, 5)) console.log(`  edit failed: ${failure}`);
   for (const socket of sockets) socket.close();

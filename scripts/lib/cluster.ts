@@ -21,6 +21,8 @@ export interface ClusterNode {
   name: string;
   /** the node's own address, bypassing HAProxy */
   url: string;
+  /** its process id */
+  pid: number;
   /** whether the process still runs */
   running(): boolean;
   /** Ends the node at once (SIGKILL), as a crash would; resolves once it has exited. */
@@ -49,6 +51,8 @@ export interface ClusterOptions {
   output?: (line: string) => void;
   /** how long a node may take to answer its health check */
   startupMs?: number;
+  /** extra options of every node's `node` (`--cpu-prof`, which NODE_OPTIONS does not allow) */
+  nodeArgs?: string[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -114,7 +118,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const name = `node-${index + 1}`;
     const port = options.port + index + 1;
     const nodeUrl = `http://127.0.0.1:${port}`;
-    const child = spawn(process.execPath, ['--enable-source-maps', join(root, SERVER_BUNDLE)], {
+    const nodeArgs = [
+      ...(options.nodeArgs ?? []),
+      '--enable-source-maps',
+      join(root, SERVER_BUNDLE),
+    ];
+    const child = spawn(process.execPath, nodeArgs, {
       cwd: root,
       env: {
         ...SERVER_MALLOC_ENV,
@@ -145,6 +154,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     return {
       name,
       url: nodeUrl,
+      pid: child.pid ?? 0,
       running,
       crash: async () => {
         if (running()) child.kill('SIGKILL');
@@ -183,9 +193,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       url,
       databaseUrl: postgres.url,
       dataDir,
-      nodes: nodes.map(({ name, url: nodeUrl, running, crash }) => ({
+      nodes: nodes.map(({ name, url: nodeUrl, pid, running, crash }) => ({
         name,
         url: nodeUrl,
+        pid,
         running,
         crash,
       })),

@@ -8,7 +8,6 @@
  * Work that ends in a mail can run in the background (`later`): the request answers without
  * waiting, failures are logged, and closing the app waits for what is still running.
  */
-import nodemailer from 'nodemailer';
 import type { FastifyPluginAsync } from 'fastify';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import { formatLogLine, type LineSink } from '../../platform/lib/log-format.ts';
@@ -48,7 +47,10 @@ export interface MailerOptions {
 
 const plugin: FastifyPluginAsync<MailerOptions> = async (app, options) => {
   const { smtpUrl, mailFrom, logLevel, logFormat } = app.config;
-  const transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : undefined;
+  // nodemailer is loaded only by a portal that sends mail (some 12 MB the others need not hold).
+  const transport = smtpUrl
+    ? (await import('nodemailer')).default.createTransport(smtpUrl)
+    : undefined;
   const out: LineSink = options.logSink ?? process.stdout;
   const running = new Set<Promise<void>>();
 

@@ -11,12 +11,6 @@
  * Every refusal is 400 `passkey_invalid` (the reason goes to the log only).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
@@ -24,6 +18,7 @@ import type {
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { ApiError } from '../../platform/http/api-error.ts';
+import { lazyModule } from '../../platform/lib/lazy-module.ts';
 import { listeningPort, originAllowed, ownOrigins } from '../../platform/lib/origins.ts';
 import {
   addPasskey,
@@ -41,6 +36,12 @@ import type {
   WebAuthnRegistrationResponse,
 } from '../../../../src/generated/types.ts';
 import { TOTP_ISSUER } from './second-factor.ts';
+
+/**
+ * The WebAuthn library, loaded by the first ceremony (some 25 MB that a portal whose users have no
+ * passkeys need not hold).
+ */
+const webAuthn = lazyModule(() => import('@simplewebauthn/server'));
 
 export const passkeyInvalid = () =>
   new ApiError('bad_request', 'The passkey could not be verified', 'passkey_invalid');
@@ -98,6 +99,7 @@ export async function registrationOptions(
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const rp = relyingPartyOf(app, request);
   const existing = await passkeysOf(app.db, user.id);
+  const { generateRegistrationOptions } = await webAuthn();
   const options = await generateRegistrationOptions({
     rpName: TOTP_ISSUER,
     rpID: rp.rpId,
@@ -132,6 +134,7 @@ export async function registerPasskey(
 ): Promise<string> {
   const ceremony = await ceremonyOf(app, userId, 'registration', answer.response.clientDataJSON);
   const response: RegistrationResponseJSON = { ...answer, clientExtensionResults: {} };
+  const { verifyRegistrationResponse } = await webAuthn();
   const result = await verified(request, () =>
     verifyRegistrationResponse({
       response,
@@ -166,6 +169,7 @@ export async function authenticationOptions(
   if (existing.length === 0)
     throw new ApiError('conflict', 'The user has no passkey', 'passkey_none');
   const rp = relyingPartyOf(app, request);
+  const { generateAuthenticationOptions } = await webAuthn();
   const options = await generateAuthenticationOptions({
     rpID: rp.rpId,
     allowCredentials: existing.map((p) => ({
@@ -201,6 +205,7 @@ export async function verifyWebAuthnAssertion(
   const passkey = await passkeyByCredential(app.db, userId, answer.id);
   if (!passkey) throw passkeyInvalid();
   const response: AuthenticationResponseJSON = { ...answer, clientExtensionResults: {} };
+  const { verifyAuthenticationResponse } = await webAuthn();
   const result = await verified(request, () =>
     verifyAuthenticationResponse({
       response,

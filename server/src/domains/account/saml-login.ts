@@ -106,7 +106,7 @@ export async function sendSpMetadata(
   if (!config) throw new ApiError('not_found', 'SAML provider not found', 'not_found');
   return reply
     .type('application/samlmetadata+xml; charset=utf-8')
-    .send(spMetadata(partiesOf(app, request, config)));
+    .send(await spMetadata(partiesOf(app, request, config)));
 }
 
 /** Answers the 302 to the provider's sign-on address, with the cookie that binds the sign-in. */
@@ -122,7 +122,7 @@ export async function sendSamlStart(
   const relayState = randomBytes(32).toString('base64url');
   let started;
   try {
-    started = loginRequest(partiesOf(app, request, config), relayState);
+    started = await loginRequest(partiesOf(app, request, config), relayState);
   } catch (error) {
     if (!(error instanceof SamlMetadataError)) throw error;
     request.log.warn({ reason: error.message }, 'SAML sign-in cannot start');

@@ -7,19 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, ne, sql } from 'drizzle-orm';
 import { globalPlugin } from '../../platform/lib/plugin.ts';
 import { compressBody, type BodyEncoding } from '../../platform/http/compress.ts';
-import {
-  desktops,
-  desktopToWire,
-  users,
-  type DesktopInsert,
-  type DesktopRow,
-} from '../../platform/db/schema.ts';
-import { constants } from '../../../../src/generated/constants.ts';
+import { desktops, users, type DesktopInsert, type DesktopRow } from '../../platform/db/schema.ts';
 import type { Desktop, Role } from '../../../../src/generated/types.ts';
-import { configuredViewers } from '../../../../common/viewers.ts';
+import { desktopListReader, toWire } from './desktop-wire.ts';
 import {
   entityRepository,
   type EntityRepository,
@@ -30,60 +23,7 @@ import {
   removingBastionTargets,
 } from '../../platform/repository/desktop-bastion-targets.ts';
 
-const STOCK_CARDS = constants.desktops.stockCards.value;
-
-/**
- * The stock card of a desktop without an image of its own: one of the stock cards, derived from
- * the id (its characters folded modulo the number of cards, plus 1), so a desktop keeps its card.
- */
-export function stockImageOf(id: string): { id: string; type: 'stock'; url: string } {
-  let t = 0;
-  for (const c of id) t = (2 * t + c.charCodeAt(0)) % 2 ** 31;
-  return { id: String((t % STOCK_CARDS) + 1), type: 'stock', url: '' };
-}
-
-/** The card image as the list sends it: the uploaded card's file name, else the stock card's id. */
-export function cardImageId(row: Pick<DesktopRow, 'id' | 'image'>): string {
-  return row.image.id ?? stockImageOf(row.id).id;
-}
-
-/**
- * Row -> wire shape (schema Desktop): the lean record the list and the desktop events carry. The
- * stored fields come from the generated mapper, plus those computed from other columns; a field
- * without a value (an empty description, no ip, no booking, no scheduled shutdown) is left out,
- * never sent as null. An event carries this whole record and the client replaces its cached one,
- * so a field left out is one that has no value now.
- */
-export function toWire(row: DesktopRow): Desktop {
-  const {
-    description,
-    scheduled,
-    next_booking_start,
-    next_booking_end,
-    booking_id,
-    queue,
-    detail,
-    ...always
-  } = desktopToWire(row);
-  const ip = row.state === 'started' ? row.runtime.ip : null;
-  const vgpus = row.hardware.reservables?.vgpus;
-  return {
-    ...always,
-    image: cardImageId(row),
-    viewers: configuredViewers(row.guestProperties.viewers),
-    ...(description ? { description } : {}),
-    ...(ip ? { ip } : {}),
-    ...(scheduled && (scheduled.shutdown !== false || scheduled.extensions !== undefined)
-      ? { scheduled }
-      : {}),
-    ...(vgpus && vgpus.length > 0 ? { reservables: { vgpus } } : {}),
-    ...(next_booking_start !== undefined ? { next_booking_start } : {}),
-    ...(next_booking_end !== undefined ? { next_booking_end } : {}),
-    ...(booking_id ? { booking_id } : {}),
-    ...(queue ? { queue } : {}),
-    ...(detail ? { detail } : {}),
-  };
-}
+export { cardImageId, stockImageOf, toWire, type DesktopWireSource } from './desktop-wire.ts';
 
 /** A desktop row with its owner's current role (what the ownership rules look at). */
 export type OwnedDesktopRow = DesktopRow & { ownerRole: Role };
@@ -188,27 +128,23 @@ const plugin: FastifyPluginAsync = async (app) => {
       change,
       state: row.state,
     });
-  const listStatement = db
-    .select()
+  const listDesktops = desktopListReader(db);
+
+  // The read of every desktop request, built once (outside a transaction).
+  const byIdStatement = db
+    .select({ row: getTableColumns(desktops), ownerRole: users.role })
     .from(desktops)
-    .where(
-      and(
-        eq(desktops.userId, sql.placeholder('userId')),
-        or(isNull(desktops.tag), eq(desktops.visible, true)),
-      ),
-    )
-    .orderBy(asc(desktops.name), asc(desktops.id))
-    .prepare('user_desktops_list');
+    .innerJoin(users, eq(users.id, desktops.userId))
+    .where(eq(desktops.id, sql.placeholder('id')))
+    .limit(1)
+    .prepare('desktop_by_id_with_owner_role');
 
   const publish = (name: 'desktops.created' | 'desktops.updated', d: Desktop, ownerId: string) =>
     app.events.publish({ name, payload: d, ownerId });
 
   const repo: DesktopsRepository = {
     table,
-    async listForUser(userId) {
-      const rows = (await listStatement.execute({ userId })) as DesktopRow[];
-      return rows.map(toWire);
-    },
+    listForUser: listDesktops,
     listAnswerForUser(userId) {
       const now = Date.now();
       const hit = listCache.get(userId);
@@ -231,12 +167,15 @@ const plugin: FastifyPluginAsync = async (app) => {
       return answer;
     },
     async byId(id, on = db) {
-      const rows = await on
-        .select({ row: getTableColumns(desktops), ownerRole: users.role })
-        .from(desktops)
-        .innerJoin(users, eq(users.id, desktops.userId))
-        .where(eq(desktops.id, id))
-        .limit(1);
+      const rows =
+        on === db
+          ? await byIdStatement.execute({ id })
+          : await on
+              .select({ row: getTableColumns(desktops), ownerRole: users.role })
+              .from(desktops)
+              .innerJoin(users, eq(users.id, desktops.userId))
+              .where(eq(desktops.id, id))
+              .limit(1);
       const found = rows[0];
       return found ? { ...found.row, ownerRole: found.ownerRole } : undefined;
     },

@@ -7,9 +7,11 @@
  * desktop is doing are set where a portal has them: the address and a scheduled shutdown while
  * started, the queue entry while starting, the failure while failed, the GPU profile and its
  * bookings on GPU desktops. Every optional field of the list's schema is in the answer at least
- * once, so the budget holds with all of them in use.
+ * once, so the budget holds with all of them in use. The list, which reads only the columns it
+ * sends, gives each desktop exactly as an event made from its whole row does.
  */
 import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemas } from '../../../../src/generated/schemas.ts';
 import { Desktop } from '../../../../src/generated/validators.js';
@@ -22,6 +24,8 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { addDesktop, userRow } from '../../../test/support/fixtures.ts';
+import { desktops } from '../../platform/db/schema.ts';
+import { toWire } from './desktops-repository.ts';
 
 /** The list's budget per desktop, in bytes of its JSON answer. */
 const BUDGET_BYTES = 350;
@@ -111,5 +115,14 @@ describe('GET /user/desktops byte budget', () => {
     expect(missing, 'optional fields no desktop of the test carries').toEqual([]);
     const perDesktop = Buffer.byteLength(res.body) / list.length;
     expect(perDesktop, `${perDesktop.toFixed(1)} B per desktop`).toBeLessThanOrEqual(BUDGET_BYTES);
+  });
+
+  it('lists each desktop as its events carry it (the whole row through toWire)', async () => {
+    const owner = await userRow(t.app, 'user');
+    const listed = await t.app.desktops.listForUser(owner.id);
+    const rows = await t.app.desktops.table.list({ where: eq(desktops.userId, owner.id) });
+    const byId = new Map(rows.map((row) => [row.id, toWire(row)]));
+    expect(listed.length).toBe(rows.length);
+    for (const desktop of listed) expect(desktop).toStrictEqual(byId.get(desktop.id));
   });
 });

@@ -54,7 +54,7 @@ async function metadataOf(
   try {
     if (!text && url) text = (await fetchIdpMetadata(url)).trim();
     if (!text) throw metadataInvalid('idp_metadata or idp_metadata_url is required');
-    const summary = readIdpMetadata(text);
+    const summary = await readIdpMetadata(text);
     return { idpMetadata: text, idpEntityId: summary.entityId, idpSlo: summary.singleLogout };
   } catch (error) {
     if (error instanceof SamlMetadataError) throw metadataInvalid(error.message);

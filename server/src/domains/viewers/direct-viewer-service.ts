@@ -19,7 +19,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { eq } from 'drizzle-orm';
-import { SignJWT } from 'jose';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { canManageDesktop } from '../../platform/lib/ownership.ts';
 import { KID, ISSUER, type SpecialClaims } from '../../platform/auth/tokens.ts';
@@ -180,20 +179,18 @@ export function createDirectViewerService(
 
   const signViewerJwt = async (row: DesktopRow & { jumperurlHash: string }) => {
     const now = Math.floor(Date.now() / 1000);
-    return app.tokens.sign(
-      new SignJWT({
-        kid: KID,
-        type: 'viewer',
-        user_id: `direct:${row.id}`,
-        desktop_id: row.id,
-        category_id: row.categoryId,
-        link: linkMark(row.jumperurlHash),
-      })
-        .setIssuer(ISSUER)
-        .setIssuedAt(now)
-        .setNotBefore(now)
-        .setExpirationTime(now + VIEWER_JWT_TTL_S),
-    );
+    return app.tokens.signClaims({
+      kid: KID,
+      type: 'viewer',
+      user_id: `direct:${row.id}`,
+      desktop_id: row.id,
+      category_id: row.categoryId,
+      link: linkMark(row.jumperurlHash),
+      iss: ISSUER,
+      iat: now,
+      nbf: now,
+      exp: now + VIEWER_JWT_TTL_S,
+    });
   };
 
   const scheduledShutdown = (scheduled: unknown): string | false => {

@@ -12,7 +12,8 @@
  * refused (the token endpoint says no, or the ID token fails a check) is OidcRejectedError.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
+import { lazyModule } from '../lib/lazy-module.ts';
 
 /** Tolerated clock difference with the issuer, in seconds. */
 export const CLOCK_SKEW_SECONDS = 60;
@@ -137,12 +138,15 @@ export async function exchangeCode(
   };
 }
 
+/** jose, loaded by the first ID token to verify (a portal without OIDC providers does not hold it). */
+const joseLibrary = lazyModule(() => import('jose'));
+
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
-function keySetOf(jwksUri: string) {
+function keySetOf(jose: Awaited<ReturnType<typeof joseLibrary>>, jwksUri: string) {
   let keys = keySets.get(jwksUri);
   if (!keys) {
-    keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: HTTP_TIMEOUT_MS });
+    keys = jose.createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: HTTP_TIMEOUT_MS });
     keySets.set(jwksUri, keys);
   }
   return keys;
@@ -158,9 +162,10 @@ export async function verifyIdToken(
   const algorithms = (metadata.id_token_signing_alg_values_supported ?? ['RS256']).filter(
     (alg) => alg !== 'none' && !alg.startsWith('HS'),
   );
+  const jose = await joseLibrary();
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(idToken, keySetOf(metadata.jwks_uri), {
+    ({ payload } = await jose.jwtVerify(idToken, keySetOf(jose, metadata.jwks_uri), {
       issuer: metadata.issuer,
       audience: client.clientId,
       algorithms,
@@ -168,8 +173,8 @@ export async function verifyIdToken(
       requiredClaims: ['sub', 'exp', 'iat'],
     }));
   } catch (error) {
-    if (error instanceof joseErrors.JWKSTimeout) throw new OidcUnavailableError(error.message);
-    if (error instanceof joseErrors.JOSEError) throw new OidcRejectedError(error.message);
+    if (error instanceof jose.errors.JWKSTimeout) throw new OidcUnavailableError(error.message);
+    if (error instanceof jose.errors.JOSEError) throw new OidcRejectedError(error.message);
     // the key set could not be fetched
     throw new OidcUnavailableError((error as Error).message);
   }

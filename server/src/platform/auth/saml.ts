@@ -19,12 +19,21 @@
  * could not run, is SamlUnavailableError; an answer that fails a check is SamlRejectedError.
  */
 import { createHash } from 'node:crypto';
-import samlify, { type IdentityProviderInstance, type ServiceProviderInstance } from 'samlify';
+import type { IdentityProviderInstance, ServiceProviderInstance } from 'samlify';
 import { samlSchemaValidator, SchemaValidatorUnavailableError } from './saml-schema.ts';
+import { lazyModule } from '../lib/lazy-module.ts';
 
-// samlify is CommonJS: its members come from the default export under Node's ESM loader
-const { Constants, Extractor, IdentityProvider, SamlLib, ServiceProvider } = samlify;
-samlify.setSchemaValidator(samlSchemaValidator);
+/**
+ * samlify, loaded by the first SAML call (a portal without SAML providers does not hold it), with
+ * our schema check. It is CommonJS: its members come from the default export under Node's ESM
+ * loader.
+ */
+const samlLibrary = lazyModule(async () => {
+  const { default: samlify } = await import('samlify');
+  samlify.setSchemaValidator(samlSchemaValidator);
+  return samlify;
+});
+type Samlify = Awaited<ReturnType<typeof samlLibrary>>;
 
 /** Tolerated clock difference with the identity provider, in seconds. */
 export const CLOCK_SKEW_SECONDS = 60;
@@ -34,9 +43,6 @@ const MAX_METADATA_BYTES = 262_144;
 export class SamlMetadataError extends Error {}
 export class SamlUnavailableError extends Error {}
 export class SamlRejectedError extends Error {}
-
-const REDIRECT = Constants.namespace.binding.redirect;
-const POST = Constants.namespace.binding.post;
 
 /** What the portal needs of an identity provider's metadata. */
 export interface IdpSummary {
@@ -55,8 +61,8 @@ export interface SamlParties {
   sloUrl: string;
 }
 
-function identityProvider(metadata: string): IdentityProviderInstance {
-  return IdentityProvider({ metadata });
+function identityProvider(lib: Samlify, metadata: string): IdentityProviderInstance {
+  return lib.IdentityProvider({ metadata });
 }
 
 /**
@@ -64,13 +70,15 @@ function identityProvider(metadata: string): IdentityProviderInstance {
  * request to one that does not), with our key when one is stored.
  */
 function serviceProvider(
+  lib: Samlify,
   parties: SamlParties,
   idp?: IdentityProviderInstance,
   relayState?: string,
 ): ServiceProviderInstance {
+  const { redirect: REDIRECT, post: POST } = lib.Constants.namespace.binding;
   const hasKey = !!(parties.spCertificate && parties.spPrivateKey);
   const signs = hasKey && (!idp || idp.entityMeta.isWantAuthnRequestsSigned());
-  return ServiceProvider({
+  return lib.ServiceProvider({
     entityID: parties.spEntityId,
     assertionConsumerService: [{ Binding: POST, Location: parties.acsUrl }],
     singleLogoutService: [{ Binding: REDIRECT, Location: parties.sloUrl }],
@@ -89,10 +97,11 @@ const textOf = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() ? value.trim() : undefined;
 
 /** The identity provider's metadata checked: an entity id, a redirect sign-on address, a certificate. */
-export function readIdpMetadata(xml: string): IdpSummary {
+export async function readIdpMetadata(xml: string): Promise<IdpSummary> {
+  const lib = await samlLibrary();
   let idp: IdentityProviderInstance;
   try {
-    idp = identityProvider(xml);
+    idp = identityProvider(lib, xml);
   } catch (error) {
     throw new SamlMetadataError(`the metadata cannot be read: ${(error as Error).message}`);
   }
@@ -127,35 +136,37 @@ export async function fetchIdpMetadata(url: string): Promise<string> {
 }
 
 /** Our metadata, for the identity provider's administrator. */
-export function spMetadata(parties: SamlParties): string {
-  return serviceProvider(parties).getMetadata();
+export async function spMetadata(parties: SamlParties): Promise<string> {
+  return serviceProvider(await samlLibrary(), parties).getMetadata();
 }
 
 /** Where the browser is sent to sign in (HTTP-Redirect binding), and our request's id. */
-export function loginRequest(
+export async function loginRequest(
   parties: SamlParties,
   relayState: string,
-): { requestId: string; location: string } {
-  const idp = identityProvider(parties.idpMetadata);
+): Promise<{ requestId: string; location: string }> {
+  const lib = await samlLibrary();
+  const idp = identityProvider(lib, parties.idpMetadata);
   if (
     idp.entityMeta.isWantAuthnRequestsSigned() &&
     !(parties.spCertificate && parties.spPrivateKey)
   )
     throw new SamlMetadataError('the identity provider wants signed requests and no key is stored');
-  const sp = serviceProvider(parties, idp, relayState);
+  const sp = serviceProvider(lib, parties, idp, relayState);
   const { id, context } = sp.createLoginRequest(idp, 'redirect');
   return { requestId: id, location: context };
 }
 
 /** Where the browser is sent to end the identity provider's session, when it has such an address. */
-export function logoutRequest(
+export async function logoutRequest(
   parties: SamlParties,
   nameId: string,
   relayState: string,
-): string | undefined {
-  const idp = identityProvider(parties.idpMetadata);
+): Promise<string | undefined> {
+  const lib = await samlLibrary();
+  const idp = identityProvider(lib, parties.idpMetadata);
   if (!textOf(idp.entityMeta.getSingleLogoutService('redirect'))) return undefined;
-  const sp = serviceProvider(parties, idp, relayState);
+  const sp = serviceProvider(lib, parties, idp, relayState);
   return sp.createLogoutRequest(idp, 'redirect', { logoutNameID: nameId }).context;
 }
 
@@ -192,8 +203,9 @@ export async function verifyLoginResponse(
   samlResponse: string,
   requestId: string,
 ): Promise<SamlAssertion> {
-  const idp = identityProvider(parties.idpMetadata);
-  const sp = serviceProvider(parties, idp);
+  const lib = await samlLibrary();
+  const idp = identityProvider(lib, parties.idpMetadata);
+  const sp = serviceProvider(lib, parties, idp);
   let samlContent: string;
   let extracted: Record<string, unknown>;
   try {
@@ -207,9 +219,11 @@ export async function verifyLoginResponse(
       throw new SamlUnavailableError(error.message);
     throw new SamlRejectedError(error instanceof Error ? error.message : String(error));
   }
-  const [verified, assertion] = SamlLib.verifySignature(samlContent, { metadata: idp.entityMeta });
+  const [verified, assertion] = lib.SamlLib.verifySignature(samlContent, {
+    metadata: idp.entityMeta,
+  });
   if (!verified || !assertion) throw new SamlRejectedError('no signed assertion');
-  const own = Extractor.extract(assertion, [
+  const own = lib.Extractor.extract(assertion, [
     { key: 'assertion', localPath: ['Assertion'], attributes: ['ID'] },
     {
       key: 'confirmation',

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
 import { globalPlugin } from '../lib/plugin.ts';
 import type { Database } from '../db/client.ts';
 import type { NetworkDef } from '../hypervisor/network-defs.ts';
@@ -197,6 +197,8 @@ const plugin: FastifyPluginAsync = async (app) => {
 
   if (!remote || !config.databaseUrl) return;
   const url = config.databaseUrl;
+  // The PostgreSQL client is loaded only by a node on PostgreSQL (the embedded database needs none).
+  const { Client } = (await import('pg')).default;
   let closing = false;
   let everConnected = false;
   let delay = RECONNECT_MIN_MS;
@@ -225,7 +227,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   };
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, keepAlive: true });
+    const next = new Client({ connectionString: url, keepAlive: true });
     const lost = (err?: Error) => {
       if (client !== next && client !== undefined) return;
       client = undefined;

@@ -11,9 +11,8 @@
  * socket_io_attachments table; the NOTIFYs asked while one is on its way go together). The embedded PGlite serves one node: the default in-memory adapter.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
 import { Server } from 'socket.io';
-import { createAdapter } from '@socket.io/postgres-adapter';
 import { globalPlugin } from '../lib/plugin.ts';
 import { listeningPort, originAllowed } from '../lib/origins.ts';
 import { batchNotifies } from './batched-notify.ts';
@@ -64,8 +63,11 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.decorate('socketsFlushed', () => flushed());
   const { databaseUrl } = app.config;
   if (app.database.kind === 'postgres' && databaseUrl) {
+    // The PostgreSQL client and adapter are loaded only by a node on PostgreSQL.
+    const { Pool } = (await import('pg')).default;
+    const { createAdapter } = await import('@socket.io/postgres-adapter');
     // Two connections: the LISTEN one, and one that sends every NOTIFY of this node in order.
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, keepAlive: true });
+    const pool = new Pool({ connectionString: databaseUrl, max: 2, keepAlive: true });
     const lost = (err: Error) => app.log.warn({ err }, 'socket.io adapter connection lost');
     pool.on('error', lost);
     // The adapter keeps its LISTEN connection checked out and, when the connection ends, opens

@@ -89,12 +89,25 @@ export function entityRepository<N extends StorageName>(db: Db, name: N): Entity
     return owner ? eq(owner, scope.userId) : sql`false`;
   };
 
+  /**
+   * The read by key outside a transaction, built once: its SQL is not composed again per call and
+   * the database plans it once per connection.
+   */
+  let byKey: { execute(values: { key: unknown }): Promise<Row[]> } | undefined;
+
   const repo: EntityRepository<N> = {
     name,
     column,
     scopeCondition,
     async get(key, on = db) {
-      return (await from(on).where(eq(id, key)).limit(1))[0];
+      if (on !== db) return (await from(on).where(eq(id, key)).limit(1))[0];
+      byKey ??= db
+        .select()
+        .from(entry.table as never)
+        .where(eq(id, sql.placeholder('key')))
+        .limit(1)
+        .prepare(`${name}_by_id`) as unknown as typeof byKey;
+      return (await byKey?.execute({ key }))?.[0];
     },
     async list({ where, orderBy, on = db } = {}) {
       return from(on)

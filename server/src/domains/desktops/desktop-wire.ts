@@ -1,0 +1,139 @@
+/**
+ * A desktop as it goes on the wire (schema Desktop), for the list and the desktop events, and the
+ * list's own read: it selects only the columns the wire shape is made of and the four values it
+ * takes from inside the JSON columns: the rest of a row (most of it JSON) is what the database
+ * spent most of its time sending and the driver parsing.
+ */
+import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import {
+  desktops,
+  desktopToWire,
+  type DesktopRow,
+  type DesktopWireRow,
+} from '../../platform/db/schema.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { constants } from '../../../../src/generated/constants.ts';
+import type {
+  Desktop,
+  DesktopGuestProperties,
+  DesktopHardware,
+  DesktopRuntime,
+  Image,
+} from '../../../../src/generated/types.ts';
+import { configuredViewers } from '../../../../common/viewers.ts';
+
+const STOCK_CARDS = constants.desktops.stockCards.value;
+
+/**
+ * The stock card of a desktop without an image of its own: one of the stock cards, derived from
+ * the id (its characters folded modulo the number of cards, plus 1), so a desktop keeps its card.
+ */
+export function stockImageOf(id: string): { id: string; type: 'stock'; url: string } {
+  let t = 0;
+  for (const c of id) t = (2 * t + c.charCodeAt(0)) % 2 ** 31;
+  return { id: String((t % STOCK_CARDS) + 1), type: 'stock', url: '' };
+}
+
+/** The card image as the list sends it: the uploaded card's file name, else the stock card's id. */
+export function cardImageId(row: Pick<DesktopRow, 'id'> & { image: Pick<Image, 'id'> }): string {
+  return row.image.id ?? stockImageOf(row.id).id;
+}
+
+/**
+ * Row -> wire shape (schema Desktop): the lean record the list and the desktop events carry. The
+ * stored fields come from the generated mapper, plus those computed from other columns; a field
+ * without a value (an empty description, no ip, no booking, no scheduled shutdown) is left out,
+ * never sent as null. An event carries this whole record and the client replaces its cached one,
+ * so a field left out is one that has no value now.
+ */
+/**
+ * What toWire reads of a desktop: its wire columns and four values inside its JSON columns. The
+ * list selects only these (the rest of a row's JSON is most of what the database sends and parses);
+ * every other read passes its whole row.
+ */
+export type DesktopWireSource = DesktopWireRow & {
+  image: Pick<Image, 'id'>;
+  runtime: Pick<DesktopRuntime, 'ip'>;
+  hardware: Pick<DesktopHardware, 'reservables'>;
+  guestProperties: Pick<DesktopGuestProperties, 'viewers'>;
+};
+
+export function toWire(row: DesktopWireSource): Desktop {
+  const {
+    description,
+    scheduled,
+    next_booking_start,
+    next_booking_end,
+    booking_id,
+    queue,
+    detail,
+    ...always
+  } = desktopToWire(row);
+  const ip = row.state === 'started' ? row.runtime.ip : null;
+  const vgpus = row.hardware.reservables?.vgpus;
+  return {
+    ...always,
+    image: cardImageId(row),
+    viewers: configuredViewers(row.guestProperties.viewers),
+    ...(description ? { description } : {}),
+    ...(ip ? { ip } : {}),
+    ...(scheduled && (scheduled.shutdown !== false || scheduled.extensions !== undefined)
+      ? { scheduled }
+      : {}),
+    ...(vgpus && vgpus.length > 0 ? { reservables: { vgpus } } : {}),
+    ...(next_booking_start !== undefined ? { next_booking_start } : {}),
+    ...(next_booking_end !== undefined ? { next_booking_end } : {}),
+    ...(booking_id ? { booking_id } : {}),
+    ...(queue ? { queue } : {}),
+    ...(detail ? { detail } : {}),
+  };
+}
+
+/** The caller's desktops (deployment desktops only when visible), ordered by name, on the wire. */
+export function desktopListReader(db: Db): (userId: string) => Promise<Desktop[]> {
+  const statement = db
+    .select({
+      id: desktops.id,
+      name: desktops.name,
+      description: desktops.description,
+      state: desktops.state,
+      type: desktops.type,
+      scheduled: desktops.scheduled,
+      accessed: desktops.accessed,
+      nextBookingStart: desktops.nextBookingStart,
+      nextBookingEnd: desktops.nextBookingEnd,
+      bookingId: desktops.bookingId,
+      queue: desktops.queue,
+      detail: desktops.detail,
+      version: desktops.version,
+      imageId: sql<Image['id'] | null>`${desktops.image}->'id'`,
+      ip: sql<DesktopRuntime['ip'] | null>`${desktops.runtime}->'ip'`,
+      vgpus: sql<
+        NonNullable<DesktopHardware['reservables']>['vgpus'] | null
+      >`${desktops.hardware}->'reservables'->'vgpus'`,
+      viewers: sql<
+        DesktopGuestProperties['viewers'] | null
+      >`${desktops.guestProperties}->'viewers'`,
+    })
+    .from(desktops)
+    .where(
+      and(
+        eq(desktops.userId, sql.placeholder('userId')),
+        or(isNull(desktops.tag), eq(desktops.visible, true)),
+      ),
+    )
+    .orderBy(asc(desktops.name), asc(desktops.id))
+    .prepare('user_desktops_list');
+  return async (userId) => {
+    const rows = await statement.execute({ userId });
+    return rows.map(({ imageId, ip, vgpus, viewers, ...columns }) =>
+      toWire({
+        ...columns,
+        image: { id: imageId ?? undefined },
+        runtime: { ip: ip ?? undefined },
+        hardware: { reservables: { vgpus: vgpus ?? undefined } },
+        guestProperties: { viewers: viewers ?? undefined },
+      }),
+    );
+  };
+}
