@@ -11,41 +11,21 @@ import { useState } from 'react';
 import { Button, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
-import type { WebAuthnRegister } from '@/generated/types';
 import { showError } from '@/lib/error-display';
 import { resourceKeyPrefix } from '@/providers/live-provider';
 import { request, requestOperation } from '@/providers/http-client';
 import type { ActionHandlerProps } from '@/resources/actions/action-registry';
 import { openActionDialog } from '@/resources/actions/action-dialogs';
 import { ActionTrigger } from '@/resources/actions/action-trigger';
-import { isCreationOptions, loadWebAuthn } from './webauthn';
+import { createPasskey, loadWebAuthn } from './webauthn';
 
 /** Runs the registration ceremony and stores the passkey under `name`. */
 export async function enrolPasskey(name: string): Promise<void> {
-  const [options, { startRegistration }] = await Promise.all([
+  const [options] = await Promise.all([
     requestOperation('passkeys.registrationOptions', { body: {} }),
     loadWebAuthn(),
   ]);
-  if (!isCreationOptions(options)) throw new Error('passkeys.registrationOptions: no options');
-  const response = await startRegistration({ optionsJSON: options });
-  const body: WebAuthnRegister = {
-    name,
-    response: {
-      id: response.id,
-      rawId: response.rawId,
-      type: 'public-key',
-      clientExtensionResults: {},
-      ...(response.authenticatorAttachment
-        ? { authenticatorAttachment: response.authenticatorAttachment }
-        : {}),
-      response: {
-        clientDataJSON: response.response.clientDataJSON,
-        attestationObject: response.response.attestationObject,
-        ...(response.response.transports ? { transports: response.response.transports } : {}),
-      },
-    },
-  };
-  await request('passkeys.register', { body });
+  await request('passkeys.register', { body: await createPasskey(options, name) });
 }
 
 function EnrolDialog({ onClose }: { onClose: () => void }) {

@@ -97,13 +97,21 @@ export async function confirmTotp(
       .update(secondFactors)
       .set({ confirmedAt: sql`now()`, lastStep: step })
       .where(eq(secondFactors.id, row.id));
-    const codes = newRecoveryCodes();
-    await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
-    await tx
-      .insert(recoveryCodes)
-      .values(codes.map((c) => ({ codeHash: recoveryCodeHash(userId, c), userId })));
-    return codes;
+    return replaceRecoveryCodes(tx, userId);
   });
+}
+
+/**
+ * Replaces the user's recovery codes with ten new ones (only their hashes are stored): the codes,
+ * to show once.
+ */
+export async function replaceRecoveryCodes(db: Executor, userId: string): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
+  await db
+    .insert(recoveryCodes)
+    .values(codes.map((c) => ({ codeHash: recoveryCodeHash(userId, c), userId })));
+  return codes;
 }
 
 /**
