@@ -2,9 +2,11 @@
  * Passkeys through the built app, with a software authenticator (test/support/soft-authenticator):
  * two passkeys added from the profile (one renamed, one removed), a login whose second step is
  * passed by a passkey, the enrolment a policy forces at the login done with a passkey (recovery
- * codes once, then the session as after an authenticator app's enrolment), then the refusals, each with our error body and no session: a replayed assertion, a
+ * codes once, then the session as after an authenticator app's enrolment), the recovery codes of
+ * a first passkey (each used once, counted in the lockout, renewed from the profile), then the
+ * refusals, each with our error body and no session: a replayed assertion, a
  * wrong origin, a counter that goes backwards, an expired challenge and a used one; five refusals
- * lock the step like wrong codes; an admin's factor reset removes the passkeys.
+ * lock the step like wrong codes; an admin's factor reset removes the passkeys and the codes.
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +89,7 @@ async function expectRefused(step: string, response: object) {
 describe('passkeys', () => {
   const key = new SoftKey();
   let usedChallenge = '';
+  let recoveryCodes: string[] = [];
 
   it('are added from the profile (several, named), renamed and removed', async () => {
     const token = await login(t.app, 'user');
@@ -113,12 +116,16 @@ describe('passkeys', () => {
       });
       expect(again.statusCode).toBe(400);
       expect(again.json()).toMatchObject({ description_code: 'passkey_invalid' });
-      return done.json<{ id: string }>().id;
+      return done.json<{ id: string; recovery_codes?: string[] }>();
     };
-    const first = await enrol(key, 'Laptop');
-    const second = await enrol(new SoftKey(), 'Phone');
+    const { id: first, recovery_codes: codes } = await enrol(key, 'Laptop');
+    // the first second factor comes with ten recovery codes, shown once
+    expect(codes).toHaveLength(10);
+    recoveryCodes = codes ?? [];
+    const { id: second, recovery_codes: none } = await enrol(new SoftKey(), 'Phone');
+    expect(none).toBeUndefined();
     expect((await call(token, 'GET', '/api/v3/user/profile')).json()).toMatchObject({
-      second_factor: { totp: false, passkeys: 2 },
+      second_factor: { totp: false, passkeys: 2, recovery_codes_left: 10 },
     });
     const renamed = await call(token, 'PUT', `/authentication/passkeys/${first}`, {
       name: 'Work laptop',
@@ -144,6 +151,38 @@ describe('passkeys', () => {
     expect(session.statusCode).toBe(200);
     expect(decodePayload(session.body).type).toBeUndefined();
     expect((await continueLogin(step)).statusCode).toBe(403);
+  });
+
+  it('come with recovery codes: each passes the step once, counted in the lockout, renewed from the profile', async () => {
+    const user = await userRow(t.app, 'user');
+    const useCode = (step: string, code: string) =>
+      call(step, 'POST', '/authentication/second-factor/verify', { one_time_code: code });
+    const [code = '', kept = ''] = recoveryCodes;
+    const first = await passwordStep('user');
+    expect((await useCode(first, code)).statusCode).toBe(200);
+    const session = (await continueLogin(first)).body;
+    const renewed = await call(session, 'POST', '/authentication/second-factor/recovery-codes', {});
+    expect(renewed.statusCode).toBe(200);
+    const [fresh = '', ...others] = renewed.json<{ recovery_codes: string[] }>().recovery_codes;
+    expect(others).toHaveLength(9);
+
+    // a used code, a code renewed away and three wrong ones: five wrong codes lock the step
+    const step = await passwordStep('user');
+    const reused = await useCode(step, code);
+    expect(reused.statusCode).toBe(400);
+    expect(reused.json()).toMatchObject({ description_code: 'second_factor_code_invalid' });
+    for (const wrong of [kept, 'AAAAA-AAAAA', 'BBBBB-BBBBB', 'CCCCC-CCCCC'])
+      expect((await useCode(step, wrong)).statusCode).toBe(400);
+    expect((await useCode(step, fresh)).statusCode).toBe(429);
+    await t.app.loginThrottle.succeed(`second-factor:${user.id}`);
+    expect((await useCode(step, fresh)).statusCode).toBe(200);
+    expect((await continueLogin(step)).statusCode).toBe(200);
+
+    // without a second factor there are no codes to renew
+    const admin = await login(t.app, 'admin');
+    const refused = await call(admin, 'POST', '/authentication/second-factor/recovery-codes', {});
+    expect(refused.statusCode).toBe(409);
+    expectErrorShape(refused.json(), 'conflict');
   });
 
   it('enrol at the login a policy requires it at: recovery codes once, then the session', async () => {
@@ -230,6 +269,10 @@ describe('passkeys', () => {
       action: 'adminUsers.resetSecondFactors',
       before: { second_factors: ['passkey'] },
     });
-    expect(decodePayload(await passwordStep('user')).type).toBeUndefined();
+    const session = await passwordStep('user');
+    expect(decodePayload(session).type).toBeUndefined();
+    expect((await call(session, 'GET', '/api/v3/user/profile')).json()).toMatchObject({
+      second_factor: { passkeys: 0, recovery_codes_left: 0 },
+    });
   });
 });

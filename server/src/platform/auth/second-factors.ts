@@ -152,6 +152,12 @@ export async function useSecondFactorCode(db: Db, userId: string, code: string):
   return used.length > 0;
 }
 
+/** Removes the user's recovery codes when no second factor is left for them to replace. */
+export async function dropUnusedRecoveryCodes(db: Executor, userId: string): Promise<void> {
+  if ((await secondFactorSummary(db, userId)).kinds.length > 0) return;
+  await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
+}
+
 /**
  * Removes every factor (passkeys included) and recovery code of the user; answers the kinds that
  * were confirmed.

@@ -1,6 +1,7 @@
 /**
  * /authentication/passkeys: the user's passkeys from the profile (list, add with the WebAuthn
- * registration ceremony, rename, remove), and the second login step with a passkey
+ * registration ceremony, rename, remove: the first second factor of the user also answers ten
+ * recovery codes once, and removing the last one drops them), and the second login step with a passkey
  * (/authentication/second-factor/passkey). The routes live under /authentication, so an API key
  * never reaches them.
  *
@@ -22,6 +23,7 @@ import { assertAttemptsLeft, countAttempt } from '../../../platform/auth/attempt
 import { passkeysOf, removePasskey, renamePasskey } from '../../../platform/auth/passkeys.ts';
 import {
   challengeOpen,
+  dropUnusedRecoveryCodes,
   passChallenge,
   replaceRecoveryCodes,
   secondFactorSummary,
@@ -57,9 +59,11 @@ export default async function passkeyRoutes(app: FastifyInstance) {
   route(app, 'passkeys.register', async (request) => {
     const { userId } = authOf(request);
     const { name, response } = request.body;
+    const first = (await secondFactorSummary(app.db, userId)).kinds.length === 0;
     const id = await registerPasskey(app, request, userId, name, response);
+    const codes = first ? await replaceRecoveryCodes(app.db, userId) : undefined;
     await publishUsersData(app, userId);
-    return { id };
+    return { id, ...(codes ? { recovery_codes: codes } : {}) };
   });
 
   route(app, 'passkeys.update', async (request) => {
@@ -72,6 +76,7 @@ export default async function passkeyRoutes(app: FastifyInstance) {
   route(app, 'passkeys.delete', async (request) => {
     const { userId } = authOf(request);
     if (!(await removePasskey(app.db, userId, request.params.id))) throw notFound();
+    await dropUnusedRecoveryCodes(app.db, userId);
     await publishUsersData(app, userId);
     return {};
   });
