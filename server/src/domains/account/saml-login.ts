@@ -67,7 +67,7 @@ export const SLO_PATH = '/authentication/saml/slo';
 const SIGN_IN_SECONDS = 600;
 
 /** Both sides' settings of a provider, our addresses under the portal's public address. */
-function partiesOf(
+export function partiesOf(
   app: FastifyInstance,
   request: FastifyRequest,
   config: SamlProviderConfig,

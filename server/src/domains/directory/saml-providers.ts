@@ -151,6 +151,18 @@ export async function enabledSamlProvider(
   return row;
 }
 
+/** The enabled providers of an identity provider (whatever our entity), by category. */
+export async function samlProvidersOfIdp(
+  db: Db,
+  idpEntityId: string,
+): Promise<SamlProviderConfig[]> {
+  return db
+    .select()
+    .from(samlProviders)
+    .where(and(eq(samlProviders.idpEntityId, idpEntityId), eq(samlProviders.enabled, true)))
+    .orderBy(samlProviders.categoryId);
+}
+
 /**
  * The enabled providers of the same identity provider and service provider entity (the ones a
  * category attribute chooses among), by category.

@@ -35,6 +35,9 @@ export class SamlMetadataError extends Error {}
 export class SamlUnavailableError extends Error {}
 export class SamlRejectedError extends Error {}
 
+type IdentityProviderSettings = Parameters<typeof IdentityProvider>[0];
+type ServiceProviderSettings = Parameters<typeof ServiceProvider>[0];
+
 const REDIRECT = Constants.namespace.binding.redirect;
 const POST = Constants.namespace.binding.post;
 
@@ -55,18 +58,24 @@ export interface SamlParties {
   sloUrl: string;
 }
 
-function identityProvider(metadata: string): IdentityProviderInstance {
-  return IdentityProvider({ metadata });
+/** The identity provider of a metadata document (`settings` adds what its metadata cannot say). */
+export function identityProvider(
+  metadata: string,
+  settings: Omit<IdentityProviderSettings, 'metadata'> = {},
+): IdentityProviderInstance {
+  return IdentityProvider({ ...settings, metadata });
 }
 
 /**
  * Our side: requests are signed when the identity provider asks for it (samlify refuses a signed
- * request to one that does not), with our key when one is stored.
+ * request to one that does not), with our key when one is stored; `settings` adds a message's own
+ * expectations (a signed logout request).
  */
-function serviceProvider(
+export function serviceProvider(
   parties: SamlParties,
   idp?: IdentityProviderInstance,
   relayState?: string,
+  settings: Pick<ServiceProviderSettings, 'wantLogoutRequestSigned'> = {},
 ): ServiceProviderInstance {
   const hasKey = !!(parties.spCertificate && parties.spPrivateKey);
   const signs = hasKey && (!idp || idp.entityMeta.isWantAuthnRequestsSigned());
@@ -82,10 +91,11 @@ function serviceProvider(
     requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     clockDrifts: [-CLOCK_SKEW_SECONDS * 1000, CLOCK_SKEW_SECONDS * 1000],
     ...(relayState ? { relayState } : {}),
+    ...settings,
   });
 }
 
-const textOf = (value: unknown): string | undefined =>
+export const textOf = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() ? value.trim() : undefined;
 
 /** The identity provider's metadata checked: an entity id, a redirect sign-on address, a certificate. */
