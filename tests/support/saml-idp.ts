@@ -93,6 +93,8 @@ export interface SamlIdp {
   signIn(location: string, username: string, password: string): Promise<PostedAnswer>;
   /** The next answer gets these values changed before it is signed. */
   tamperNext(change: (values: AnswerValues) => AnswerValues): void;
+  /** The next answer's assertion is encrypted to the service provider's encryption certificate. */
+  encryptNext(): void;
   /**
    * The address of the service provider's single logout with a logout request of the identity
    * provider for `nameId` (HTTP-Redirect binding): signed with its key, not signed, or signed with
@@ -219,7 +221,7 @@ export async function startSamlIdp(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const entityId = `${url}/metadata`;
-  const idp: IdentityProviderInstance = IdentityProvider({
+  const settings = {
     entityID: entityId,
     signingCert: keys.certificate,
     privateKey: keys.privateKey,
@@ -231,10 +233,17 @@ export async function startSamlIdp(
     singleLogoutService: [
       { Binding: samlify.Constants.namespace.binding.redirect, Location: `${url}/slo` },
     ],
+  };
+  const idp: IdentityProviderInstance = IdentityProvider(settings);
+  /** The same identity provider, encrypting its assertions to the service provider. */
+  const encrypting: IdentityProviderInstance = IdentityProvider({
+    ...settings,
+    isAssertionEncrypted: true,
   });
   const metadata = idp.getMetadata();
   let sp: ServiceProviderInstance | undefined;
   let tamper: ((values: AnswerValues) => AnswerValues) | undefined;
+  let encryptNext = false;
 
   const spOf = () => {
     if (!sp) throw new Error('the test identity provider trusts no service provider yet');
@@ -273,7 +282,9 @@ export async function startSamlIdp(
       AuthnStatement: `<saml:AuthnStatement AuthnInstant="${values.IssueInstant}" SessionIndex="${values.AssertionID}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
       AttributeStatement: attributes,
     };
-    const response = await idp.createLoginResponse(
+    const signer = encryptNext ? encrypting : idp;
+    encryptNext = false;
+    const response = await signer.createLoginResponse(
       target,
       { extract: {} },
       'post',
@@ -409,6 +420,9 @@ export async function startSamlIdp(
     signIn,
     tamperNext: (change) => {
       tamper = change;
+    },
+    encryptNext: () => {
+      encryptNext = true;
     },
     logoutRequest,
     logoutResponseOf,

@@ -6,7 +6,8 @@
  * a form login, the groups its group attribute names, the category-select step when its category
  * attribute matches two providers, single logout through the identity provider, the identity
  * provider's own signed logout request ending the person's sessions (an unsigned or wrongly signed
- * one refused with our error body), and the refusals
+ * one refused with our error body), assertions encrypted to our published encryption certificate
+ * (then required), and the refusals
  * (a relay state used twice, an assertion accepted before, an answer altered after signing, an
  * answer that does not follow the SAML schemas, another audience, an expired assertion, an answer
  * to another request), each answered with our error body and leaving no session.
@@ -46,6 +47,8 @@ let providerId = '';
 /** The login token of the first sign-in (the logout case ends its session). */
 let firstToken = '';
 const ours = keyPair();
+/** Our encryption certificate and key (the last case). */
+const encryption = keyPair();
 /** Every answer of the test: none may carry our private key. */
 const answers: LightMyRequestResponse[] = [];
 const [ines] = SAML_ACCOUNTS as [(typeof SAML_ACCOUNTS)[0]];
@@ -124,8 +127,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await idp?.stop();
-  const secret = ours.privateKey.split('\n')[1] ?? '';
-  for (const res of answers) expect(res.body).not.toContain(secret);
+  const secrets = [ours, encryption].map((pair) => pair.privateKey.split('\n')[1] ?? '');
+  for (const res of answers) for (const secret of secrets) expect(res.body).not.toContain(secret);
 });
 
 describe('the SAML provider of a category', () => {
@@ -411,5 +414,41 @@ describe('the SAML provider of a category', () => {
       relayState: 'idp-logout',
     });
     expect(await statuses()).toEqual([401, 401]);
+  });
+  it('takes assertions encrypted to our published encryption certificate, and then only those', async () => {
+    const set = await api('PUT', `/admin/saml-providers/${providerId}`, {
+      category_attribute: null,
+      sp_encryption_certificate: encryption.certificate,
+      sp_encryption_private_key: encryption.privateKey,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const shown = await api('GET', `/admin/saml-providers/${providerId}`);
+    expect(shown.json()).toMatchObject({
+      sp_encryption_certificate: encryption.certificate,
+      sp_encryption_key_set: true,
+    });
+    expect(shown.json()).not.toHaveProperty('sp_encryption_private_key');
+    const metadata = await t.app.inject({
+      method: 'GET',
+      url: `/authentication/saml/metadata?provider=${providerId}`,
+    });
+    const published = encryption.certificate.split('\n').slice(1, -2).join('');
+    expect(metadata.body).toMatch(/<(\w+:)?KeyDescriptor use="encryption">/);
+    expect(metadata.body.replace(/\s/g, '')).toContain(published);
+    idp.trust(metadata.body);
+
+    idp.encryptNext();
+    const encrypted = await signIn();
+    expect(Buffer.from(encrypted.answer.SAMLResponse, 'base64').toString()).toContain(
+      'EncryptedAssertion',
+    );
+    expect(encrypted.res.statusCode, encrypted.res.body).toBe(302);
+    expect(decodePayload(tokenOf(encrypted.res)).data).toMatchObject({
+      provider: 'saml',
+      category_id: CATEGORY,
+    });
+    // an assertion in the clear is refused once we take encrypted ones
+    const before = await sessionCount();
+    await expectRefused((await signIn()).res, 'saml_response_invalid', before);
   });
 });

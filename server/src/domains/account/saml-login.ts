@@ -78,6 +78,8 @@ export function partiesOf(
     spEntityId: config.spEntityId,
     spCertificate: config.spCertificate,
     spPrivateKey: config.spPrivateKey,
+    spEncryptionCertificate: config.spEncryptionCertificate,
+    spEncryptionPrivateKey: config.spEncryptionPrivateKey,
     acsUrl: new URL(ACS_PATH, base).toString(),
     sloUrl: new URL(SLO_PATH, base).toString(),
   };

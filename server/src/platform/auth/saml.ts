@@ -3,10 +3,11 @@
  * metadata read and checked, our metadata, the authentication request sent with the HTTP-Redirect
  * binding, the answer taken with the HTTP-POST binding, and the single logout request.
  *
- * An answer is accepted only when its status is success, a signature that covers the assertion
- * verifies with the identity provider's signing certificate (samlify refuses other certificates
- * and wrapped assertions, and checks the answer against the SAML schemas: saml-schema.ts), the
- * assertion's issuer
+ * An answer is accepted only when its status is success, its assertion comes encrypted to our
+ * encryption certificate when we store one (decrypted with its key before any other check), a
+ * signature that covers the assertion verifies with the identity provider's signing certificate
+ * (samlify refuses other certificates and wrapped assertions, and checks the answer against the
+ * SAML schemas: saml-schema.ts), the assertion's issuer
  * is the identity provider, its audience is our entity id, the answer's destination and the
  * subject confirmation's recipient are our assertion consumer service, both name our request in
  * InResponseTo, and now lies within the assertion's NotBefore/NotOnOrAfter and before the
@@ -53,6 +54,9 @@ export interface SamlParties {
   spEntityId: string;
   spCertificate: string | null;
   spPrivateKey: string | null;
+  /** our encryption certificate and its key: with both, assertions must come encrypted to us */
+  spEncryptionCertificate: string | null;
+  spEncryptionPrivateKey: string | null;
   /** our assertion consumer service and single logout addresses */
   acsUrl: string;
   sloUrl: string;
@@ -65,6 +69,10 @@ export function identityProvider(
 ): IdentityProviderInstance {
   return IdentityProvider({ ...settings, metadata });
 }
+
+/** Whether the identity provider's assertions must come encrypted to our encryption certificate. */
+export const encrypts = (parties: SamlParties): boolean =>
+  !!(parties.spEncryptionCertificate && parties.spEncryptionPrivateKey);
 
 /**
  * Our side: requests are signed when the identity provider asks for it (samlify refuses a signed
@@ -87,6 +95,13 @@ export function serviceProvider(
     authnRequestsSigned: signs,
     ...(hasKey
       ? { signingCert: parties.spCertificate ?? '', privateKey: parties.spPrivateKey ?? '' }
+      : {}),
+    ...(encrypts(parties)
+      ? {
+          encryptCert: parties.spEncryptionCertificate ?? '',
+          encPrivateKey: parties.spEncryptionPrivateKey ?? '',
+          isAssertionEncrypted: true,
+        }
       : {}),
     requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     clockDrifts: [-CLOCK_SKEW_SECONDS * 1000, CLOCK_SKEW_SECONDS * 1000],
@@ -202,7 +217,7 @@ export async function verifyLoginResponse(
   samlResponse: string,
   requestId: string,
 ): Promise<SamlAssertion> {
-  const idp = identityProvider(parties.idpMetadata);
+  const idp = identityProvider(parties.idpMetadata, { isAssertionEncrypted: encrypts(parties) });
   const sp = serviceProvider(parties, idp);
   let samlContent: string;
   let extracted: Record<string, unknown>;
@@ -217,7 +232,18 @@ export async function verifyLoginResponse(
       throw new SamlUnavailableError(error.message);
     throw new SamlRejectedError(error instanceof Error ? error.message : String(error));
   }
-  const [verified, assertion] = SamlLib.verifySignature(samlContent, { metadata: idp.entityMeta });
+  // an encrypted assertion is checked as the identity provider signed it: decrypted
+  let signedContent = samlContent;
+  if (encrypts(parties)) {
+    try {
+      [signedContent] = await SamlLib.decryptAssertion(sp, samlContent);
+    } catch (error) {
+      throw new SamlRejectedError(error instanceof Error ? error.message : String(error));
+    }
+  }
+  const [verified, assertion] = SamlLib.verifySignature(signedContent, {
+    metadata: idp.entityMeta,
+  });
   if (!verified || !assertion) throw new SamlRejectedError('no signed assertion');
   const own = Extractor.extract(assertion, [
     { key: 'assertion', localPath: ['Assertion'], attributes: ['ID'] },
