@@ -18,6 +18,7 @@ import { registerPreview } from '@/resources/form/preview-registry';
 import { ResourceFormPage } from '@/resources/form/resource-form-page';
 import { desktopFormExtension } from '@/features/desktop-form/desktop-form-extension';
 import { registerFormExtension as registerForm } from '@/features/auth/register-form-extension';
+import { PasskeyEnrolmentPreview } from '@/features/passkeys/passkey-enrolment-preview';
 import { PasskeyStepPreview } from '@/features/passkeys/passkey-step-preview';
 import type { PageProps } from './pages';
 
@@ -25,6 +26,7 @@ registerFormExtension('desktopForm', desktopFormExtension);
 registerFormExtension('registerForm', registerForm);
 registerPreview('document', DocumentPreview);
 registerPreview('passkeyStep', PasskeyStepPreview);
+registerPreview('passkeyEnrolment', PasskeyEnrolmentPreview);
 // An answer shown field by field through the cell renderers (a secret to copy).
 registerPreview('fields', ({ resource, type, value }) =>
   type ? <AnswerView resource={resource} type={type} value={value} /> : null,

@@ -6,7 +6,9 @@
  *   on the desktops, logs out, and is asked for a code at the next login before the desktops;
  *   five wrong codes then lock the step.
  * - A passkey: with Chromium's virtual authenticator (CDP), a user adds a passkey from the
- *   profile, logs out, and logs in with the password and the passkey.
+ *   profile (its first second factor: the recovery codes are shown once), logs out, and logs in
+ *   with the password and the passkey; a user whose category requires a second factor enrols a
+ *   passkey at the login instead of an app, keeps the recovery codes, and lands on the desktops.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
@@ -167,6 +169,11 @@ test('a user adds a passkey from the profile, then logs in with the password and
   await expect(page).toHaveURL(/\/profile\/passkeys$/);
   await page.getByRole('button', { name: 'Add a passkey' }).click();
   await page.getByTestId('passkey-create').click();
+  // the first second factor's ten recovery codes, shown once
+  await expect(page.getByTestId('passkey-recovery-codes').getByTestId('copy-value')).toHaveText(
+    /^([A-Z2-7]{5}-[A-Z2-7]{5}\n?){10}$/,
+  );
+  await page.getByTestId('passkey-codes-done').click();
   await expect(page.getByRole('cell', { name: 'My passkey', exact: true })).toBeVisible();
 
   await page.getByTestId('logout').click();
@@ -174,5 +181,17 @@ test('a user adds a passkey from the profile, then logs in with the password and
   await logIn(page, account);
   await expect(page).toHaveURL(/\/login\/second-factor$/);
   await page.getByTestId('use-passkey').click();
+  await expect(page).toHaveURL(/\/desktops$/);
+
+  // A user whose category requires a second factor enrols a passkey at the login instead.
+  const required = await newAccount(portal, 'pk-req', true);
+  await page.getByTestId('logout').click();
+  await logIn(page, required);
+  await expect(page).toHaveURL(/\/login\/second-factor\/enrol$/);
+  await page.getByTestId('enrol-passkey').click();
+  await expect(page.getByTestId('passkey-enrolment-done').getByTestId('copy-value')).toHaveText(
+    /^([A-Z2-7]{5}-[A-Z2-7]{5}\n?){10}$/,
+  );
+  await page.getByTestId('form-continue').click();
   await expect(page).toHaveURL(/\/desktops$/);
 });

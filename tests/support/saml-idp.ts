@@ -12,7 +12,9 @@
  * `trust` takes the service provider's metadata (the portal's). `signIn` drives the form without a
  * browser and answers what the browser would post. `tamperNext` changes the values of the next
  * answer before it is signed (so the signature stays valid and the service provider's own checks
- * must refuse it).
+ * must refuse it). `logoutRequest` starts a single logout from the identity provider's side (signed,
+ * unsigned, or signed with a key it does not publish), and `logoutResponseOf` reads the service
+ * provider's answer.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -71,6 +73,15 @@ export interface PostedAnswer {
   RelayState: string;
 }
 
+/** A service provider's answer to a logout request. */
+export interface LogoutAnswer {
+  inResponseTo: string;
+  status: string;
+  /** signed, and the signature verifies with the service provider's certificate */
+  signed: boolean;
+  relayState: string | null;
+}
+
 export interface SamlIdp {
   url: string;
   entityId: string;
@@ -82,6 +93,16 @@ export interface SamlIdp {
   signIn(location: string, username: string, password: string): Promise<PostedAnswer>;
   /** The next answer gets these values changed before it is signed. */
   tamperNext(change: (values: AnswerValues) => AnswerValues): void;
+  /** The next answer's assertion is encrypted to the service provider's encryption certificate. */
+  encryptNext(): void;
+  /**
+   * The address of the service provider's single logout with a logout request of the identity
+   * provider for `nameId` (HTTP-Redirect binding): signed with its key, not signed, or signed with
+   * another key under its name.
+   */
+  logoutRequest(nameId: string, signature: 'signed' | 'unsigned' | 'foreign'): string;
+  /** The service provider's answer to a logout request, read from where it sends the browser. */
+  logoutResponseOf(location: string): LogoutAnswer;
   stop(): Promise<void>;
 }
 
@@ -138,7 +159,7 @@ const postPage = (answer: PostedAnswer) => `<!doctype html>
 
 /** What a redirect binding's signature covers: its parameters in their order, encoded. */
 function octetStringOf(query: URLSearchParams): string {
-  return ['SAMLRequest', 'RelayState', 'SigAlg']
+  return ['SAMLRequest', 'SAMLResponse', 'RelayState', 'SigAlg']
     .filter((name) => query.has(name))
     .map((name) => `${name}=${encodeURIComponent(query.get(name) ?? '')}`)
     .join('&');
@@ -200,7 +221,7 @@ export async function startSamlIdp(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const entityId = `${url}/metadata`;
-  const idp: IdentityProviderInstance = IdentityProvider({
+  const settings = {
     entityID: entityId,
     signingCert: keys.certificate,
     privateKey: keys.privateKey,
@@ -212,10 +233,17 @@ export async function startSamlIdp(
     singleLogoutService: [
       { Binding: samlify.Constants.namespace.binding.redirect, Location: `${url}/slo` },
     ],
+  };
+  const idp: IdentityProviderInstance = IdentityProvider(settings);
+  /** The same identity provider, encrypting its assertions to the service provider. */
+  const encrypting: IdentityProviderInstance = IdentityProvider({
+    ...settings,
+    isAssertionEncrypted: true,
   });
   const metadata = idp.getMetadata();
   let sp: ServiceProviderInstance | undefined;
   let tamper: ((values: AnswerValues) => AnswerValues) | undefined;
+  let encryptNext = false;
 
   const spOf = () => {
     if (!sp) throw new Error('the test identity provider trusts no service provider yet');
@@ -254,7 +282,9 @@ export async function startSamlIdp(
       AuthnStatement: `<saml:AuthnStatement AuthnInstant="${values.IssueInstant}" SessionIndex="${values.AssertionID}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
       AttributeStatement: attributes,
     };
-    const response = await idp.createLoginResponse(
+    const signer = encryptNext ? encrypting : idp;
+    encryptNext = false;
+    const response = await signer.createLoginResponse(
       target,
       { extract: {} },
       'post',
@@ -323,6 +353,62 @@ export async function startSamlIdp(
     };
   };
 
+  /** The same identity provider's name with a key nobody trusts. */
+  let impostor: IdentityProviderInstance | undefined;
+  const logoutRequest = (nameId: string, signature: 'signed' | 'unsigned' | 'foreign') => {
+    const target = ServiceProvider({
+      metadata: spOf().getMetadata(),
+      wantLogoutRequestSigned: signature !== 'unsigned',
+    });
+    if (signature === 'foreign' && !impostor) {
+      const other = keyPair();
+      impostor = IdentityProvider({
+        entityID: entityId,
+        signingCert: other.certificate,
+        privateKey: other.privateKey,
+        requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+        singleSignOnService: [
+          { Binding: samlify.Constants.namespace.binding.redirect, Location: `${url}/sso` },
+        ],
+        singleLogoutService: [
+          { Binding: samlify.Constants.namespace.binding.redirect, Location: `${url}/slo` },
+        ],
+      });
+    }
+    const from = signature === 'foreign' ? (impostor ?? idp) : idp;
+    return from.createLogoutRequest(
+      target,
+      'redirect',
+      { logoutNameID: nameId },
+      {
+        relayState: 'idp-logout',
+      },
+    ).context;
+  };
+
+  const logoutResponseOf = (location: string): LogoutAnswer => {
+    const query = new URL(location).searchParams;
+    const xml = inflateRawSync(Buffer.from(query.get('SAMLResponse') ?? '', 'base64')).toString();
+    const signature = query.get('Signature');
+    let signed = false;
+    if (signature) {
+      const pem = [spOf().entityMeta.getX509Certificate('signing')].flat(2)[0];
+      const cert = `-----BEGIN CERTIFICATE-----\n${String(pem)}\n-----END CERTIFICATE-----`;
+      signed = verify(
+        'sha256',
+        Buffer.from(octetStringOf(query)),
+        createPublicKey(cert),
+        Buffer.from(signature, 'base64'),
+      );
+    }
+    return {
+      inResponseTo: /\sInResponseTo="([^"]+)"/.exec(xml)?.[1] ?? '',
+      status: /<(?:\w+:)?StatusCode\b[^>]*\sValue="([^"]+)"/.exec(xml)?.[1] ?? '',
+      signed,
+      relayState: query.get('RelayState'),
+    };
+  };
+
   return {
     url,
     entityId,
@@ -335,6 +421,11 @@ export async function startSamlIdp(
     tamperNext: (change) => {
       tamper = change;
     },
+    encryptNext: () => {
+      encryptNext = true;
+    },
+    logoutRequest,
+    logoutResponseOf,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -7,6 +7,7 @@ import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/browser';
+import type { WebAuthnRegister } from '@/generated/types';
 
 export const loadWebAuthn = () => import('@simplewebauthn/browser');
 
@@ -27,4 +28,31 @@ export function isCreationOptions(value: unknown): value is PublicKeyCredentialC
 /** Options for navigator.credentials.get(): a challenge. */
 export function isRequestOptions(value: unknown): value is PublicKeyCredentialRequestOptionsJSON {
   return isObject(value) && typeof value.challenge === 'string';
+}
+
+/**
+ * Runs the browser's side of a registration ceremony for the server's `options`: the body that
+ * stores the new passkey under `name`.
+ */
+export async function createPasskey(options: unknown, name: string): Promise<WebAuthnRegister> {
+  if (!isCreationOptions(options)) throw new Error('passkey registration: no options');
+  const { startRegistration } = await loadWebAuthn();
+  const response = await startRegistration({ optionsJSON: options });
+  return {
+    name,
+    response: {
+      id: response.id,
+      rawId: response.rawId,
+      type: 'public-key',
+      clientExtensionResults: {},
+      ...(response.authenticatorAttachment
+        ? { authenticatorAttachment: response.authenticatorAttachment }
+        : {}),
+      response: {
+        clientDataJSON: response.response.clientDataJSON,
+        attestationObject: response.response.attestationObject,
+        ...(response.response.transports ? { transports: response.response.transports } : {}),
+      },
+    },
+  };
 }

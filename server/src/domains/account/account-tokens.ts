@@ -64,6 +64,8 @@ export type RegisterClaims = SpecialClaims & {
         name: string;
         email: string | null;
         photo: string | null;
+        /** the values of the provider's group attribute; undefined when it has none */
+        groups?: string[];
       }
   );
 
@@ -136,6 +138,13 @@ export function asRegister(claims: SpecialClaims): RegisterClaims {
     uid: text(claims, 'uid'),
     email: optionalText(claims, 'email'),
     photo: optionalText(claims, 'photo'),
+    ...(Array.isArray(claims.groups)
+      ? {
+          groups: claims.groups.filter(
+            (v: unknown): v is string => typeof v === 'string' && v !== '',
+          ),
+        }
+      : {}),
   };
 }
 

@@ -503,4 +503,51 @@ describe('the category a sign-in guesses from a claim, and the registration code
     const again = await signInWith(['academy'], pau);
     expect(decodePayload(cookieToken(again)).data).toMatchObject({ group_id: CODE_GROUP });
   });
+
+  it('places a person registered with a code in the groups its groups claim names', async () => {
+    const COLLEGE = 'college';
+    await addCategory(t.app, COLLEGE);
+    await addGroup(t.app, 'college-sso', COLLEGE);
+    await addGroup(t.app, 'college-coded', COLLEGE);
+    await t.app.database.query(
+      `INSERT INTO groups (id, name, category_id) VALUES ('college-lab', 'Lab', $1)`,
+      [COLLEGE],
+    );
+    await t.app.database.query(
+      `UPDATE groups SET enrollment = '{"advanced":"COLLEGE-CODE"}'::jsonb WHERE id = 'college-coded'`,
+    );
+    const college = await api('POST', '/admin/oidc-providers', {
+      category_id: COLLEGE,
+      label: 'College account',
+      issuer: idp.issuer,
+      client_id: OIDC_CLIENT_ID,
+      client_secret: OIDC_CLIENT_SECRET,
+      category_regex: '^college$',
+      group_id: 'college-sso',
+      role: 'user',
+      registration_code_required: true,
+      claim_groups: 'teams',
+    });
+    expect(college.statusCode, college.body).toBe(200);
+    idp.tamperNextIdToken((claims) => ({
+      ...claims,
+      schools: ['college'],
+      teams: ['no-such-team', 'lab', 'college-coded'],
+    }));
+    const token = cookieToken(await signIn(pau));
+    expect(decodePayload(token)).toMatchObject({ type: 'register', category_id: COLLEGE });
+    const made = await t.app.inject({
+      method: 'POST',
+      url: '/api/v3/user/register',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { code: 'COLLEGE-CODE' },
+    });
+    expect(made.statusCode, made.body).toBe(200);
+    // the code's role; the claim's groups as at an auto-registration (the code's group the fallback)
+    expect(await t.app.users.findByProvider(pau.sub, COLLEGE, 'oidc')).toMatchObject({
+      role: 'advanced',
+      groupId: 'college-lab',
+      secondaryGroups: ['college-coded'],
+    });
+  });
 });

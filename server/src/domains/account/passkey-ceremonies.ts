@@ -91,11 +91,15 @@ async function verified<T>(request: FastifyRequest, check: () => Promise<T>): Pr
   }
 }
 
-/** The options to add a passkey for the user (the passkeys they have are excluded). */
+/**
+ * The options to add a passkey for the user (the passkeys they have are excluded); bound to the
+ * step token `stepJti` for an enrolment at the login, else to the profile.
+ */
 export async function registrationOptions(
   app: FastifyInstance,
   request: FastifyRequest,
   user: { id: string; username: string; name: string },
+  stepJti: string | null = null,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const rp = relyingPartyOf(app, request);
   const existing = await passkeysOf(app.db, user.id);
@@ -119,20 +123,25 @@ export async function registrationOptions(
     challenge: options.challenge,
     userId: user.id,
     purpose: 'registration',
-    stepJti: null,
+    stepJti,
   });
   return options;
 }
 
-/** Verifies and stores a new passkey: its id, or 409 passkey_exists for a known credential. */
+/**
+ * Verifies and stores a new passkey made for options of the same binding (`stepJti`, as
+ * registrationOptions): its id, or 409 passkey_exists for a known credential.
+ */
 export async function registerPasskey(
   app: FastifyInstance,
   request: FastifyRequest,
   userId: string,
   name: string,
   answer: WebAuthnRegistrationResponse,
+  stepJti: string | null = null,
 ): Promise<string> {
   const ceremony = await ceremonyOf(app, userId, 'registration', answer.response.clientDataJSON);
+  if (ceremony.stepJti !== stepJti) throw passkeyInvalid();
   const response: RegistrationResponseJSON = { ...answer, clientExtensionResults: {} };
   const { verifyRegistrationResponse } = await webAuthn();
   const result = await verified(request, () =>

@@ -1,12 +1,13 @@
 /**
- * Passkeys through the built app, with a software authenticator written here (a P-256 key of
- * node:crypto, `none` attestation, CBOR and authenticator data built by hand): two passkeys
- * added from the profile (one renamed, one removed), a login whose second step is passed by a
- * passkey, then the refusals, each with our error body and no session: a replayed assertion, a
+ * Passkeys through the built app, with a software authenticator (test/support/soft-authenticator):
+ * two passkeys added from the profile (one renamed, one removed), a login whose second step is
+ * passed by a passkey, the enrolment a policy forces at the login done with a passkey (recovery
+ * codes once, then the session as after an authenticator app's enrolment), the recovery codes of
+ * a first passkey (each used once, counted in the lockout, renewed from the profile), then the
+ * refusals, each with our error body and no session: a replayed assertion, a
  * wrong origin, a counter that goes backwards, an expired challenge and a used one; five refusals
- * lock the step like wrong codes; an admin's factor reset removes the passkeys.
+ * lock the step like wrong codes; an admin's factor reset removes the passkeys and the codes.
  */
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,128 +20,25 @@ import {
   loginRequest,
   type TestApp,
 } from '../../../test/support/helper.ts';
-import { userRow } from '../../../test/support/fixtures.ts';
-
-const ORIGIN = 'https://vdi.example.org';
-const RP_ID = 'vdi.example.org';
-
-// --- a software authenticator -------------------------------------------------------------
-
-/** CBOR (RFC 8949) of the few shapes WebAuthn needs: integers, byte and text strings, maps. */
-function cbor(value: number | string | Uint8Array | Map<number | string, unknown>): Buffer {
-  const head = (major: number, n: number): Buffer => {
-    if (n < 24) return Buffer.from([(major << 5) | n]);
-    if (n < 0x100) return Buffer.from([(major << 5) | 24, n]);
-    if (n < 0x10000) return Buffer.from([(major << 5) | 25, n >> 8, n & 0xff]);
-    const b = Buffer.alloc(5);
-    b[0] = (major << 5) | 26;
-    b.writeUInt32BE(n, 1);
-    return b;
-  };
-  if (typeof value === 'number') return value >= 0 ? head(0, value) : head(1, -1 - value);
-  if (typeof value === 'string') {
-    const text = Buffer.from(value, 'utf8');
-    return Buffer.concat([head(3, text.length), text]);
-  }
-  if (value instanceof Uint8Array) return Buffer.concat([head(2, value.length), value]);
-  const parts = [head(5, value.size)];
-  for (const [k, v] of value)
-    parts.push(cbor(k), cbor(v as number | string | Uint8Array | Map<number | string, unknown>));
-  return Buffer.concat(parts);
-}
-
-const b64url = (data: Uint8Array | string) => Buffer.from(data).toString('base64url');
-const sha256 = (data: Uint8Array | string) => createHash('sha256').update(data).digest();
-
-/** One credential of a software authenticator: a P-256 key pair and its id. */
-class SoftKey {
-  readonly id = randomBytes(16);
-  private readonly privateKey: KeyObject;
-  private readonly cose: Buffer;
-
-  constructor() {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    this.privateKey = privateKey;
-    const jwk = publicKey.export({ format: 'jwk' });
-    // COSE_Key: kty EC2, alg ES256, crv P-256, x, y
-    this.cose = cbor(
-      new Map<number, unknown>([
-        [1, 2],
-        [3, -7],
-        [-1, 1],
-        [-2, Buffer.from(jwk.x ?? '', 'base64url')],
-        [-3, Buffer.from(jwk.y ?? '', 'base64url')],
-      ]),
-    );
-  }
-
-  /** rpIdHash | flags (user present) | counter [| attested credential data] */
-  private authData(counter: number, attested: boolean): Buffer {
-    const head = Buffer.alloc(37);
-    sha256(RP_ID).copy(head, 0);
-    head[32] = attested ? 0x41 : 0x01;
-    head.writeUInt32BE(counter, 33);
-    if (!attested) return head;
-    const length = Buffer.alloc(2);
-    length.writeUInt16BE(this.id.length);
-    return Buffer.concat([head, Buffer.alloc(16), length, this.id, this.cose]);
-  }
-
-  private clientData(type: string, challenge: string, origin: string): Buffer {
-    return Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
-  }
-
-  /** What navigator.credentials.create() answers, as JSON (attestation `none`). */
-  attest(challenge: string, origin = ORIGIN) {
-    const attestationObject = cbor(
-      new Map<string, unknown>([
-        ['fmt', 'none'],
-        ['attStmt', new Map()],
-        ['authData', this.authData(0, true)],
-      ]),
-    );
-    return {
-      id: b64url(this.id),
-      rawId: b64url(this.id),
-      type: 'public-key',
-      clientExtensionResults: {},
-      response: {
-        clientDataJSON: b64url(this.clientData('webauthn.create', challenge, origin)),
-        attestationObject: b64url(attestationObject),
-        transports: ['internal'],
-      },
-    };
-  }
-
-  /** What navigator.credentials.get() answers, as JSON: a signature with `counter`. */
-  assert(challenge: string, counter: number, origin = ORIGIN) {
-    const authenticatorData = this.authData(counter, false);
-    const clientDataJSON = this.clientData('webauthn.get', challenge, origin);
-    const signature = sign(
-      'sha256',
-      Buffer.concat([authenticatorData, sha256(clientDataJSON)]),
-      this.privateKey,
-    );
-    return {
-      id: b64url(this.id),
-      rawId: b64url(this.id),
-      type: 'public-key',
-      clientExtensionResults: {},
-      response: {
-        clientDataJSON: b64url(clientDataJSON),
-        authenticatorData: b64url(authenticatorData),
-        signature: b64url(signature),
-      },
-    };
-  }
-}
-
-// --- the portal -------------------------------------------------------------------------------
+import { addCategory, addGroup, addUser, userRow } from '../../../test/support/fixtures.ts';
+import { ORIGIN, RP_ID, SoftKey } from '../../../test/support/soft-authenticator.ts';
 
 let t: TestApp;
 
 beforeAll(async () => {
   t = await buildTestApp(await createTestDatabase(), { publicUrl: ORIGIN });
+  // a category whose account policy requires a second factor, and a user of it without one
+  await addCategory(t.app, 'sf');
+  await addGroup(t.app, 'sf-users', 'sf');
+  await addUser(t.app, { username: 'pupil', role: 'user', categoryId: 'sf', groupId: 'sf-users' });
+  const admin = await login(t.app, 'admin');
+  const policy = await call(admin, 'PUT', '/api/v3/admin/settings/second-factor', {
+    category: 'sf',
+    role: 'all',
+    required: true,
+  });
+  expect(policy.statusCode).toBe(200);
+  t.app.settings.invalidate();
 });
 afterAll(async () => {
   await t.close();
@@ -159,12 +57,12 @@ const call = (
     ...(payload ? { payload } : {}),
   });
 
-const continueLogin = (token: string) =>
-  call(token, 'POST', '/authentication/login?provider=form&category_id=default');
+const continueLogin = (token: string, categoryId = 'default') =>
+  call(token, 'POST', `/authentication/login?provider=form&category_id=${categoryId}`);
 
 /** A password login that stops at the second step; answers its token. */
-async function passwordStep(username: string): Promise<string> {
-  const res = await loginRequest(t.app, username);
+async function passwordStep(username: string, categoryId = 'default'): Promise<string> {
+  const res = await loginRequest(t.app, username, undefined, categoryId);
   expect(res.statusCode).toBe(200);
   return res.body;
 }
@@ -191,6 +89,7 @@ async function expectRefused(step: string, response: object) {
 describe('passkeys', () => {
   const key = new SoftKey();
   let usedChallenge = '';
+  let recoveryCodes: string[] = [];
 
   it('are added from the profile (several, named), renamed and removed', async () => {
     const token = await login(t.app, 'user');
@@ -217,12 +116,16 @@ describe('passkeys', () => {
       });
       expect(again.statusCode).toBe(400);
       expect(again.json()).toMatchObject({ description_code: 'passkey_invalid' });
-      return done.json<{ id: string }>().id;
+      return done.json<{ id: string; recovery_codes?: string[] }>();
     };
-    const first = await enrol(key, 'Laptop');
-    const second = await enrol(new SoftKey(), 'Phone');
+    const { id: first, recovery_codes: codes } = await enrol(key, 'Laptop');
+    // the first second factor comes with ten recovery codes, shown once
+    expect(codes).toHaveLength(10);
+    recoveryCodes = codes ?? [];
+    const { id: second, recovery_codes: none } = await enrol(new SoftKey(), 'Phone');
+    expect(none).toBeUndefined();
     expect((await call(token, 'GET', '/api/v3/user/profile')).json()).toMatchObject({
-      second_factor: { totp: false, passkeys: 2 },
+      second_factor: { totp: false, passkeys: 2, recovery_codes_left: 10 },
     });
     const renamed = await call(token, 'PUT', `/authentication/passkeys/${first}`, {
       name: 'Work laptop',
@@ -248,6 +151,86 @@ describe('passkeys', () => {
     expect(session.statusCode).toBe(200);
     expect(decodePayload(session.body).type).toBeUndefined();
     expect((await continueLogin(step)).statusCode).toBe(403);
+  });
+
+  it('come with recovery codes: each passes the step once, counted in the lockout, renewed from the profile', async () => {
+    const user = await userRow(t.app, 'user');
+    const useCode = (step: string, code: string) =>
+      call(step, 'POST', '/authentication/second-factor/verify', { one_time_code: code });
+    const [code = '', kept = ''] = recoveryCodes;
+    const first = await passwordStep('user');
+    expect((await useCode(first, code)).statusCode).toBe(200);
+    const session = (await continueLogin(first)).body;
+    const renewed = await call(session, 'POST', '/authentication/second-factor/recovery-codes', {});
+    expect(renewed.statusCode).toBe(200);
+    const [fresh = '', ...others] = renewed.json<{ recovery_codes: string[] }>().recovery_codes;
+    expect(others).toHaveLength(9);
+
+    // a used code, a code renewed away and three wrong ones: five wrong codes lock the step
+    const step = await passwordStep('user');
+    const reused = await useCode(step, code);
+    expect(reused.statusCode).toBe(400);
+    expect(reused.json()).toMatchObject({ description_code: 'second_factor_code_invalid' });
+    for (const wrong of [kept, 'AAAAA-AAAAA', 'BBBBB-BBBBB', 'CCCCC-CCCCC'])
+      expect((await useCode(step, wrong)).statusCode).toBe(400);
+    expect((await useCode(step, fresh)).statusCode).toBe(429);
+    await t.app.loginThrottle.succeed(`second-factor:${user.id}`);
+    expect((await useCode(step, fresh)).statusCode).toBe(200);
+    expect((await continueLogin(step)).statusCode).toBe(200);
+
+    // without a second factor there are no codes to renew
+    const admin = await login(t.app, 'admin');
+    const refused = await call(admin, 'POST', '/authentication/second-factor/recovery-codes', {});
+    expect(refused.statusCode).toBe(409);
+    expectErrorShape(refused.json(), 'conflict');
+  });
+
+  it('enrol at the login a policy requires it at: recovery codes once, then the session', async () => {
+    const step = await passwordStep('pupil', 'sf');
+    expect(decodePayload(step).type).toBe('second-factor-enrolment-required');
+    // the page offers the authenticator app too
+    const offer = await call(step, 'GET', '/authentication/second-factor/enrolment');
+    expect(offer.json()).toMatchObject({ secret: expect.any(String) });
+    // options of another login's step do not serve this one
+    const other = await passwordStep('pupil', 'sf');
+    const otherOptions = await call(
+      other,
+      'POST',
+      '/authentication/second-factor/enrolment/passkey/options',
+      {},
+    );
+    const pupilKey = new SoftKey();
+    const stray = await call(step, 'POST', '/authentication/second-factor/enrolment/passkey', {
+      name: 'Phone',
+      response: pupilKey.attest(otherOptions.json<{ challenge: string }>().challenge),
+    });
+    expect(stray.statusCode).toBe(400);
+    expect(stray.json()).toMatchObject({ description_code: 'passkey_invalid' });
+
+    const started = await call(
+      step,
+      'POST',
+      '/authentication/second-factor/enrolment/passkey/options',
+      {},
+    );
+    expect(started.statusCode).toBe(200);
+    const { challenge } = started.json<{ challenge: string }>();
+    const done = await call(step, 'POST', '/authentication/second-factor/enrolment/passkey', {
+      name: 'Phone',
+      response: pupilKey.attest(challenge),
+    });
+    expect(done.statusCode).toBe(200);
+    expect(done.json<{ recovery_codes: string[] }>().recovery_codes).toHaveLength(10);
+    const opened = await continueLogin(step, 'sf');
+    expect(opened.statusCode).toBe(200);
+    expect(decodePayload(opened.body).type).toBeUndefined();
+    // the step token opened its session; once more it is only a login that asks for the passkey
+    const again = await continueLogin(step, 'sf');
+    expect(decodePayload(again.body).type).toBe('second-factor-required');
+    const next = await passwordStep('pupil', 'sf');
+    expect(decodePayload(next).type).toBe('second-factor-required');
+    const signed = await answerStep(next, pupilKey.assert(await stepChallenge(next), 1));
+    expect(signed.statusCode).toBe(200);
   });
 
   it('refuse a replay, another origin, a counter going back, an expired or used challenge', async () => {
@@ -286,6 +269,10 @@ describe('passkeys', () => {
       action: 'adminUsers.resetSecondFactors',
       before: { second_factors: ['passkey'] },
     });
-    expect(decodePayload(await passwordStep('user')).type).toBeUndefined();
+    const session = await passwordStep('user');
+    expect(decodePayload(session).type).toBeUndefined();
+    expect((await call(session, 'GET', '/api/v3/user/profile')).json()).toMatchObject({
+      second_factor: { passkeys: 0, recovery_codes_left: 0 },
+    });
   });
 });

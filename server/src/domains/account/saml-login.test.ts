@@ -4,11 +4,15 @@
  * resource (metadata read from its address on save, a write-only private key), our metadata, a
  * first sign-in that registers the person into the mapped group and role and opens a session like
  * a form login, the groups its group attribute names, the category-select step when its category
- * attribute matches two providers, single logout through the identity provider, and the refusals
+ * attribute matches two providers, single logout through the identity provider, the identity
+ * provider's own signed logout request ending the person's sessions (an unsigned or wrongly signed
+ * one refused with our error body), assertions encrypted to our published encryption certificate
+ * (then required), and the refusals
  * (a relay state used twice, an assertion accepted before, an answer altered after signing, an
  * answer that does not follow the SAML schemas, another audience, an expired assertion, an answer
  * to another request), each answered with our error body and leaving no session.
  */
+import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import {
@@ -43,6 +47,8 @@ let providerId = '';
 /** The login token of the first sign-in (the logout case ends its session). */
 let firstToken = '';
 const ours = keyPair();
+/** Our encryption certificate and key (the last case). */
+const encryption = keyPair();
 /** Every answer of the test: none may carry our private key. */
 const answers: LightMyRequestResponse[] = [];
 const [ines] = SAML_ACCOUNTS as [(typeof SAML_ACCOUNTS)[0]];
@@ -121,8 +127,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await idp?.stop();
-  const secret = ours.privateKey.split('\n')[1] ?? '';
-  for (const res of answers) expect(res.body).not.toContain(secret);
+  const secrets = [ours, encryption].map((pair) => pair.privateKey.split('\n')[1] ?? '');
+  for (const res of answers) for (const secret of secrets) expect(res.body).not.toContain(secret);
 });
 
 describe('the SAML provider of a category', () => {
@@ -353,5 +359,96 @@ describe('the SAML provider of a category', () => {
     const home = await t.app.inject({ method: 'GET', url: `${slo.pathname}${slo.search}` });
     expect(home.statusCode).toBe(302);
     expect(home.headers.location).toBe('/login');
+  });
+
+  it("ends the person's sessions at the identity provider's signed logout request, and answers it signed", async () => {
+    /** A session of the person in a category its attribute offers. */
+    const sessionIn = async (categoryId: string) => {
+      const { res } = await signIn();
+      const chosen = await t.app.inject({
+        method: 'POST',
+        url: `/authentication/login?provider=form&category_id=${categoryId}`,
+        headers: { authorization: `Bearer ${tokenOf(res)}` },
+      });
+      expect(chosen.statusCode, chosen.body).toBe(200);
+      return chosen.body;
+    };
+    const sessions = [await sessionIn(CATEGORY), await sessionIn('annex')];
+    const statuses = () =>
+      Promise.all(
+        sessions.map(
+          async (token) =>
+            (await injectWithToken(t.app, token, { method: 'GET', url: '/api/v3/user' }))
+              .statusCode,
+        ),
+      );
+    const slo = async (location: string) => {
+      const at = new URL(location);
+      expect(`${at.origin}${at.pathname}`).toBe(`${PORTAL}/authentication/saml/slo`);
+      const res = await t.app.inject({ method: 'GET', url: `${at.pathname}${at.search}` });
+      answers.push(res);
+      return res;
+    };
+    // a request without a signature, or signed with a key the identity provider does not publish
+    for (const signature of ['unsigned', 'foreign'] as const) {
+      const refused = await slo(idp.logoutRequest(ines.nameId, signature));
+      expect(refused.statusCode, refused.body).toBe(401);
+      expectErrorShape(refused.json(), 'invalid_token');
+      expect(refused.json().description_code).toBe('saml_logout_invalid');
+    }
+    expect(await statuses()).toEqual([200, 200]);
+
+    const location = idp.logoutRequest(ines.nameId, 'signed');
+    const samlRequest = new URL(location).searchParams.get('SAMLRequest') ?? '';
+    const requestId = /\sID="([^"]+)"/.exec(
+      inflateRawSync(Buffer.from(samlRequest, 'base64')).toString(),
+    )?.[1];
+    const done = await slo(location);
+    expect(done.statusCode, done.body).toBe(302);
+    const back = String(done.headers.location);
+    expect(back.startsWith(`${idp.url}/slo?SAMLResponse=`)).toBe(true);
+    expect(idp.logoutResponseOf(back)).toEqual({
+      inResponseTo: requestId,
+      status: 'urn:oasis:names:tc:SAML:2.0:status:Success',
+      signed: true,
+      relayState: 'idp-logout',
+    });
+    expect(await statuses()).toEqual([401, 401]);
+  });
+  it('takes assertions encrypted to our published encryption certificate, and then only those', async () => {
+    const set = await api('PUT', `/admin/saml-providers/${providerId}`, {
+      category_attribute: null,
+      sp_encryption_certificate: encryption.certificate,
+      sp_encryption_private_key: encryption.privateKey,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const shown = await api('GET', `/admin/saml-providers/${providerId}`);
+    expect(shown.json()).toMatchObject({
+      sp_encryption_certificate: encryption.certificate,
+      sp_encryption_key_set: true,
+    });
+    expect(shown.json()).not.toHaveProperty('sp_encryption_private_key');
+    const metadata = await t.app.inject({
+      method: 'GET',
+      url: `/authentication/saml/metadata?provider=${providerId}`,
+    });
+    const published = encryption.certificate.split('\n').slice(1, -2).join('');
+    expect(metadata.body).toMatch(/<(\w+:)?KeyDescriptor use="encryption">/);
+    expect(metadata.body.replace(/\s/g, '')).toContain(published);
+    idp.trust(metadata.body);
+
+    idp.encryptNext();
+    const encrypted = await signIn();
+    expect(Buffer.from(encrypted.answer.SAMLResponse, 'base64').toString()).toContain(
+      'EncryptedAssertion',
+    );
+    expect(encrypted.res.statusCode, encrypted.res.body).toBe(302);
+    expect(decodePayload(tokenOf(encrypted.res)).data).toMatchObject({
+      provider: 'saml',
+      category_id: CATEGORY,
+    });
+    // an assertion in the clear is refused once we take encrypted ones
+    const before = await sessionCount();
+    await expectRefused((await signIn()).res, 'saml_response_invalid', before);
   });
 });

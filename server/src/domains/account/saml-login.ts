@@ -67,7 +67,7 @@ export const SLO_PATH = '/authentication/saml/slo';
 const SIGN_IN_SECONDS = 600;
 
 /** Both sides' settings of a provider, our addresses under the portal's public address. */
-function partiesOf(
+export function partiesOf(
   app: FastifyInstance,
   request: FastifyRequest,
   config: SamlProviderConfig,
@@ -78,6 +78,8 @@ function partiesOf(
     spEntityId: config.spEntityId,
     spCertificate: config.spCertificate,
     spPrivateKey: config.spPrivateKey,
+    spEncryptionCertificate: config.spEncryptionCertificate,
+    spEncryptionPrivateKey: config.spEncryptionPrivateKey,
     acsUrl: new URL(ACS_PATH, base).toString(),
     sloUrl: new URL(SLO_PATH, base).toString(),
   };

@@ -13,8 +13,10 @@
  * and their groups when the provider applies its group attribute at each sign-in (./sso-groups.ts).
  * An unknown person is registered into the mapped role and into the groups their group attribute
  * names (./sso-groups.ts), else the mapped group, or, when the provider requires
- * a registration code, gets a `register` token: the register page takes a code of that category,
- * whose group and role the account gets, and the same token then logs the account in once.
+ * a registration code, gets a `register` token (carrying the group attribute's values): the
+ * register page takes a code of that category, whose role the account gets, and the groups the
+ * attribute names by the same rule (the code's group in place of the mapped one); the same token
+ * then logs the account in once.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -129,6 +131,7 @@ async function accountIn(
       name: person.name,
       email: person.email,
       photo: person.photo,
+      ...(person.groups ? { groups: person.groups } : {}),
     });
     return { step: { token, seconds: ACCOUNT_TOKEN_SECONDS } };
   }
@@ -242,7 +245,9 @@ export async function continueSsoChoice(
 
 /**
  * The account a provider's register step makes with a registration code of its category: the
- * code's group and role; it keeps the step's jti until the login that token continues uses it.
+ * code's role, and the groups the person's group attribute names (./sso-groups.ts, the code's
+ * group the fallback main group), else the code's group; it keeps the step's jti until the login
+ * that token continues uses it.
  */
 export async function registerSsoAccount(
   app: FastifyInstance,
@@ -259,7 +264,9 @@ export async function registerSsoAccount(
     name: claims.name,
     provider: claims.provider,
     categoryId: claims.category_id,
-    groupId: enrollment.groupId,
+    ...((await placementOf(app, claims.category_id, enrollment.groupId, claims.groups)) ?? {
+      groupId: enrollment.groupId,
+    }),
     role: enrollment.role,
     active: true,
     email: claims.email,

@@ -3,9 +3,10 @@
  * `providers` key: `ldap`, `oidc` and `saml` lists whose entries are the bodies the administration
  * area's create takes (adminLdapProviders, adminOidcProviders, adminSamlProviders).
  *
- * - A secret (`bind_password`, `client_secret`, `sp_private_key`) is never written in the file: it
- *   is `{ "env": "NAME" }` (an environment variable) or `{ "file": "path" }` (a file's content,
- *   a relative path read from the config file's folder). A secret written in plain is refused.
+ * - A secret (`bind_password`, `client_secret`, `sp_private_key`, `sp_encryption_private_key`) is
+ *   never written in the file: it is `{ "env": "NAME" }` (an environment variable) or
+ *   `{ "file": "path" }` (a file's content, a relative path read from the config file's folder).
+ *   A secret written in plain is refused.
  * - At boot, after the seed, each entry is written through the same service as the administration
  *   area, as the actor `config` (so the audit log names it): the category's provider of that kind
  *   is updated when it has one, else created. The file overrides: an edit made in the
@@ -56,8 +57,12 @@ const validators = {
   saml: AdminSamlProviderCreate as Validator<AdminSamlProviderCreateBody>,
 };
 
-/** Each kind's secret field. */
-const SECRETS = { ldap: 'bind_password', oidc: 'client_secret', saml: 'sp_private_key' } as const;
+/** Each kind's secret fields. */
+const SECRETS = {
+  ldap: ['bind_password'],
+  oidc: ['client_secret'],
+  saml: ['sp_private_key', 'sp_encryption_private_key'],
+} as const;
 
 type Kind = keyof typeof SECRETS;
 const isKind = (kind: string): kind is Kind => kind in SECRETS;
@@ -121,21 +126,21 @@ export function readConfigProviders(
   const found: ConfigProvider[] = [];
   for (const [kind, entries] of Object.entries(providers)) {
     if (!isKind(kind)) throw problem(`providers.${kind}: the kinds are ldap, oidc and saml`);
-    const secret = SECRETS[kind];
     if (!Array.isArray(entries)) throw problem(`providers.${kind} is not a list`);
     entries.forEach((entry: unknown, index) => {
       const at = `providers.${kind}[${index}]`;
       if (!isObject(entry)) throw problem(`${at} is not an object`);
-      let value: string | undefined;
-      try {
-        value = secretOf(entry[secret], `${at}.${secret}`, env, dirname(path));
-      } catch (error) {
-        throw problem((error as Error).message);
+      const secrets: Record<string, string> = {};
+      for (const secret of SECRETS[kind]) {
+        let value: string | undefined;
+        try {
+          value = secretOf(entry[secret], `${at}.${secret}`, env, dirname(path));
+        } catch (error) {
+          throw problem((error as Error).message);
+        }
+        if (value !== undefined) secrets[secret] = value;
       }
-      const provider = typed(kind, at, {
-        ...entry,
-        ...(value === undefined ? {} : { [secret]: value }),
-      });
+      const provider = typed(kind, at, { ...entry, ...secrets });
       if (typeof provider === 'string') throw problem(`${at}: ${provider}`);
       found.push(provider);
     });

@@ -20,6 +20,7 @@ export {
   categorySamlProvider,
   enabledSamlButtons,
   enabledSamlProvider,
+  samlProvidersOfIdp,
   samlSiblings,
 } from './saml-providers.ts';
 export type { SamlProviderConfig } from './saml-providers.ts';

@@ -7,9 +7,9 @@
  * address without metadata). Metadata that names no entity id, redirect sign-on address or signing
  * certificate is refused (400 saml_metadata_invalid), as is an address that cannot be read (400
  * saml_metadata_unavailable); the entity id and whether it offers single logout are kept beside it.
- * Our private key is write-only: a create may send it, an update keeps the stored one unless it
- * sends another; no answer, audit snapshot or log line carries it (the show answer says only
- * whether one is stored). One provider per category; its group belongs to its category.
+ * Our private keys (signing, and decrypting the assertions) are write-only: a create may send them,
+ * an update keeps the stored ones unless it sends others; no answer, audit snapshot or log line
+ * carries them (the show answer says only whether each is stored). One provider per category; its group belongs to its category.
  */
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
@@ -66,16 +66,36 @@ async function metadataOf(
   }
 }
 
-/** A private key in PEM that Node can use, trimmed. */
-function privateKeyOf(pem: string): string {
+/** A private key in PEM that Node can use, trimmed (the field named in a refusal). */
+function privateKeyOf(pem: string, field = 'sp_private_key'): string {
   try {
     createPrivateKey(pem);
   } catch {
     throw new ApiError('bad_request', 'The private key cannot be read', 'saml_pem_format', {
-      field: 'sp_private_key',
+      field,
     });
   }
   return pem.trim();
+}
+
+/** The write-only keys of a create or update body, as columns (a key not sent is not changed). */
+function keysOf(body: {
+  sp_private_key?: string;
+  sp_encryption_private_key?: string;
+}): Partial<AdminSamlProviderInsert> {
+  return {
+    ...(body.sp_private_key === undefined
+      ? {}
+      : { spPrivateKey: privateKeyOf(body.sp_private_key) }),
+    ...(body.sp_encryption_private_key === undefined
+      ? {}
+      : {
+          spEncryptionPrivateKey: privateKeyOf(
+            body.sp_encryption_private_key,
+            'sp_encryption_private_key',
+          ),
+        }),
+  };
 }
 
 /** The providers' plain CRUD, with the metadata read on save and the write-only key. */
@@ -109,9 +129,7 @@ export function samlProvidersCrud(db: Db) {
           ...prepared,
           id: randomUUID(),
           label: body.label.trim(),
-          ...(body.sp_private_key === undefined
-            ? {}
-            : { spPrivateKey: privateKeyOf(body.sp_private_key) }),
+          ...keysOf(body),
         };
       },
       async beforeUpdate({ tx, before }, body) {
@@ -129,9 +147,7 @@ export function samlProvidersCrud(db: Db) {
         return {
           ...metadata,
           ...(body.label === undefined ? {} : { label: body.label.trim() }),
-          ...(body.sp_private_key === undefined
-            ? {}
-            : { spPrivateKey: privateKeyOf(body.sp_private_key) }),
+          ...keysOf(body),
         };
       },
     },
@@ -149,6 +165,18 @@ export async function enabledSamlProvider(
     .where(and(eq(samlProviders.id, id), eq(samlProviders.enabled, true)))
     .limit(1);
   return row;
+}
+
+/** The enabled providers of an identity provider (whatever our entity), by category. */
+export async function samlProvidersOfIdp(
+  db: Db,
+  idpEntityId: string,
+): Promise<SamlProviderConfig[]> {
+  return db
+    .select()
+    .from(samlProviders)
+    .where(and(eq(samlProviders.idpEntityId, idpEntityId), eq(samlProviders.enabled, true)))
+    .orderBy(samlProviders.categoryId);
 }
 
 /**

@@ -3,10 +3,11 @@
  * metadata read and checked, our metadata, the authentication request sent with the HTTP-Redirect
  * binding, the answer taken with the HTTP-POST binding, and the single logout request.
  *
- * An answer is accepted only when its status is success, a signature that covers the assertion
- * verifies with the identity provider's signing certificate (samlify refuses other certificates
- * and wrapped assertions, and checks the answer against the SAML schemas: saml-schema.ts), the
- * assertion's issuer
+ * An answer is accepted only when its status is success, its assertion comes encrypted to our
+ * encryption certificate when we store one (decrypted with its key before any other check), a
+ * signature that covers the assertion verifies with the identity provider's signing certificate
+ * (samlify refuses other certificates and wrapped assertions, and checks the answer against the
+ * SAML schemas: saml-schema.ts), the assertion's issuer
  * is the identity provider, its audience is our entity id, the answer's destination and the
  * subject confirmation's recipient are our assertion consumer service, both name our request in
  * InResponseTo, and now lies within the assertion's NotBefore/NotOnOrAfter and before the
@@ -28,12 +29,12 @@ import { lazyModule } from '../lib/lazy-module.ts';
  * our schema check. It is CommonJS: its members come from the default export under Node's ESM
  * loader.
  */
-const samlLibrary = lazyModule(async () => {
+export const samlLibrary = lazyModule(async () => {
   const { default: samlify } = await import('samlify');
   samlify.setSchemaValidator(samlSchemaValidator);
   return samlify;
 });
-type Samlify = Awaited<ReturnType<typeof samlLibrary>>;
+export type Samlify = Awaited<ReturnType<typeof samlLibrary>>;
 
 /** Tolerated clock difference with the identity provider, in seconds. */
 export const CLOCK_SKEW_SECONDS = 60;
@@ -43,6 +44,9 @@ const MAX_METADATA_BYTES = 262_144;
 export class SamlMetadataError extends Error {}
 export class SamlUnavailableError extends Error {}
 export class SamlRejectedError extends Error {}
+
+type IdentityProviderSettings = Parameters<Samlify['IdentityProvider']>[0];
+type ServiceProviderSettings = Parameters<Samlify['ServiceProvider']>[0];
 
 /** What the portal needs of an identity provider's metadata. */
 export interface IdpSummary {
@@ -56,24 +60,38 @@ export interface SamlParties {
   spEntityId: string;
   spCertificate: string | null;
   spPrivateKey: string | null;
+  /** our encryption certificate and its key: with both, assertions must come encrypted to us */
+  spEncryptionCertificate: string | null;
+  spEncryptionPrivateKey: string | null;
   /** our assertion consumer service and single logout addresses */
   acsUrl: string;
   sloUrl: string;
 }
 
-function identityProvider(lib: Samlify, metadata: string): IdentityProviderInstance {
-  return lib.IdentityProvider({ metadata });
+/** The identity provider of a metadata document (`settings` adds what its metadata cannot say). */
+export function identityProvider(
+  lib: Samlify,
+  metadata: string,
+  settings: Omit<IdentityProviderSettings, 'metadata'> = {},
+): IdentityProviderInstance {
+  return lib.IdentityProvider({ ...settings, metadata });
 }
+
+/** Whether the identity provider's assertions must come encrypted to our encryption certificate. */
+export const encrypts = (parties: SamlParties): boolean =>
+  !!(parties.spEncryptionCertificate && parties.spEncryptionPrivateKey);
 
 /**
  * Our side: requests are signed when the identity provider asks for it (samlify refuses a signed
- * request to one that does not), with our key when one is stored.
+ * request to one that does not), with our key when one is stored; `settings` adds a message's own
+ * expectations (a signed logout request).
  */
-function serviceProvider(
+export function serviceProvider(
   lib: Samlify,
   parties: SamlParties,
   idp?: IdentityProviderInstance,
   relayState?: string,
+  settings: Pick<ServiceProviderSettings, 'wantLogoutRequestSigned'> = {},
 ): ServiceProviderInstance {
   const { redirect: REDIRECT, post: POST } = lib.Constants.namespace.binding;
   const hasKey = !!(parties.spCertificate && parties.spPrivateKey);
@@ -87,13 +105,21 @@ function serviceProvider(
     ...(hasKey
       ? { signingCert: parties.spCertificate ?? '', privateKey: parties.spPrivateKey ?? '' }
       : {}),
+    ...(encrypts(parties)
+      ? {
+          encryptCert: parties.spEncryptionCertificate ?? '',
+          encPrivateKey: parties.spEncryptionPrivateKey ?? '',
+          isAssertionEncrypted: true,
+        }
+      : {}),
     requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     clockDrifts: [-CLOCK_SKEW_SECONDS * 1000, CLOCK_SKEW_SECONDS * 1000],
     ...(relayState ? { relayState } : {}),
+    ...settings,
   });
 }
 
-const textOf = (value: unknown): string | undefined =>
+export const textOf = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() ? value.trim() : undefined;
 
 /** The identity provider's metadata checked: an entity id, a redirect sign-on address, a certificate. */
@@ -204,7 +230,9 @@ export async function verifyLoginResponse(
   requestId: string,
 ): Promise<SamlAssertion> {
   const lib = await samlLibrary();
-  const idp = identityProvider(lib, parties.idpMetadata);
+  const idp = identityProvider(lib, parties.idpMetadata, {
+    isAssertionEncrypted: encrypts(parties),
+  });
   const sp = serviceProvider(lib, parties, idp);
   let samlContent: string;
   let extracted: Record<string, unknown>;
@@ -219,7 +247,16 @@ export async function verifyLoginResponse(
       throw new SamlUnavailableError(error.message);
     throw new SamlRejectedError(error instanceof Error ? error.message : String(error));
   }
-  const [verified, assertion] = lib.SamlLib.verifySignature(samlContent, {
+  // an encrypted assertion is checked as the identity provider signed it: decrypted
+  let signedContent = samlContent;
+  if (encrypts(parties)) {
+    try {
+      [signedContent] = await lib.SamlLib.decryptAssertion(sp, samlContent);
+    } catch (error) {
+      throw new SamlRejectedError(error instanceof Error ? error.message : String(error));
+    }
+  }
+  const [verified, assertion] = lib.SamlLib.verifySignature(signedContent, {
     metadata: idp.entityMeta,
   });
   if (!verified || !assertion) throw new SamlRejectedError('no signed assertion');

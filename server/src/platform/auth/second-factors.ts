@@ -97,13 +97,21 @@ export async function confirmTotp(
       .update(secondFactors)
       .set({ confirmedAt: sql`now()`, lastStep: step })
       .where(eq(secondFactors.id, row.id));
-    const codes = newRecoveryCodes();
-    await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
-    await tx
-      .insert(recoveryCodes)
-      .values(codes.map((c) => ({ codeHash: recoveryCodeHash(userId, c), userId })));
-    return codes;
+    return replaceRecoveryCodes(tx, userId);
   });
+}
+
+/**
+ * Replaces the user's recovery codes with ten new ones (only their hashes are stored): the codes,
+ * to show once.
+ */
+export async function replaceRecoveryCodes(db: Executor, userId: string): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
+  await db
+    .insert(recoveryCodes)
+    .values(codes.map((c) => ({ codeHash: recoveryCodeHash(userId, c), userId })));
+  return codes;
 }
 
 /**
@@ -142,6 +150,12 @@ export async function useSecondFactorCode(db: Db, userId: string, code: string):
     )
     .returning({ userId: recoveryCodes.userId });
   return used.length > 0;
+}
+
+/** Removes the user's recovery codes when no second factor is left for them to replace. */
+export async function dropUnusedRecoveryCodes(db: Executor, userId: string): Promise<void> {
+  if ((await secondFactorSummary(db, userId)).kinds.length > 0) return;
+  await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
 }
 
 /**

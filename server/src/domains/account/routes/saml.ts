@@ -1,7 +1,8 @@
 /**
  * SAML sign-in routes: the login page's button (GET /authentication/login/saml), our service
  * provider metadata, the assertion consumer service, which ends in the form login's finishLogin
- * (../saml-login.ts does the protocol and the account), and the single logout return address.
+ * (../saml-login.ts does the protocol and the account), and the single logout address (the
+ * return from ours, and the identity provider's own logout request: ../saml-logout.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { route } from '../../../platform/http/route.ts';
@@ -15,6 +16,7 @@ import {
   sendSamlStart,
   sendSpMetadata,
 } from '../saml-login.ts';
+import { answerIdpLogout } from '../saml-logout.ts';
 import type { OidcRoutesOptions } from './oidc.ts';
 import { sendToken } from './send-token.ts';
 
@@ -62,8 +64,11 @@ export default async function samlRoutes(app: FastifyInstance, options: OidcRout
     return options.finishLogin(outcome.user, request, reply, redirect);
   });
 
-  // The session ended before the browser went to the identity provider: back to the login page.
-  route(app, 'session.samlSlo', async (_request, reply) =>
-    reply.code(302).header('location', '/login').send(),
-  );
+  // The identity provider's own logout request ends the person's sessions (../saml-logout.ts);
+  // its answer to ours comes after the session ended: back to the login page.
+  route(app, 'session.samlSlo', async (request, reply) => {
+    const { SAMLRequest, ...rest } = request.query;
+    if (SAMLRequest) return answerIdpLogout(app, request, reply, { SAMLRequest, ...rest });
+    return reply.code(302).header('location', '/login').send();
+  });
 }

@@ -4,7 +4,8 @@
  *
  * Enrolment: the first call makes a secret (or shows the pending one) as base32 and an
  * `otpauth://` URI; the factor is enabled only when a valid code confirms it, and that answers
- * ten recovery codes, once. Disabling needs a valid code, a recovery code or the password. The
+ * ten recovery codes, once; new ones replace them from the profile while a factor (an app or a
+ * passkey) is on. Disabling needs a valid code, a recovery code or the password. The
  * routes live under /authentication, so an API key never reaches them.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -19,6 +20,8 @@ import {
   passChallenge,
   pendingTotpSecret,
   removeSecondFactors,
+  replaceRecoveryCodes,
+  secondFactorSummary,
 } from '../../../platform/auth/second-factors.ts';
 import type { SpecialClaims } from '../../../platform/auth/tokens.ts';
 import { assertAttemptsLeft, countAttempt } from '../../../platform/auth/attempt-windows.ts';
@@ -97,6 +100,15 @@ export default async function secondFactorRoutes(app: FastifyInstance) {
     await removeSecondFactors(app.db, userId);
     await publishUsersData(app, userId);
     return {};
+  });
+
+  route(app, 'profile.regenerateRecoveryCodes', async (request) => {
+    const { userId } = authOf(request);
+    if ((await secondFactorSummary(app.db, userId)).kinds.length === 0)
+      throw new ApiError('conflict', 'No second factor is enabled', 'second_factor_none');
+    const codes = await replaceRecoveryCodes(app.db, userId);
+    await publishUsersData(app, userId);
+    return { recovery_codes: codes };
   });
 
   route(app, 'session.secondFactorEnrolment', async (request) =>
