@@ -1,8 +1,8 @@
 /**
  * The Tiny Linux guest: a real Linux for demos and network tests, built from Debian packages
  * already on the host (no download): the cloud kernel (`linux-image-cloud-amd64`), an initramfs
- * with `busybox-static` (init, getty/login, udhcpc, httpd, acpid) and `dropbear-bin` with the
- * libraries it links, on a FAT disk that `syslinux` boots (`mtools`/`dosfstools` write it without
+ * with `busybox-static` (init, getty/login, udhcpc, httpd, acpid), `dropbear-bin` (SSH) and
+ * `openssl` (HTTPS: `s_server`) with the libraries they link, on a FAT disk that `syslinux` boots (`mtools`/`dosfstools` write it without
  * root or loop devices). The guest files are described in `tiny-linux-files.ts`.
  *
  * The disk is a template disk like the idle guest's (desktops get qcow2 overlays on it), so it
@@ -50,11 +50,12 @@ export interface TinyLinuxSources {
   modulesDir: string;
   busybox: string;
   dropbear: string;
+  openssl: string;
   syslinuxBios: string;
 }
 
 const PACKAGES =
-  'apt-get install -y linux-image-cloud-amd64 busybox-static dropbear-bin syslinux mtools dosfstools';
+  'apt-get install -y linux-image-cloud-amd64 busybox-static dropbear-bin openssl syslinux mtools dosfstools';
 
 /** The newest cloud kernel in /boot and the other inputs; throws when one is missing. */
 export function tinyLinuxSources(bootDir = '/boot'): TinyLinuxSources {
@@ -70,6 +71,7 @@ export function tinyLinuxSources(bootDir = '/boot'): TinyLinuxSources {
     modulesDir: version ? `/lib/modules/${version}` : '',
     busybox: '/bin/busybox',
     dropbear: '/usr/sbin/dropbear',
+    openssl: '/usr/bin/openssl',
     syslinuxBios: '/usr/lib/syslinux/modules/bios',
   };
   const missing = Object.values(sources).filter((f) => !f || !existsSync(f));
@@ -86,6 +88,12 @@ export function tinyLinuxSources(bootDir = '/boot'): TinyLinuxSources {
 async function sharedLibraries(binary: string): Promise<string[]> {
   const { stdout } = await execFileAsync('ldd', [binary]);
   return [...stdout.matchAll(/(\/\S+)/g)].map((m) => m[1] ?? '').filter(Boolean);
+}
+
+/** The shared libraries of the guest's dynamic programs (dropbear, openssl), each once. */
+async function dynamicLibraries(sources: TinyLinuxSources): Promise<string[]> {
+  const lists = await Promise.all([sources.dropbear, sources.openssl].map(sharedLibraries));
+  return [...new Set(lists.flat())];
 }
 
 /** Module file paths (relative to the modules dir) by module name, from modules.dep. */
@@ -115,7 +123,7 @@ async function stageRoot(
   sources: TinyLinuxSources,
   guest: { user: string; passwordHash: string },
 ): Promise<string[]> {
-  const inputs: string[] = [sources.kernel, sources.busybox, sources.dropbear];
+  const inputs: string[] = [sources.kernel, sources.busybox, sources.dropbear, sources.openssl];
   const put = async (rel: string, from: string, mode?: number) => {
     const to = path.join(root, rel);
     await fsp.mkdir(path.dirname(to), { recursive: true });
@@ -135,7 +143,8 @@ async function stageRoot(
     await fsp.symlink(path.relative(path.dirname(link), path.join(root, 'bin/busybox')), link);
   }
   await put('usr/sbin/dropbear', sources.dropbear, 0o755);
-  for (const lib of await sharedLibraries(sources.dropbear)) {
+  await put('usr/bin/openssl', sources.openssl, 0o755);
+  for (const lib of await dynamicLibraries(sources)) {
     const real = await fsp.realpath(lib);
     await put(lib.slice(1), real, 0o755);
     inputs.push(real);
@@ -213,9 +222,16 @@ export async function writeTinyLinuxDisk(
   const cfg = syslinuxConfig(keys);
   const texts = tinyLinuxTextFiles(guest).map((f) => f.text);
   const stamp = `${file}.stamp`;
-  const libs = await sharedLibraries(sources.dropbear);
+  const libs = await dynamicLibraries(sources);
   const key = await hashFiles(
-    [sources.kernel, sources.busybox, sources.dropbear, ...libs, sources.modulesDir],
+    [
+      sources.kernel,
+      sources.busybox,
+      sources.dropbear,
+      sources.openssl,
+      ...libs,
+      sources.modulesDir,
+    ],
     [RECIPE, cfg, ...texts],
   );
   if (existsSync(file) && existsSync(stamp) && (await fsp.readFile(stamp, 'utf8')) === key)
