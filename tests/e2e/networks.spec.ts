@@ -19,8 +19,10 @@
  *    the old file no longer connects.
  * 3. `advanced` enables the bastion's SSH (with a public key) and HTTP in the desktop's bastion
  *    modal: OpenSSH's `ssh -p <port> <target>@127.0.0.1` with the matching private key runs
- *    `hostname` in the guest (another key is refused), and curl with the target's host name gets
- *    the guest's page; once disabled in the modal, both are refused.
+ *    `hostname` in the guest as the desktop's guest user (its guest credentials' `isard`, not
+ *    root; another key is refused), curl with the target's host name gets the guest's page, and
+ *    HTTPS to that name on the bastion's HTTPS port is passed through to the guest (its own
+ *    certificate answers); once disabled in the modal, all three are refused.
  *
  * The browser RDP viewer (step 4 of the networks issue) is rdp.spec.ts, against a guacd double.
  * Without root the tests do not run, and their title says why.
@@ -67,6 +69,7 @@ const POLL = [100];
 interface Host {
   database: PgCluster;
   sshPort: number;
+  httpsPort: number;
   vpnPort: number;
   peer: WireguardPeer;
 }
@@ -93,7 +96,13 @@ const test = base.extend<object, { host: Host }>({
         prefix: `${network.prefix}p`,
         net: `172.29.${pid % 250}`,
       });
-      await use({ database, sshPort: await freeTcpPort(), vpnPort: await freeUdpPort(), peer });
+      await use({
+        database,
+        sshPort: await freeTcpPort(),
+        httpsPort: await freeTcpPort(),
+        vpnPort: await freeUdpPort(),
+        peer,
+      });
       // After the portal (which depends on this): whatever it left of its networks.
       await peer.close();
       await quiet(sh('nft', 'delete', 'table', 'ip', `${network.prefix}_vpn`));
@@ -111,6 +120,7 @@ const test = base.extend<object, { host: Host }>({
         NETWORK_PREFIX: network.prefix,
         NAT_SUBNET: network.natSubnet,
         BASTION_SSH_PORT: String(host.sshPort),
+        BASTION_HTTPS_PORT: String(host.httpsPort),
         // One key per machine: the Tiny Linux disk that trusts it is built once and cached.
         BASTION_KEY_FILE: join(TINY_LINUX_CACHE_DIR, 'test-portal-key'),
       }),
@@ -312,7 +322,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     expect(await peer.pings(guest.vpnIp)).toBe(false);
   });
 
-  test('the bastion modal: ssh runs hostname in the guest, HTTP by host name gets its page; disabled, both are refused', async ({
+  test('the bastion modal: ssh runs hostname in the guest as its guest user, HTTP and HTTPS by host name reach it; disabled, all are refused', async ({
     baseURL,
     host,
   }) => {
@@ -353,16 +363,19 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
           ...['-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no'],
           ...['-o', 'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=5'],
           `${target ?? ''}@127.0.0.1`,
-          'hostname',
+          'hostname; id -un',
         ],
         { timeout: 15_000 },
       ).then(
         ({ stdout }) => stdout.trim(),
         (error: unknown) => `error: ${(error as { stderr?: string }).stderr ?? String(error)}`,
       );
-    // The guest's host name (named after its first card's MAC), once dropbear runs.
+    // The guest's host name (named after its first card's MAC), once dropbear runs, and the
+    // desktop's guest user (the template's guest credentials).
     const guestName = `tiny-${macFor(guest.id, 0).split(':').slice(3).join('')}`;
-    await expect.poll(() => ssh('id'), { timeout: 20_000, intervals: POLL }).toBe(guestName);
+    await expect
+      .poll(() => ssh('id'), { timeout: 20_000, intervals: POLL })
+      .toBe(`${guestName}\nisard`);
     expect(await ssh('stranger')).toMatch(/Permission denied/);
 
     const portalPort = new URL(baseURL ?? '').port;
@@ -375,11 +388,30 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     const page200 = await curl();
     expect(page200).toMatch(/^HTTP\/1\.1 200/);
     expect(page200).toContain(TINY_LINUX_BANNER);
+    // HTTPS by the same name on the bastion's HTTPS port: the TLS is the guest's (its certificate
+    // names the guest), passed through, not ended by the portal.
+    const httpsPort = String(host.httpsPort);
+    const curlTls = () =>
+      execFileAsync('curl', [
+        ...['-s', '-k', '-v', '--max-time', '5'],
+        ...['--resolve', `${targetHost}:${httpsPort}:127.0.0.1`],
+        `https://${targetHost}:${httpsPort}/index.html`,
+      ]).then(
+        ({ stdout, stderr }) => `${stderr}\n${stdout}`,
+        (error: unknown) => `error: ${String((error as { code?: unknown }).code)}`,
+      );
+    // The guest's HTTPS server starts in the background of its boot: it may come after SSH.
+    await expect
+      .poll(curlTls, { timeout: 20_000, intervals: POLL })
+      .toContain(`subject: CN=${guestName}`);
+    expect(await curlTls()).toContain(TINY_LINUX_BANNER);
 
     await setBastion(false);
     expect(await ssh('id')).toMatch(/Permission denied/);
     const refused = await curl();
     expect(refused).toMatch(/^HTTP\/1\.1 403/);
     expect(refused).toMatch(/^x-bastion-refused: disabled\r?$/m);
+    // Closed before any TLS answer (curl's 35: the handshake failed).
+    expect(await curlTls()).toBe('error: 35');
   });
 });
