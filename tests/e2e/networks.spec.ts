@@ -10,7 +10,9 @@
  *
  * 1. `advanced` creates a Tiny Linux desktop on the NAT network (and the VPN network) on the New
  *    desktop page and starts it from its card; the card shows its NAT address; the guest reaches
- *    the portal's host (its `/cgi-bin/reach` pings the NAT network's host address).
+ *    the portal's host (its `/cgi-bin/reach` pings the NAT network's host address). While QEMU
+ *    boots the guest (most of this file's time), the UI steps of tests 2 and 3 that need no guest
+ *    run: the VPN file's download and the bastion's turning on.
  * 2. `advanced` downloads the VPN file from the profile; a WireGuard peer in a network namespace of
  *    its own, configured only from that file (tests/support/wireguard-peer.ts), pings the desktop's
  *    VPN address (its second card's, from the VPN network's DHCP leases: the card shows the
@@ -91,11 +93,10 @@ async function freeTcpPort(): Promise<number> {
 const test = base.extend<object, { host: Host }>({
   host: [
     async ({ browserName: _browserName }, use) => {
-      const database = await startPostgres();
-      const peer = await WireguardPeer.start({
-        prefix: `${network.prefix}p`,
-        net: `172.29.${pid % 250}`,
-      });
+      const [database, peer] = await Promise.all([
+        startPostgres(),
+        WireguardPeer.start({ prefix: `${network.prefix}p`, net: `172.29.${pid % 250}` }),
+      ]);
       await use({
         database,
         sshPort: await freeTcpPort(),
@@ -208,6 +209,33 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   /** `advanced`, signed in once for the file: one page, and the API with its token. */
   let page: Page;
   let api: APIRequestContext;
+  /** What test 1 does while its guest boots, for the next tests: the VPN file, the SSH command. */
+  const early = { vpnFile: '', sshCommand: '' };
+  /**
+   * Turns the bastion's SSH (with the `id` key) and HTTP access on or off in the modal; answers
+   * the SSH command it shows while on.
+   */
+  const setBastion = async (on: boolean) => {
+    const publicKey = readFileSync(join(keys, 'id.pub'), 'utf8').trim();
+    const modal = await openBastion(page, guest.id);
+    const http = modal.getByTestId('bastion-http-enabled');
+    const ssh = modal.getByTestId('bastion-ssh-enabled');
+    if (on) {
+      await http.check();
+      await ssh.check();
+      await modal.getByTestId('bastion-keys').fill(publicKey);
+    } else {
+      await http.uncheck();
+      await ssh.uncheck();
+    }
+    // Shown while SSH is on.
+    const command = on
+      ? ((await modal.getByTestId('bastion-ssh-command').textContent()) ?? '')
+      : '';
+    await modal.getByTestId('bastion-save').click();
+    await expect(modal).toBeHidden();
+    return command;
+  };
 
   test.beforeAll(async ({ browser, portal, host }) => {
     await writeSettings(host);
@@ -255,6 +283,12 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     await card.getByTestId('record-more').click();
     await page.locator('[data-action="start"]').click();
     await expect(card).toHaveAttribute('data-state', 'started', { timeout: 30_000 });
+    // While QEMU boots the guest, the steps of the next tests that need no guest: the VPN file
+    // from the profile, and the bastion's SSH and HTTP access turned on in the modal.
+    early.vpnFile = await downloadVpnFile(page);
+    await page.goto('/desktops');
+    await page.getByTestId('resource-filter').fill(guest.name);
+    early.sshCommand = await setBastion(true);
 
     // The card shows the guest's address on the NAT network (its first card), from DHCP.
     const onNat = new RegExp(`${nat.subnet.replaceAll('.', '\\.')}\\.\\d+`);
@@ -278,7 +312,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   }) => {
     test.setTimeout(60_000);
     const { peer } = host;
-    const file = await downloadVpnFile(page);
+    const file = early.vpnFile;
     const key = await publicKeyOf(file);
     // The endpoint has the new key before the peer dials (a refused handshake is retried 5 s later).
     await expect.poll(serverPeers, { timeout: 10_000, intervals: POLL }).toContain(key);
@@ -314,6 +348,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     expect(await peer.pings(guest.vpnIp)).toBe(false);
 
     // Reset in the profile: the endpoint drops the old key, and the old file connects to nothing.
+    await page.goto('/profile');
     await page.locator('[data-action="resetVpn"]').click();
     await page.getByTestId('confirm-action').click();
     await expect.poll(serverPeers, { timeout: 10_000, intervals: POLL }).not.toContain(key);
@@ -327,32 +362,11 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     host,
   }) => {
     test.setTimeout(60_000);
-    const publicKey = readFileSync(join(keys, 'id.pub'), 'utf8').trim();
     await page.goto('/desktops');
     await page.getByTestId('resource-filter').fill(guest.name);
 
-    const setBastion = async (on: boolean) => {
-      const modal = await openBastion(page, guest.id);
-      const http = modal.getByTestId('bastion-http-enabled');
-      const ssh = modal.getByTestId('bastion-ssh-enabled');
-      if (on) {
-        await http.check();
-        await ssh.check();
-        await modal.getByTestId('bastion-keys').fill(publicKey);
-      } else {
-        await http.uncheck();
-        await ssh.uncheck();
-      }
-      // Shown while SSH is on.
-      const command = on
-        ? ((await modal.getByTestId('bastion-ssh-command').textContent()) ?? '')
-        : '';
-      await modal.getByTestId('bastion-save').click();
-      await expect(modal).toBeHidden();
-      return command;
-    };
     // `ssh -p <port> <target id>@<bastion domain>`: the same to this host's address.
-    const command = await setBastion(true);
+    const command = early.sshCommand;
     const [, port, target] = /^ssh -p (\d+) ([\w-]+)@/.exec(command) ?? [];
     expect(port).toBe(String(host.sshPort));
     const ssh = (key: string) =>
