@@ -10,9 +10,11 @@
  * the disk's `syslinux.cfg` (`tiny.keys=`): no extra drive to attach per start, and a template
  * with other keys is another build (the key file is part of the cache key).
  *
- * Built once per machine and inputs: the hash of every input (kernel, busybox, dropbear, the
- * guest's files, the keys) names the built disk in TINY_LINUX_CACHE_DIR; a data dir gets a copy,
- * and `<file>.stamp` (the hash) makes a second call with the same inputs a no-op. The
+ * Built once per machine and inputs: the hash of every input (kernel, busybox, dropbear, openssl,
+ * the guest's files, the keys) names the built disk in TINY_LINUX_CACHE_DIR; a data dir gets a
+ * copy, and `<file>.stamp` (the hash) makes a second call with the same inputs a no-op. The
+ * initramfs, which holds no keys, is cached there by the hash of its own inputs: other keys (each
+ * data dir's portal key) cost only a new FAT disk around it, not a new initramfs. The
  * initramfs is reproducible (sorted cpio with fixed owners and times, gzip without a name or time)
  * and the FAT image uses `mkfs.fat --invariant` and SOURCE_DATE_EPOCH.
  *
@@ -223,7 +225,9 @@ export async function writeTinyLinuxDisk(
   const texts = tinyLinuxTextFiles(guest).map((f) => f.text);
   const stamp = `${file}.stamp`;
   const libs = await dynamicLibraries(sources);
-  const key = await hashFiles(
+  // The initramfs does not hold the keys (they are on the kernel command line): a portal with keys
+  // of its own reuses the machine's initramfs and only writes the small FAT disk around it.
+  const initrdKey = await hashFiles(
     [
       sources.kernel,
       sources.busybox,
@@ -232,14 +236,20 @@ export async function writeTinyLinuxDisk(
       ...libs,
       sources.modulesDir,
     ],
-    [RECIPE, cfg, ...texts],
+    [RECIPE, ...texts],
   );
+  const key = createHash('sha256').update(`${initrdKey}\0${cfg}`).digest('hex');
   if (existsSync(file) && existsSync(stamp) && (await fsp.readFile(stamp, 'utf8')) === key)
     return false;
   const cacheDir = options.cacheDir ?? TINY_LINUX_CACHE_DIR;
   const cached = path.join(cacheDir, `${key}.qcow2`);
-  if (!existsSync(cached))
-    await buildDisk(cached, { sources, guest, cfg, qemuImg: options.qemuImg });
+  if (!existsSync(cached)) {
+    const initrd = await cachedInitramfs(path.join(cacheDir, `${initrdKey}.initrd.gz`), {
+      sources,
+      guest,
+    });
+    await buildDisk(cached, { sources, initrd, cfg, qemuImg: options.qemuImg });
+  }
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
@@ -254,27 +264,46 @@ export async function writeTinyLinuxDisk(
   return true;
 }
 
-/** Build the disk at `file` (through a temporary name). */
+/** The initramfs at `file`, packed there first (through a temporary name) when missing. */
+async function cachedInitramfs(
+  file: string,
+  parts: { sources: TinyLinuxSources; guest: { user: string; passwordHash: string } },
+): Promise<string> {
+  if (existsSync(file)) return file;
+  const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'tiny-linux-initrd-'));
+  const tmp = `${file}.tmp-${process.pid}`;
+  try {
+    const root = path.join(work, 'root');
+    await stageRoot(root, parts.sources, parts.guest);
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    await packInitramfs(root, tmp);
+    await fsp.rename(tmp, file);
+  } finally {
+    await fsp.rm(work, { recursive: true, force: true });
+    await fsp.rm(tmp, { force: true });
+  }
+  return file;
+}
+
+/** Build the disk at `file` (through a temporary name) around the initramfs `initrd`. */
 async function buildDisk(
   file: string,
   parts: {
     sources: TinyLinuxSources;
-    guest: { user: string; passwordHash: string };
+    initrd: string;
     cfg: string;
     qemuImg: string | undefined;
   },
 ): Promise<void> {
-  const { sources, guest, cfg } = parts;
+  const { sources, cfg } = parts;
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'tiny-linux-'));
   const raw = path.join(work, 'disk.img');
   const tmp = `${file}.tmp-${process.pid}`;
   const env = { ...process.env, SOURCE_DATE_EPOCH: String(FIXED_TIME), MTOOLS_SKIP_CHECK: '1' };
   try {
-    const root = path.join(work, 'root');
-    await stageRoot(root, sources, guest);
     const boot = path.join(work, 'boot');
     await fsp.mkdir(boot);
-    await packInitramfs(root, path.join(boot, 'initrd.gz'));
+    await fsp.copyFile(parts.initrd, path.join(boot, 'initrd.gz'));
     await fsp.copyFile(sources.kernel, path.join(boot, 'vmlinuz'));
     await fsp.writeFile(path.join(boot, 'syslinux.cfg'), cfg);
     for (const f of ['ldlinux.c32'])
