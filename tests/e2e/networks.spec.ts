@@ -353,8 +353,11 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     await page.getByTestId('confirm-action').click();
     await expect.poll(serverPeers, { timeout: 10_000, intervals: POLL }).not.toContain(key);
     await peer.useFile(file);
-    expect(await peer.pings(gateway)).toBe(false);
-    expect(await peer.pings(guest.vpnIp)).toBe(false);
+    // Each unanswered ping waits out its time: both at once.
+    expect(await Promise.all([peer.pings(gateway), peer.pings(guest.vpnIp)])).toEqual([
+      false,
+      false,
+    ]);
   });
 
   test('the bastion modal: ssh runs hostname in the guest as its guest user, HTTP and HTTPS by host name reach it; disabled, all are refused', async ({
@@ -421,11 +424,11 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     expect(await curlTls()).toContain(TINY_LINUX_BANNER);
 
     await setBastion(false);
-    expect(await ssh('id')).toMatch(/Permission denied/);
-    const refused = await curl();
+    const [sshRefused, refused, tlsRefused] = await Promise.all([ssh('id'), curl(), curlTls()]);
+    expect(sshRefused).toMatch(/Permission denied/);
     expect(refused).toMatch(/^HTTP\/1\.1 403/);
     expect(refused).toMatch(/^x-bastion-refused: disabled\r?$/m);
     // Closed before any TLS answer (curl's 35: the handshake failed).
-    expect(await curlTls()).toBe('error: 35');
+    expect(tlsRefused).toBe('error: 35');
   });
 });
