@@ -113,16 +113,25 @@ function relaySession(client: Connection, guest: Promise<SshClient>) {
 }
 
 /**
- * Signs in to the guest as its guest user: with the portal's key, then with the guest password
- * when the desktop has one.
+ * How the bastion signs in to a guest: as the desktop's guest user (root when it names none), with
+ * the portal's key, then with the guest password when the desktop has one.
  */
-function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promise<SshClient> {
-  const username = reach.guest.username || DEFAULT_GUEST_SSH_USER;
-  const password = reach.guest.username ? reach.guest.password : '';
+export function guestLogin(
+  guest: { username: string; password: string },
+  portalPrivateKey: string,
+): { username: string; methods: (PublicKeyAuthMethod | PasswordAuthMethod)[] } {
+  const username = guest.username || DEFAULT_GUEST_SSH_USER;
   const methods: (PublicKeyAuthMethod | PasswordAuthMethod)[] = [
-    { type: 'publickey', username, key: portalKey.privateKey },
+    { type: 'publickey', username, key: portalPrivateKey },
   ];
-  if (password) methods.push({ type: 'password', username, password });
+  if (guest.username && guest.password)
+    methods.push({ type: 'password', username, password: guest.password });
+  return { username, methods };
+}
+
+/** Signs in to the guest (guestLogin). */
+function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promise<SshClient> {
+  const { username, methods } = guestLogin(reach.guest, portalKey.privateKey);
   return new Promise((resolve, reject) => {
     const guest = new Client();
     guest
