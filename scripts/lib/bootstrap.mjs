@@ -87,6 +87,11 @@ const SYSTEM = [
     why: "the Tiny Linux guest's SSH server",
   },
   {
+    check: () => existsSync('/usr/bin/openssl'),
+    pkg: 'openssl',
+    why: "the Tiny Linux guest's HTTPS server",
+  },
+  {
     check: () => existsSync('/usr/bin/syslinux'),
     pkg: 'syslinux',
     why: "boots the Tiny Linux guest's disk",

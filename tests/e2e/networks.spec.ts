@@ -10,7 +10,9 @@
  *
  * 1. `advanced` creates a Tiny Linux desktop on the NAT network (and the VPN network) on the New
  *    desktop page and starts it from its card; the card shows its NAT address; the guest reaches
- *    the portal's host (its `/cgi-bin/reach` pings the NAT network's host address).
+ *    the portal's host (its `/cgi-bin/reach` pings the NAT network's host address). While QEMU
+ *    boots the guest (most of this file's time), the UI steps of tests 2 and 3 that need no guest
+ *    run: the VPN file's download and the bastion's turning on.
  * 2. `advanced` downloads the VPN file from the profile; a WireGuard peer in a network namespace of
  *    its own, configured only from that file (tests/support/wireguard-peer.ts), pings the desktop's
  *    VPN address (its second card's, from the VPN network's DHCP leases: the card shows the
@@ -19,8 +21,10 @@
  *    the old file no longer connects.
  * 3. `advanced` enables the bastion's SSH (with a public key) and HTTP in the desktop's bastion
  *    modal: OpenSSH's `ssh -p <port> <target>@127.0.0.1` with the matching private key runs
- *    `hostname` in the guest (another key is refused), and curl with the target's host name gets
- *    the guest's page; once disabled in the modal, both are refused.
+ *    `hostname` in the guest as the desktop's guest user (its guest credentials' `isard`, not
+ *    root; another key is refused), curl with the target's host name gets the guest's page, and
+ *    HTTPS to that name on the bastion's HTTPS port is passed through to the guest (its own
+ *    certificate answers); once disabled in the modal, all three are refused.
  *
  * The browser RDP viewer (step 4 of the networks issue) is rdp.spec.ts, against a guacd double.
  * Without root the tests do not run, and their title says why.
@@ -67,6 +71,7 @@ const POLL = [100];
 interface Host {
   database: PgCluster;
   sshPort: number;
+  httpsPort: number;
   vpnPort: number;
   peer: WireguardPeer;
 }
@@ -88,12 +93,17 @@ async function freeTcpPort(): Promise<number> {
 const test = base.extend<object, { host: Host }>({
   host: [
     async ({ browserName: _browserName }, use) => {
-      const database = await startPostgres();
-      const peer = await WireguardPeer.start({
-        prefix: `${network.prefix}p`,
-        net: `172.29.${pid % 250}`,
+      const [database, peer] = await Promise.all([
+        startPostgres(),
+        WireguardPeer.start({ prefix: `${network.prefix}p`, net: `172.29.${pid % 250}` }),
+      ]);
+      await use({
+        database,
+        sshPort: await freeTcpPort(),
+        httpsPort: await freeTcpPort(),
+        vpnPort: await freeUdpPort(),
+        peer,
       });
-      await use({ database, sshPort: await freeTcpPort(), vpnPort: await freeUdpPort(), peer });
       // After the portal (which depends on this): whatever it left of its networks.
       await peer.close();
       await quiet(sh('nft', 'delete', 'table', 'ip', `${network.prefix}_vpn`));
@@ -111,6 +121,7 @@ const test = base.extend<object, { host: Host }>({
         NETWORK_PREFIX: network.prefix,
         NAT_SUBNET: network.natSubnet,
         BASTION_SSH_PORT: String(host.sshPort),
+        BASTION_HTTPS_PORT: String(host.httpsPort),
         // One key per machine: the Tiny Linux disk that trusts it is built once and cached.
         BASTION_KEY_FILE: join(TINY_LINUX_CACHE_DIR, 'test-portal-key'),
       }),
@@ -198,6 +209,33 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   /** `advanced`, signed in once for the file: one page, and the API with its token. */
   let page: Page;
   let api: APIRequestContext;
+  /** What test 1 does while its guest boots, for the next tests: the VPN file, the SSH command. */
+  const early = { vpnFile: '', sshCommand: '' };
+  /**
+   * Turns the bastion's SSH (with the `id` key) and HTTP access on or off in the modal; answers
+   * the SSH command it shows while on.
+   */
+  const setBastion = async (on: boolean) => {
+    const publicKey = readFileSync(join(keys, 'id.pub'), 'utf8').trim();
+    const modal = await openBastion(page, guest.id);
+    const http = modal.getByTestId('bastion-http-enabled');
+    const ssh = modal.getByTestId('bastion-ssh-enabled');
+    if (on) {
+      await http.check();
+      await ssh.check();
+      await modal.getByTestId('bastion-keys').fill(publicKey);
+    } else {
+      await http.uncheck();
+      await ssh.uncheck();
+    }
+    // Shown while SSH is on.
+    const command = on
+      ? ((await modal.getByTestId('bastion-ssh-command').textContent()) ?? '')
+      : '';
+    await modal.getByTestId('bastion-save').click();
+    await expect(modal).toBeHidden();
+    return command;
+  };
 
   test.beforeAll(async ({ browser, portal, host }) => {
     await writeSettings(host);
@@ -245,6 +283,12 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     await card.getByTestId('record-more').click();
     await page.locator('[data-action="start"]').click();
     await expect(card).toHaveAttribute('data-state', 'started', { timeout: 30_000 });
+    // While QEMU boots the guest, the steps of the next tests that need no guest: the VPN file
+    // from the profile, and the bastion's SSH and HTTP access turned on in the modal.
+    early.vpnFile = await downloadVpnFile(page);
+    await page.goto('/desktops');
+    await page.getByTestId('resource-filter').fill(guest.name);
+    early.sshCommand = await setBastion(true);
 
     // The card shows the guest's address on the NAT network (its first card), from DHCP.
     const onNat = new RegExp(`${nat.subnet.replaceAll('.', '\\.')}\\.\\d+`);
@@ -268,7 +312,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   }) => {
     test.setTimeout(60_000);
     const { peer } = host;
-    const file = await downloadVpnFile(page);
+    const file = early.vpnFile;
     const key = await publicKeyOf(file);
     // The endpoint has the new key before the peer dials (a refused handshake is retried 5 s later).
     await expect.poll(serverPeers, { timeout: 10_000, intervals: POLL }).toContain(key);
@@ -304,45 +348,28 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     expect(await peer.pings(guest.vpnIp)).toBe(false);
 
     // Reset in the profile: the endpoint drops the old key, and the old file connects to nothing.
+    await page.goto('/profile');
     await page.locator('[data-action="resetVpn"]').click();
     await page.getByTestId('confirm-action').click();
     await expect.poll(serverPeers, { timeout: 10_000, intervals: POLL }).not.toContain(key);
     await peer.useFile(file);
-    expect(await peer.pings(gateway)).toBe(false);
-    expect(await peer.pings(guest.vpnIp)).toBe(false);
+    // Each unanswered ping waits out its time: both at once.
+    expect(await Promise.all([peer.pings(gateway), peer.pings(guest.vpnIp)])).toEqual([
+      false,
+      false,
+    ]);
   });
 
-  test('the bastion modal: ssh runs hostname in the guest, HTTP by host name gets its page; disabled, both are refused', async ({
+  test('the bastion modal: ssh runs hostname in the guest as its guest user, HTTP and HTTPS by host name reach it; disabled, all are refused', async ({
     baseURL,
     host,
   }) => {
     test.setTimeout(60_000);
-    const publicKey = readFileSync(join(keys, 'id.pub'), 'utf8').trim();
     await page.goto('/desktops');
     await page.getByTestId('resource-filter').fill(guest.name);
 
-    const setBastion = async (on: boolean) => {
-      const modal = await openBastion(page, guest.id);
-      const http = modal.getByTestId('bastion-http-enabled');
-      const ssh = modal.getByTestId('bastion-ssh-enabled');
-      if (on) {
-        await http.check();
-        await ssh.check();
-        await modal.getByTestId('bastion-keys').fill(publicKey);
-      } else {
-        await http.uncheck();
-        await ssh.uncheck();
-      }
-      // Shown while SSH is on.
-      const command = on
-        ? ((await modal.getByTestId('bastion-ssh-command').textContent()) ?? '')
-        : '';
-      await modal.getByTestId('bastion-save').click();
-      await expect(modal).toBeHidden();
-      return command;
-    };
     // `ssh -p <port> <target id>@<bastion domain>`: the same to this host's address.
-    const command = await setBastion(true);
+    const command = early.sshCommand;
     const [, port, target] = /^ssh -p (\d+) ([\w-]+)@/.exec(command) ?? [];
     expect(port).toBe(String(host.sshPort));
     const ssh = (key: string) =>
@@ -353,16 +380,19 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
           ...['-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no'],
           ...['-o', 'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=5'],
           `${target ?? ''}@127.0.0.1`,
-          'hostname',
+          'hostname; id -un',
         ],
         { timeout: 15_000 },
       ).then(
         ({ stdout }) => stdout.trim(),
         (error: unknown) => `error: ${(error as { stderr?: string }).stderr ?? String(error)}`,
       );
-    // The guest's host name (named after its first card's MAC), once dropbear runs.
+    // The guest's host name (named after its first card's MAC), once dropbear runs, and the
+    // desktop's guest user (the template's guest credentials).
     const guestName = `tiny-${macFor(guest.id, 0).split(':').slice(3).join('')}`;
-    await expect.poll(() => ssh('id'), { timeout: 20_000, intervals: POLL }).toBe(guestName);
+    await expect
+      .poll(() => ssh('id'), { timeout: 20_000, intervals: POLL })
+      .toBe(`${guestName}\nisard`);
     expect(await ssh('stranger')).toMatch(/Permission denied/);
 
     const portalPort = new URL(baseURL ?? '').port;
@@ -375,11 +405,30 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
     const page200 = await curl();
     expect(page200).toMatch(/^HTTP\/1\.1 200/);
     expect(page200).toContain(TINY_LINUX_BANNER);
+    // HTTPS by the same name on the bastion's HTTPS port: the TLS is the guest's (its certificate
+    // names the guest), passed through, not ended by the portal.
+    const httpsPort = String(host.httpsPort);
+    const curlTls = () =>
+      execFileAsync('curl', [
+        ...['-s', '-k', '-v', '--max-time', '5'],
+        ...['--resolve', `${targetHost}:${httpsPort}:127.0.0.1`],
+        `https://${targetHost}:${httpsPort}/index.html`,
+      ]).then(
+        ({ stdout, stderr }) => `${stderr}\n${stdout}`,
+        (error: unknown) => `error: ${String((error as { code?: unknown }).code)}`,
+      );
+    // The guest's HTTPS server starts in the background of its boot: it may come after SSH.
+    await expect
+      .poll(curlTls, { timeout: 20_000, intervals: POLL })
+      .toContain(`subject: CN=${guestName}`);
+    expect(await curlTls()).toContain(TINY_LINUX_BANNER);
 
     await setBastion(false);
-    expect(await ssh('id')).toMatch(/Permission denied/);
-    const refused = await curl();
+    const [sshRefused, refused, tlsRefused] = await Promise.all([ssh('id'), curl(), curlTls()]);
+    expect(sshRefused).toMatch(/Permission denied/);
     expect(refused).toMatch(/^HTTP\/1\.1 403/);
     expect(refused).toMatch(/^x-bastion-refused: disabled\r?$/m);
+    // Closed before any TLS answer (curl's 35: the handshake failed).
+    expect(tlsRefused).toBe('error: 35');
   });
 });

@@ -4,14 +4,16 @@
  *
  * What the guest does at boot (`/etc/rc`): mounts the kernel file systems, loads the virtio network
  * and ACPI button modules, names itself `tiny-<last three bytes of its MAC>`, writes the SSH keys
- * given on the kernel command line (`tiny.keys=<base64 of an authorized_keys file>`) for root,
- * starts `httpd` on port 80 (a page that names the guest and its first card's address, and
- * `/cgi-bin/reach?<IPv4 address>`, which answers whether the guest gets a ping answer from that
- * address: what its network lets it reach), `dropbear` on port 22 (keys only) and `acpid` (the
- * ACPI power button powers it off), then takes an address by DHCP on every card (`udhcpc`, in the
- * background: the first card's router is the default route; another card answers through its own
- * router, by a rule on its address), so the services answer as soon as an address is there. A
- * login prompt runs on the VGA console (tty1).
+ * given on the kernel command line (`tiny.keys=<base64 of an authorized_keys file>`) for root and
+ * the console account, starts `httpd` on port 80 (a page that names the guest and its first card's
+ * address, and `/cgi-bin/reach?<IPv4 address>`, which answers whether the guest gets a ping answer
+ * from that address: what its network lets it reach), `dropbear` on port 22 (keys only), `acpid`
+ * (the ACPI power button powers it off) and, in the background, HTTPS on port 443 (`openssl
+ * s_server -WWW` serving the same files by name, e.g. `/index.html`, with a self-signed
+ * certificate made at boot whose common name is the guest's host name), then takes an address by
+ * DHCP on every card (`udhcpc`, in the background: the first card's router is the default route;
+ * another card answers through its own router, by a rule on its address), so the services answer
+ * as soon as an address is there. A login prompt runs on the VGA console (tty1).
  */
 
 /** The first line of the guest's web page and of its console banner. */
@@ -31,7 +33,8 @@ export const TINY_LINUX_MODULES = [
   'evdev',
 ] as const;
 
-const rc = `#!/bin/sh
+/** The init script; `user` is the console account, which trusts the same SSH keys as root. */
+const rc = (user: string) => `#!/bin/sh
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
@@ -45,15 +48,23 @@ name=tiny-$(echo "$mac" | cut -d: -f4-6 | tr -d :)
 hostname "$name"
 echo "$name" > /etc/hostname
 keys=$(sed -n 's/.*tiny\\.keys=\\([^ ]*\\).*/\\1/p' /proc/cmdline)
-mkdir -p /root/.ssh
-[ -n "$keys" ] && echo "$keys" | base64 -d > /root/.ssh/authorized_keys
-chmod 700 /root/.ssh
-chmod 600 /root/.ssh/authorized_keys 2>/dev/null
+for home in /root /home/${user}; do
+  mkdir -p $home/.ssh
+  [ -n "$keys" ] && echo "$keys" | base64 -d > $home/.ssh/authorized_keys
+  chmod 700 $home/.ssh
+  chmod 600 $home/.ssh/authorized_keys 2>/dev/null
+done
+chown -R ${user}:${user} /home/${user}
 interface=eth0 /etc/udhcpc.script deconfig
 httpd -h /www -p 80
 mkdir -p /etc/dropbear
 dropbear -R -s -p 22
 acpid
+(cd /www && openssl req -config /etc/tls.cnf -x509 -nodes \\
+  -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -keyout /etc/tls-key.pem \\
+  -out /etc/tls-cert.pem -subj "/CN=$name" -days 3650 2>/dev/null &&
+  exec openssl s_server -quiet -accept 443 -cert /etc/tls-cert.pem -key /etc/tls-key.pem -WWW \\
+  </dev/null >/dev/null 2>&1) &
 for card in /sys/class/net/eth*; do
   [ -e "$card" ] || continue
   ip link set "\${card##*/}" up
@@ -126,11 +137,13 @@ export function tinyLinuxTextFiles(options: {
 }): { path: string; mode: number; text: string }[] {
   const { user, passwordHash } = options;
   return [
-    { path: 'etc/rc', mode: 0o755, text: rc },
+    { path: 'etc/rc', mode: 0o755, text: rc(user) },
     { path: 'etc/udhcpc.script', mode: 0o755, text: udhcpcScript },
     { path: 'etc/inittab', mode: 0o644, text: inittab },
     { path: 'etc/issue', mode: 0o644, text: issue },
     { path: 'etc/acpid.conf', mode: 0o644, text: 'PWRF poweroff\n' },
+    // What `openssl req` needs to make the certificate from its -subj alone.
+    { path: 'etc/tls.cnf', mode: 0o644, text: '[req]\ndistinguished_name = dn\n[dn]\n' },
     {
       path: 'etc/passwd',
       mode: 0o644,

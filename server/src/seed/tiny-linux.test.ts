@@ -31,6 +31,9 @@ describe('Tiny Linux guest', () => {
     expect(text('etc/rc')).toContain('udhcpc');
     expect(text('etc/rc')).toContain('httpd -h /www -p 80');
     expect(text('etc/rc')).toContain('dropbear -R -s');
+    // The console account trusts the keys too; HTTPS answers on 443.
+    expect(text('etc/rc')).toContain('for home in /root /home/isard; do');
+    expect(text('etc/rc')).toContain('openssl s_server -quiet -accept 443');
   });
 
   it('writes a qcow2 disk from the machine cache, once per set of inputs', async () => {

@@ -1,8 +1,8 @@
 /**
  * The Tiny Linux guest: a real Linux for demos and network tests, built from Debian packages
  * already on the host (no download): the cloud kernel (`linux-image-cloud-amd64`), an initramfs
- * with `busybox-static` (init, getty/login, udhcpc, httpd, acpid) and `dropbear-bin` with the
- * libraries it links, on a FAT disk that `syslinux` boots (`mtools`/`dosfstools` write it without
+ * with `busybox-static` (init, getty/login, udhcpc, httpd, acpid), `dropbear-bin` (SSH) and
+ * `openssl` (HTTPS: `s_server`) with the libraries they link, on a FAT disk that `syslinux` boots (`mtools`/`dosfstools` write it without
  * root or loop devices). The guest files are described in `tiny-linux-files.ts`.
  *
  * The disk is a template disk like the idle guest's (desktops get qcow2 overlays on it), so it
@@ -10,9 +10,11 @@
  * the disk's `syslinux.cfg` (`tiny.keys=`): no extra drive to attach per start, and a template
  * with other keys is another build (the key file is part of the cache key).
  *
- * Built once per machine and inputs: the hash of every input (kernel, busybox, dropbear, the
- * guest's files, the keys) names the built disk in TINY_LINUX_CACHE_DIR; a data dir gets a copy,
- * and `<file>.stamp` (the hash) makes a second call with the same inputs a no-op. The
+ * Built once per machine and inputs: the hash of every input (kernel, busybox, dropbear, openssl,
+ * the guest's files, the keys) names the built disk in TINY_LINUX_CACHE_DIR; a data dir gets a
+ * copy, and `<file>.stamp` (the hash) makes a second call with the same inputs a no-op. The
+ * initramfs, which holds no keys, is cached there by the hash of its own inputs: other keys (each
+ * data dir's portal key) cost only a new FAT disk around it, not a new initramfs. The
  * initramfs is reproducible (sorted cpio with fixed owners and times, gzip without a name or time)
  * and the FAT image uses `mkfs.fat --invariant` and SOURCE_DATE_EPOCH.
  *
@@ -50,11 +52,12 @@ export interface TinyLinuxSources {
   modulesDir: string;
   busybox: string;
   dropbear: string;
+  openssl: string;
   syslinuxBios: string;
 }
 
 const PACKAGES =
-  'apt-get install -y linux-image-cloud-amd64 busybox-static dropbear-bin syslinux mtools dosfstools';
+  'apt-get install -y linux-image-cloud-amd64 busybox-static dropbear-bin openssl syslinux mtools dosfstools';
 
 /** The newest cloud kernel in /boot and the other inputs; throws when one is missing. */
 export function tinyLinuxSources(bootDir = '/boot'): TinyLinuxSources {
@@ -70,6 +73,7 @@ export function tinyLinuxSources(bootDir = '/boot'): TinyLinuxSources {
     modulesDir: version ? `/lib/modules/${version}` : '',
     busybox: '/bin/busybox',
     dropbear: '/usr/sbin/dropbear',
+    openssl: '/usr/bin/openssl',
     syslinuxBios: '/usr/lib/syslinux/modules/bios',
   };
   const missing = Object.values(sources).filter((f) => !f || !existsSync(f));
@@ -86,6 +90,12 @@ export function tinyLinuxSources(bootDir = '/boot'): TinyLinuxSources {
 async function sharedLibraries(binary: string): Promise<string[]> {
   const { stdout } = await execFileAsync('ldd', [binary]);
   return [...stdout.matchAll(/(\/\S+)/g)].map((m) => m[1] ?? '').filter(Boolean);
+}
+
+/** The shared libraries of the guest's dynamic programs (dropbear, openssl), each once. */
+async function dynamicLibraries(sources: TinyLinuxSources): Promise<string[]> {
+  const lists = await Promise.all([sources.dropbear, sources.openssl].map(sharedLibraries));
+  return [...new Set(lists.flat())];
 }
 
 /** Module file paths (relative to the modules dir) by module name, from modules.dep. */
@@ -115,7 +125,7 @@ async function stageRoot(
   sources: TinyLinuxSources,
   guest: { user: string; passwordHash: string },
 ): Promise<string[]> {
-  const inputs: string[] = [sources.kernel, sources.busybox, sources.dropbear];
+  const inputs: string[] = [sources.kernel, sources.busybox, sources.dropbear, sources.openssl];
   const put = async (rel: string, from: string, mode?: number) => {
     const to = path.join(root, rel);
     await fsp.mkdir(path.dirname(to), { recursive: true });
@@ -135,7 +145,8 @@ async function stageRoot(
     await fsp.symlink(path.relative(path.dirname(link), path.join(root, 'bin/busybox')), link);
   }
   await put('usr/sbin/dropbear', sources.dropbear, 0o755);
-  for (const lib of await sharedLibraries(sources.dropbear)) {
+  await put('usr/bin/openssl', sources.openssl, 0o755);
+  for (const lib of await dynamicLibraries(sources)) {
     const real = await fsp.realpath(lib);
     await put(lib.slice(1), real, 0o755);
     inputs.push(real);
@@ -213,17 +224,32 @@ export async function writeTinyLinuxDisk(
   const cfg = syslinuxConfig(keys);
   const texts = tinyLinuxTextFiles(guest).map((f) => f.text);
   const stamp = `${file}.stamp`;
-  const libs = await sharedLibraries(sources.dropbear);
-  const key = await hashFiles(
-    [sources.kernel, sources.busybox, sources.dropbear, ...libs, sources.modulesDir],
-    [RECIPE, cfg, ...texts],
+  const libs = await dynamicLibraries(sources);
+  // The initramfs does not hold the keys (they are on the kernel command line): a portal with keys
+  // of its own reuses the machine's initramfs and only writes the small FAT disk around it.
+  const initrdKey = await hashFiles(
+    [
+      sources.kernel,
+      sources.busybox,
+      sources.dropbear,
+      sources.openssl,
+      ...libs,
+      sources.modulesDir,
+    ],
+    [RECIPE, ...texts],
   );
+  const key = createHash('sha256').update(`${initrdKey}\0${cfg}`).digest('hex');
   if (existsSync(file) && existsSync(stamp) && (await fsp.readFile(stamp, 'utf8')) === key)
     return false;
   const cacheDir = options.cacheDir ?? TINY_LINUX_CACHE_DIR;
   const cached = path.join(cacheDir, `${key}.qcow2`);
-  if (!existsSync(cached))
-    await buildDisk(cached, { sources, guest, cfg, qemuImg: options.qemuImg });
+  if (!existsSync(cached)) {
+    const initrd = await cachedInitramfs(path.join(cacheDir, `${initrdKey}.initrd.gz`), {
+      sources,
+      guest,
+    });
+    await buildDisk(cached, { sources, initrd, cfg, qemuImg: options.qemuImg });
+  }
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
@@ -238,27 +264,46 @@ export async function writeTinyLinuxDisk(
   return true;
 }
 
-/** Build the disk at `file` (through a temporary name). */
+/** The initramfs at `file`, packed there first (through a temporary name) when missing. */
+async function cachedInitramfs(
+  file: string,
+  parts: { sources: TinyLinuxSources; guest: { user: string; passwordHash: string } },
+): Promise<string> {
+  if (existsSync(file)) return file;
+  const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'tiny-linux-initrd-'));
+  const tmp = `${file}.tmp-${process.pid}`;
+  try {
+    const root = path.join(work, 'root');
+    await stageRoot(root, parts.sources, parts.guest);
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    await packInitramfs(root, tmp);
+    await fsp.rename(tmp, file);
+  } finally {
+    await fsp.rm(work, { recursive: true, force: true });
+    await fsp.rm(tmp, { force: true });
+  }
+  return file;
+}
+
+/** Build the disk at `file` (through a temporary name) around the initramfs `initrd`. */
 async function buildDisk(
   file: string,
   parts: {
     sources: TinyLinuxSources;
-    guest: { user: string; passwordHash: string };
+    initrd: string;
     cfg: string;
     qemuImg: string | undefined;
   },
 ): Promise<void> {
-  const { sources, guest, cfg } = parts;
+  const { sources, cfg } = parts;
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'tiny-linux-'));
   const raw = path.join(work, 'disk.img');
   const tmp = `${file}.tmp-${process.pid}`;
   const env = { ...process.env, SOURCE_DATE_EPOCH: String(FIXED_TIME), MTOOLS_SKIP_CHECK: '1' };
   try {
-    const root = path.join(work, 'root');
-    await stageRoot(root, sources, guest);
     const boot = path.join(work, 'boot');
     await fsp.mkdir(boot);
-    await packInitramfs(root, path.join(boot, 'initrd.gz'));
+    await fsp.copyFile(parts.initrd, path.join(boot, 'initrd.gz'));
     await fsp.copyFile(sources.kernel, path.join(boot, 'vmlinuz'));
     await fsp.writeFile(path.join(boot, 'syslinux.cfg'), cfg);
     for (const f of ['ldlinux.c32'])

@@ -16,6 +16,7 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { addDesktop, userRow } from '../../../test/support/fixtures.ts';
+import { guestLogin } from './ssh-bastion.ts';
 import type { Settings } from '../../platform/repository/settings-repository.ts';
 import type { Bastion, UserConfig } from '../../../../src/generated/types.ts';
 
@@ -277,5 +278,21 @@ describe('bastion operations', () => {
     expect(
       await t.app.database.query('SELECT id FROM bastion_targets WHERE id = $1', [before.id]),
     ).toEqual([]);
+  });
+});
+
+describe("the SSH bastion's sign-in to a guest", () => {
+  it('is as the guest user with the portal key, then its password; root with the key alone when unset', () => {
+    expect(guestLogin({ username: 'isard', password: 'pirineus' }, 'PORTAL KEY')).toEqual({
+      username: 'isard',
+      methods: [
+        { type: 'publickey', username: 'isard', key: 'PORTAL KEY' },
+        { type: 'password', username: 'isard', password: 'pirineus' },
+      ],
+    });
+    expect(guestLogin({ username: '', password: 'pirineus' }, 'PORTAL KEY')).toEqual({
+      username: 'root',
+      methods: [{ type: 'publickey', username: 'root', key: 'PORTAL KEY' }],
+    });
   });
 });

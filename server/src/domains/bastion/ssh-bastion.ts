@@ -1,8 +1,9 @@
 /**
  * The SSH bastion: one port for every target. `ssh -p <port> <target id>@<host>` signs in with a
  * key of the target's authorized keys (the signature checked here); then the bastion signs in to
- * the guest (its SSH port at the desktop's address, as `root`) with the portal's own key, which
- * the guest trusts, and relays the session's shell, command, subsystem (sftp), terminal, window
+ * the guest (its SSH port at the desktop's address) as the desktop's guest user (its guest
+ * credentials' username; `root` when it has none) with the portal's own key, which the guest
+ * trusts, else with the guest credentials' password, and relays the session's shell, command, subsystem (sftp), terminal, window
  * size, environment and signals, and the exit status. Refused (no more auth methods) while the
  * target's SSH is disabled or its desktop is not running with an address. Guests' host keys are
  * not checked: they are reached on the desktops' own network.
@@ -12,14 +13,16 @@ import ssh2, {
   type Client as SshClient,
   type ClientChannel,
   type Connection,
+  type PasswordAuthMethod,
   type PseudoTtyInfo,
+  type PublicKeyAuthMethod,
   type ServerChannel,
 } from 'ssh2';
 import type { SshKeyPair } from './bastion-keys.ts';
 import { reachGuest, type Reach } from './bastion-reach.ts';
 
-/** The account of the guest the bastion signs in to. */
-export const GUEST_SSH_USER = 'root';
+/** The account of the guest the bastion signs in to when the desktop names no guest user. */
+export const DEFAULT_GUEST_SSH_USER = 'root';
 
 // ssh2 is CommonJS whose named exports Node's ESM loader cannot see: the bundle `npm start` runs
 // imports its default export.
@@ -109,8 +112,26 @@ function relaySession(client: Connection, guest: Promise<SshClient>) {
   });
 }
 
-/** Signs in to the guest with the portal's key. */
+/**
+ * How the bastion signs in to a guest: as the desktop's guest user (root when it names none), with
+ * the portal's key, then with the guest password when the desktop has one.
+ */
+export function guestLogin(
+  guest: { username: string; password: string },
+  portalPrivateKey: string,
+): { username: string; methods: (PublicKeyAuthMethod | PasswordAuthMethod)[] } {
+  const username = guest.username || DEFAULT_GUEST_SSH_USER;
+  const methods: (PublicKeyAuthMethod | PasswordAuthMethod)[] = [
+    { type: 'publickey', username, key: portalPrivateKey },
+  ];
+  if (guest.username && guest.password)
+    methods.push({ type: 'password', username, password: guest.password });
+  return { username, methods };
+}
+
+/** Signs in to the guest (guestLogin). */
 function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promise<SshClient> {
+  const { username, methods } = guestLogin(reach.guest, portalKey.privateKey);
   return new Promise((resolve, reject) => {
     const guest = new Client();
     guest
@@ -119,8 +140,8 @@ function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promi
       .connect({
         host: reach.ip,
         port: reach.target.ssh.port,
-        username: GUEST_SSH_USER,
-        privateKey: portalKey.privateKey,
+        username,
+        authHandler: methods,
         readyTimeout: 15_000,
         hostVerifier: () => true,
       });

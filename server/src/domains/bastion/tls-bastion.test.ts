@@ -63,6 +63,7 @@ describe('the HTTPS bastion (SNI passthrough)', () => {
           ? {
               ok: true,
               ip: '127.0.0.1',
+              guest: { username: '', password: '' },
               target: { ...target, http: { ...target.http, https_port: guestPort } },
             }
           : { ok: false, reason: 'no_target' };
