@@ -27,6 +27,7 @@ import {
   loginTo,
   userRow,
 } from '../../../test/support/fixtures.ts';
+import { until } from '../../../test/support/wait.ts';
 
 const DEMO_TEMPLATE_ID = 'demo-template';
 
@@ -77,6 +78,16 @@ beforeAll(async () => {
     allowed: { roles: false, categories: false, groups: false, users: [user.id] },
   });
   await addMedia(t.app, user, { id: 'own-floppy', kind: 'floppy' });
+  // The demo's desktops are seeded `creating` and their disks made in the background: they settle
+  // first, so a refusal's "nothing changed" compares the database with itself, not with a disk
+  // creation that ended meanwhile.
+  await until(
+    () =>
+      t.app.database.query<{ n: string }>(
+        "SELECT count(*) AS n FROM desktops WHERE state = 'creating'",
+      ),
+    (rows) => Number(rows[0]?.n) === 0,
+  );
 });
 afterAll(async () => t.close());
 
