@@ -111,6 +111,15 @@ describe('offers that read the record', () => {
     expect(
       offeredActions('profile', { ...base, email: null, email_verified: false }),
     ).not.toContain('sendVerification');
+    // New recovery codes only for a user with a second factor: none for an account without
+    // second factors (a provider's), none without a factor, and a passkey alone is one.
+    const factors = (second_factor: unknown) =>
+      offeredActions('profile', { ...base, second_factor });
+    const state = { totp: false, passkeys: 0, required: false, recovery_codes_left: 0 };
+    expect(factors(null)).not.toContain('regenerateRecoveryCodes');
+    expect(factors(state)).not.toContain('regenerateRecoveryCodes');
+    expect(factors({ ...state, passkeys: 1 })).toContain('regenerateRecoveryCodes');
+    expect(factors({ ...state, totp: true })).toContain('regenerateRecoveryCodes');
   });
 
   it('tells a call that is an action from other calls of its operation', () => {
