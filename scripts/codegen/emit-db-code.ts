@@ -94,7 +94,7 @@ function mappers(t: Table): string {
   const keys = (cols: Column[]) => cols.map((c) => JSON.stringify(c.name)).join(' | ');
   const out: string[] = [];
   out.push(
-    `/** The columns of a ${t.entity} row that go on the wire (a read may select only these). */\nexport type ${t.entity}WireRow = Pick<${t.entity}Row, ${wire.map((c) => JSON.stringify(c.key)).join(' | ')}>;\n\n/** The stored fields of a ${t.entity} as they go on the wire. */\nexport function ${fn}ToWire(row: ${t.entity}WireRow): Pick<${t.entity}, ${keys(wire)}> {\n  return {\n${wire.map((c) => `    ${JSON.stringify(c.name)}: ${toWireValue(c, 'row')},`).join('\n')}\n  };\n}`,
+    `/** The columns of a ${t.entity} row that go on the wire (a read may select only these). */\nexport const ${fn}WireColumns = [${wire.map((c) => JSON.stringify(c.key)).join(', ')}] as const;\nexport type ${t.entity}WireRow = Pick<${t.entity}Row, (typeof ${fn}WireColumns)[number]>;\n\n/** The stored fields of a ${t.entity} as they go on the wire. */\nexport function ${fn}ToWire(row: ${t.entity}WireRow): Pick<${t.entity}, ${keys(wire)}> {\n  return {\n${wire.map((c) => `    ${JSON.stringify(c.name)}: ${toWireValue(c, 'row')},`).join('\n')}\n  };\n}`,
   );
   const computedKeys = t.computed.map((c) => JSON.stringify(c.name)).join(' | ');
   if (t.computed.length > 0)

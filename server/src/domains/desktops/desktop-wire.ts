@@ -8,6 +8,7 @@ import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import {
   desktops,
   desktopToWire,
+  desktopWireColumns,
   type DesktopRow,
   type DesktopWireRow,
 } from '../../platform/db/schema.ts';
@@ -91,21 +92,13 @@ export function toWire(row: DesktopWireSource): Desktop {
 
 /** The caller's desktops (deployment desktops only when visible), ordered by name, on the wire. */
 export function desktopListReader(db: Db): (userId: string) => Promise<Desktop[]> {
+  // The wire columns as codegen lists them (a field added to the schema is read too).
+  const wireColumns = Object.fromEntries(desktopWireColumns.map((key) => [key, desktops[key]])) as {
+    [K in (typeof desktopWireColumns)[number]]: (typeof desktops)[K];
+  };
   const statement = db
     .select({
-      id: desktops.id,
-      name: desktops.name,
-      description: desktops.description,
-      state: desktops.state,
-      type: desktops.type,
-      scheduled: desktops.scheduled,
-      accessed: desktops.accessed,
-      nextBookingStart: desktops.nextBookingStart,
-      nextBookingEnd: desktops.nextBookingEnd,
-      bookingId: desktops.bookingId,
-      queue: desktops.queue,
-      detail: desktops.detail,
-      version: desktops.version,
+      ...wireColumns,
       imageId: sql<Image['id'] | null>`${desktops.image}->'id'`,
       ip: sql<DesktopRuntime['ip'] | null>`${desktops.runtime}->'ip'`,
       vgpus: sql<
