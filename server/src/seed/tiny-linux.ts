@@ -28,6 +28,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { TINY_LINUX_MODULES, syslinuxConfig, tinyLinuxTextFiles } from './tiny-linux-files.ts';
+import { pruneTinyLinuxCache } from './tiny-linux-cache.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -249,6 +250,11 @@ export async function writeTinyLinuxDisk(
       guest,
     });
     await buildDisk(cached, { sources, initrd, cfg, qemuImg: options.qemuImg });
+    await pruneTinyLinuxCache(cacheDir);
+  } else {
+    // Its use keeps it in the cache (pruneTinyLinuxCache keeps the latest used).
+    const now = new Date();
+    await fsp.utimes(cached, now, now).catch(() => undefined);
   }
   const tmp = `${file}.tmp-${process.pid}`;
   try {
@@ -269,7 +275,12 @@ async function cachedInitramfs(
   file: string,
   parts: { sources: TinyLinuxSources; guest: { user: string; passwordHash: string } },
 ): Promise<string> {
-  if (existsSync(file)) return file;
+  // Used: kept in the cache (see pruneTinyLinuxCache).
+  if (existsSync(file))
+    return fsp.utimes(file, new Date(), new Date()).then(
+      () => file,
+      () => file,
+    );
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'tiny-linux-initrd-'));
   const tmp = `${file}.tmp-${process.pid}`;
   try {
