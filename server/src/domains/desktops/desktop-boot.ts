@@ -19,6 +19,10 @@ import type { DesktopStore, EngineDesktop, EngineLogger } from './types.ts';
 
 import { copyProgress } from './copy-progress.ts';
 import { domainSpecOf } from './domain-spec.ts';
+import { desktopState } from '../../../../src/generated/policy.ts';
+
+/** The state a boot runs in: its writes apply only while the desktop is still in it. */
+const BOOTING = [desktopState.starting];
 
 /** What a boot needs of the engine. */
 export interface BootParts {
@@ -38,7 +42,7 @@ export async function bootDesktop(
   fresh?: EngineDesktop,
 ): Promise<void> {
   const desktop = fresh ?? (await parts.store.get(id));
-  if (!desktop || desktop.state !== 'starting') return;
+  if (!desktop || desktop.state !== desktopState.starting) return;
   let announced = false;
   try {
     const spec = await domainSpecOf(desktop, {
@@ -63,9 +67,11 @@ export async function bootDesktop(
       ...(desktop.host ? { host: desktop.host } : {}),
       ...(rt.consoleHost ? { consoleHost: rt.consoleHost } : {}),
     };
-    const started = await parts.store.update(id, { state: 'started', runtime, queue: null }, [
-      'starting',
-    ]);
+    const started = await parts.store.update(
+      id,
+      { state: desktopState.started, runtime, queue: null },
+      BOOTING,
+    );
     if (!started) {
       // Stopped or deleted while starting: do not leave an orphan VM behind.
       await parts.driver.stop(id).catch(() => undefined);
@@ -79,9 +85,11 @@ export async function bootDesktop(
         ? err.message
         : 'Unable to start the desktop';
     parts.log.warn({ err, id }, 'desktop start failed');
-    await parts.store.update(id, { state: 'failed', detail, runtime: null, queue: null }, [
-      'starting',
-    ]);
+    await parts.store.update(
+      id,
+      { state: desktopState.failed, detail, runtime: null, queue: null },
+      BOOTING,
+    );
   } finally {
     if (announced) parts.vncReady?.(id, null);
   }
@@ -92,7 +100,7 @@ async function stageMedia(parts: BootParts, id: string, spec: DomainSpec): Promi
   const { isos, floppies } = spec.hardware;
   if (!parts.driver.stageMedia || isos.length + floppies.length === 0) return;
   const progress = copyProgress((percent) =>
-    parts.store.update(id, { queue: { event: 'copy_media', percent } }, ['starting']),
+    parts.store.update(id, { queue: { event: 'copy_media', percent } }, BOOTING),
   );
   const staged = await parts.driver.stageMedia(id, [...isos, ...floppies], progress.report);
   await progress.settled();
@@ -105,7 +113,7 @@ async function stageDisk(parts: BootParts, id: string, spec: DomainSpec): Promis
   if (!parts.driver.stageDisk || !spec.diskPath) return;
   const from = spec.diskPath;
   const progress = copyProgress((percent) =>
-    parts.store.update(id, { queue: { event: 'copy_disk', percent } }, ['starting']),
+    parts.store.update(id, { queue: { event: 'copy_disk', percent } }, BOOTING),
   );
   const staged = await parts.driver.stageDisk(id, from, progress.report);
   await progress.settled();
