@@ -13,13 +13,13 @@ import { useEffect, useState } from 'react';
 import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { useNavigate } from 'react-router';
 import { useTranslation } from 'react-i18next';
-import type { DisplayableError } from '@/lib/error-display';
 import { getToken } from '@/lib/token';
 import { continueLogin, LOGIN_PATH } from '@/providers/auth-provider';
 import { request, requestOperation } from '@/providers/http-client';
 import { AnswerView } from '@/resources/form/answer-view';
 import type { PreviewProps } from '@/resources/form/preview-registry';
 import { createPasskey, loadWebAuthn } from './webauthn';
+import { passkeyFailureText } from './passkey-failure';
 
 const TEXTS = 'resources:session.forms.secondFactorEnrolment';
 
@@ -45,12 +45,7 @@ export function PasskeyEnrolmentPreview({ resource, type, value }: PreviewProps)
     void loadWebAuthn();
   }, []);
 
-  const failureText = (error: unknown): string => {
-    const err = (error ?? {}) as DisplayableError;
-    const code = err.description_code ?? err.error;
-    const keys = code ? [`${TEXTS}.errors.${code}`, `errors:${code}`] : [];
-    return t([...keys, `${TEXTS}.passkeyFailed`]);
-  };
+  const failureText = (error: unknown): string => passkeyFailureText(t, TEXTS, error);
   const use = (): void => {
     setBusy(true);
     setFailure(null);

@@ -17,6 +17,7 @@ import { continueLogin, LOGIN_PATH } from '@/providers/auth-provider';
 import { request, requestOperation } from '@/providers/http-client';
 import type { PreviewProps } from '@/resources/form/preview-registry';
 import { isRequestOptions, loadWebAuthn } from './webauthn';
+import { passkeyFailureText } from './passkey-failure';
 
 const TEXTS = 'resources:session.forms.secondFactor';
 
@@ -64,12 +65,7 @@ export function PasskeyStepPreview({ value }: PreviewProps) {
   }, [hasPasskey]);
   if (!hasPasskey) return null;
 
-  const failureText = (error: unknown): string => {
-    const err = (error ?? {}) as DisplayableError;
-    const code = err.description_code ?? err.error;
-    const keys = code ? [`${TEXTS}.errors.${code}`, `errors:${code}`] : [];
-    return t([...keys, `${TEXTS}.passkeyFailed`]);
-  };
+  const failureText = (error: unknown): string => passkeyFailureText(t, TEXTS, error);
   const use = (): void => {
     setBusy(true);
     setFailure(null);
