@@ -20,6 +20,7 @@
  *
  * Usage: npx vite build && npx tsx scripts/bench/desktop.ts [--runs 3]
  */
+import { stopProcessGroup } from '../lib/stop-process-group.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -558,19 +559,7 @@ async function main(): Promise<void> {
 
 async function cleanup(): Promise<void> {
   await browser?.close().catch(() => undefined);
-  if (server?.pid) {
-    try {
-      process.kill(-server.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-    await sleep(1500);
-    try {
-      process.kill(-server.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  await stopProcessGroup(server?.pid);
   await killQemus(dataDir);
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -12,6 +12,7 @@
  * the next), and the volumes it left in the hosts' pools removed; the caller ends the hosts.
  * Needs the SPA built (`npx vite build`).
  */
+import { stopProcessGroup } from '../lib/stop-process-group.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -292,19 +293,7 @@ export async function benchPortal(
       for (const id of started.keys()) destroySessionDomains(host.user, `vdi-${id}`);
       removeVolumes(host, dataDir, [...started.keys()]);
     }
-    if (server?.pid) {
-      try {
-        process.kill(-server.pid, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
-      await sleep(1500);
-      try {
-        process.kill(-server.pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+    await stopProcessGroup(server?.pid);
     await killQemus(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   }
