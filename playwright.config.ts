@@ -8,7 +8,7 @@ import { defineConfig } from '@playwright/test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eWorkers } from './scripts/lib/e2e-portals.mjs';
+import { e2eWorkers, ownPortalSpecs } from './scripts/lib/e2e-portals.mjs';
 
 export const E2E_PORT = Number(process.env.E2E_PORT ?? 8191);
 export { E2E_DEMO_PASSWORD as DEMO_PASSWORD } from './scripts/lib/e2e-portals.mjs';
@@ -35,8 +35,12 @@ const chromium = {
   },
 };
 
+const testDir = 'tests/e2e';
+/** Their workers start first (Playwright queues the projects' tests in this order). */
+const ownPortal = ownPortalSpecs(testDir);
+
 export default defineConfig({
-  testDir: 'tests/e2e',
+  testDir,
   testMatch: '*.spec.ts',
   workers: e2eWorkers(),
   fullyParallel: false,
@@ -54,5 +58,8 @@ export default defineConfig({
   // A click or fill that cannot happen fails after 45 s instead of holding its test to the end of
   // the test's own time limit (several minutes for the deployment tests).
   use: { trace: process.env.CI ? 'on-first-retry' : 'off', locale: 'en-GB', actionTimeout: 45_000 },
-  projects: [{ name: 'chromium', use: chromium }],
+  projects: [
+    { name: 'own-portal', testMatch: ownPortal, use: chromium },
+    { name: 'chromium', testIgnore: ownPortal, use: chromium },
+  ],
 });

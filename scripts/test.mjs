@@ -1,6 +1,7 @@
 // `npm test`: installs what is missing, then codegen (with the schema check); typecheck, lint,
-// format and the builds alongside the unit + server tests (vitest, real PostgreSQL); then the
-// Playwright end-to-end suite (Debian Chromium, real server, real QEMU). Ends with one plain
+// format and the builds alongside the unit + server tests (vitest, real PostgreSQL); then, from
+// vitest's last file on, the Playwright end-to-end suite (Debian Chromium, real server, real
+// QEMU). Ends with one plain
 // "N passed, N failed" line over all suites.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync, mkdtempSync } from 'node:fs';
@@ -200,6 +201,9 @@ const preparePortals = () =>
   }));
 
 const before = readCounts().length;
+/** Created by the vitest reporter when at most one file of its last group is left to end. */
+const tailFile = join(tmp, 'test-tail');
+rmSync(tailFile, { force: true });
 console.log(
   '\n=== unit + server tests: npx vitest run (typecheck, lint, format and the builds run alongside)',
 );
@@ -207,22 +211,61 @@ const vitestStarted = Date.now();
 /**
  * Vitest's counts line (tests/support/plain-reporter.ts) is written when its last test file has
  * ended; what follows is teardown (stopping its workers and the test PostgreSQL), which takes
- * several seconds and, when a worker does not answer, vitest's 60 s stop timeout. The
- * end-to-end suite starts once the counts are in; vitest's exit is awaited before the summary.
+ * several seconds and, when a worker does not answer, vitest's 60 s stop timeout. Its exit is
+ * awaited before the summary.
  */
 const vitestChild = spawn('npx', ['vitest', 'run'], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, TEST_COUNTS_FILE: countsFile, TEST_LAST_GROUP_FILE: lastGroupFile },
+  env: {
+    ...process.env,
+    TEST_COUNTS_FILE: countsFile,
+    TEST_LAST_GROUP_FILE: lastGroupFile,
+    TEST_TAIL_FILE: tailFile,
+  },
 });
 let vitestCode;
 const vitestExit = new Promise((resolve) =>
   vitestChild.on('close', (code) => resolve((vitestCode = code))),
 );
-while (vitestCode === undefined && readCounts().length <= before) {
+const vitestEnded = () => vitestCode !== undefined || readCounts().length > before;
+const tick = () => new Promise((r) => setTimeout(r, 250));
+
+/**
+ * The end-to-end suite starts once vitest has at most one file left to end: its last files mostly
+ * wait on their guests, one file alone leaves a core idle, and the browsers fill it. Its portals'
+ * data is prepared from the start of vitest's last group.
+ */
+while (!vitestEnded() && !existsSync(tailFile)) {
   if (existsSync(lastGroupFile)) void preparePortals();
-  await new Promise((r) => setTimeout(r, 250));
+  await tick();
 }
+console.log('\n=== typecheck + lint + format + builds (ran alongside vitest)');
+const staticResults = await staticWork;
+for (const step of staticResults) report(step);
+const built = builtAll(staticResults);
+const prepared = built ? await preparePortals() : null;
+if (prepared) report(prepared);
+
+const jsonFile = join(tmp, 'playwright.json');
+/** The end-to-end run, beside vitest's last file: its output is printed as it comes. */
+const e2eRun = built
+  ? (() => {
+      rmSync(jsonFile, { force: true });
+      const started = Date.now();
+      console.log('\n=== end-to-end tests: npx playwright test --reporter=list,json');
+      const child = spawn('npx', ['playwright', 'test', '--reporter=list,json'], {
+        cwd: root,
+        stdio: 'inherit',
+        env: { ...process.env, PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile, E2E_DATA_DIR: e2eDataDir },
+      });
+      return new Promise((resolve) =>
+        child.on('close', (code) => resolve({ ok: code === 0, started })),
+      );
+    })()
+  : null;
+
+while (!vitestEnded()) await tick();
 /** Whether vitest reported its counts (it may still be tearing down). */
 const vitestReported = readCounts().length > before;
 const vitestOk = vitestReported
@@ -243,20 +286,11 @@ for (const c of vitest) {
 }
 if (!vitestOk && vitest.every((c) => c.failed === 0)) failed++; // crashed before reporting
 
-console.log('\n=== typecheck + lint + format + builds (ran alongside vitest)');
-const staticResults = await staticWork;
-for (const step of staticResults) report(step);
-const built = builtAll(staticResults);
-const prepared = built ? await preparePortals() : null;
-if (prepared) report(prepared);
-
-if (built) {
-  const jsonFile = join(tmp, 'playwright.json');
-  rmSync(jsonFile, { force: true });
-  const e2eOk = run('end-to-end tests', 'npx', ['playwright', 'test', '--reporter=list,json'], {
-    PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile,
-    E2E_DATA_DIR: e2eDataDir,
-  });
+if (e2eRun) {
+  const { ok: e2eOk, started } = await e2eRun;
+  results.push(
+    `${e2eOk ? 'ok  ' : 'FAIL'} end-to-end tests (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
   if (existsSync(jsonFile)) {
     const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
     const stats = report.stats ?? {};

@@ -1,5 +1,5 @@
 // The end-to-end portals: each Playwright worker runs its own portal (tests/e2e/fixtures.ts), the
-// server bundle on <E2E_DATA_DIR>/worker-<index>. The first worker's portal keeps the embedded
+// server bundle on <E2E_DATA_DIR>/worker-<slot>. The first slot's portal keeps the embedded
 // database (PGlite, `npm start`'s default); the others each have a database of the run's
 // PostgreSQL cluster (E2E_DATABASE_URL, started by `npm test` or the Playwright global set-up).
 // PGlite runs PostgreSQL compiled to WebAssembly inside the portal's process: the route sweeps
@@ -8,7 +8,7 @@
 // CPU-seconds on PGlite); `npm test` prepares the first workers' data while its last, mostly
 // waiting, server tests run, so the portals then start as on a restart (about 2 CPU-seconds).
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -26,18 +26,57 @@ export function e2eWorkers() {
   return Number(process.env.E2E_WORKERS ?? availableParallelism() + 1);
 }
 
-/** A worker's data directory. */
-export function workerDataDir(e2eDataDir, workerIndex) {
-  return join(e2eDataDir, `worker-${workerIndex}`);
+/** The data directory of the portal of slot `slot` (see claimPortalSlot). */
+export function workerDataDir(e2eDataDir, slot) {
+  return join(e2eDataDir, `worker-${slot}`);
 }
 
 /**
- * The database URL of a worker's portal on the cluster at `base` (made if missing), or undefined
- * for the embedded database: the first worker's, or every worker's without a cluster.
+ * The next free slot of the run's shared portals, claimed for good by the calling worker. A
+ * worker that starts the usual portal takes the lowest slot no worker has taken (an atomic
+ * `mkdir`), so the first ones get the data `npm test` prepared, slot 0 the embedded database,
+ * and a worker started again after a failure gets a fresh portal, whatever Playwright's worker
+ * numbers are: the workers of the specs that bring a portal of their own start first.
  */
-export async function workerDatabaseUrl(base, workerIndex) {
-  if (!base || workerIndex === 0) return undefined;
-  const name = `e2e_worker_${workerIndex}`;
+export function claimPortalSlot(e2eDataDir) {
+  mkdirSync(e2eDataDir, { recursive: true });
+  for (let slot = 0; ; slot++) {
+    try {
+      mkdirSync(join(e2eDataDir, `claimed-${slot}`));
+      return slot;
+    } catch (err) {
+      if (err?.code !== 'EEXIST') throw err;
+    }
+  }
+}
+
+/** Frees every slot: a run's global set-up starts from none claimed on reused data. */
+export function releasePortalSlots(e2eDataDir) {
+  for (const entry of readdirSync(e2eDataDir, { withFileTypes: true }))
+    if (entry.isDirectory() && /^claimed-\d+$/.test(entry.name))
+      rmSync(join(e2eDataDir, entry.name), { recursive: true });
+}
+
+/**
+ * The end-to-end spec files (names under `testDir`) whose portal has an environment of its own (a
+ * `portalEnv` worker fixture: their own database, network or guacd double). Each needs a worker
+ * of its own, which Playwright starts only once no test of the usual portal is left; so they run
+ * first, beside the usual portals, rather than alone at the end.
+ */
+export function ownPortalSpecs(testDir) {
+  return readdirSync(testDir)
+    .filter((file) => file.endsWith('.spec.ts'))
+    .filter((file) => /^\s*portalEnv:/m.test(readFileSync(join(testDir, file), 'utf8')))
+    .sort();
+}
+
+/**
+ * The database URL of the portal of slot `slot` on the cluster at `base` (made if missing), or
+ * undefined for the embedded database: slot 0's, or every slot's without a cluster.
+ */
+export async function workerDatabaseUrl(base, slot) {
+  if (!base || slot === 0) return undefined;
+  const name = `e2e_worker_${slot}`;
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   try {
@@ -75,7 +114,7 @@ export function portalBaseEnv(dataDir, databaseUrl) {
 }
 
 /**
- * Prepares the data of the portals of workers 0 to count-1, one after the other (`server.mjs
+ * Prepares the data of the portals of slots 0 to count-1, one after the other (`server.mjs
  * --prepare`), their databases on the cluster at `databaseBase` (see workerDatabaseUrl); resolves
  * to a step result like the other quiet steps of `npm test`. A directory whose preparation failed
  * is removed, so its portal makes it on its first start as before.

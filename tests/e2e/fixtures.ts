@@ -13,7 +13,12 @@ import { start as startMailSink, type SinkMessage } from '../../server/test/supp
 import { E2E_PORT } from '../../playwright.config';
 import { killQemus } from '../support/qemu-teardown';
 import { SERVER_BUNDLE } from '../../scripts/lib/build-server.mjs';
-import { portalBaseEnv, workerDatabaseUrl, workerDataDir } from '../../scripts/lib/e2e-portals.mjs';
+import {
+  claimPortalSlot,
+  portalBaseEnv,
+  workerDatabaseUrl,
+  workerDataDir,
+} from '../../scripts/lib/e2e-portals.mjs';
 
 export interface Portal {
   /** `http://127.0.0.1:<port>` */
@@ -43,15 +48,21 @@ export const test = base.extend<object, { portal: Portal; portalEnv: Record<stri
     async ({ portalEnv }, use, workerInfo) => {
       const port = E2E_PORT + PORTS_PER_WORKER * workerInfo.parallelIndex;
       const url = `http://127.0.0.1:${port}`;
-      // Prepared ahead by `npm test` for the first workers (scripts/lib/e2e-portals.mjs), else
-      // made by the portal's first start.
-      const dataDir = workerDataDir(process.env.E2E_DATA_DIR ?? '', workerInfo.workerIndex);
+      const e2eDataDir = process.env.E2E_DATA_DIR ?? '';
+      // A spec that brings its own database runs its portal on data of its own; the usual
+      // portals take the next slot (scripts/lib/e2e-portals.mjs): the first ones' data prepared
+      // ahead by `npm test`, the first on the embedded database and the others on the run's
+      // cluster, else made by the portal's first start.
+      const slot = portalEnv.DATABASE_URL ? undefined : claimPortalSlot(e2eDataDir);
+      const dataDir =
+        slot === undefined
+          ? join(e2eDataDir, `worker-own-${workerInfo.workerIndex}`)
+          : workerDataDir(e2eDataDir, slot);
       mkdirSync(dataDir, { recursive: true });
-      // The first worker's on the embedded database, the others' on the run's cluster (a spec
-      // that brings its own database names it in portalEnv).
-      const databaseUrl = portalEnv.DATABASE_URL
-        ? undefined
-        : await workerDatabaseUrl(process.env.E2E_DATABASE_URL, workerInfo.workerIndex);
+      const databaseUrl =
+        slot === undefined
+          ? undefined
+          : await workerDatabaseUrl(process.env.E2E_DATABASE_URL, slot);
       const sink = await startMailSink();
       const mediaPort = port + 1;
       // The bundle `npm start` runs (built by the global setup).

@@ -2,13 +2,27 @@
  * Vitest reporter that writes the test counts and each file's time to $TEST_COUNTS_FILE (JSON) so
  * scripts/test.mjs can print one plain "N passed, N failed" line over every suite and the slowest
  * files, and creates $TEST_LAST_GROUP_FILE when the first file of a later group of projects (the
- * server files that run last, mostly waiting on their guests) starts.
+ * server files that run last, mostly waiting on their guests) starts, and $TEST_TAIL_FILE when at
+ * most one of that group's files is left to end (the cores are then mostly idle).
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestModule, TestSpecification } from 'vitest/node';
 
 export default class PlainReporter implements Reporter {
   private lastGroupStarted = false;
+  /** The files of the later group of projects that have not ended yet. */
+  private readonly lastGroupLeft = new Set<string>();
+
+  onTestRunStart(specifications: readonly TestSpecification[]) {
+    for (const spec of specifications)
+      if (spec.project.config.sequence.groupOrder > 0) this.lastGroupLeft.add(spec.moduleId);
+  }
+
+  onTestModuleEnd(module: TestModule) {
+    const file = process.env.TEST_TAIL_FILE;
+    if (!this.lastGroupLeft.delete(module.moduleId) || !file) return;
+    if (this.lastGroupLeft.size <= 1) writeFileSync(file, `${this.lastGroupLeft.size}\n`);
+  }
 
   onTestModuleStart(module: TestModule) {
     const file = process.env.TEST_LAST_GROUP_FILE;
