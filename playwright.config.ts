@@ -31,6 +31,11 @@ const chromium = {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      // V8 without its top tier (TurboFan), keeping Maglev: a test's page lives seconds, too short
+      // for TurboFan's compiles to pay back. Chromium's CPU in the route sweeps fell from 83–87
+      // to 76–79 CPU-s and in the navigation spec from 16.3–16.8 to 14.5–15.1 (CPU of the
+      // browser's threads, A/B interleaved); without Maglev too it rose in the sweeps (axe).
+      '--js-flags=--max-opt=2',
     ],
   },
 };
