@@ -1,11 +1,11 @@
 // `npm test`: installs what is missing, then codegen (with the schema check); typecheck, lint,
 // format and the builds alongside the unit + server tests (vitest, real PostgreSQL); then, from
-// vitest's last file on, the Playwright end-to-end suite (Debian Chromium, real server, real
+// vitest's last files on, the Playwright end-to-end suite (Debian Chromium, real server, real
 // QEMU). Ends with one plain
 // "N passed, N failed" line over all suites.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
 
@@ -222,6 +222,8 @@ const vitestChild = spawn('npx', ['vitest', 'run'], {
     TEST_COUNTS_FILE: countsFile,
     TEST_LAST_GROUP_FILE: lastGroupFile,
     TEST_TAIL_FILE: tailFile,
+    // The last group's workers (vitest.config.ts: one more than there are cores).
+    TEST_TAIL_WORKERS: String(availableParallelism() + 1),
   },
 });
 let vitestCode;
@@ -232,8 +234,8 @@ const vitestEnded = () => vitestCode !== undefined || readCounts().length > befo
 const tick = () => new Promise((r) => setTimeout(r, 250));
 
 /**
- * The end-to-end suite starts once vitest has at most one file left to end: its last files mostly
- * wait on their guests, one file alone leaves a core idle, and the browsers fill it. Its portals'
+ * The end-to-end suite starts once one of vitest's last workers has no file left to run: those
+ * files mostly wait on their guests, and the browsers fill the cores they leave idle. Its portals'
  * data is prepared from the start of vitest's last group.
  */
 while (!vitestEnded() && !existsSync(tailFile)) {

@@ -2,8 +2,8 @@
  * Vitest reporter that writes the test counts and each file's time to $TEST_COUNTS_FILE (JSON) so
  * scripts/test.mjs can print one plain "N passed, N failed" line over every suite and the slowest
  * files, and creates $TEST_LAST_GROUP_FILE when the first file of a later group of projects (the
- * server files that run last, mostly waiting on their guests) starts, and $TEST_TAIL_FILE when at
- * most one of that group's files is left to end (the cores are then mostly idle).
+ * server files that run last, mostly waiting on their guests) starts, and $TEST_TAIL_FILE when
+ * fewer of that group's files are left than it has workers ($TEST_TAIL_WORKERS): a worker is idle.
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import type { Reporter, TestModule, TestSpecification } from 'vitest/node';
@@ -21,7 +21,8 @@ export default class PlainReporter implements Reporter {
   onTestModuleEnd(module: TestModule) {
     const file = process.env.TEST_TAIL_FILE;
     if (!this.lastGroupLeft.delete(module.moduleId) || !file) return;
-    if (this.lastGroupLeft.size <= 1) writeFileSync(file, `${this.lastGroupLeft.size}\n`);
+    const workers = Number(process.env.TEST_TAIL_WORKERS ?? 1);
+    if (this.lastGroupLeft.size < workers) writeFileSync(file, `${this.lastGroupLeft.size}\n`);
   }
 
   onTestModuleStart(module: TestModule) {
