@@ -86,10 +86,27 @@ const detail = async (who: string, id: string) => {
 };
 
 /** Every desktop made and every event about it pushed. */
+/** How many times the deployment's audience was told its disk job began, and ended. */
+const diskJobs = (id: string) => {
+  const of = (name: string) =>
+    published.filter(
+      (e) => e.name === name && 'deployment_id' in e.payload && e.payload.deployment_id === id,
+    ).length;
+  return {
+    began: of('deployments.creatingDesktops'),
+    ended: of('deployments.creatingDesktopsEnded'),
+  };
+};
+
 const settled = async (id: string) => {
   await until(
     async () => (await t.app.deployments.counts([id])).get(id)?.creatingDesktops ?? 0,
     (n) => n === 0,
+  );
+  // The disk job ends a moment after its last disk (a delete refuses until then), and says so.
+  await until(
+    async () => diskJobs(id),
+    ({ began, ended }) => ended >= began,
   );
   await t.app.deploymentService.events.settled();
 };
