@@ -5,16 +5,17 @@
  * built route its roles allow, by client-side navigation in one logged-in page, and each screen
  * must have zero axe violations of any impact and show no raw i18n key or field-id label. Admin
  * visits its routes in the light theme in English, and (a second test) in the dark theme in
- * Spanish, where each screen is also narrowed to 390×844; the advanced role and the pages without
- * login are visited at 390×844. No screen on a phone may scroll sideways, and every table on a
- * phone shows its key columns (`keyColumns`: their headers inside the window, their labels not
- * cut). Routes with parameters are visited through a link one of the visited screens offers (a
- * record's details, its edit form), else through an object the test makes for the role with the
- * REST API and the page's own session; every one must be reached. Each role's first pass also walks
- * its navbar (read from the rendered navbar, never listed here): the screens it offers are reached
- * by clicking their entries (on a phone, through the folded navbar) and must be working screens
- * with no failing answer, its links translated with icons, its external links safe, its downloads
- * delivered; the user's pass ends with the navbar's logout.
+ * Spanish, where each screen is also checked at 390×844 (the window changes size once a
+ * screen); the advanced role and the pages without login are visited at 390×844. No screen on a
+ * phone may scroll sideways, and every table on a phone shows its key columns (`keyColumns`:
+ * their headers inside the window, their labels not cut). Routes with parameters are visited
+ * through a link one of the visited screens offers (a record's details, its edit form), else
+ * through an object the test makes for the role with the REST API and the page's own session;
+ * every one must be reached. Each role's first pass also walks its navbar (read from the
+ * rendered navbar, never listed here): the screens it offers are reached by clicking their
+ * entries (on a phone, through the folded navbar) and must be working screens with no failing
+ * answer, its links translated with icons, its external links safe, its downloads delivered;
+ * the user's pass ends with the navbar's logout.
  *
  * The browser asks for reduced motion (the app then skips its transitions), a screen is checked
  * once it has drawn (its heading, no loader left) rather than after a fixed time, and axe runs
@@ -171,6 +172,32 @@ async function settle(page: Page): Promise<void> {
   await page.evaluate(
     () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
   );
+}
+
+/**
+ * Waits until the layout holds still after a change of the window's size: the shell's transitions
+ * (the navbar leaving, the main area widening) end, and the layouts that measure their width
+ * (action rows) settle, the page width the same for five frames. Endless animations (loaders) are
+ * not waited for.
+ */
+async function settleLayout(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const transitions = document
+      .getAnimations()
+      .filter((animation) => animation instanceof CSSTransition);
+    // A transition cut short by another rejects its promise: it is over too.
+    await Promise.all(transitions.map((transition) => transition.finished.catch(() => undefined)));
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    const until = performance.now() + 2_000;
+    let width = -1;
+    let still = 0;
+    while (still < 5 && performance.now() < until) {
+      await frame();
+      const now = document.documentElement.scrollWidth;
+      still = now === width ? still + 1 : 0;
+      width = now;
+    }
+  });
 }
 
 /** Every same-origin link the screen offers (path with query). */
@@ -360,6 +387,8 @@ async function visitAll(
   }
 
   let clicked = 0;
+  /** On a phone pass: whether the window is narrowed to a phone's now. */
+  let phoneSized = false;
   const check = async (url: string, dialog = false): Promise<void> => {
     const before = problems.length;
     const opened = Date.now();
@@ -384,47 +413,27 @@ async function visitAll(
     const settled = Date.now() - opened;
     spent.draw += settled;
     visited.push(url);
-    for (const href of await links(page)) seenLinks.add(href);
     const where = `${label} ${url}`;
-    const axeStarted = Date.now();
-    const violations = await axeViolations(page);
-    spent.axe += Date.now() - axeStarted;
-    const textsStarted = Date.now();
-    for (const violation of violations) {
-      const targets = violation.nodes
-        .slice(0, 3)
-        .map((node) => node.target.join(' '))
-        .join(' | ');
-      problems.push(`${where}: axe ${violation.id} (${violation.impact}) at ${targets}`);
-    }
-    for (const raw of await rawTexts(page)) problems.push(`${where}: ${raw}`);
-    const phoneStarted = Date.now();
-    spent.texts += phoneStarted - textsStarted;
-    if (options.overflow === 'phone') await page.setViewportSize(PHONE);
-    if (options.overflow !== 'no') {
-      // The shell's transitions (the navbar leaving, the main area widening) end first, and the
-      // layouts that measure their width (action rows) settle: the page width holds still for
-      // five frames. Endless animations (loaders) are not waited for.
-      if (options.overflow === 'phone')
-        await page.evaluate(async () => {
-          const transitions = document
-            .getAnimations()
-            .filter((animation) => animation instanceof CSSTransition);
-          // A transition cut short by another rejects its promise: it is over too.
-          await Promise.all(
-            transitions.map((transition) => transition.finished.catch(() => undefined)),
-          );
-          const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
-          const until = performance.now() + 2_000;
-          let width = -1;
-          let still = 0;
-          while (still < 5 && performance.now() < until) {
-            await frame();
-            const now = document.documentElement.scrollWidth;
-            still = now === width ? still + 1 : 0;
-            width = now;
-          }
-        });
+    /** At the full size: links, axe, raw texts. */
+    const atFullSize = async () => {
+      for (const href of await links(page)) seenLinks.add(href);
+      const axeStarted = Date.now();
+      const violations = await axeViolations(page);
+      spent.axe += Date.now() - axeStarted;
+      const textsStarted = Date.now();
+      for (const violation of violations) {
+        const targets = violation.nodes
+          .slice(0, 3)
+          .map((node) => node.target.join(' '))
+          .join(' | ');
+        problems.push(`${where}: axe ${violation.id} (${violation.impact}) at ${targets}`);
+      }
+      for (const raw of await rawTexts(page)) problems.push(`${where}: ${raw}`);
+      spent.texts += Date.now() - textsStarted;
+    };
+    /** On a phone: no sideways scrolling, the tables' key columns in view. */
+    const onPhone = async () => {
+      const phoneStarted = Date.now();
       const widths = await page.evaluate(() => ({
         scroll: document.documentElement.scrollWidth,
         inner: window.innerWidth,
@@ -435,9 +444,33 @@ async function visitAll(
         );
       for (const problem of await keyColumnProblems(page, role))
         problems.push(`${where}: ${problem}`);
+      spent.phone += Date.now() - phoneStarted;
+    };
+    if (options.overflow === 'phone') {
+      // The window changes size once per screen: a screen opened on a phone is checked there
+      // first, then at the full size, and the next one opens at the full size (and the other way
+      // round). Each check waits until the new size's layout has settled.
+      const resized = async (size: typeof PHONE) => {
+        const phoneStarted = Date.now();
+        await page.setViewportSize(size);
+        await settleLayout(page);
+        phoneSized = size === PHONE;
+        spent.phone += Date.now() - phoneStarted;
+      };
+      if (phoneSized) {
+        await settleLayout(page);
+        await onPhone();
+        await resized(DESKTOP);
+        await atFullSize();
+      } else {
+        await atFullSize();
+        await resized(PHONE);
+        await onPhone();
+      }
+    } else {
+      await atFullSize();
+      if (options.overflow === 'here') await onPhone();
     }
-    if (options.overflow === 'phone') await page.setViewportSize(DESKTOP);
-    spent.phone += Date.now() - phoneStarted;
     const total = Date.now() - opened;
     if (total > 2_000) console.log(`${where}: ${settled} ms to draw, ${total} ms in all`);
     for (const problem of problems.slice(before)) console.log(problem);
@@ -465,6 +498,8 @@ async function visitAll(
     if (target) await check(target, route.kind === 'action');
     else unreached.push(route.path);
   }
+  // The pass ends at the full size.
+  if (phoneSized) await page.setViewportSize(DESKTOP);
   console.log(
     `${label}: ${visited.length} screens (${clicked} from the navbar) in ${Date.now() - started} ms (drawing ${spent.draw}, ` +
       `axe ${spent.axe}, texts ${spent.texts}, phone ${spent.phone})`,
