@@ -2,6 +2,7 @@
  * Desktops-page benchmark (perf-anchors goals G3, G4, G5) against the real server and the built SPA.
  *
  *   npx tsx scripts/bench/desktops-page.ts [--desktops 5000] [--runs 3] [--postgres] [--profile]
+ *     [--profile-out <dir>] [--dist <dir>]
  *
  * - Builds the SPA (`npx vite build`) when dist/index.html is missing or older than src/.
  * - Runs the server IN this process (buildApp + loadConfig from a private env: PORT=<free>, HOST=127.0.0.1,
@@ -17,10 +18,18 @@
  * always cleaned up.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,6 +49,10 @@ const { values: args } = parseArgs({
     postgres: { type: 'boolean', default: false },
     /** print the top self-time functions of a CPU profile taken during the burst */
     profile: { type: 'boolean', default: false },
+    /** with --profile, also write each run's login profile as <dir>/run-<n>-login.cpuprofile */
+    'profile-out': { type: 'string' },
+    /** serve this build instead of dist/ (not rebuilt), e.g. another commit's build for an A/B */
+    dist: { type: 'string' },
   },
 });
 const N_DESKTOPS = Number(args.desktops);
@@ -203,7 +216,9 @@ interface BenchGlobals {
 }
 
 /** Click "Login" -> first desktop card in the DOM -> next frame; both as page times (ms). */
-async function measureLogin(page: Page): Promise<{ ms: number; breakdown: string }> {
+async function measureLogin(
+  page: Page,
+): Promise<{ ms: number; afterListMs: number; breakdown: string }> {
   await page.evaluate(() => {
     const g = window as unknown as BenchGlobals;
     g.benchLogin = new Promise((resolve) => {
@@ -247,7 +262,8 @@ async function measureLogin(page: Page): Promise<{ ms: number; breakdown: string
         `${path(r.url)} ${r.start.toFixed(0)}–${r.end.toFixed(0)}${r.bytes > 100_000 ? ` (${(r.bytes / 1e6).toFixed(2)} MB)` : ''}`,
     )
     .join(', ');
-  return { ms: result.ms, breakdown };
+  const listEnd = result.requests.find((r) => path(r.url) === '/user/desktops')?.end;
+  return { ms: result.ms, afterListMs: result.ms - (listEnd ?? Number.NaN), breakdown };
 }
 
 async function domElements(page: Page): Promise<number> {
@@ -503,6 +519,7 @@ function printProfile(profile: CpuProfile, title: string): void {
 
 interface RunResult {
   firstCardMs: number;
+  afterListMs: number;
   domGrid: number;
   domList: number;
   heapLoadedMB: number;
@@ -551,11 +568,16 @@ async function oneRun(
     if (loginCdp) {
       const { profile } = await loginCdp.send('Profiler.stop');
       printProfile(profile, `run ${run}: click -> first card`);
+      const out = args['profile-out'];
+      if (out) {
+        mkdirSync(out, { recursive: true });
+        writeFileSync(join(out, `run-${run}-login.cpuprofile`), JSON.stringify(profile));
+      }
       await loginCdp.detach();
     }
     const firstCardMs = login.ms;
     console.log(
-      `run ${run}: click -> first card ${firstCardMs.toFixed(0)} ms; requests after the click (ms from click): ${login.breakdown}`,
+      `run ${run}: click -> first card ${firstCardMs.toFixed(0)} ms (${login.afterListMs.toFixed(0)} ms after the list); requests after the click (ms from click): ${login.breakdown}`,
     );
     await page.waitForURL(/\/desktops$/);
 
@@ -679,6 +701,7 @@ async function oneRun(
     );
     return {
       firstCardMs,
+      afterListMs: login.afterListMs,
       domGrid,
       domList,
       heapLoadedMB,
@@ -704,7 +727,7 @@ async function oneRun(
 // main
 
 async function main(): Promise<number> {
-  ensureBuild();
+  if (!args.dist) ensureBuild();
   dataDir = mkdtempSync(join(tmpdir(), 'vdi-bench-page-'));
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -718,7 +741,11 @@ async function main(): Promise<number> {
     pg = await startPostgres();
     env.DATABASE_URL = pg.url;
   }
-  const config = { ...loadConfig(env, ROOT), prepareImages: false };
+  const config = {
+    ...loadConfig(env, ROOT),
+    prepareImages: false,
+    ...(args.dist ? { distDir: resolve(args.dist) } : {}),
+  };
   const bootStart = Date.now();
   app = await buildApp(config);
   const seed = await seedIfEmpty(app, { password: PASSWORD });
@@ -782,6 +809,13 @@ async function main(): Promise<number> {
       unit: 'ms',
       target: TARGET.firstCardMs,
       spread: range((r) => r.firstCardMs),
+    },
+    {
+      what: '   of which list arrived -> first card painted',
+      value: med((r) => r.afterListMs),
+      unit: 'ms',
+      target: null,
+      spread: range((r) => r.afterListMs),
     },
     {
       what: `G4 DOM elements, grid (${expected} desktops)`,
