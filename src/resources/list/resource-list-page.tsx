@@ -27,19 +27,23 @@ import {
   VisuallyHidden,
 } from '@mantine/core';
 import { useList } from '@refinedev/core';
+import i18next from 'i18next';
 import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { resourceOf, type RecordFilter } from '@/generated/resources';
 import type { UserConfig } from '@/generated/types';
 import { Icon } from '@/components/icon';
+import { formatDate, formatRelative } from '@/lib/dates';
 import { translateError } from '@/lib/error-display';
-import { useSessionState } from '@/lib/session-state';
+import { whenIdle } from '@/lib/idle';
+import { useSessionValue, type SessionState } from '@/lib/session-state';
 import { routeHref, routeUsable } from '../actions/available-actions';
 import { ListActions } from '../actions/record-actions';
 import { CellTextProvider } from '../cells/cell-registry';
 import { EmptyState } from './empty-state';
 import { filterFields, keyColumns, tableColumns } from './list-columns';
 import {
+  collatorOf,
   filterRecords,
   sortRecords,
   warmFilter,
@@ -54,6 +58,18 @@ import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 
 type View = 'cards' | 'table';
 
+// The first list sorts with the language's collator and draws dates with its formatters: they are
+// made while the page is idle (this module loads while the user types the login), not by the
+// first render of the list.
+whenIdle(() => {
+  const language = i18next.language;
+  if (!language) return;
+  collatorOf(language);
+  const now = Math.floor(Date.now() / 1000);
+  formatRelative(now, language);
+  formatDate(now);
+});
+
 const viewKey = (resource: string) => `view:${resource}`;
 
 function readView(resource: string, allowed: readonly View[], fallback: View): View {
@@ -64,6 +80,9 @@ function readView(resource: string, allowed: readonly View[], fallback: View): V
     return fallback;
   }
 }
+
+const configOf = (s: SessionState) => s.config;
+const userOf = (s: SessionState) => s.user;
 
 const shown = (filter: RecordFilter, config: UserConfig | null) =>
   !filter.visibleIf || !!config?.[filter.visibleIf];
@@ -78,7 +97,8 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   if (!def) throw new Error(`No resource ${resource}`);
   const list = def.meta.list ?? {};
   const views: readonly View[] = list.views ?? [list.view ?? 'table'];
-  const { config, user } = useSessionState();
+  const config = useSessionValue(configOf);
+  const user = useSessionValue(userOf);
   const role = user?.role_id ?? null;
   const [view, setView] = useState<View>(() =>
     readView(resource, views, list.view ?? views[0] ?? 'table'),
