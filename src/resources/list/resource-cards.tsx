@@ -5,7 +5,8 @@
  * `data-record-id` (the focus rules find a record's card by it).
  *
  * The first paint holds only the rows on screen, in as many columns as the grid's width takes
- * (measured before that paint): the rows beyond the screen (overscan) follow the next frame.
+ * (measured before that paint), and so does the first paint after the filter changes (`query`):
+ * the rows beyond the screen (overscan) follow the next frame.
  */
 import { memo, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { Box } from '@mantine/core';
@@ -31,6 +32,8 @@ export interface ResourceCardsProps {
   label: string;
   /** The id of a record to scroll to (a record just created), or null. */
   revealId?: string | null;
+  /** What filters the records (text, tab, toggles): a new one paints the rows on screen first. */
+  query?: string;
 }
 
 export const ResourceCards = memo(function ResourceCards({
@@ -39,6 +42,7 @@ export const ResourceCards = memo(function ResourceCards({
   records,
   label,
   revealId = null,
+  query = '',
 }: ResourceCardsProps) {
   const Card = resolveCard(resource, card);
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -46,11 +50,12 @@ export const ResourceCards = memo(function ResourceCards({
   // The width before the first paint (the size observer answers after it): null until measured.
   const [firstWidth, setFirstWidth] = useState<number | null>(null);
   useLayoutEffect(() => setFirstWidth(scrollRef.current?.clientWidth ?? 0), []);
-  const [painted, setPainted] = useState(false);
+  // The query whose rows beyond the screen are drawn: null before the first paint.
+  const [overscanQuery, setOverscanQuery] = useState<string | null>(null);
   useEffect(() => {
-    const frame = requestAnimationFrame(() => setPainted(true));
+    const frame = requestAnimationFrame(() => setOverscanQuery(query));
     return () => cancelAnimationFrame(frame);
-  }, []);
+  }, [query]);
   const width = observedWidth || (firstWidth ?? 0);
   const columns = Math.max(1, Math.floor((width + GAP) / (CARD_MIN_WIDTH + GAP)));
   const rowCount = Math.ceil(records.length / columns);
@@ -58,7 +63,7 @@ export const ResourceCards = memo(function ResourceCards({
     count: rowCount,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ESTIMATED_ROW_HEIGHT + GAP,
-    overscan: painted ? OVERSCAN_ROWS : 0,
+    overscan: overscanQuery === query ? OVERSCAN_ROWS : 0,
     initialRect: {
       width,
       height: Math.max(

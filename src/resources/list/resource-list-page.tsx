@@ -12,7 +12,7 @@ import '@mantine/core/styles/Tabs.css';
 import '@mantine/core/styles/Skeleton.css';
 import '@mantine/core/styles/Alert.css';
 import '@mantine/core/styles/VisuallyHidden.css';
-import { useCallback, useDeferredValue, useEffect, useMemo, useState } from 'react';
+import { startTransition, useCallback, useEffect, useMemo, useState } from 'react';
 import {
   Alert,
   Button,
@@ -87,6 +87,28 @@ const userOf = (s: SessionState) => s.user;
 const shown = (filter: RecordFilter, config: UserConfig | null) =>
   !filter.visibleIf || !!config?.[filter.visibleIf];
 
+/**
+ * The filter text input. A keystroke re-renders only the input; the list follows in a transition
+ * (interrupted by the next keystroke), so typing never waits for the cards.
+ */
+function FilterInput({ label, onText }: { label: string; onText: (text: string) => void }) {
+  const [text, setText] = useState('');
+  return (
+    <TextInput
+      aria-label={label}
+      placeholder={label}
+      leftSection={<Icon name="search" size={16} />}
+      value={text}
+      onChange={(event) => {
+        const value = event.currentTarget.value;
+        setText(value);
+        startTransition(() => onText(value));
+      }}
+      data-testid="resource-filter"
+    />
+  );
+}
+
 export interface ResourceListPageProps {
   resource: string;
 }
@@ -103,8 +125,8 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   const [view, setView] = useState<View>(() =>
     readView(resource, views, list.view ?? views[0] ?? 'table'),
   );
-  const [text, setText] = useState('');
-  const deferredText = useDeferredValue(text);
+  // The filter text the list shows, following the input's in a transition (FilterInput).
+  const [deferredText, setDeferredText] = useState('');
   const tabs = useMemo(
     () => (list.tabs ?? []).filter((tab) => shown(tab, config)),
     [list.tabs, config],
@@ -154,6 +176,9 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     [ordered, searchable, deferredText, tab, activeToggles, user?.id],
   );
   const { revealId, announcement } = useCreatedFocus(resource, records);
+  const listQuery = [deferredText, tab?.key ?? '', ...activeToggles.map((x) => x.key)].join(
+    '\u0000',
+  );
   useEffect(() => {
     if (!query.isLoading && !query.isError) rememberListCount(resource, all.length);
   }, [resource, all.length, query.isLoading, query.isError]);
@@ -207,6 +232,7 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       records={records}
       label={title}
       revealId={revealId}
+      query={listQuery}
     />
   ) : (
     <ResourceTable
@@ -246,14 +272,7 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
         </Group>
         <Group gap="sm" align="center" wrap="wrap">
           {searchable.length > 0 && (
-            <TextInput
-              aria-label={t('common:list.filter')}
-              placeholder={t('common:list.filter')}
-              leftSection={<Icon name="search" size={16} />}
-              value={text}
-              onChange={(event) => setText(event.currentTarget.value)}
-              data-testid="resource-filter"
-            />
+            <FilterInput label={t('common:list.filter')} onText={setDeferredText} />
           )}
           {toggles.map((toggle) => (
             <Switch
