@@ -91,10 +91,20 @@ const shown = (filter: RecordFilter, config: UserConfig | null) =>
  * The filter text input. A keystroke re-renders only the input; the list follows in a transition
  * (interrupted by the next keystroke), so typing never waits for the cards.
  */
-function FilterInput({ label, onText }: { label: string; onText: (text: string) => void }) {
+function FilterInput({
+  label,
+  onText,
+  onFocus,
+}: {
+  label: string;
+  onText: (text: string) => void;
+  /** Prepares the filter (the input is focused before the first keystroke). */
+  onFocus: () => void;
+}) {
   const [text, setText] = useState('');
   return (
     <TextInput
+      onFocus={onFocus}
       aria-label={label}
       placeholder={label}
       leftSection={<Icon name="search" size={16} />}
@@ -182,7 +192,9 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   useEffect(() => {
     if (!query.isLoading && !query.isError) rememberListCount(resource, all.length);
   }, [resource, all.length, query.isLoading, query.isError]);
-  // Prepare the filter texts while idle, so the first keystroke does not pay for them.
+  // Prepare the filter texts while idle, and at the latest when the filter input gets the focus,
+  // so the first keystroke does not pay for them.
+  const warmNow = useCallback(() => warmFilter(all, searchable), [all, searchable]);
   useEffect(() => {
     if (typeof requestIdleCallback !== 'function') return;
     const handle = requestIdleCallback(() => warmFilter(all, searchable));
@@ -272,7 +284,11 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
         </Group>
         <Group gap="sm" align="center" wrap="wrap">
           {searchable.length > 0 && (
-            <FilterInput label={t('common:list.filter')} onText={setDeferredText} />
+            <FilterInput
+              label={t('common:list.filter')}
+              onText={setDeferredText}
+              onFocus={warmNow}
+            />
           )}
           {toggles.map((toggle) => (
             <Switch
