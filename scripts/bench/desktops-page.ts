@@ -2,6 +2,7 @@
  * Desktops-page benchmark (perf-anchors goals G3, G4, G5) against the real server and the built SPA.
  *
  *   npx tsx scripts/bench/desktops-page.ts [--desktops 5000] [--runs 3] [--postgres] [--profile]
+ *     [--profile-out <dir>] [--trace] [--dist <dir>]
  *
  * - Builds the SPA (`npx vite build`) when dist/index.html is missing or older than src/.
  * - Runs the server IN this process (buildApp + loadConfig from a private env: PORT=<free>, HOST=127.0.0.1,
@@ -17,14 +18,28 @@
  * always cleaned up.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type CDPSession,
+  type Page,
+} from '@playwright/test';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/src/app.ts';
@@ -40,6 +55,12 @@ const { values: args } = parseArgs({
     postgres: { type: 'boolean', default: false },
     /** print the top self-time functions of a CPU profile taken during the burst */
     profile: { type: 'boolean', default: false },
+    /** with --profile, also write each run's login profile as <dir>/run-<n>-login.cpuprofile */
+    'profile-out': { type: 'string' },
+    /** trace the login: the page's main-thread CPU from the click and from the list's arrival */
+    trace: { type: 'boolean', default: false },
+    /** serve this build instead of dist/ (not rebuilt), e.g. another commit's build for an A/B */
+    dist: { type: 'string' },
   },
 });
 const N_DESKTOPS = Number(args.desktops);
@@ -203,19 +224,26 @@ interface BenchGlobals {
 }
 
 /** Click "Login" -> first desktop card in the DOM -> next frame; both as page times (ms). */
-async function measureLogin(page: Page): Promise<{ ms: number; breakdown: string }> {
+async function measureLogin(
+  page: Page,
+): Promise<{ ms: number; afterListMs: number; breakdown: string }> {
   await page.evaluate(() => {
     const g = window as unknown as BenchGlobals;
     g.benchLogin = new Promise((resolve) => {
       let clickAt = Number.NaN;
-      document.addEventListener('click', () => (clickAt = performance.now()), {
-        capture: true,
-        once: true,
-      });
+      document.addEventListener(
+        'click',
+        () => {
+          clickAt = performance.now();
+          performance.mark('bench-click');
+        },
+        { capture: true, once: true },
+      );
       const found = (): boolean => document.querySelector('[data-testid="record"]') !== null;
       const observer = new MutationObserver(() => {
         if (!found()) return;
         observer.disconnect();
+        performance.mark('bench-first-card');
         requestAnimationFrame(() => resolve({ clickAt, paintAt: performance.now() }));
       });
       observer.observe(document.body, { subtree: true, childList: true });
@@ -247,7 +275,8 @@ async function measureLogin(page: Page): Promise<{ ms: number; breakdown: string
         `${path(r.url)} ${r.start.toFixed(0)}–${r.end.toFixed(0)}${r.bytes > 100_000 ? ` (${(r.bytes / 1e6).toFixed(2)} MB)` : ''}`,
     )
     .join(', ');
-  return { ms: result.ms, breakdown };
+  const listEnd = result.requests.find((r) => path(r.url) === '/user/desktops')?.end;
+  return { ms: result.ms, afterListMs: result.ms - (listEnd ?? Number.NaN), breakdown };
 }
 
 async function domElements(page: Page): Promise<number> {
@@ -498,11 +527,82 @@ function printProfile(profile: CpuProfile, title: string): void {
     console.log(`  ${ms.toFixed(1).padStart(7)} ms  ${key}`);
 }
 
+interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  tdur?: number;
+  pid: number;
+  tid: number;
+  args?: { data?: { url?: string; requestId?: string } };
+}
+
+/** Starts a CDP trace of the page; the function it answers ends it and answers its events. */
+async function startTrace(cdp: CDPSession): Promise<() => Promise<TraceEvent[]>> {
+  const events: TraceEvent[] = [];
+  cdp.on('Tracing.dataCollected', (e) => events.push(...(e.value as unknown as TraceEvent[])));
+  await cdp.send('Tracing.start', {
+    categories:
+      'devtools.timeline,disabled-by-default-devtools.timeline,blink.user_timing,toplevel',
+    transferMode: 'ReportEvents',
+  });
+  return async () => {
+    const complete = new Promise<void>((resolve) =>
+      cdp.once('Tracing.tracingComplete', () => resolve()),
+    );
+    await cdp.send('Tracing.end');
+    await complete;
+    return events;
+  };
+}
+
+/**
+ * The page's main-thread CPU time (the tasks' thread time, which a busy machine's preemption does
+ * not inflate as it does wall time) from the click to the first card, and from the list's
+ * arrival (its ResourceFinish) to the first card; ms.
+ */
+function mainThreadCpu(events: readonly TraceEvent[]): { total: number; afterList: number } {
+  const click = events.find((e) => e.name === 'bench-click');
+  const card = events.find((e) => e.name === 'bench-first-card');
+  if (!click || !card) return { total: Number.NaN, afterList: Number.NaN };
+  const sent = events.find(
+    (e) => e.name === 'ResourceSendRequest' && e.args?.data?.url?.endsWith('/api/v3/user/desktops'),
+  );
+  const finish = events.find(
+    (e) =>
+      e.name === 'ResourceFinish' &&
+      sent?.args?.data?.requestId !== undefined &&
+      e.args?.data?.requestId === sent.args.data.requestId,
+  );
+  const tasks = events.filter(
+    (e) =>
+      e.pid === click.pid &&
+      e.tid === click.tid &&
+      e.ph === 'X' &&
+      (e.name === 'RunTask' || e.name === 'ThreadControllerImpl::RunTask'),
+  );
+  const cpuIn = (from: number, to: number) =>
+    tasks.reduce((sum, task) => {
+      const dur = task.dur ?? 0;
+      const overlap = Math.min(to, task.ts + dur) - Math.max(from, task.ts);
+      return overlap > 0 && dur > 0 ? sum + ((task.tdur ?? dur) * overlap) / dur : sum;
+    }, 0) / 1000;
+  return {
+    total: cpuIn(click.ts, card.ts),
+    afterList: finish ? cpuIn(finish.ts, card.ts) : Number.NaN,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // one run
 
 interface RunResult {
   firstCardMs: number;
+  afterListMs: number;
+  benchCpuMs: number;
+  pageCpuMs: number;
+  pageCpuAfterListMs: number;
   domGrid: number;
   domList: number;
   heapLoadedMB: number;
@@ -547,15 +647,35 @@ async function oneRun(
       await loginCdp.send('Profiler.setSamplingInterval', { interval: 200 });
       await loginCdp.send('Profiler.start');
     }
+    const traceCdp = args.trace ? await context.newCDPSession(page) : undefined;
+    const endTrace = traceCdp ? await startTrace(traceCdp) : undefined;
+    const cpuBefore = process.cpuUsage();
     const login = await measureLogin(page);
+    const cpuSpent = process.cpuUsage(cpuBefore);
+    const benchCpuMs = (cpuSpent.user + cpuSpent.system) / 1000;
+    let pageCpu = { total: Number.NaN, afterList: Number.NaN };
+    if (endTrace && traceCdp) {
+      pageCpu = mainThreadCpu(await endTrace());
+      await traceCdp.detach();
+    }
     if (loginCdp) {
       const { profile } = await loginCdp.send('Profiler.stop');
       printProfile(profile, `run ${run}: click -> first card`);
+      const out = args['profile-out'];
+      if (out) {
+        mkdirSync(out, { recursive: true });
+        writeFileSync(join(out, `run-${run}-login.cpuprofile`), JSON.stringify(profile));
+      }
       await loginCdp.detach();
     }
     const firstCardMs = login.ms;
     console.log(
-      `run ${run}: click -> first card ${firstCardMs.toFixed(0)} ms; requests after the click (ms from click): ${login.breakdown}`,
+      `run ${run}: click -> first card ${firstCardMs.toFixed(0)} ms (${login.afterListMs.toFixed(0)} ms after the list); ` +
+        `CPU: server+bench ${benchCpuMs.toFixed(0)} ms` +
+        (args.trace
+          ? `, page main thread ${pageCpu.total.toFixed(0)} ms (${pageCpu.afterList.toFixed(0)} ms after the list)`
+          : '') +
+        `; requests after the click (ms from click): ${login.breakdown}`,
     );
     await page.waitForURL(/\/desktops$/);
 
@@ -679,6 +799,10 @@ async function oneRun(
     );
     return {
       firstCardMs,
+      afterListMs: login.afterListMs,
+      benchCpuMs,
+      pageCpuMs: pageCpu.total,
+      pageCpuAfterListMs: pageCpu.afterList,
       domGrid,
       domList,
       heapLoadedMB,
@@ -704,7 +828,7 @@ async function oneRun(
 // main
 
 async function main(): Promise<number> {
-  ensureBuild();
+  if (!args.dist) ensureBuild();
   dataDir = mkdtempSync(join(tmpdir(), 'vdi-bench-page-'));
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -718,7 +842,11 @@ async function main(): Promise<number> {
     pg = await startPostgres();
     env.DATABASE_URL = pg.url;
   }
-  const config = { ...loadConfig(env, ROOT), prepareImages: false };
+  const config = {
+    ...loadConfig(env, ROOT),
+    prepareImages: false,
+    ...(args.dist ? { distDir: resolve(args.dist) } : {}),
+  };
   const bootStart = Date.now();
   app = await buildApp(config);
   const seed = await seedIfEmpty(app, { password: PASSWORD });
@@ -783,6 +911,38 @@ async function main(): Promise<number> {
       target: TARGET.firstCardMs,
       spread: range((r) => r.firstCardMs),
     },
+    {
+      what: '   of which list arrived -> first card painted',
+      value: med((r) => r.afterListMs),
+      unit: 'ms',
+      target: null,
+      spread: range((r) => r.afterListMs),
+    },
+    {
+      what: '   CPU of the server (and bench) until then',
+      value: med((r) => r.benchCpuMs),
+      unit: 'ms',
+      target: null,
+      spread: range((r) => r.benchCpuMs),
+    },
+    ...(args.trace
+      ? [
+          {
+            what: '   CPU of the page main thread until then',
+            value: med((r) => r.pageCpuMs),
+            unit: 'ms',
+            target: null,
+            spread: range((r) => r.pageCpuMs),
+          },
+          {
+            what: '   of which after the list arrived',
+            value: med((r) => r.pageCpuAfterListMs),
+            unit: 'ms',
+            target: null,
+            spread: range((r) => r.pageCpuAfterListMs),
+          },
+        ]
+      : []),
     {
       what: `G4 DOM elements, grid (${expected} desktops)`,
       value: med((r) => r.domGrid),

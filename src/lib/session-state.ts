@@ -31,14 +31,31 @@ export function getSessionState(): SessionState {
   return state;
 }
 
-/** React binding of the session state. */
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => {
+    listeners.delete(listener);
+  };
+}
+
+/** React binding of the session state (re-renders on every change of it). */
 export function useSessionState(): SessionState {
-  return useSyncExternalStore(
-    (listener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    () => state,
-    () => state,
-  );
+  return useSyncExternalStore(subscribe, getSessionState, getSessionState);
+}
+
+/**
+ * One value of the session state: the component re-renders only when that value changes (not
+ * when another part, such as the recycle-bin cutoff, arrives). `select` answers a part of the
+ * state or a primitive, never a new object.
+ */
+export function useSessionValue<T>(select: (state: SessionState) => T): T {
+  const read = () => select(state);
+  return useSyncExternalStore(subscribe, read, read);
+}
+
+const roleOf = (s: SessionState) => s.user?.role_id ?? null;
+
+/** The signed-in user's role (null without a session), re-rendering only when it changes. */
+export function useSessionRole(): NonNullable<SessionState['user']>['role_id'] | null {
+  return useSessionValue(roleOf);
 }

@@ -110,7 +110,7 @@ export async function seedIfEmpty(
     app.config.tinyLinux &&
     // Its root trusts the portal's bastion key: the SSH bastion signs in to it with that key.
     (await writeTinyLinuxDisk(tinyLinuxDisk, {
-      authorizedKeys: sshKeyPair(portalKeyFile(app.config), 'vdi-portal bastion').publicKey,
+      authorizedKeys: (await sshKeyPair(portalKeyFile(app.config), 'vdi-portal bastion')).publicKey,
     }).then(
       () => true,
       (err: unknown) => {

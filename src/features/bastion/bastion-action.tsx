@@ -6,11 +6,13 @@ import { openActionDialog } from '@/resources/actions/action-dialogs';
 import type { ActionHandlerProps } from '@/resources/actions/action-registry';
 import { ActionTrigger } from '@/resources/actions/action-trigger';
 import { recordTitle } from '@/resources/actions/record-actions';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionValue, type SessionState } from '@/lib/session-state';
+
+const bastionAllowed = (s: SessionState) => s.config?.can_use_bastion === true;
 import { BastionModal } from './bastion-modal';
 
 export function BastionAction(props: ActionHandlerProps) {
-  const allowed = useSessionState().config?.can_use_bastion === true;
+  const allowed = useSessionValue(bastionAllowed);
   if (!allowed) return null;
   const { resource, record } = props;
   return (

@@ -9,7 +9,7 @@ import { IconCalendar, IconPlayerPlay } from '@tabler/icons-react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import type { Desktop, Role } from '@/generated/types';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionRole } from '@/lib/session-state';
 import { usableOperation } from '@/resources/actions/available-actions';
 import {
   closeBookingPrompt,
@@ -45,7 +45,7 @@ function canOpenCalendar(role: Role | null): boolean {
 /** Start now (and the calendar) for a desktop that needs a booking to start. */
 export function StartNowActions({ desktop }: { desktop: Desktop }) {
   const { t } = useTranslation();
-  const role = useSessionState().user?.role_id ?? null;
+  const role = useSessionRole();
   const href = canOpenCalendar(role) ? desktopBookingHref(desktop.id) : null;
   return (
     <Group gap={6} wrap="wrap" data-testid="desktop-booking-actions">
@@ -79,7 +79,7 @@ export function StartNowActions({ desktop }: { desktop: Desktop }) {
 /** The desktop's start-now or cannot-start-now modal, while one is asked for. */
 export function BookingStartHost({ desktop }: { desktop: Desktop }) {
   const prompt = useBookingPrompt(desktop.id);
-  const role = useSessionState().user?.role_id ?? null;
+  const role = useSessionRole();
   if (!prompt) return null;
   const calendar = canOpenCalendar(role);
   return (

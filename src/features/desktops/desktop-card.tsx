@@ -12,7 +12,6 @@ import '@mantine/core/styles/Card.css';
 import { memo, useMemo } from 'react';
 import { AspectRatio, Box, Card, Group, Stack, Text } from '@mantine/core';
 import { IconCalendarEvent } from '@tabler/icons-react';
-import { useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import type { Desktop } from '@/generated/types';
 import { offeredActions, ruleStates } from '@common/state-actions';
@@ -20,7 +19,7 @@ import { formatDate } from '@/lib/dates';
 import { isDesktop } from '@/lib/records';
 import { stockGradient } from '@/lib/stock-card';
 import { useRoleVisibilityRevision } from '@/lib/role-visibility';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionRole } from '@/lib/session-state';
 import { RecordActions } from '@/resources/actions/record-actions';
 import type { CardProps } from '@/resources/cards/card-registry';
 import { cardImageSource } from '@/resources/cells/card-image';
@@ -46,7 +45,7 @@ const SELF_EXPLAINING = new Set(['viewers', 'queue', 'scheduledShutdown', 'progr
 
 /** The live thumbnail of a desktop with a screen (refreshed only while on screen). */
 function LivePicture({ desktop }: { desktop: Desktop }) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   const { ref, url } = useDesktopThumbnail(desktop.id, true);
   return (
     <AspectRatio ratio={16 / 9} ref={ref}>
@@ -85,7 +84,7 @@ function DesktopPicture({ desktop }: { desktop: Desktop }) {
 
 /** "Next booking: start – end" in local time, when the desktop has one. */
 function NextBooking({ desktop }: { desktop: Desktop }) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   if (!desktop.next_booking_start) return null;
   const start = formatDate(desktop.next_booking_start);
   const end = formatDate(desktop.next_booking_end ?? null);
@@ -126,7 +125,7 @@ function CardLine({
 }
 
 export const DesktopCard = memo(function DesktopCard({ resource, record }: CardProps) {
-  const role = useSessionState().user?.role_id ?? null;
+  const role = useSessionRole();
   // cardFields answers a new list when the admin's role visibility changes.
   useRoleVisibilityRevision();
   const fields = cardFields(resource, role);

@@ -10,7 +10,9 @@ import { useTranslation } from 'react-i18next';
 import { desktopState } from '@/generated/policy';
 import type { Desktop } from '@/generated/types';
 import { formatTimeWithSeconds } from '@/lib/dates';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionValue, type SessionState } from '@/lib/session-state';
+
+const shutdownTimeoutOf = (s: SessionState) => s.config?.desktop_shutdown_timeout;
 
 /** The hint while the desktop is shutting down (nothing otherwise). */
 export function ShutdownHint({ desktop }: { desktop: Pick<Desktop, 'state'> }) {
@@ -21,7 +23,7 @@ export function ShutdownHint({ desktop }: { desktop: Pick<Desktop, 'state'> }) {
 /** Mounted when the shutdown is first seen: the forced stop is the timeout after that. */
 function ShutdownDeadline() {
   const { t } = useTranslation();
-  const seconds = useSessionState().config?.desktop_shutdown_timeout;
+  const seconds = useSessionValue(shutdownTimeoutOf);
   const [since] = useState(() => Date.now());
   if (seconds === undefined) return null;
   const forcedAt = new Date(since + seconds * 1000);

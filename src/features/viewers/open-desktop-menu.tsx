@@ -3,7 +3,6 @@ import '@mantine/core/styles/Popover.css';
 import '@mantine/core/styles/Tooltip.css';
 import { memo, useEffect, useRef, useState } from 'react';
 import { ActionIcon, Button, Group, Menu, Text, Tooltip } from '@mantine/core';
-import { useTranslation } from 'react-i18next';
 import type { Desktop } from '@/generated/types';
 import { translateError } from '@/lib/error-display';
 import { desktopState } from '@/generated/policy';
@@ -11,6 +10,7 @@ import { OPENABLE_STATES, TRANSIENT_STATES, type OpenProgress } from './open-flo
 import { useOpenDesktop } from './use-open-desktop';
 import { orderedViewers, viewerBlocker } from './viewer-order';
 import { Icon } from '@/components/icon';
+import { useCellText } from '@/resources/cells/cell-text';
 
 export interface OpenDesktopMenuProps {
   /** The desktop to open. */
@@ -19,7 +19,7 @@ export interface OpenDesktopMenuProps {
 
 /** Progress line of the one-click Open (starting, queue position, opening, error). */
 export function OpenProgressText({ progress }: { progress: OpenProgress }) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   switch (progress.phase) {
     case 'starting':
       return (
@@ -58,7 +58,7 @@ export function OpenProgressText({ progress }: { progress: OpenProgress }) {
  * are disabled with the reason shown.
  */
 export const OpenDesktopMenu = memo(function OpenDesktopMenu({ desktop }: OpenDesktopMenuProps) {
-  const { t } = useTranslation();
+  const { t } = useCellText();
   const { progress, preferred, open, busy } = useOpenDesktop(desktop);
   const [menuMounted, setMenuMounted] = useState(false);
   const [menuOpen, setMenuOpen] = useState(false);

@@ -12,7 +12,9 @@ import { useNavigate } from 'react-router';
 import { isQuotaCode } from '@/generated/error-codes';
 import type { Desktop, ViewerKey } from '@/generated/types';
 import { showError, type DisplayableError } from '@/lib/error-display';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionValue, type SessionState } from '@/lib/session-state';
+
+const userIdOf = (s: SessionState) => s.user?.id ?? null;
 import { request } from '@/providers/http-client';
 import { listKeyPrefix } from '@/providers/live-provider';
 import { runOpenFlow, type OpenProgress } from './open-flow';
@@ -51,8 +53,7 @@ const IDLE: OpenProgress = { phase: 'idle' };
 export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>): UseOpenDesktop {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const { user } = useSessionState();
-  const userId = user?.id ?? null;
+  const userId = useSessionValue(userIdOf);
   const [progress, setProgress] = useState<OpenProgress>(IDLE);
   const abortRef = useRef<AbortController | null>(null);
   const preferred = preferredViewer(desktop, userId);

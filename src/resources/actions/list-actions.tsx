@@ -3,7 +3,7 @@ import { Button, Group } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '@/components/icon';
 import { showError } from '@/lib/error-display';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionRole } from '@/lib/session-state';
 import { requestOperation } from '@/providers/http-client';
 import { openActionDialog } from './action-dialogs';
 import { resolveActionHandler } from './action-registry';
@@ -29,7 +29,7 @@ export interface ListActionsProps {
  */
 export function ListActions({ resource, names }: ListActionsProps) {
   const { t } = useTranslation();
-  const role = useSessionState().user?.role_id ?? null;
+  const role = useSessionRole();
   const [confirming, setConfirming] = useState<AvailableAction | null>(null);
   const actions = listActions(resource, names, role);
   if (actions.length === 0) return null;

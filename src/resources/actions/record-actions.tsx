@@ -18,7 +18,7 @@ import { Link } from 'react-router';
 import { Icon } from '@/components/icon';
 import { showError } from '@/lib/error-display';
 import { navigateTo } from '@/lib/navigation';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionRole } from '@/lib/session-state';
 import { useCellText } from '../cells/cell-registry';
 import { openActionDialog } from './action-dialogs';
 import { resolveActionHandler } from './action-registry';
@@ -63,7 +63,7 @@ export const RecordActions = memo(function RecordActions({
   onDone,
 }: RecordActionsProps) {
   const { t } = useCellText();
-  const role = useSessionState().user?.role_id ?? null;
+  const role = useSessionRole();
   const queryClient = useQueryClient();
   const { open } = useNotification();
   const [busy, setBusy] = useState<string | null>(null);

@@ -75,7 +75,7 @@ export function filterRecords<T extends ListRecord>(
 const collators = new Map<string, Intl.Collator>();
 
 /** Text order of the interface language (not the browser's), numbers inside texts by value. */
-function collatorOf(language: string): Intl.Collator {
+export function collatorOf(language: string): Intl.Collator {
   let collator = collators.get(language);
   if (!collator) {
     collator = new Intl.Collator(intlLocale(language), { numeric: true, sensitivity: 'base' });

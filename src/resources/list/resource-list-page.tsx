@@ -12,7 +12,7 @@ import '@mantine/core/styles/Tabs.css';
 import '@mantine/core/styles/Skeleton.css';
 import '@mantine/core/styles/Alert.css';
 import '@mantine/core/styles/VisuallyHidden.css';
-import { useCallback, useDeferredValue, useEffect, useMemo, useState } from 'react';
+import { startTransition, useCallback, useEffect, useMemo, useState } from 'react';
 import {
   Alert,
   Button,
@@ -27,19 +27,23 @@ import {
   VisuallyHidden,
 } from '@mantine/core';
 import { useList } from '@refinedev/core';
+import i18next from 'i18next';
 import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import { resourceOf, type RecordFilter } from '@/generated/resources';
 import type { UserConfig } from '@/generated/types';
 import { Icon } from '@/components/icon';
+import { formatDate, formatRelative } from '@/lib/dates';
 import { translateError } from '@/lib/error-display';
-import { useSessionState } from '@/lib/session-state';
+import { whenIdle } from '@/lib/idle';
+import { useSessionValue, type SessionState } from '@/lib/session-state';
 import { routeHref, routeUsable } from '../actions/available-actions';
 import { ListActions } from '../actions/record-actions';
 import { CellTextProvider } from '../cells/cell-registry';
 import { EmptyState } from './empty-state';
 import { filterFields, keyColumns, tableColumns } from './list-columns';
 import {
+  collatorOf,
   filterRecords,
   sortRecords,
   warmFilter,
@@ -54,6 +58,18 @@ import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 
 type View = 'cards' | 'table';
 
+// The first list sorts with the language's collator and draws dates with its formatters: they are
+// made while the page is idle (this module loads while the user types the login), not by the
+// first render of the list.
+whenIdle(() => {
+  const language = i18next.language;
+  if (!language) return;
+  collatorOf(language);
+  const now = Math.floor(Date.now() / 1000);
+  formatRelative(now, language);
+  formatDate(now);
+});
+
 const viewKey = (resource: string) => `view:${resource}`;
 
 function readView(resource: string, allowed: readonly View[], fallback: View): View {
@@ -65,8 +81,43 @@ function readView(resource: string, allowed: readonly View[], fallback: View): V
   }
 }
 
+const configOf = (s: SessionState) => s.config;
+const userOf = (s: SessionState) => s.user;
+
 const shown = (filter: RecordFilter, config: UserConfig | null) =>
   !filter.visibleIf || !!config?.[filter.visibleIf];
+
+/**
+ * The filter text input. A keystroke re-renders only the input; the list follows in a transition
+ * (interrupted by the next keystroke), so typing never waits for the cards.
+ */
+function FilterInput({
+  label,
+  onText,
+  onFocus,
+}: {
+  label: string;
+  onText: (text: string) => void;
+  /** Prepares the filter (the input is focused before the first keystroke). */
+  onFocus: () => void;
+}) {
+  const [text, setText] = useState('');
+  return (
+    <TextInput
+      onFocus={onFocus}
+      aria-label={label}
+      placeholder={label}
+      leftSection={<Icon name="search" size={16} />}
+      value={text}
+      onChange={(event) => {
+        const value = event.currentTarget.value;
+        setText(value);
+        startTransition(() => onText(value));
+      }}
+      data-testid="resource-filter"
+    />
+  );
+}
 
 export interface ResourceListPageProps {
   resource: string;
@@ -78,13 +129,14 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   if (!def) throw new Error(`No resource ${resource}`);
   const list = def.meta.list ?? {};
   const views: readonly View[] = list.views ?? [list.view ?? 'table'];
-  const { config, user } = useSessionState();
+  const config = useSessionValue(configOf);
+  const user = useSessionValue(userOf);
   const role = user?.role_id ?? null;
   const [view, setView] = useState<View>(() =>
     readView(resource, views, list.view ?? views[0] ?? 'table'),
   );
-  const [text, setText] = useState('');
-  const deferredText = useDeferredValue(text);
+  // The filter text the list shows, following the input's in a transition (FilterInput).
+  const [deferredText, setDeferredText] = useState('');
   const tabs = useMemo(
     () => (list.tabs ?? []).filter((tab) => shown(tab, config)),
     [list.tabs, config],
@@ -134,10 +186,15 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     [ordered, searchable, deferredText, tab, activeToggles, user?.id],
   );
   const { revealId, announcement } = useCreatedFocus(resource, records);
+  const listQuery = [deferredText, tab?.key ?? '', ...activeToggles.map((x) => x.key)].join(
+    '\u0000',
+  );
   useEffect(() => {
     if (!query.isLoading && !query.isError) rememberListCount(resource, all.length);
   }, [resource, all.length, query.isLoading, query.isError]);
-  // Prepare the filter texts while idle, so the first keystroke does not pay for them.
+  // Prepare the filter texts while idle, and at the latest when the filter input gets the focus,
+  // so the first keystroke does not pay for them.
+  const warmNow = useCallback(() => warmFilter(all, searchable), [all, searchable]);
   useEffect(() => {
     if (typeof requestIdleCallback !== 'function') return;
     const handle = requestIdleCallback(() => warmFilter(all, searchable));
@@ -187,6 +244,7 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
       records={records}
       label={title}
       revealId={revealId}
+      query={listQuery}
     />
   ) : (
     <ResourceTable
@@ -226,13 +284,10 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
         </Group>
         <Group gap="sm" align="center" wrap="wrap">
           {searchable.length > 0 && (
-            <TextInput
-              aria-label={t('common:list.filter')}
-              placeholder={t('common:list.filter')}
-              leftSection={<Icon name="search" size={16} />}
-              value={text}
-              onChange={(event) => setText(event.currentTarget.value)}
-              data-testid="resource-filter"
+            <FilterInput
+              label={t('common:list.filter')}
+              onText={setDeferredText}
+              onFocus={warmNow}
             />
           )}
           {toggles.map((toggle) => (

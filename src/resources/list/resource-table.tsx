@@ -16,7 +16,7 @@ import { Link } from 'react-router';
 import { useTranslation } from 'react-i18next';
 import type { FieldMeta } from '@/generated/fields';
 import { Icon } from '@/components/icon';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionRole } from '@/lib/session-state';
 import { RecordActions, recordTitle } from '../actions/record-actions';
 import { availableActions } from '../actions/available-actions';
 import { cellNameOf, FieldValue } from '../cells/cell-registry';
@@ -129,7 +129,7 @@ export const ResourceTable = memo(function ResourceTable({
     getInitialValueInEffect: false,
   });
   const columns = phone ? keyColumns : allColumns;
-  const role = useSessionState().user?.role_id ?? null;
+  const role = useSessionRole();
   const withActions = useMemo(
     () => records.some((record) => availableActions(resource, record, role).length > 0),
     [resource, records, role],

@@ -6,10 +6,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import ssh2 from 'ssh2';
-
-// CommonJS: its named exports are not visible to Node's ESM loader.
-const { utils } = ssh2;
+import { ssh2Library } from './ssh2-library.ts';
 
 export interface SshKeyPair {
   /** OpenSSH private key */
@@ -18,10 +15,11 @@ export interface SshKeyPair {
   publicKey: string;
 }
 
-/** The key pair in `file` (and `file.pub`), written first when missing. */
-export function sshKeyPair(file: string, comment: string): SshKeyPair {
+/** The key pair in `file` (and `file.pub`), written first when missing (ssh2 is loaded only then). */
+export async function sshKeyPair(file: string, comment: string): Promise<SshKeyPair> {
   const pub = `${file}.pub`;
   if (!existsSync(file) || !existsSync(pub)) {
+    const { utils } = await ssh2Library();
     const made = utils.generateKeyPairSync('ed25519', { comment });
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     writeFileSync(file, made.private, { mode: 0o600 });

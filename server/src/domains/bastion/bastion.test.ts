@@ -2,10 +2,16 @@
  * The bastion operations through the built app (no VM): the config gates them, the first read
  * makes the default target, the full update, the SSH keys and the custom domain (its CNAME read
  * through a stub resolver) write it, the owner's list and socket events follow, and the HTTP
- * and HTTPS bastions refuse a target whose desktop does not run. A target leaves with its desktop
+ * and HTTPS bastions refuse a target whose desktop does not run, the SSH bastion's port (a plain TCP
+ * server that loads ssh2 at its first connection) answers SSH and refuses a key the target does
+ * not list. A target leaves with its desktop
  * (to the recycle bin or for good) and comes back, as it was, with a restored desktop.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import tls from 'node:tls';
+import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildTestApp,
@@ -16,7 +22,8 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { addDesktop, userRow } from '../../../test/support/fixtures.ts';
-import { guestLogin } from './ssh-bastion.ts';
+import { sshKeyPair } from './bastion-keys.ts';
+import { guestLogin, startSshBastion } from './ssh-bastion.ts';
 import type { Settings } from '../../platform/repository/settings-repository.ts';
 import type { Bastion, UserConfig } from '../../../../src/generated/types.ts';
 
@@ -278,6 +285,38 @@ describe('bastion operations', () => {
     expect(
       await t.app.database.query('SELECT id FROM bastion_targets WHERE id = $1', [before.id]),
     ).toEqual([]);
+  });
+
+  it('the SSH bastion answers clients that connect together before ssh2 is loaded, and refuses an unlisted key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ssh-bastion-'));
+    const bastion = await startSshBastion(t.app, {
+      host: '127.0.0.1',
+      port: 0,
+      hostKey: await sshKeyPair(join(dir, 'host'), 'host'),
+      portalKey: await sshKeyPair(join(dir, 'portal'), 'portal'),
+    });
+    const { port } = bastion;
+    const key = ssh2.utils.generateKeyPairSync('ed25519').private;
+    const attempt = (username: string) =>
+      new Promise<string>((resolve) => {
+        const client = new ssh2.Client();
+        client
+          .on('ready', () => {
+            resolve('signed in');
+            client.end();
+          })
+          .on('error', (err: Error & { level?: string }) => resolve(err.level ?? err.message))
+          .connect({ host: '127.0.0.1', port, username, privateKey: key, readyTimeout: 10_000 });
+      });
+    try {
+      expect(await Promise.all([attempt(desktopId), attempt('nobody')])).toEqual([
+        'client-authentication',
+        'client-authentication',
+      ]);
+    } finally {
+      await bastion.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -36,8 +36,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       ssh = await startSshBastion(app, {
         host: app.config.host,
         port: sshPort,
-        hostKey: sshKeyPair(hostKeyFile(app.config), 'vdi-portal bastion host'),
-        portalKey: sshKeyPair(portalKeyFile(app.config), 'vdi-portal bastion'),
+        hostKey: await sshKeyPair(hostKeyFile(app.config), 'vdi-portal bastion host'),
+        portalKey: await sshKeyPair(portalKeyFile(app.config), 'vdi-portal bastion'),
       });
       ports.ssh = ssh.port;
     }

@@ -8,30 +8,30 @@
  * target's SSH is disabled or its desktop is not running with an address. Guests' host keys are
  * not checked: they are reached on the desktops' own network.
  */
+import { createServer, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import ssh2, {
-  type Client as SshClient,
-  type ClientChannel,
-  type Connection,
-  type PasswordAuthMethod,
-  type PseudoTtyInfo,
-  type PublicKeyAuthMethod,
-  type ServerChannel,
+import type {
+  Client as SshClient,
+  ClientChannel,
+  Connection,
+  PasswordAuthMethod,
+  PseudoTtyInfo,
+  PublicKeyAuthMethod,
+  ServerChannel,
 } from 'ssh2';
 import type { SshKeyPair } from './bastion-keys.ts';
 import { reachGuest, type Reach } from './bastion-reach.ts';
+import { ssh2Library } from './ssh2-library.ts';
 
 /** The account of the guest the bastion signs in to when the desktop names no guest user. */
 export const DEFAULT_GUEST_SSH_USER = 'root';
 
-// ssh2 is CommonJS whose named exports Node's ESM loader cannot see: the bundle `npm start` runs
-// imports its default export.
-const { Client, Server, utils } = ssh2;
+type Ssh2 = Awaited<ReturnType<typeof ssh2Library>>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Whether one of the authorized_keys lines is this public key (its wire blob). */
-function keyListed(lines: readonly string[], blob: Buffer) {
+function keyListed({ utils }: Ssh2, lines: readonly string[], blob: Buffer) {
   for (const line of lines) {
     const parsed = utils.parseKey(line);
     const key = Array.isArray(parsed) ? parsed[0] : parsed;
@@ -130,7 +130,11 @@ export function guestLogin(
 }
 
 /** Signs in to the guest (guestLogin). */
-function connectGuest(reach: Reach & { ok: true }, portalKey: SshKeyPair): Promise<SshClient> {
+function connectGuest(
+  { Client }: Ssh2,
+  reach: Reach & { ok: true },
+  portalKey: SshKeyPair,
+): Promise<SshClient> {
   const { username, methods } = guestLogin(reach.guest, portalKey.privateKey);
   return new Promise((resolve, reject) => {
     const guest = new Client();
@@ -158,7 +162,7 @@ export async function startSshBastion(
   options: { host: string; port: number; hostKey: SshKeyPair; portalKey: SshKeyPair },
 ): Promise<SshBastion> {
   const clients = new Set<Connection>();
-  const server = new Server({ hostKeys: [options.hostKey.privateKey] }, (client) => {
+  const onClient = (ssh2: Ssh2, client: Connection) => {
     clients.add(client);
     let reached: (Reach & { ok: true }) | undefined;
     let guest: Promise<SshClient> | undefined;
@@ -169,7 +173,7 @@ export async function startSshBastion(
           ? await app.bastion.byIdOrDomain({ id: ctx.username.toLowerCase() })
           : undefined;
         const key = target?.ssh.enabled
-          ? keyListed(target.ssh.authorized_keys, ctx.key.data)
+          ? keyListed(ssh2, target.ssh.authorized_keys, ctx.key.data)
           : undefined;
         if (!key) return ctx.reject(['publickey']);
         // Without a signature the client only asks whether the key would do.
@@ -190,7 +194,7 @@ export async function startSshBastion(
     });
     client.on('ready', () => {
       if (!reached) return client.end();
-      guest = connectGuest(reached, options.portalKey);
+      guest = connectGuest(ssh2, reached, options.portalKey);
       guest.then(
         (g) => {
           g.on('close', () => client.end());
@@ -205,6 +209,33 @@ export async function startSshBastion(
     });
     client.on('error', () => undefined);
     client.on('close', () => clients.delete(client));
+  };
+  // The port is a plain TCP server: ssh2 is loaded by the first connection, which waits for it
+  // (what the client sends meanwhile stays buffered in its socket), then every connection is
+  // handed to the one ssh2 server.
+  let sshServer: Promise<InstanceType<Ssh2['Server']>> | undefined;
+  const sshServerOf = () =>
+    (sshServer ??= ssh2Library().then(
+      (ssh2) =>
+        new ssh2.Server({ hostKeys: [options.hostKey.privateKey] }, (client) =>
+          onClient(ssh2, client),
+        ),
+    ));
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    sshServerOf().then(
+      (ssh) => {
+        if (!socket.destroyed) ssh.injectSocket(socket);
+      },
+      (err: unknown) => {
+        app.log.error({ err }, 'bastion ssh: ssh2 did not load');
+        sshServer = undefined;
+        socket.destroy();
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -216,6 +247,7 @@ export async function startSshBastion(
     close: () =>
       new Promise((resolve) => {
         for (const c of clients) c.end();
+        for (const socket of sockets) if (!socket.destroyed) socket.end();
         server.close(() => resolve());
       }),
   };

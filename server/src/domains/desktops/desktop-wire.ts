@@ -60,6 +60,27 @@ export type DesktopWireSource = DesktopWireRow & {
 };
 
 export function toWire(row: DesktopWireSource): Desktop {
+  return wireOf(
+    row,
+    row.image.id,
+    row.runtime.ip,
+    row.hardware.reservables?.vgpus,
+    configuredViewers(row.guestProperties.viewers),
+  );
+}
+
+/**
+ * toWire from the wire columns and the four values it takes from the JSON columns. One object is
+ * built, its fields assigned in the wire's order (no intermediate objects: the list maps thousands
+ * of rows).
+ */
+function wireOf(
+  row: DesktopWireRow,
+  imageId: Image['id'],
+  runtimeIp: DesktopRuntime['ip'],
+  vgpus: NonNullable<DesktopHardware['reservables']>['vgpus'],
+  viewers: Desktop['viewers'],
+): Desktop {
   const {
     description,
     scheduled,
@@ -70,23 +91,36 @@ export function toWire(row: DesktopWireSource): Desktop {
     detail,
     ...always
   } = desktopToWire(row);
-  const ip = row.state === 'started' ? row.runtime.ip : null;
-  const vgpus = row.hardware.reservables?.vgpus;
-  return {
-    ...always,
-    image: cardImageId(row),
-    viewers: configuredViewers(row.guestProperties.viewers),
-    ...(description ? { description } : {}),
-    ...(ip ? { ip } : {}),
-    ...(scheduled && (scheduled.shutdown !== false || scheduled.extensions !== undefined)
-      ? { scheduled }
-      : {}),
-    ...(vgpus && vgpus.length > 0 ? { reservables: { vgpus } } : {}),
-    ...(next_booking_start !== undefined ? { next_booking_start } : {}),
-    ...(next_booking_end !== undefined ? { next_booking_end } : {}),
-    ...(booking_id ? { booking_id } : {}),
-    ...(queue ? { queue } : {}),
-    ...(detail ? { detail } : {}),
+  const wire: Desktop = { ...always, image: imageId ?? stockImageOf(row.id).id, viewers };
+  if (description) wire.description = description;
+  const ip = row.state === 'started' ? runtimeIp : null;
+  if (ip) wire.ip = ip;
+  if (scheduled && (scheduled.shutdown !== false || scheduled.extensions !== undefined))
+    wire.scheduled = scheduled;
+  if (vgpus && vgpus.length > 0) wire.reservables = { vgpus };
+  if (next_booking_start !== undefined) wire.next_booking_start = next_booking_start;
+  if (next_booking_end !== undefined) wire.next_booking_end = next_booking_end;
+  if (booking_id) wire.booking_id = booking_id;
+  if (queue) wire.queue = queue;
+  if (detail) wire.detail = detail;
+  return wire;
+}
+
+/**
+ * The viewers of a `guest_properties.viewers` read as its JSON text: the desktops of a list mostly
+ * share a few, so each distinct text is parsed once (a fresh array per record all the same).
+ */
+function viewersReader(): (text: string | null) => Desktop['viewers'] {
+  const known = new Map<string, Desktop['viewers']>();
+  return (text) => {
+    if (text === null) return configuredViewers(undefined);
+    let viewers = known.get(text);
+    if (!viewers) {
+      viewers = configuredViewers(JSON.parse(text) as Record<string, unknown>);
+      if (known.size >= 1000) known.clear();
+      known.set(text, viewers);
+    }
+    return [...viewers];
   };
 }
 
@@ -99,14 +133,13 @@ export function desktopListReader(db: Db): (userId: string) => Promise<Desktop[]
   const statement = db
     .select({
       ...wireColumns,
-      imageId: sql<Image['id'] | null>`${desktops.image}->'id'`,
-      ip: sql<DesktopRuntime['ip'] | null>`${desktops.runtime}->'ip'`,
+      // Text, not JSON: the driver parses no JSON for these.
+      imageId: sql<string | null>`${desktops.image}->>'id'`,
+      ip: sql<string | null>`${desktops.runtime}->>'ip'`,
       vgpus: sql<
         NonNullable<DesktopHardware['reservables']>['vgpus'] | null
       >`${desktops.hardware}->'reservables'->'vgpus'`,
-      viewers: sql<
-        DesktopGuestProperties['viewers'] | null
-      >`${desktops.guestProperties}->'viewers'`,
+      viewers: sql<string | null>`(${desktops.guestProperties}->'viewers')::text`,
     })
     .from(desktops)
     .where(
@@ -119,14 +152,15 @@ export function desktopListReader(db: Db): (userId: string) => Promise<Desktop[]
     .prepare('user_desktops_list');
   return async (userId) => {
     const rows = await statement.execute({ userId });
-    return rows.map(({ imageId, ip, vgpus, viewers, ...columns }) =>
-      toWire({
-        ...columns,
-        image: { id: imageId ?? undefined },
-        runtime: { ip: ip ?? undefined },
-        hardware: { reservables: { vgpus: vgpus ?? undefined } },
-        guestProperties: { viewers: viewers ?? undefined },
-      }),
+    const viewersOf = viewersReader();
+    return rows.map((row) =>
+      wireOf(
+        row,
+        row.imageId ?? undefined,
+        row.ip ?? undefined,
+        row.vgpus ?? undefined,
+        viewersOf(row.viewers),
+      ),
     );
   };
 }
