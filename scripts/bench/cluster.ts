@@ -28,6 +28,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { io, type Socket } from 'socket.io-client';
@@ -187,11 +188,36 @@ try {
   );
 
   // The burst: every account edits its desktop once, through the node its socket is not on.
+  // PostgreSQL's backends (the nodes' pools are open by now): their CPU is read from /proc.
+  const pids = await openDatabase({ databaseUrl: cluster.databaseUrl, dataDir: '' });
+  const backends = (
+    await pids.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()',
+    )
+  ).map((row) => Number(row.pid));
+  await pids.close();
+  const postgresCpu = () =>
+    backends.reduce((sum, pid) => {
+      try {
+        return sum + cpuSeconds(pid);
+      } catch {
+        return sum;
+      }
+    }, 0);
   const sent = new Map<string, number>();
   const answered = new Map<string, number>();
   const failures: string[] = [];
   const burstStart = performance.now();
+  /** this process's clock in µs, the clock of the nodes' CPU profiles */
+  const monotonicUs = () => process.hrtime.bigint() / 1000n;
+  const burstFrom = monotonicUs();
+  // This process's own event-loop delay: its 1,000 sockets and fetches share one thread, and a
+  // late turn here delays the moment an event is stamped as received.
+  const benchLag = monitorEventLoopDelay({ resolution: 5 });
+  benchLag.enable();
   const cpuBefore = [one, two].map((node) => cpuSeconds(node.pid));
+  const benchCpuBefore = process.cpuUsage();
+  const postgresCpuBefore = postgresCpu();
   await Promise.all(
     rows.map(async (row, i) => {
       await sleep((i * WINDOW_MS) / CLIENTS);
@@ -211,6 +237,10 @@ try {
   const deadline = performance.now() + EVENT_LIMIT_MS;
   while (received.size < CLIENTS && performance.now() < deadline) await sleep(50);
   const burstCpu = [one, two].map((node, i) => cpuSeconds(node.pid) - (cpuBefore[i] ?? 0));
+  benchLag.disable();
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const postgresBurstCpu = postgresCpu() - postgresCpuBefore;
+  const burstTo = monotonicUs();
   await sleep(500); // late duplicates would show now
 
   // When each desktop changed: its row's updated_at (the start of the edit's transaction, in the
@@ -266,6 +296,17 @@ try {
   console.log(
     `nodes' CPU from the first edit to the last event: ${burstCpu.map((s, i) => `node ${i + 1} ${s.toFixed(2)} s`).join(', ')}; ${((cpuTotal * 1000) / CLIENTS).toFixed(2)} ms per edit (its request, write and crossing event)`,
   );
+  console.log(
+    `other CPU over the same time: PostgreSQL's backends ${postgresBurstCpu.toFixed(2)} s, this process (1,000 sockets and the edits' requests) ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(2)} s`,
+  );
+  const lagMs = (ns: number) => (ns / 1e6).toFixed(0);
+  console.log(
+    `bench's own event-loop delay over the burst: p50 ${lagMs(benchLag.percentile(50))} ms, p95 ${lagMs(benchLag.percentile(95))} ms, max ${lagMs(benchLag.max)} ms (a late turn here stamps events late)`,
+  );
+  if (args['cpu-prof'])
+    console.log(
+      `burst window in the profiles' clock (µs): ${burstFrom} to ${burstTo} (node 1's profile is written at the end)`,
+    );
   for (const failure of failures.slice(0, 5)) console.log(`  edit failed: ${failure}`);
   for (const socket of sockets) socket.close();
 
