@@ -110,11 +110,19 @@ export function entityRepository<N extends StorageName>(db: Db, name: N): Entity
     if ('updatedAt' in table) set.updatedAt = sql`now()`;
     return set;
   };
-  const preparedUpdate = (conditionKey: string, keys: string[], condition: SQL | undefined) => {
-    const shape = `${conditionKey}|${keys.join(',')}`;
+  const preparedUpdate = (
+    conditionKey: string,
+    keys: string[],
+    nulls: ReadonlySet<string>,
+    condition: SQL | undefined,
+  ) => {
+    const shape = `${conditionKey}|${keys.map((k) => (nulls.has(k) ? `${k}=null` : k)).join(',')}`;
     let statement = updates.get(shape);
     if (statement || updates.size >= MAX_PREPARED_UPDATES) return statement;
-    const placeholders = Object.fromEntries(keys.map((key) => [key, sql.placeholder(key)]));
+    // A null is written as SQL NULL, as a plain write does (a column's encoder is not given it).
+    const placeholders = Object.fromEntries(
+      keys.map((key) => [key, nulls.has(key) ? sql`NULL` : sql.placeholder(key)]),
+    );
     statement = db
       .update(entry.table as never)
       .set(setOf(placeholders) as never)
@@ -172,7 +180,8 @@ export function entityRepository<N extends StorageName>(db: Db, name: N): Entity
       // Drizzle leaves undefined values out of a write; a value that is SQL stays in its text.
       const keys = Object.keys(values).filter((k) => values[k] !== undefined);
       if (conditionKey !== undefined && on === db && !keys.some((k) => is(values[k], SQL))) {
-        const statement = preparedUpdate(conditionKey, keys, condition);
+        const nulls = new Set(keys.filter((k) => values[k] === null));
+        const statement = preparedUpdate(conditionKey, keys, nulls, condition);
         if (statement) return (await statement.execute({ ...values, __key: key }))[0];
       }
       const set = setOf(values);
