@@ -27,7 +27,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { io, type Socket } from 'socket.io-client';
@@ -75,6 +77,38 @@ const quantile = (values: number[], q: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 };
+
+/**
+ * The edits' HTTP client: node:http over keep-alive connections opened before the burst, one per
+ * account, as a signed-in browser holds one to its portal. fetch() cost this one thread about a
+ * millisecond of CPU per edit, most of it a new connection each, and its late turns stamped the
+ * events late.
+ */
+const editAgent = new Agent({ keepAlive: true, maxFreeSockets: CLIENTS, scheduling: 'fifo' });
+const call = (
+  url: string,
+  method: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        agent: editAgent,
+        headers:
+          body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+        res.once('error', reject);
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
 
 /** Runs `work` over `items` with at most `limit` at a time. */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>) {
@@ -187,30 +221,70 @@ try {
   );
 
   // The burst: every account edits its desktop once, through the node its socket is not on.
+  // PostgreSQL's backends (the nodes' pools are open by now): their CPU is read from /proc.
+  const pids = await openDatabase({ databaseUrl: cluster.databaseUrl, dataDir: '' });
+  const backends = (
+    await pids.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()',
+    )
+  ).map((row) => Number(row.pid));
+  await pids.close();
+  const postgresCpu = () =>
+    backends.reduce((sum, pid) => {
+      try {
+        return sum + cpuSeconds(pid);
+      } catch {
+        return sum;
+      }
+    }, 0);
+  // Each account's connection to the node it edits through, open before the first edit.
+  await Promise.all(
+    rows.map(async (_row, i) => {
+      const node = i % 2 === 0 ? two : one;
+      const status = await call(`${node.url}/api/v3/health`, 'GET');
+      if (status !== 200) throw new Error(`health of ${node.name}: ${status}`);
+    }),
+  );
   const sent = new Map<string, number>();
   const answered = new Map<string, number>();
   const failures: string[] = [];
   const burstStart = performance.now();
+  /** this process's clock in µs, the clock of the nodes' CPU profiles */
+  const monotonicUs = () => process.hrtime.bigint() / 1000n;
+  const burstFrom = monotonicUs();
+  // This process's own event-loop delay: its 1,000 sockets and requests share one thread, and a
+  // late turn here delays the moment an event is stamped as received.
+  const benchLag = monitorEventLoopDelay({ resolution: 5 });
+  benchLag.enable();
   const cpuBefore = [one, two].map((node) => cpuSeconds(node.pid));
+  const benchCpuBefore = process.cpuUsage();
+  const postgresCpuBefore = postgresCpu();
   await Promise.all(
     rows.map(async (row, i) => {
       await sleep((i * WINDOW_MS) / CLIENTS);
       const node = i % 2 === 0 ? two : one;
       sent.set(row.id, performance.now());
-      const answer = await fetch(`${node.url}/api/v3/domain/${row.id}`, {
-        method: 'PUT',
-        headers: { authorization: `Bearer ${tokens[i]}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ description: `Cluster edit ${i + 1}` }),
+      const status = await call(
+        `${node.url}/api/v3/domain/${row.id}`,
+        'PUT',
+        { authorization: `Bearer ${tokens[i]}`, 'content-type': 'application/json' },
+        JSON.stringify({ description: `Cluster edit ${i + 1}` }),
+      ).catch((err: unknown) => {
+        failures.push(`${row.id}: ${String(err)}`);
+        return 0;
       });
-      await answer.arrayBuffer();
       answered.set(row.id, performance.now());
-      if (!answer.ok) failures.push(`${row.id}: ${answer.status}`);
+      if (status !== 200 && status !== 0) failures.push(`${row.id}: ${status}`);
     }),
   );
   const writesMs = performance.now() - burstStart;
   const deadline = performance.now() + EVENT_LIMIT_MS;
   while (received.size < CLIENTS && performance.now() < deadline) await sleep(50);
   const burstCpu = [one, two].map((node, i) => cpuSeconds(node.pid) - (cpuBefore[i] ?? 0));
+  benchLag.disable();
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const postgresBurstCpu = postgresCpu() - postgresCpuBefore;
+  const burstTo = monotonicUs();
   await sleep(500); // late duplicates would show now
 
   // When each desktop changed: its row's updated_at (the start of the edit's transaction, in the
@@ -266,8 +340,20 @@ try {
   console.log(
     `nodes' CPU from the first edit to the last event: ${burstCpu.map((s, i) => `node ${i + 1} ${s.toFixed(2)} s`).join(', ')}; ${((cpuTotal * 1000) / CLIENTS).toFixed(2)} ms per edit (its request, write and crossing event)`,
   );
+  console.log(
+    `other CPU over the same time: PostgreSQL's backends ${postgresBurstCpu.toFixed(2)} s, this process (1,000 sockets and the edits' requests) ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(2)} s`,
+  );
+  const lagMs = (ns: number) => (ns / 1e6).toFixed(0);
+  console.log(
+    `bench's own event-loop delay over the burst: p50 ${lagMs(benchLag.percentile(50))} ms, p95 ${lagMs(benchLag.percentile(95))} ms, max ${lagMs(benchLag.max)} ms (a late turn here stamps events late)`,
+  );
+  if (args['cpu-prof'])
+    console.log(
+      `burst window in the profiles' clock (µs): ${burstFrom} to ${burstTo} (node 1's profile is written at the end)`,
+    );
   for (const failure of failures.slice(0, 5)) console.log(`  edit failed: ${failure}`);
   for (const socket of sockets) socket.close();
+  editAgent.destroy();
 
   // API through HAProxy, two nodes then one.
   const login = await fetch(

@@ -67,28 +67,28 @@ export function freeDesktopName(name: string, taken: ReadonlySet<string>): strin
 }
 
 export async function ownedItems(on: Executor, userId: string): Promise<OwnedItems> {
-  const [d, t, m, p] = await Promise.all([
-    on
-      .select({ id: desktops.id, name: desktops.name, type: desktops.type })
-      .from(desktops)
-      .where(and(eq(desktops.userId, userId), isNull(desktops.tag)))
-      .orderBy(desktops.name, desktops.id),
-    on
-      .select({ id: templates.id, name: templates.name })
-      .from(templates)
-      .where(eq(templates.userId, userId))
-      .orderBy(templates.name, templates.id),
-    on
-      .select({ id: media.id, name: media.name, kind: media.kind })
-      .from(media)
-      .where(and(eq(media.userId, userId), ne(media.status, 'deleted')))
-      .orderBy(media.name, media.id),
-    on
-      .select({ id: deployments.id, name: deployments.name })
-      .from(deployments)
-      .where(eq(deployments.userId, userId))
-      .orderBy(deployments.name, deployments.id),
-  ]);
+  // One read after the other: `on` may be a transaction, whose one connection takes one query at
+  // a time.
+  const d = await on
+    .select({ id: desktops.id, name: desktops.name, type: desktops.type })
+    .from(desktops)
+    .where(and(eq(desktops.userId, userId), isNull(desktops.tag)))
+    .orderBy(desktops.name, desktops.id);
+  const t = await on
+    .select({ id: templates.id, name: templates.name })
+    .from(templates)
+    .where(eq(templates.userId, userId))
+    .orderBy(templates.name, templates.id);
+  const m = await on
+    .select({ id: media.id, name: media.name, kind: media.kind })
+    .from(media)
+    .where(and(eq(media.userId, userId), ne(media.status, 'deleted')))
+    .orderBy(media.name, media.id);
+  const p = await on
+    .select({ id: deployments.id, name: deployments.name })
+    .from(deployments)
+    .where(eq(deployments.userId, userId))
+    .orderBy(deployments.name, deployments.id);
   return {
     desktops: d.map((r) => ({
       id: r.id,

@@ -96,7 +96,8 @@ export function createDesktopService(app: FastifyInstance) {
       await ctx.assertUsableReferences(auth, body, desktop);
       if (body.name !== undefined) await ctx.assertNameFree(desktop.userId, body.name, desktop.id);
       if (body.forced_hyp) await assertHostExists(app.db, body.forced_hyp);
-      const hardware = withGpuVideo({ ...desktop.hardware, ...(body.hardware ?? {}) });
+      const merged = { ...desktop.hardware, ...(body.hardware ?? {}) };
+      const hardware = withGpuVideo(merged);
       const guestProperties = body.guest_properties
         ? { ...desktop.guestProperties, ...body.guest_properties }
         : desktop.guestProperties;
@@ -109,8 +110,10 @@ export function createDesktopService(app: FastifyInstance) {
         ...desktopFromUpdate(body),
         ...(body.server !== undefined ? { server: body.server } : {}),
         ...(body.forced_hyp !== undefined ? { forcedHyp: body.forced_hyp } : {}),
-        hardware,
-        guestProperties,
+        // The JSON columns are written when the edit changes them (a GPU-less desktop without a
+        // video card gets the default one back).
+        ...(body.hardware || hardware !== merged ? { hardware } : {}),
+        ...(body.guest_properties ? { guestProperties } : {}),
         ...(body.name !== undefined ? { name: body.name.trim() } : {}),
         ...(image ? { image } : {}),
       };

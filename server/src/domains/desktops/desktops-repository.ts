@@ -212,6 +212,7 @@ const plugin: FastifyPluginAsync = async (app) => {
         condition: fromStates
           ? inArray(desktops.state, [...fromStates] as Desktop['state'][])
           : undefined,
+        conditionKey: fromStates ? `state in ${[...fromStates].join(',')}` : '',
       });
       if (!row) return undefined;
       const hidden = row.tag !== null && !row.visible;

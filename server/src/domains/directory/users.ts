@@ -173,16 +173,16 @@ export async function ownedItems(on: Executor, userId: string) {
         .from(table)
         .where(eq(table.userId, userId))
     )[0]?.n ?? 0;
-  const [desktopCount, templateCount, mediaCount, deploymentCount, binRows] = await Promise.all([
-    count(desktops),
-    count(templates),
-    count(media),
-    count(deployments),
-    on
-      .select({ n: sql<number>`count(*)::int` })
-      .from(recycleBin)
-      .where(eq(recycleBin.ownerId, userId)),
-  ]);
+  // One read after the other: `on` may be a transaction, whose one connection takes one query at
+  // a time.
+  const desktopCount = await count(desktops);
+  const templateCount = await count(templates);
+  const mediaCount = await count(media);
+  const deploymentCount = await count(deployments);
+  const binRows = await on
+    .select({ n: sql<number>`count(*)::int` })
+    .from(recycleBin)
+    .where(eq(recycleBin.ownerId, userId));
   return {
     desktops: desktopCount,
     templates: templateCount,

@@ -5,7 +5,7 @@
  * they were added) and, on PostgreSQL, sends it to every other node with NOTIFY on the
  * CLUSTER_CHANNEL (the messages published while a send is on its way go together in the next),
  * where the same handlers run: one code path on every node, the one that made
- * the change included. A node hears the channel through one dedicated connection of its own,
+ * the change included. Messages sent together share notifications, as many to one as fit. A node hears the channel through one dedicated connection of its own,
  * which also sends its messages (so they arrive in the order they were published), reconnected
  * when it is lost; after a reconnection the `resync` handlers run (what was notified
  * meanwhile is lost: caches are dropped and configs read again). The embedded PGlite serves one
@@ -82,11 +82,43 @@ declare module 'fastify' {
 }
 
 interface Envelope {
-  /** the sending process (a node hears its own notifications and skips them) */
+  /** the sending process (a node hears its own notifications and skips them unread) */
   from: string;
   /** its place among the envelopes sent together */
   n?: number;
-  message: ClusterMessage;
+  /** the messages, in the order they were published */
+  messages?: ClusterMessage[];
+  /** one message (what a node of an earlier version sends) */
+  message?: ClusterMessage;
+}
+
+/** Bytes of one notification at most (PostgreSQL refuses 8,000 or more). */
+const MAX_ENVELOPE_BYTES = 7_900;
+
+/** The start of every envelope `from` sends: what its own listener skips without parsing. */
+const envelopeHead = (from: string) => `{"from":${JSON.stringify(from)},"n":`;
+
+/** The envelopes of `messages`: as many messages to one as fit in a notification, in order. */
+export function envelopesOf(messages: readonly ClusterMessage[], from: string): string[] {
+  const head = envelopeHead(from);
+  const out: string[] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  const close = () => {
+    if (batch.length === 0) return;
+    out.push(`${head}${out.length},"messages":[${batch.join(',')}]}`);
+    batch = [];
+    bytes = 0;
+  };
+  for (const message of messages) {
+    const text = JSON.stringify(message);
+    const size = Buffer.byteLength(text) + 1;
+    if (bytes + size + head.length + 32 > MAX_ENVELOPE_BYTES) close();
+    batch.push(text);
+    bytes += size;
+  }
+  close();
+  return out;
 }
 
 /** The messages to send for one published message (session ids split to fit one NOTIFY each). */
@@ -112,10 +144,9 @@ export async function notifyNodes(
   const parts = (Array.isArray(messages) ? messages : [messages]).flatMap(splitMessage);
   // One statement, one transaction: the notifications arrive in this order. Each envelope has a
   // number of its own: PostgreSQL delivers identical notifications of one transaction once.
-  const envelopes = parts.map((message, n): Envelope => ({ from, n, message }));
   await database.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [
     CLUSTER_CHANNEL,
-    envelopes.map((envelope) => JSON.stringify(envelope)),
+    envelopesOf(parts, from),
   ]);
 }
 
@@ -204,16 +235,18 @@ const plugin: FastifyPluginAsync = async (app) => {
   let delay = RECONNECT_MIN_MS;
   let timer: NodeJS.Timeout | undefined;
 
+  const ownHead = envelopeHead(processId);
   const onNotification = (n: pg.Notification) => {
-    if (n.channel !== CLUSTER_CHANNEL || !n.payload) return;
+    if (n.channel !== CLUSTER_CHANNEL || !n.payload || n.payload.startsWith(ownHead)) return;
     let envelope: Envelope;
     try {
       envelope = JSON.parse(n.payload) as Envelope;
     } catch {
       return;
     }
-    if (envelope.from === processId || typeof envelope.message?.kind !== 'string') return;
-    deliver(envelope.message);
+    if (envelope.from === processId) return;
+    for (const message of envelope.messages ?? (envelope.message ? [envelope.message] : []))
+      if (typeof message?.kind === 'string') deliver(message);
   };
 
   const schedule = () => {

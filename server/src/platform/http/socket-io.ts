@@ -8,7 +8,9 @@
  * On PostgreSQL (DATABASE_URL) every node runs socket.io with @socket.io/postgres-adapter: an emit
  * to a room reaches the room's sockets on every node, through NOTIFY on the node's own small pool
  * (one connection LISTENs, reconnecting when it is lost; payloads over 8,000 bytes go through the
- * socket_io_attachments table; the NOTIFYs asked while one is on its way go together). The embedded PGlite serves one node: the default in-memory adapter.
+ * socket_io_attachments table; the NOTIFYs asked while one is on its way go together, packed several
+ * to a notification, and a node drops its own unparsed: batched-notify.ts). The embedded PGlite
+ * serves one node: the default in-memory adapter.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';

@@ -5,7 +5,7 @@
  * the version column bumped on every write. Entity-specific repositories wrap it where behaviour
  * differs (the desktops' list cache and socket events, the users' names).
  */
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, is, sql, SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { storage, type StorageName } from '../db/schema.ts';
 import type { Db } from '../db/client.ts';
@@ -45,12 +45,14 @@ export interface EntityRepository<N extends StorageName> {
   create(values: InsertOf<N>, on?: Executor): Promise<RowOf<N>>;
   /**
    * Writes `patch` (bumping the version column) where the primary key matches and `condition`
-   * holds; undefined when no row matched.
+   * holds; undefined when no row matched. With `conditionKey` (the caller's name for its
+   * condition: the same key always comes with the same condition), a write outside a transaction
+   * reuses one prepared statement per condition and set of patched columns.
    */
   update(
     id: string,
     patch: Partial<InsertOf<N>>,
-    options?: { condition?: SQL | undefined; on?: Executor },
+    options?: { condition?: SQL | undefined; conditionKey?: string; on?: Executor },
   ): Promise<RowOf<N> | undefined>;
   /** Deletes the row; returns it as it was, or undefined. */
   remove(id: string, on?: Executor): Promise<RowOf<N> | undefined>;
@@ -95,6 +97,42 @@ export function entityRepository<N extends StorageName>(db: Db, name: N): Entity
    */
   let byKey: { execute(values: { key: unknown }): Promise<Row[]> } | undefined;
 
+  /**
+   * The prepared writes by condition key and patched columns: the statement's SQL is composed
+   * once, the values go as its parameters (each encoded by its column, as in a plain write).
+   */
+  const updates = new Map<string, { execute(values: Record<string, unknown>): Promise<Row[]> }>();
+  /** More shapes than this are not expected; past it, writes are composed each time. */
+  const MAX_PREPARED_UPDATES = 64;
+  const setOf = (patch: Record<string, unknown>) => {
+    const set: Record<string, unknown> = { ...patch };
+    if (versionKey) set[versionKey] = sql`${column(versionKey)} + 1`;
+    if ('updatedAt' in table) set.updatedAt = sql`now()`;
+    return set;
+  };
+  const preparedUpdate = (
+    conditionKey: string,
+    keys: string[],
+    nulls: ReadonlySet<string>,
+    condition: SQL | undefined,
+  ) => {
+    const shape = `${conditionKey}|${keys.map((k) => (nulls.has(k) ? `${k}=null` : k)).join(',')}`;
+    let statement = updates.get(shape);
+    if (statement || updates.size >= MAX_PREPARED_UPDATES) return statement;
+    // A null is written as SQL NULL, as a plain write does (a column's encoder is not given it).
+    const placeholders = Object.fromEntries(
+      keys.map((key) => [key, nulls.has(key) ? sql`NULL` : sql.placeholder(key)]),
+    );
+    statement = db
+      .update(entry.table as never)
+      .set(setOf(placeholders) as never)
+      .where(and(eq(id, sql.placeholder('__key')), condition))
+      .returning()
+      .prepare(`${name}_update_${updates.size + 1}`) as unknown as typeof statement;
+    if (statement) updates.set(shape, statement);
+    return statement;
+  };
+
   const repo: EntityRepository<N> = {
     name,
     column,
@@ -137,10 +175,16 @@ export function entityRepository<N extends StorageName>(db: Db, name: N): Entity
       if (!row) throw new Error(`${name}: insert returned no row`);
       return row;
     },
-    async update(key, patch, { condition, on = db } = {}) {
-      const set: Record<string, unknown> = { ...patch };
-      if (versionKey) set[versionKey] = sql`${column(versionKey)} + 1`;
-      if ('updatedAt' in table) set.updatedAt = sql`now()`;
+    async update(key, patch, { condition, conditionKey, on = db } = {}) {
+      const values = patch as Record<string, unknown>;
+      // Drizzle leaves undefined values out of a write; a value that is SQL stays in its text.
+      const keys = Object.keys(values).filter((k) => values[k] !== undefined);
+      if (conditionKey !== undefined && on === db && !keys.some((k) => is(values[k], SQL))) {
+        const nulls = new Set(keys.filter((k) => values[k] === null));
+        const statement = preparedUpdate(conditionKey, keys, nulls, condition);
+        if (statement) return (await statement.execute({ ...values, __key: key }))[0];
+      }
+      const set = setOf(values);
       const rows = (await on
         .update(entry.table as never)
         .set(set as never)
