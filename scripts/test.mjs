@@ -208,6 +208,12 @@ console.log(
   '\n=== unit + server tests: npx vitest run (typecheck, lint, format and the builds run alongside)',
 );
 const vitestStarted = Date.now();
+/** When the hand-over from vitest to Playwright happened, printed with the summary. */
+const timeline = [];
+const mark = (what) => {
+  if (!timeline.some((m) => m.what === what))
+    timeline.push({ what, at: (Date.now() - vitestStarted) / 1000 });
+};
 /**
  * Vitest's counts line (tests/support/plain-reporter.ts) is written when its last test file has
  * ended; what follows is teardown (stopping its workers and the test PostgreSQL), which takes
@@ -239,15 +245,22 @@ const tick = () => new Promise((r) => setTimeout(r, 250));
  * data is prepared from the start of vitest's last group.
  */
 while (!vitestEnded() && !existsSync(tailFile)) {
-  if (existsSync(lastGroupFile)) void preparePortals();
+  if (existsSync(lastGroupFile)) {
+    mark("vitest's last group started");
+    void preparePortals();
+  }
   await tick();
 }
+mark(vitestEnded() ? 'vitest ended' : "a worker of vitest's last group idle");
 console.log('\n=== typecheck + lint + format + builds (ran alongside vitest)');
 const staticResults = await staticWork;
 for (const step of staticResults) report(step);
 const built = builtAll(staticResults);
 const prepared = built ? await preparePortals() : null;
-if (prepared) report(prepared);
+if (prepared) {
+  mark('end-to-end portals prepared');
+  report(prepared);
+}
 
 const jsonFile = join(tmp, 'playwright.json');
 /** The end-to-end run, beside vitest's last file: its output is printed as it comes. */
@@ -255,6 +268,7 @@ const e2eRun = built
   ? (() => {
       rmSync(jsonFile, { force: true });
       const started = Date.now();
+      mark('end-to-end started');
       console.log('\n=== end-to-end tests: npx playwright test --reporter=list,json');
       const child = spawn('npx', ['playwright', 'test', '--reporter=list,json'], {
         cwd: root,
@@ -268,6 +282,7 @@ const e2eRun = built
   : null;
 
 while (!vitestEnded()) await tick();
+mark('vitest ended');
 /** Whether vitest reported its counts (it may still be tearing down). */
 const vitestReported = readCounts().length > before;
 const vitestOk = vitestReported
@@ -317,6 +332,9 @@ if (vitestReported && vitestOk && vitestCode !== 0) {
 }
 
 console.log('\n' + results.join('\n'));
+console.log(
+  `\nfrom vitest's start: ${timeline.map(({ what, at }) => `${what} ${at.toFixed(0)} s`).join(', ')}`,
+);
 if (fileTimes.length > 0) {
   console.log('\nslowest test files:');
   for (const { file, ms } of fileTimes.sort((a, b) => b.ms - a.ms).slice(0, 10))
