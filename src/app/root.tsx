@@ -41,7 +41,7 @@ function preloadLanding(): void {
 }
 
 configureHttpClient({
-  onUnauthorized: () => void logout(),
+  onUnauthorized: (_error, token) => void logout(token),
   onServerError: () => navigateTo('/error/500', { replace: true }),
   onMaintenance: () => navigateTo('/maintenance', { replace: true }),
   onRenewFailed: () => setSessionModal('logout'),

@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setNavigator } from '@/lib/navigation';
 import { updateSessionState } from '@/lib/session-state';
-import { clearToken, setToken } from '@/lib/token';
+import { clearToken, getToken, setToken } from '@/lib/token';
 import type { SessionUser } from '@/generated/types';
 
 const fake = vi.hoisted(() => ({ socket: null as EventEmitter | null }));
@@ -108,7 +108,10 @@ beforeEach(() => {
   logoutCalls = [];
   navigations = [];
   teardowns = 0;
-  const previous = configureHttpClient({ onUnauthorized: () => void logout() });
+  // As the app wires it (src/app/root.tsx).
+  const previous = configureHttpClient({
+    onUnauthorized: (_error, token) => void logout(token),
+  });
   undo = [
     () => configureHttpClient(previous),
     setNavigator((path) => navigations.push(path)),
@@ -155,5 +158,27 @@ describe('logout after a transport error followed by a 401', () => {
     expect(logoutCalls).toHaveLength(2);
     expect(navigations).toEqual(['/login', '/login']);
     expect(teardowns).toBe(2);
+  });
+});
+
+describe('a 401 about a session this page no longer holds', () => {
+  it('ends nothing when another sign-in stored its token while the refused request was out', async () => {
+    sessionThatEnded('s4');
+    const read = request('desktops.list');
+    // Another tab signs in (or a test sets the next user's cookie) before the answer arrives.
+    const next = loginToken('s5');
+    setToken(next);
+    await expect(read).rejects.toMatchObject({ statusCode: 401 });
+    await sleep(50);
+    expect(logoutCalls).toEqual([]);
+    expect(navigations).toEqual([]);
+    expect(getToken()).toBe(next);
+  });
+
+  it("still ends the page's own session on a 401 of its own token", async () => {
+    const token = sessionThatEnded('s6');
+    await request('desktops.list').catch(() => undefined);
+    await vi.waitFor(() => expect(navigations).toEqual(['/login']));
+    expect(logoutCalls).toEqual([`Bearer ${token}`]);
   });
 });

@@ -159,8 +159,18 @@ const hasSession = (): boolean => !!getToken() || getSessionState().user !== nul
  * Several signals report one session's end (the socket's session check, each read answered 401,
  * the cookie watcher): a call while a logout is under way shares it, and a call after one, with no
  * session begun since, does nothing (no second `/logout`, redirect or teardown).
+ *
+ * `failed` is the token a request was refused with (a 401; null: it carried none). When the
+ * stored token is another one by then (renewed, or a sign-in in another tab replaced the cookie),
+ * the refusal is about a session this page no longer holds: nothing is ended, least of all the
+ * new session.
  */
-export function logout(): Promise<LogoutResult> {
+export function logout(failed?: string | null): Promise<LogoutResult> {
+  if (failed !== undefined && !ending) {
+    const stored = getToken();
+    if (stored && stored !== failed)
+      return Promise.resolve({ success: true, redirectTo: LOGIN_PATH });
+  }
   ending ??= endSession().finally(() => {
     ending = null;
   });

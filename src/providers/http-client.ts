@@ -166,7 +166,8 @@ export async function requestOperation(
         console.warn('Too many requests', key);
         return null;
       }
-      if (status === 401 && !NO_LOGOUT_ON_401.has(key)) httpHooks().onUnauthorized(error);
+      if (status === 401 && !NO_LOGOUT_ON_401.has(key))
+        httpHooks().onUnauthorized(error, token ?? null);
       else if (status === 503 && !url.includes('scheduler')) httpHooks().onMaintenance(error);
       else if (status === 500 && key !== LOGIN_OPERATION) httpHooks().onServerError(error);
       notifyFailure(key, options.params ?? {}, error);

@@ -2,7 +2,8 @@ import type { ApiError } from './api-error';
 
 /** Hooks the application wires in (logout, navigation, expired-session modal). */
 export interface HttpHooks {
-  onUnauthorized: (error: ApiError) => void;
+  /** A 401, with the token the request carried (null: it carried none). */
+  onUnauthorized: (error: ApiError, token: string | null) => void;
   onServerError: (error: ApiError) => void;
   onMaintenance: (error: ApiError) => void;
   onRenewFailed: () => void;
