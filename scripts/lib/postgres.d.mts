@@ -10,3 +10,5 @@ export interface PgCluster {
 }
 
 export declare function startPostgres(): Promise<PgCluster>;
+/** A TCP port free on the loopback interface now. */
+export declare function freePort(): Promise<number>;

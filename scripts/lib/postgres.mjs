@@ -18,7 +18,8 @@ function pgBin(name) {
   return name;
 }
 
-async function freePort() {
+/** A TCP port free on the loopback interface now. */
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {

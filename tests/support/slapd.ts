@@ -9,9 +9,10 @@
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../scripts/lib/postgres.mjs';
 
 export const LDAP_BASE = 'dc=school,dc=test';
 export const LDAP_PEOPLE = `ou=people,${LDAP_BASE}`;
@@ -37,18 +38,6 @@ export const LDAP_PEOPLE_LIST: readonly LdapTestPerson[] = [
 export interface Slapd {
   url: string;
   stop: () => Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() =>
-        addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 const listening = (port: number) =>

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { buildTestApp, createTestDatabase, type TestApp } from '../../../test/support/helper.ts';
 import { DEMO_TEMPLATE_ID, demoGuestProperties, demoHardware } from '../../seed/index.ts';
+import { desktopState } from '../../../../src/generated/policy.ts';
 
 let t: TestApp;
 
@@ -50,13 +51,13 @@ describe('desktop writes through prepared statements', () => {
           queue: { kind: 'start' } as never,
           nextBookingStart: start,
         },
-        ['stopped'],
+        [desktopState.stopped],
       );
       expect(written?.description).toBe(`round ${round}`);
       await t.app.desktops.update(
         desktop.id,
         { detail: null, queue: null, nextBookingStart: null },
-        ['stopped'],
+        [desktopState.stopped],
       );
       const [row] = await t.app.database.query<{
         description: string;
@@ -91,7 +92,9 @@ describe('desktop writes through prepared statements', () => {
     );
     if (!desktop) throw new Error('the desktop was not made');
     expect(
-      await t.app.desktops.update(desktop.id, { description: 'not written' }, ['started']),
+      await t.app.desktops.update(desktop.id, { description: 'not written' }, [
+        desktopState.started,
+      ]),
     ).toBeUndefined();
     const [row] = await t.app.database.query<{ description: string }>(
       'SELECT description FROM desktops WHERE id = $1',
