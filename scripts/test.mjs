@@ -7,10 +7,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { ensureNodeModules, ensureSystemPackages, root } from './lib/bootstrap.mjs';
+import { ensureNodeModules, root, startSystemPackages } from './lib/bootstrap.mjs';
 
+// apt (QEMU, PostgreSQL, Chromium … on a fresh machine) downloads and unpacks while `npm ci`,
+// the codegen and the static gates run; the tests wait for it.
+const systemPackages = startSystemPackages({ forTests: true });
 ensureNodeModules();
-ensureSystemPackages({ forTests: true });
 // After the install: it imports the build tools.
 const { e2eWorkers, preparePortalData } = await import('./lib/e2e-portals.mjs');
 const { startPostgres } = await import('./lib/postgres.mjs');
@@ -200,6 +202,8 @@ const preparePortals = () =>
     return preparePortalData(root, e2eDataDir, e2eWorkers(), process.env.E2E_DATABASE_URL);
   }));
 
+// The unit + server tests need the system packages (PostgreSQL, QEMU, libvirt …).
+await systemPackages;
 const before = readCounts().length;
 /** Created by the vitest reporter when at most one file of its last group is left to end. */
 const tailFile = join(tmp, 'test-tail');

@@ -12,3 +12,11 @@ export declare function ensureSystemPackages(options?: {
   forTests?: boolean;
   forCluster?: boolean;
 }): boolean;
+/**
+ * ensureSystemPackages in the background (apt's output printed when it ends); answers whether
+ * every package is there.
+ */
+export declare function startSystemPackages(options?: {
+  forTests?: boolean;
+  forCluster?: boolean;
+}): Promise<boolean>;
