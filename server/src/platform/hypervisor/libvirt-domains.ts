@@ -45,9 +45,13 @@ export interface DomainEnd {
   stopped?: string;
 }
 
-/** What virsh says of a domain that does not run. */
-const NOT_FOUND =
-  /domain not found|failed to get domain|no domain with matching|domain is not running|not running/i;
+/**
+ * What libvirt says of a domain that does not run. virsh's own "failed to get domain" is not
+ * enough: it also prints it when the lookup failed because the connection to the host broke
+ * ("Cannot recv data", "client socket is closed"), and a host that stops answering must not
+ * end its domains.
+ */
+const NOT_FOUND = /domain not found|no domain with matching|domain is not running/i;
 
 /** `virsh domstate` as a run state; undefined when the domain does not run. */
 export function mapDomstate(text: string): DomainRunState | undefined {

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { isDomainGone, mapDomstate } from './libvirt-domains.ts';
+import { VirshError } from './virsh-session.ts';
+
+/** A failure as the long-lived virsh reports it: its `error:` lines, without their prefix. */
+const virshError = (...lines: string[]) => new VirshError(lines.join('; '), lines);
+
+describe('what virsh says of a domain', () => {
+  it('is gone when libvirt says the domain is not found or does not run', () => {
+    expect(
+      isDomainGone(
+        virshError(
+          "failed to get domain 'vdi-a'",
+          "Domain not found: no domain with matching name 'vdi-a'",
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      isDomainGone(virshError('Requested operation is not valid: domain is not running')),
+    ).toBe(true);
+  });
+
+  it('is not gone when the lookup failed because the connection to the host broke', () => {
+    for (const cause of [
+      'Cannot recv data: Connection reset by peer',
+      'internal error: client socket is closed',
+      'End of file while reading data: Ncat: Broken pipe.: Input/output error',
+    ])
+      expect(isDomainGone(virshError("failed to get domain 'vdi-a'", cause))).toBe(false);
+    expect(isDomainGone(new Error('Domain not found'))).toBe(false);
+  });
+
+  it('maps the states that run and nothing else', () => {
+    expect(mapDomstate('running\n')).toBe('running');
+    expect(mapDomstate('in shutdown')).toBe('running');
+    expect(mapDomstate('paused')).toBe('paused');
+    expect(mapDomstate('shut off')).toBeUndefined();
+  });
+});
