@@ -3,7 +3,8 @@
  * for every resource, and the bespoke screens (viewers, bookings, planning, videowall) by
  * resource and route kind. Every page is a lazy chunk.
  */
-import { lazy, type ComponentType, type LazyExoticComponent } from 'react';
+import { lazy, type ComponentType } from 'react';
+import { preloadableLazy } from '@/lib/preloadable-lazy';
 import { operations, type Operation } from '@/generated/api';
 
 export interface PageProps {
@@ -12,13 +13,21 @@ export interface PageProps {
   kind: string;
 }
 
-type Page = LazyExoticComponent<ComponentType<PageProps>>;
+type Page = ComponentType<PageProps>;
+
+/**
+ * The engine's list, where every role lands after the login: its chunk was fetched while the
+ * user typed, and it is marked loaded as soon as this module runs, so the first list renders
+ * without a fallback.
+ */
+const listPage = preloadableLazy(() =>
+  import('@/resources/list/resource-list-page').then((m) => m.ResourceListPage),
+);
+void listPage.preload();
 
 /** The engine's screen of each generic route kind. */
 export const enginePages: Readonly<Record<string, Page>> = {
-  list: lazy(() =>
-    import('@/resources/list/resource-list-page').then((m) => ({ default: m.ResourceListPage })),
-  ),
+  list: listPage,
   show: lazy(() =>
     import('@/resources/show/resource-show-page').then((m) => ({ default: m.ResourceShowPage })),
   ),

@@ -8,13 +8,16 @@ import { BrowserRouter, Navigate, Route, Routes, useLocation, useNavigate } from
 import { LoginPage } from '@/features/auth/login-page';
 import { loadAllNamespaces } from '@/i18n/i18n';
 import { setNavigator } from '@/lib/navigation';
+import { preloadableLazy } from '@/lib/preloadable-lazy';
 import { hasStoredSession } from '@/lib/token';
 import { loadApp } from './app-loader';
 import { decideEntry } from './guard/entry-decision';
 import { prefetchLanding } from './landing-prefetch';
 import { PageLoader } from './page-loader';
 
-const App = lazy(() => loadApp().then((m) => ({ default: m.App })));
+const App = preloadableLazy(() => loadApp().then((m) => m.App));
+/** Loads the application (while the user types the login), so its first screen does not suspend. */
+export const preloadApp = (): Promise<void> => App.preload();
 const MaintenancePage = lazy(() =>
   Promise.all([import('@/features/system/maintenance-page'), loadAllNamespaces()]).then(([m]) => ({
     default: m.MaintenancePage,
