@@ -5,6 +5,8 @@
  */
 import { lazy, type ComponentType } from 'react';
 import { preloadableLazy } from '@/lib/preloadable-lazy';
+import { hasStoredSession } from '@/lib/token';
+import { LOGIN_PATH } from '@/providers/auth-provider';
 import { operations, type Operation } from '@/generated/api';
 
 export interface PageProps {
@@ -17,13 +19,18 @@ type Page = ComponentType<PageProps>;
 
 /**
  * The engine's list, where every role lands after the login: its chunk was fetched while the
- * user typed, and it is marked loaded as soon as this module runs, so the first list renders
- * without a fallback.
+ * user typed, and it is marked loaded as soon as this module runs (on the login page or with a
+ * session), so the first list renders without a fallback. A visitor of a page without login (a
+ * direct viewer link) does not load it.
  */
 const listPage = preloadableLazy(() =>
   import('@/resources/list/resource-list-page').then((m) => m.ResourceListPage),
 );
-void listPage.preload();
+if (
+  typeof window !== 'undefined' &&
+  (window.location.pathname === LOGIN_PATH || hasStoredSession())
+)
+  void listPage.preload();
 
 /** The engine's screen of each generic route kind. */
 export const enginePages: Readonly<Record<string, Page>> = {
