@@ -18,6 +18,8 @@ describe('what virsh says of a domain', () => {
     expect(
       isDomainGone(virshError('Requested operation is not valid: domain is not running')),
     ).toBe(true);
+    // virsh's own line for a lookup of a missing domain, alone
+    expect(isDomainGone(virshError("failed to get domain 'vdi-a'"))).toBe(true);
   });
 
   it('is not gone when the lookup failed because the connection to the host broke', () => {

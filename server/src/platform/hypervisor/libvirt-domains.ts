@@ -45,13 +45,15 @@ export interface DomainEnd {
   stopped?: string;
 }
 
+/** What virsh says of a domain that does not run ("failed to get domain": a missing one). */
+const NOT_FOUND =
+  /domain not found|failed to get domain|no domain with matching|domain is not running|not running/i;
 /**
- * What libvirt says of a domain that does not run. virsh's own "failed to get domain" is not
- * enough: it also prints it when the lookup failed because the connection to the host broke
- * ("Cannot recv data", "client socket is closed"), and a host that stops answering must not
- * end its domains.
+ * What virsh adds when the lookup failed because the connection to the host broke: the domain may
+ * well run on, and a host that stops answering must not end its domains.
  */
-const NOT_FOUND = /domain not found|no domain with matching|domain is not running/i;
+const CONNECTION_LOST =
+  /cannot (?:recv|write) data|end of file while reading data|client socket is closed|failed to connect to the hypervisor|unable to connect|connection (?:reset|refused|closed|timed out)|broken pipe|not connected/i;
 
 /** `virsh domstate` as a run state; undefined when the domain does not run. */
 export function mapDomstate(text: string): DomainRunState | undefined {
@@ -64,7 +66,11 @@ export function mapDomstate(text: string): DomainRunState | undefined {
 
 /** Whether virsh failed because the domain does not run (any more). */
 export function isDomainGone(error: unknown): boolean {
-  return error instanceof VirshError && NOT_FOUND.test(error.message);
+  return (
+    error instanceof VirshError &&
+    NOT_FOUND.test(error.message) &&
+    !CONNECTION_LOST.test(error.message)
+  );
 }
 
 export class LibvirtDomains {
