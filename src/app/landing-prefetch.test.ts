@@ -48,6 +48,10 @@ describe('the landing reads after login', () => {
     expect(await requestOperation('session.user')).toEqual({ id: 'u1' });
     expect(await requestOperation('desktops.list', { params: {} })).toEqual({ id: 'u1' });
     expect(fetchMock).toHaveBeenCalledTimes(4);
+    // The application's entry asks ahead again after the bootstrap took the user: nothing is sent.
+    prefetchLanding(HOME_PATH);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fetchMock).toHaveBeenCalledTimes(4);
     // Taken once: the next call asks the server again.
     await requestOperation('session.user');
     expect(fetchMock).toHaveBeenCalledTimes(5);

@@ -66,7 +66,8 @@ interface Prefetched {
   at: number;
   /** The session the answer was asked with: another session never takes it. */
   token: string | null;
-  answer: Promise<unknown>;
+  /** Null once taken: the entry stays, so asking ahead again in the same session sends nothing. */
+  answer: Promise<unknown> | null;
 }
 
 const prefetched = new Map<string, Prefetched>();
@@ -77,7 +78,9 @@ const callKey = (key: string, options: RequestOptions): string =>
 /**
  * Starts a read ahead of the call that needs it (the landing page's reads, right after login):
  * the next call of the same operation with the same params and query, in the same session and
- * within PREFETCH_TTL_MS, takes this answer (or its failure) instead of asking again.
+ * within PREFETCH_TTL_MS, takes this answer (or its failure) instead of asking again. Asking
+ * ahead again in that time sends nothing, even once the answer was taken (the application's
+ * entry repeats the login's reads ahead after the session bootstrap took the user).
  */
 export function prefetchOperation(
   key: string,
@@ -105,11 +108,10 @@ function takePrefetched(key: string, options: RequestOptions): Promise<unknown> 
   if (options.signal || options.responseType || options.timeoutMs !== undefined) return null;
   const id = callKey(key, options);
   const entry = prefetched.get(id);
-  if (!entry) return null;
-  prefetched.delete(id);
-  return Date.now() - entry.at <= PREFETCH_TTL_MS && entry.token === getToken()
-    ? entry.answer
-    : null;
+  if (!entry?.answer) return null;
+  const { answer } = entry;
+  entry.answer = null;
+  return Date.now() - entry.at <= PREFETCH_TTL_MS && entry.token === getToken() ? answer : null;
 }
 
 /**
