@@ -6,7 +6,9 @@
  */
 import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { precompressDir } from './scripts/lib/precompress';
 
 const backend = 'http://127.0.0.1:8080';
 
@@ -56,8 +58,26 @@ function novncWithoutH264Probe(): Plugin {
   };
 }
 
+/**
+ * Every text asset of the build gets its `.br` and `.gz` beside it (scripts/lib/precompress.ts):
+ * the server sends them as they are, so no browser's download of the SPA costs it a compression.
+ */
+function precompressAssets(): Plugin {
+  let assetsDir = '';
+  return {
+    name: 'precompress-assets',
+    apply: 'build',
+    configResolved(config) {
+      assetsDir = resolve(config.root, config.build.outDir, config.build.assetsDir);
+    },
+    async closeBundle() {
+      await precompressDir(assetsDir);
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [react(), novncWithoutH264Probe()],
+  plugins: [react(), novncWithoutH264Probe(), precompressAssets()],
   resolve: {
     alias: {
       '@common': fileURLToPath(new URL('./common', import.meta.url)),

@@ -119,10 +119,26 @@ describe('GET /user/desktops byte budget', () => {
 
   it('lists each desktop as its events carry it (the whole row through toWire)', async () => {
     const owner = await userRow(t.app, 'user');
+    // Timestamps with microseconds: the list's JSON text and the driver's Date both keep milliseconds.
+    await t.app.database.query(
+      `UPDATE desktops SET accessed = '2026-03-04 05:06:07.891234+00',
+         next_booking_start = '2026-03-04 06:00:00.999999+00',
+         next_booking_end = '2026-03-04 07:00:00.000501+00'
+       WHERE id = (SELECT id FROM desktops WHERE user_id = $1 ORDER BY name LIMIT 1)`,
+      [owner.id],
+    );
     const listed = await t.app.desktops.listForUser(owner.id);
     const rows = await t.app.desktops.table.list({ where: eq(desktops.userId, owner.id) });
     const byId = new Map(rows.map((row) => [row.id, toWire(row)]));
     expect(listed.length).toBe(rows.length);
     for (const desktop of listed) expect(desktop).toStrictEqual(byId.get(desktop.id));
+    expect(listed[0]).toMatchObject({
+      accessed: Date.parse('2026-03-04T05:06:07Z') / 1000,
+      next_booking_start: '2026-03-04T06:00:00.999Z',
+      next_booking_end: '2026-03-04T07:00:00.000Z',
+    });
+    // In the order the list promises: by name.
+    const names = listed.map((desktop) => desktop.name);
+    expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   });
 });

@@ -48,6 +48,35 @@ describe('app on embedded PGlite', () => {
     expect(tpl[0]?.disk_path).toBe(join(t.config.dataDir, 'images', 'demo-template.qcow2'));
   });
 
+  it('lists each desktop as its events carry it, from the one JSON text PGlite answers', async () => {
+    const owner = (
+      await t.app.database.query<{ id: string }>("SELECT id FROM users WHERE uid = 'user'")
+    )[0];
+    if (!owner) throw new Error('no user');
+    await t.app.database.query(
+      `UPDATE desktops SET accessed = '2026-03-04 05:06:07.891234+00',
+         next_booking_start = '2026-03-04 06:00:00.999999+00',
+         next_booking_end = '2026-03-04 07:00:00.000501+00', booking_id = 'b-1',
+         queue = '{"position": 2, "event": "start"}', detail = 'a detail', description = ''
+       WHERE id = (SELECT id FROM desktops WHERE user_id = $1 ORDER BY name LIMIT 1)`,
+      [owner.id],
+    );
+    const listed = await t.app.desktops.listForUser(owner.id);
+    expect(listed.length).toBeGreaterThan(0);
+    // An event carries a desktop made from its whole row.
+    for (const desktop of listed)
+      expect(desktop).toStrictEqual(
+        await t.app.desktops.publishCurrent(desktop.id, 'desktops.updated'),
+      );
+    expect(listed[0]).toMatchObject({
+      next_booking_start: '2026-03-04T06:00:00.999Z',
+      booking_id: 'b-1',
+      queue: { position: 2, event: 'start' },
+      detail: 'a detail',
+    });
+    expect(listed[0]).not.toHaveProperty('description');
+  });
+
   it('holds every lease of background work in its one process', async () => {
     expect(t.app.work.isLeader).toBe(true);
     expect(await t.app.work.liveNodes()).toEqual(new Set([t.config.nodeName]));
