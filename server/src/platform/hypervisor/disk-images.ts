@@ -1,8 +1,8 @@
 /**
- * Disk images through `qemu-img`: a blank qcow2 or an overlay on a template, its info, growing it,
- * flattening it into a standalone copy, deleting it. Any driver whose guests run on qcow2 files uses
- * it; the driver tells which files its running domains hold, and those are never resized, read for
- * a copy or deleted.
+ * Disk images through `qemu-img`: a blank qcow2 or an overlay on a template, its info (a qcow2's
+ * read from its header, ./qcow2-info.ts), growing it, flattening it into a standalone copy,
+ * deleting it. Any driver whose guests run on qcow2 files uses it; the driver tells which files
+ * its running domains hold, and those are never resized, read for a copy or deleted.
  */
 import { spawn, execFile } from 'node:child_process';
 import { promises as fsp, existsSync } from 'node:fs';
@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { errorMessage, isRecord } from './host-process.ts';
+import { qcow2Info } from './qcow2-info.ts';
 import {
   HypervisorError,
   type ConvertDiskOptions,
@@ -83,6 +84,8 @@ export class DiskImages implements DiskOperations {
   async diskInfo(file: string): Promise<DiskInfo> {
     const abs = path.resolve(file);
     if (!existsSync(abs)) throw new HypervisorError('disk_not_found', `disk ${abs} not found`);
+    const fromHeader = await qcow2Info(abs).catch(() => null);
+    if (fromHeader) return fromHeader;
     // -U: read even while a running QEMU holds the image lock
     const out = await this.run(['info', '--output=json', '-U', abs]);
     let info: unknown;
