@@ -26,24 +26,34 @@ export interface ListCache {
 export function keepNewerRecords(previous: unknown, next: unknown): unknown {
   const before = (previous as ListCache | undefined)?.data;
   const after = (next as ListCache | undefined)?.data;
-  if (!Array.isArray(before) || !Array.isArray(after) || before.length === 0) return next;
-  const cached = new Map<unknown, Identified>();
-  for (const record of before) if (record.id !== undefined) cached.set(record.id, record);
-  let kept = false;
-  const data = after.map((record) => {
-    const current = cached.get(record.id);
+  if (!Array.isArray(before) || !Array.isArray(after) || before.length === 0 || before === after)
+    return next;
+  // A list read again mostly holds the same records in the same order: each is compared with the
+  // cached one at its own index, and only a record found elsewhere is looked up by id (the map of
+  // the cached list is built then, once). No new list is made unless a cached record is kept.
+  let cached: Map<unknown, Identified> | undefined;
+  let data: Identified[] | undefined;
+  for (let i = 0; i < after.length; i++) {
+    const record = after[i] as Identified;
+    let current = before[i];
+    if (current?.id !== record.id) {
+      if (!cached) {
+        cached = new Map();
+        for (const known of before) if (known.id !== undefined) cached.set(known.id, known);
+      }
+      current = cached.get(record.id);
+    }
     if (
       current &&
       typeof current.version === 'number' &&
       typeof record.version === 'number' &&
       current.version > record.version
     ) {
-      kept = true;
-      return current;
-    }
-    return record;
-  });
-  return kept ? { ...(next as ListCache), data } : next;
+      data ??= after.slice(0, i);
+      data.push(current);
+    } else data?.push(record);
+  }
+  return data ? { ...(next as ListCache), data } : next;
 }
 
 /** Query-key prefix of every list query of a resource (refine's `keys()` layout). */

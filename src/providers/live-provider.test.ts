@@ -201,6 +201,56 @@ describe('keepNewerRecords', () => {
     expect(merged.total).toBe(3);
   });
 
+  it('finds a newer cached record by id when the answer has the list in another order', () => {
+    const cached = {
+      data: [
+        { id: 'a', version: 1 },
+        { id: 'b', version: 1 },
+        { id: 'c', version: 5, state: 'started' },
+        { id: 'd', version: 1 },
+      ],
+    };
+    // Renamed, so sorted elsewhere; one removed; one new; the newer 'c' now at index 0.
+    const answer = {
+      data: [
+        { id: 'c', version: 4, state: 'starting' },
+        { id: 'e', version: 1 },
+        { id: 'a', version: 2, state: 'renamed' },
+        { id: 'd', version: 1 },
+      ],
+    };
+    const merged = keepNewerRecords(cached, answer) as typeof answer;
+    expect(merged.data).toEqual([
+      { id: 'c', version: 5, state: 'started' },
+      { id: 'e', version: 1 },
+      { id: 'a', version: 2, state: 'renamed' },
+      { id: 'd', version: 1 },
+    ]);
+    expect(merged.data[2]).toBe(answer.data[2]);
+    expect(answer.data[0]?.state).toBe('starting');
+  });
+
+  it('keeps a newer record at the end of a list in the same order, the others from the answer', () => {
+    const cached = {
+      data: [
+        { id: 'a', version: 1 },
+        { id: 'b', version: 1 },
+        { id: 'z', version: 9 },
+      ],
+    };
+    const answer = {
+      data: [
+        { id: 'a', version: 2 },
+        { id: 'b', version: 1 },
+        { id: 'z', version: 8 },
+      ],
+    };
+    const merged = keepNewerRecords(cached, answer) as typeof answer;
+    expect(merged.data[0]).toBe(answer.data[0]);
+    expect(merged.data[1]).toBe(answer.data[1]);
+    expect(merged.data[2]).toBe(cached.data[2]);
+  });
+
   it('answers the new list itself when nothing in the cache is newer', () => {
     const answer = { data: [{ id: 'a', version: 2 }] };
     expect(keepNewerRecords({ data: [{ id: 'a', version: 1 }] }, answer)).toBe(answer);
