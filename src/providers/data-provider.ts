@@ -45,7 +45,8 @@ function paramsFrom(
  */
 export function createDataProvider(
   request: RequestFn = requestOperation,
-  live?: Pick<PortalLiveProvider, 'beginListRead'>,
+  live?: Pick<PortalLiveProvider, 'beginListRead'> &
+    Partial<Pick<PortalLiveProvider, 'beginOneRead'>>,
 ): DataProvider {
   return {
     getApiUrl: () => '/api/v3',
@@ -84,13 +85,18 @@ export function createDataProvider(
     getOne: async ({ resource, id, meta }) => {
       // A singleton (the profile) is read without an id: the id only keys its cache.
       const singleton = resources.find((r) => r.name === resource)?.meta.singleton === true;
-      const data = await request(
-        opKey(resource, (meta?.operation as string | undefined) ?? 'show'),
-        {
+      // The live events of the records the answer embeds, while it is read (a deployment's desktops).
+      const read = live?.beginOneRead?.(resource, id);
+      let data: unknown;
+      try {
+        data = await request(opKey(resource, (meta?.operation as string | undefined) ?? 'show'), {
           params: paramsFrom(meta, singleton ? undefined : id),
-        },
-      );
-      return { data: data as never };
+        });
+      } catch (error) {
+        read?.cancel();
+        throw error;
+      }
+      return { data: (read ? read.settle(data) : data) as never };
     },
 
     create: async ({ resource, variables, meta }) => {

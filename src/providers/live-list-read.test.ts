@@ -142,3 +142,99 @@ describe('a list answer older than events applied before its read began', () => 
     expect(rows()).toEqual([whole('a', 'stopped', 3)]);
   });
 });
+
+/** A data provider whose requests wait until the test answers them, in the order they were made. */
+function queuedSetup() {
+  const client = new QueryClient();
+  const live = createLiveProvider(client);
+  const waiting: ((answer: unknown) => void)[] = [];
+  const provider = createDataProvider(
+    () =>
+      new Promise((resolve) => {
+        waiting.push(resolve);
+      }),
+    live,
+  );
+  const answerNext = (answer: unknown) => waiting.shift()?.(answer);
+  return { live, provider, answerNext };
+}
+
+describe('reads that overlap', () => {
+  it('two list reads begun together each get an event that arrives after the other ended', async () => {
+    const { live, provider, answerNext } = queuedSetup();
+    const first = provider.getList({ resource: 'desktops' });
+    const second = provider.getList({ resource: 'desktops', meta: { query: { page: '1' } } });
+    answerNext([whole('x', 'creating', 1)]);
+    await first;
+    // The second read, begun at the same moment, is still in flight when the update comes.
+    live.dispatch(wireByName['desktops.updated'], whole('x', 'stopped', 2));
+    answerNext([whole('x', 'creating', 1)]);
+    expect((await second).data).toEqual([whole('x', 'stopped', 2)]);
+  });
+});
+
+describe("a deployment's page read while its desktops change", () => {
+  const desktop = (id: string, state: string, version: number) => ({
+    id,
+    tag: 'dep-1',
+    user_name: `Student ${id}`,
+    state,
+    version,
+  });
+  const detail = (...desktops: ReturnType<typeof desktop>[]) => ({
+    id: 'dep-1',
+    name: 'Lab',
+    desktops,
+  });
+
+  it('gets the desktop events that arrived while it was read (the row does not stay shutting down)', async () => {
+    const { live, provider, answerNext } = queuedSetup();
+    const reading = provider.getOne({ resource: 'deployments', id: 'dep-1' });
+    // The server stops the desktop after it read the deployment for this answer.
+    live.dispatch(wireByName['deployment-desktops.updated'], desktop('a', 'stopped', 38));
+    // An event of another deployment, and an older one, change nothing.
+    live.dispatch(wireByName['deployment-desktops.updated'], {
+      ...desktop('z', 'stopped', 9),
+      tag: 'dep-2',
+    });
+    live.dispatch(wireByName['deployment-desktops.updated'], desktop('b', 'started', 3));
+    live.dispatch(wireByName['deployment-desktops.deleted'], { id: 'c', tag: 'dep-1' });
+    answerNext(
+      detail(
+        desktop('a', 'shutting-down', 37),
+        desktop('b', 'stopped', 4),
+        desktop('c', 'stopped', 2),
+      ),
+    );
+    const { data } = await reading;
+    expect(data).toEqual(detail(desktop('a', 'stopped', 38), desktop('b', 'stopped', 4)));
+  });
+
+  it('answers as read when no event came, and forgets the events once the read ended', async () => {
+    const { live, provider, answerNext } = queuedSetup();
+    const first = provider.getOne({ resource: 'deployments', id: 'dep-1' });
+    answerNext(detail(desktop('a', 'started', 5)));
+    expect((await first).data).toEqual(detail(desktop('a', 'started', 5)));
+    live.dispatch(wireByName['deployment-desktops.updated'], desktop('a', 'stopped', 6));
+    const second = provider.getOne({ resource: 'deployments', id: 'dep-1' });
+    answerNext(detail(desktop('a', 'stopped', 6)));
+    expect((await second).data).toEqual(detail(desktop('a', 'stopped', 6)));
+  });
+});
+
+describe('an open record read while it changes', () => {
+  it('gets the updates of a patched resource that arrived while it was read, not older ones', async () => {
+    const { live, provider, answerNext } = queuedSetup();
+    const reading = provider.getOne({ resource: 'bastion', id: 'd1' });
+    live.dispatch(wireByName['bastion.updated'], { id: 'd1', enabled: true, version: 3 });
+    live.dispatch(wireByName['bastion.updated'], { id: 'd1', enabled: false, version: 1 });
+    live.dispatch(wireByName['bastion.updated'], { id: 'd2', enabled: false, version: 9 });
+    answerNext({ id: 'd1', host: 'bastion.example.org', enabled: false, version: 2 });
+    expect((await reading).data).toEqual({
+      id: 'd1',
+      host: 'bastion.example.org',
+      enabled: true,
+      version: 3,
+    });
+  });
+});

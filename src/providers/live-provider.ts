@@ -65,9 +65,24 @@ export interface PortalLiveProvider extends LiveProvider {
    * the read lists every record of the resource the user reaches (not a tab's or a range's part).
    */
   beginListRead: (resource: string, whole?: boolean) => ListRead;
+  /** A show read of the record `id` of a resource starts (the data provider calls it too). */
+  beginOneRead: (resource: string, id: unknown) => OneRead;
 }
 
-/** An event kept for the list reads in flight when it arrived. */
+/** A show read: `settle` answers the record with the events kept for it applied. */
+export interface OneRead {
+  settle: (record: unknown) => unknown;
+  cancel: () => void;
+}
+
+/** Where a live child resource's records sit in its parent's show answer. */
+interface LiveParent {
+  resource: string;
+  field: string;
+  path: string;
+}
+
+/** An event kept for the reads in flight when it arrived. */
 interface KeptEvent {
   seq: number;
   remove: boolean;
@@ -120,11 +135,12 @@ export function createLiveProvider(
         : setTimeout(flush, 16);
   };
   const subscriptions = new Set<Subscription>();
-  /** Events of each resource that arrived while some of its list reads were in flight. */
+  /** Events of each resource that arrived while some of its reads were in flight. */
   let seq = 0;
   const kept = new Map<string, KeptEvent[]>();
-  /** The sequence number each list read in flight started at, by resource. */
-  const reads = new Map<string, Set<number>>();
+  /** The reads in flight, by resource: each read's token and the sequence number it started at. */
+  const reads = new Map<string, Map<number, number>>();
+  let readTokens = 0;
   /** Records added or deleted since the socket (re)connected, by resource and id: the latest. */
   const sinceConnect = new Map<string, Map<unknown, KeptEvent>>();
   /** Remembers an add or a delete, and the later updates of a record added since the connect. */
@@ -159,22 +175,35 @@ export function createLiveProvider(
     list.push({ seq: ++seq, remove, record });
     kept.set(resource, list);
   };
-  const beginListRead = (resource: string, wholeList = true): ListRead => {
+  /**
+   * Registers a read of `resource` starting now; `finish` ends it and drops the kept events every
+   * read still in flight already has. Each read has its own token: two reads that start at the same
+   * sequence number (two queries of one page) stay two reads until each has ended.
+   */
+  const openRead = (resource: string): { start: number; finish: () => void } => {
     const start = seq;
-    const open = reads.get(resource) ?? new Set<number>();
-    open.add(start);
+    const token = ++readTokens;
+    const open = reads.get(resource) ?? new Map<number, number>();
+    open.set(token, start);
     reads.set(resource, open);
     let done = false;
-    const finish = (): void => {
-      if (done) return;
-      done = true;
-      open.delete(start);
-      // Events older than every read still in flight are in every answer still to come.
-      const oldest = open.size ? Math.min(...open) : seq;
-      const rest = (kept.get(resource) ?? []).filter((event) => event.seq > oldest);
-      if (rest.length) kept.set(resource, rest);
-      else kept.delete(resource);
+    return {
+      start,
+      finish: () => {
+        if (done) return;
+        done = true;
+        open.delete(token);
+        if (!open.size) reads.delete(resource);
+        // Events older than every read still in flight are in every answer still to come.
+        const oldest = open.size ? Math.min(...open.values()) : seq;
+        const rest = (kept.get(resource) ?? []).filter((event) => event.seq > oldest);
+        if (rest.length) kept.set(resource, rest);
+        else kept.delete(resource);
+      },
     };
+  };
+  const beginListRead = (resource: string, wholeList = true): ListRead => {
+    const { start, finish } = openRead(resource);
     return {
       settle: (records) => {
         const meta = resources.find((r) => r.name === resource)?.meta;
@@ -192,6 +221,67 @@ export function createLiveProvider(
         for (const event of kept.get(resource) ?? []) if (event.seq > start) apply(event);
         finish();
         return (cache as ListCache).data;
+      },
+      cancel: finish,
+    };
+  };
+  /**
+   * A show read of a record whose answer embeds the records of a live child resource (a
+   * deployment's desktops): the child events that arrived while it was in flight are applied to
+   * the embedded list of the answer, as for a list read. Without it an answer read before a
+   * child's last write landed after that write's event and stayed (a desktop of the deployment
+   * page left "Shutting down" while the server had stopped it).
+   */
+  const beginOneRead = (resource: string, id: unknown): OneRead => {
+    const children = resources.flatMap((child) => {
+      const parent = (child.meta?.live as { parent?: LiveParent } | undefined)?.parent;
+      return parent?.resource === resource
+        ? [{ name: child.name, idField: child.meta?.idField ?? 'id', parent }]
+        : [];
+    });
+    const opened = children.map((child) => ({ child, read: openRead(child.name) }));
+    // A patched resource's own updates merge into its open record (a whole list record is not
+    // the show answer's shape: those invalidate the record instead, which reads it again).
+    const meta = resources.find((r) => r.name === resource)?.meta;
+    const live = meta?.live as { patch?: boolean; whole?: boolean } | null | undefined;
+    const own = live?.patch && !live.whole ? openRead(resource) : undefined;
+    const idField = meta?.idField ?? 'id';
+    const finish = () => {
+      for (const { read } of opened) read.finish();
+      own?.finish();
+    };
+    return {
+      settle: (answer) => {
+        let cache: unknown = { data: answer };
+        if (own)
+          for (const event of kept.get(resource) ?? []) {
+            const current = (cache as { data?: Identified }).data;
+            if (
+              event.seq > own.start &&
+              !event.remove &&
+              current &&
+              typeof current === 'object' &&
+              String(event.record[idField]) === String(id) &&
+              !(
+                typeof current.version === 'number' &&
+                typeof event.record.version === 'number' &&
+                event.record.version < current.version
+              )
+            )
+              cache = { data: { ...current, ...event.record } };
+          }
+        for (const { child, read } of opened)
+          for (const event of kept.get(child.name) ?? [])
+            if (event.seq > read.start && String(event.record[child.parent.field]) === String(id))
+              cache = patchParent(
+                cache,
+                child.parent.path,
+                event.record,
+                child.idField,
+                event.remove,
+              );
+        finish();
+        return (cache as { data: unknown }).data;
       },
       cancel: finish,
     };
@@ -256,8 +346,7 @@ export function createLiveProvider(
     const removeWhen = live?.removeWhen;
     const removes = !!removeWhen && removeWhen.values.includes(record[removeWhen.field]);
 
-    const parent = (meta?.live as { parent?: { resource: string; field: string; path: string } })
-      ?.parent;
+    const parent = (meta?.live as { parent?: LiveParent } | null | undefined)?.parent;
     if (parent && (verb === 'created' || verb === 'updated' || verb === 'deleted')) {
       const owner = record[parent.field];
       if (owner !== undefined)
@@ -326,6 +415,7 @@ export function createLiveProvider(
   return {
     dispatch,
     beginListRead,
+    beginOneRead,
     resync: () => {
       // Events may have been missed while disconnected: the answers read now are the truth.
       sinceConnect.clear();
