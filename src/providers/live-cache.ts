@@ -66,6 +66,15 @@ export function resourceKeyPrefix(resource: string): unknown[] {
   return ['data', DATA_PROVIDER_NAME, resource];
 }
 
+/** Whether `payload` is an older version of the record `current` (both versioned). */
+function isStale(payload: Identified, current: Identified | undefined): boolean {
+  return (
+    typeof current?.version === 'number' &&
+    typeof payload.version === 'number' &&
+    payload.version < current.version
+  );
+}
+
 function isListCache(value: unknown): value is ListCache {
   return !!value && typeof value === 'object' && Array.isArray((value as ListCache).data);
 }
@@ -91,17 +100,21 @@ export function upsertRecord(
     };
   }
   const current = cache.data[index];
-  if (
-    current &&
-    typeof current.version === 'number' &&
-    typeof payload.version === 'number' &&
-    payload.version < current.version
-  ) {
-    return cache;
-  }
+  if (isStale(payload, current)) return cache;
   const data = cache.data.slice();
   data[index] = whole ? payload : { ...current, ...payload };
   return { ...cache, data };
+}
+
+/**
+ * An open record's cache (a show answer, `{ data: record }`) with a patched resource's update
+ * merged in; the same cache when the update is older than the record.
+ */
+export function patchOpenRecord(cache: unknown, payload: Identified): unknown {
+  if (!cache || typeof cache !== 'object') return cache;
+  const current = (cache as { data?: Identified }).data;
+  if (isStale(payload, current)) return cache;
+  return { ...cache, data: { ...current, ...payload } };
 }
 
 /** Removes one record by id; a stale delete (older version) is ignored. */
@@ -111,14 +124,7 @@ export function removeRecord(cache: unknown, payload: Identified, idField = 'id'
   const index = cache.data.findIndex((item) => item[idField] === id);
   if (index === -1) return cache;
   const current = cache.data[index];
-  if (
-    current &&
-    typeof current.version === 'number' &&
-    typeof payload.version === 'number' &&
-    payload.version < current.version
-  ) {
-    return cache;
-  }
+  if (isStale(payload, current)) return cache;
   const data = cache.data.filter((_, i) => i !== index);
   return { ...cache, data, total: Math.max(0, (cache.total ?? cache.data.length) - 1) };
 }

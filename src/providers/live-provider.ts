@@ -34,6 +34,7 @@ import {
   applyQueue,
   keepNewerRecords,
   listKeyPrefix,
+  patchOpenRecord,
   patchParent,
   removeRecord,
   resourceKeyPrefix,
@@ -204,19 +205,7 @@ export function createLiveProvider(
         if (whole) {
           if (queryClient.getQueriesData({ queryKey: one }).length)
             void queryClient.invalidateQueries({ queryKey: one });
-        } else
-          patchQueries(one, (cache) => {
-            if (!cache || typeof cache !== 'object') return cache;
-            const current = (cache as { data?: Identified }).data;
-            if (
-              current &&
-              typeof current.version === 'number' &&
-              typeof record.version === 'number' &&
-              record.version < current.version
-            )
-              return cache;
-            return { ...cache, data: { ...current, ...record } };
-          });
+        } else patchQueries(one, (cache) => patchOpenRecord(cache, record));
       } else if (verb === 'deleted') {
         keepForReads(resource, true, record);
         patchQueries(prefix, (cache) => removeRecord(cache, record, idField));

@@ -6,6 +6,7 @@
  */
 import { resources } from '@/generated/resources';
 import {
+  patchOpenRecord,
   patchParent,
   removeRecord,
   upsertRecord,
@@ -162,22 +163,13 @@ export function createLiveReads() {
       settle: (answer) => {
         let cache: unknown = { data: answer };
         if (own)
-          for (const event of kept.get(resource) ?? []) {
-            const current = (cache as { data?: Identified }).data;
+          for (const event of kept.get(resource) ?? [])
             if (
               event.seq > own.start &&
               !event.remove &&
-              current &&
-              typeof current === 'object' &&
-              String(event.record[idField]) === String(id) &&
-              !(
-                typeof current.version === 'number' &&
-                typeof event.record.version === 'number' &&
-                event.record.version < current.version
-              )
+              String(event.record[idField]) === String(id)
             )
-              cache = { data: { ...current, ...event.record } };
-          }
+              cache = patchOpenRecord(cache, event.record);
         for (const { child, read } of opened)
           for (const event of kept.get(child.name) ?? [])
             if (event.seq > read.start && String(event.record[child.parent.field]) === String(id))
