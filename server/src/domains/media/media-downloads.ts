@@ -9,7 +9,8 @@ import { media, type MediaRow } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/http/api-error.ts';
 import { DEFAULT_RETRY_AFTER_SECONDS, tooManyRequests } from '../../platform/http/rate-limit.ts';
 import type { Media, MediaProgress, MediaStatus } from '../../../../src/generated/types.ts';
-import { DownloadSlots, type DownloadSlot } from './download-slots.ts';
+import { DownloadSlots } from './download-slots.ts';
+import type { HeldSlot } from '../../platform/jobs/cluster-slots.ts';
 import { DownloadFailure, saveDownload } from './download.ts';
 import { MediaUrlError, openUrl, type OpenedUrl } from '../../platform/lib/safe-fetch.ts';
 import { GIB } from '../quotas/index.ts';
@@ -55,7 +56,7 @@ export function createMediaDownloads(ctx: MediaContext) {
     });
 
   /** A slot in this process and one counted over every node (the same limits hold for all). */
-  const takeSlot = async (userId: string): Promise<DownloadSlot> => {
+  const takeSlot = async (userId: string): Promise<HeldSlot> => {
     const local = slots.take(userId);
     if (!local) {
       const reached = slots.limitReached(userId);
@@ -76,9 +77,10 @@ export function createMediaDownloads(ctx: MediaContext) {
       throw refusal(shared.refused === 'user' ? 'user' : 'server', shared.limit);
     }
     return {
+      // Answers once the other nodes no longer count it: an abort answers after it.
       release() {
         local.release();
-        shared.slot.release();
+        return shared.slot.release();
       },
     };
   };
@@ -189,7 +191,7 @@ export function createMediaDownloads(ctx: MediaContext) {
     const lease = await app.work.hold(mediaLease(row.id));
     if (!lease)
       throw new ApiError('conflict', 'The media changed meanwhile', 'conflict', { id: row.id });
-    let slot: DownloadSlot;
+    let slot: HeldSlot;
     try {
       slot = await takeSlot(row.userId);
     } catch (err) {
@@ -198,7 +200,7 @@ export function createMediaDownloads(ctx: MediaContext) {
       throw err;
     }
     const giveBack = async () => {
-      slot.release();
+      await slot.release();
       await lease.release();
     };
     const controller = new AbortController();

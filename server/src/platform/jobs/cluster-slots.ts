@@ -22,8 +22,11 @@ export interface SlotLimits {
 export type SlotScope = 'user' | 'item' | 'server';
 
 export interface HeldSlot {
-  /** Gives the slot back; calling it again does nothing. */
-  release(): void;
+  /**
+   * Gives the slot back; resolves once no node counts it any more (a failed delete is logged, and
+   * the row expires after a lease). Calling it again does nothing.
+   */
+  release(): Promise<void>;
 }
 
 export type SlotAnswer = { slot: HeldSlot } | { refused: SlotScope; limit: number };
@@ -59,10 +62,10 @@ export function createClusterSlots(
       );
   });
 
-  const release = (id: string) => {
+  const release = async (id: string): Promise<void> => {
     if (!held.delete(id)) return;
     // Not deleted (the database is away): it expires after a lease, as it is no longer renewed.
-    database
+    await database
       .query('DELETE FROM cluster_slots WHERE id = $1', [id])
       .catch((err: unknown) => log.warn({ err }, 'slot not given back'));
   };
