@@ -9,12 +9,13 @@ import react from '@vitejs/plugin-react';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { precompressDir } from './scripts/lib/precompress';
+import { DEFAULT_LANGUAGE, LOGIN_NAMESPACES } from './src/i18n/languages';
 
 const backend = 'http://127.0.0.1:8080';
 
 /** The login form's own modules (the entry's static imports). */
 const LOGIN_SOURCES =
-  /\/src\/(main\.tsx|app\/(root|app-loader|page-loader|landing-prefetch|guard\/entry-decision)\.tsx?$|features\/auth\/|i18n\/|components\/(language-switcher|color-scheme-switch|submit-button)\.tsx$|hooks\/use-page-title\.ts$|lib\/(token|idle|navigation|pending|paths|session-state|session-modal-store)\.ts$|providers\/(http-client|auth-provider|api-error|http-hooks|operation-listeners|request-encoding|token-renewal)\.ts$)/;
+  /\/src\/(main\.tsx|app\/(root|app-loader|page-loader|landing-prefetch|entry-reads|guard\/entry-decision)\.tsx?$|features\/auth\/|i18n\/|components\/(language-switcher|color-scheme-switch|submit-button)\.tsx$|hooks\/use-page-title\.ts$|lib\/(token|idle|navigation|pending|paths|session-state|session-modal-store)\.ts$|providers\/(http-client|auth-provider|api-error|http-hooks|operation-listeners|request-encoding|token-renewal)\.ts$)/;
 /** The libraries and Mantine components the login form draws with (their dependencies follow). */
 const LOGIN_LIBRARIES =
   /node_modules\/(i18next|react-i18next|@mantine\/core\/esm\/components\/(Alert|Anchor|Button|Center|Group|Loader|NativeSelect|Paper|PasswordInput|Skeleton|Stack|Text|TextInput|Title)\/)/;
@@ -76,8 +77,42 @@ function precompressAssets(): Plugin {
   };
 }
 
+/**
+ * The page preloads the catalogues of the first render in English, the fallback every language
+ * loads: found by the browser as it parses the page, they no longer wait for the entry's chunk to
+ * evaluate before their download starts (scripts/bench/bundle.ts checks the links are there).
+ */
+function preloadFallbackCatalogues(): Plugin {
+  const sources = LOGIN_NAMESPACES.map((ns) => `/locales/${DEFAULT_LANGUAGE}/${ns}.json`);
+  let base = '/';
+  return {
+    name: 'preload-fallback-catalogues',
+    apply: 'build',
+    configResolved(config) {
+      base = config.base;
+    },
+    transformIndexHtml: {
+      order: 'post',
+      handler(_html, context) {
+        const chunks = Object.values(context.bundle ?? {}).filter(
+          (output) =>
+            output.type === 'chunk' &&
+            sources.some((source) => output.facadeModuleId?.endsWith(source)),
+        );
+        if (chunks.length !== sources.length)
+          throw new Error(`the build lacks a catalogue chunk of ${sources.join(', ')}`);
+        return chunks.map((chunk) => ({
+          tag: 'link',
+          attrs: { rel: 'modulepreload', crossorigin: true, href: `${base}${chunk.fileName}` },
+          injectTo: 'head' as const,
+        }));
+      },
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [react(), novncWithoutH264Probe(), precompressAssets()],
+  plugins: [react(), novncWithoutH264Probe(), precompressAssets(), preloadFallbackCatalogues()],
   resolve: {
     alias: {
       '@common': fileURLToPath(new URL('./common', import.meta.url)),

@@ -22,6 +22,8 @@ import '@mantine/core/styles/CloseButton.css';
 import '@mantine/core/styles/VisuallyHidden.css';
 import '@mantine/notifications/styles.css';
 import './styles.css';
+// First: the first screen's reads leave before the rest of the entry evaluates.
+import '@/app/entry-reads';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { initI18n } from '@/i18n/i18n';

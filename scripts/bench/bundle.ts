@@ -3,8 +3,8 @@
  * entry in dist/.vite/manifest.json (the login form is the entry's; the router, the refine app,
  * socket and the desktops screen are dynamic imports) plus the catalogues the login form renders
  * with (LOGIN_NAMESPACES in the default language), gzips each JS file at level 9 and prints the
- * total. Exit 1 above the budget or when a lazy-only chunk is in the closure; `npm test` runs it
- * after its build.
+ * total. Exit 1 above the budget, when a lazy-only chunk is in the closure or when index.html does
+ * not preload those catalogues; `npm test` runs it after its build.
  * Usage: npx vite build && npx tsx scripts/bench/bundle.ts [--budget 140]
  */
 import { readFileSync } from 'node:fs';
@@ -47,6 +47,15 @@ for (const key of Object.keys(manifest)) {
 }
 if (![...catalogues].every((key) => closure.has(key)))
   throw new Error(`the manifest lacks a login catalogue (${[...catalogues].join(', ')})`);
+// The page preloads them: their download must not wait for the entry's chunk to evaluate.
+const page = readFileSync(join(dist, 'index.html'), 'utf8');
+for (const key of catalogues) {
+  const file = manifest[key]?.file ?? '';
+  if (!page.includes(`<link rel="modulepreload" crossorigin href="/${file}">`)) {
+    console.error(`FAIL: index.html does not preload the login catalogue ${key} (${file})`);
+    process.exitCode = 1;
+  }
+}
 
 const gz = (file: string): number => gzipSync(readFileSync(join(dist, file)), { level: 9 }).length;
 let jsTotal = 0;

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HOME_PATH } from '@/lib/paths';
 import { clearToken, setToken } from '@/lib/token';
-import { clearPrefetched, requestOperation } from '@/providers/http-client';
+import { pendingCount } from '@/lib/pending';
+import { clearPrefetched, prefetchOperation, requestOperation } from '@/providers/http-client';
 import { prefetchLanding } from './landing-prefetch';
 
 function jwt(claims: Record<string, unknown>): string {
@@ -78,5 +79,32 @@ describe('the landing reads after login', () => {
     setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), session_id: 'b' }));
     await requestOperation('session.user');
     expect(fetchMock).toHaveBeenCalledTimes(5);
+  });
+});
+
+describe('an answer asked ahead and taken', () => {
+  it('counts as a request in flight until it comes (submit buttons wait), not after', async () => {
+    let answer: (response: Response) => void = () => undefined;
+    fetchMock.mockImplementationOnce(() => new Promise((resolve) => (answer = resolve)));
+    prefetchOperation('session.categories');
+    expect(pendingCount()).toBe(0); // asked ahead in the background
+    const taken = requestOperation('session.categories');
+    expect(pendingCount()).toBe(1);
+    answer(
+      new Response(JSON.stringify([{ id: 'default' }]), {
+        headers: { 'Content-Type': 'application/json' },
+      }),
+    );
+    expect(await taken).toEqual([{ id: 'default' }]);
+    expect(pendingCount()).toBe(0);
+    expect(fetchMock).toHaveBeenCalledTimes(1);
+
+    // come before it is taken: nothing is in flight
+    prefetchOperation('session.providers');
+    await vi.waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(2));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const early = requestOperation('session.providers');
+    expect(pendingCount()).toBe(0);
+    expect(await early).toEqual({ id: 'u1' });
   });
 });

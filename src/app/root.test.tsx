@@ -95,6 +95,33 @@ describe('Root: leaving the login form', () => {
   });
 });
 
+describe('Root: the reads of the first screen', () => {
+  beforeEach(() => {
+    prefetched.length = 0;
+  });
+  afterEach(() => {
+    clearToken();
+  });
+
+  it("asks for the login form's reads as the entry evaluates, also for an anonymous guarded path", async () => {
+    for (const path of ['/login', '/desktops']) {
+      prefetched.length = 0;
+      window.history.replaceState(null, '', path);
+      await freshRoot();
+      expect(prefetched).toEqual([['session.categories'], ['session.providers']]);
+      expect(window.location.pathname).toBe('/login');
+    }
+  });
+
+  it('asks for nothing of the login form when a session opens the application', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: Math.floor(Date.now() / 1000) + 600 }));
+    window.history.replaceState(null, '', '/desktops');
+    await freshRoot();
+    expect(prefetched).toEqual([]);
+    expect(window.location.pathname).toBe('/desktops');
+  });
+});
+
 describe('Root: the VNC viewer page alone', () => {
   beforeEach(() => {
     routerGate = routerLoaded();

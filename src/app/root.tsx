@@ -4,9 +4,10 @@
  * without the router, the refine application, socket.io, the desktops screen, the toasts or the
  * catalogues it does not use; they load while the user types, and its first navigation (the
  * login's, a link, maintenance) hands over to the router (`router-root`). The browser VNC viewer
- * page opened with a usable session also renders alone (`viewer-alone`): its chunk and its ticket
- * are asked for as this module loads, and the application's session work follows the console's
- * first answer; a navigation away hands over to the router too.
+ * page opened with a usable session also renders alone (`viewer-alone`); a navigation away hands
+ * over to the router too. Which of them a visit starts on, and the reads each needs (the form's
+ * categories and providers, the console's ticket and chunk), is decided as the entry's first module
+ * evaluates (`entry-reads`); the application's session work follows the console's first answer.
  */
 import { lazy, startTransition, Suspense, useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -16,10 +17,10 @@ import { whenIdle } from '@/lib/idle';
 import { navigateTo, setNavigator } from '@/lib/navigation';
 import { preloadableLazy } from '@/lib/preloadable-lazy';
 import { setSessionModal } from '@/lib/session-modal-store';
-import { decodeToken, getToken, hasStoredSession } from '@/lib/token';
-import { configureHttpClient, prefetchOperation } from '@/providers/http-client';
-import { LOGIN_PATH, logout } from '@/providers/auth-provider';
-import { decideEntry, viewerAloneId } from './guard/entry-decision';
+import { hasStoredSession } from '@/lib/token';
+import { configureHttpClient } from '@/providers/http-client';
+import { logout } from '@/providers/auth-provider';
+import { entryScreen } from './entry-reads';
 import { prefetchLanding } from './landing-prefetch';
 import { PageLoader } from './page-loader';
 import { cssVariablesResolver, themeWithLabels } from './theme';
@@ -61,28 +62,7 @@ function DeferredNotifications() {
   );
 }
 
-/** The login form alone: the login path, or an anonymous visit to a guarded path (sent there). */
-function startsOnLogin(): boolean {
-  const { pathname } = window.location;
-  if (pathname === LOGIN_PATH) return true;
-  if (decideEntry(pathname, hasStoredSession()) !== LOGIN_PATH) return false;
-  window.history.replaceState(null, '', LOGIN_PATH);
-  return true;
-}
-
-/**
- * The desktop whose VNC viewer page this visit shows alone, or null. Its chunk (noVNC and its
- * start-up checks included) and its console ticket are asked for at once, together with the
- * catalogues the entry loads.
- */
-function startsOnViewer(): string | null {
-  if (typeof window === 'undefined') return null;
-  const id = viewerAloneId(window.location.pathname, decodeToken(getToken()), Date.now());
-  if (!id) return null;
-  prefetchOperation('desktops.viewer', { params: { id, viewer: 'browser-vnc' } });
-  return id;
-}
-const viewerId = startsOnViewer();
+const viewerId = entryScreen.kind === 'viewer' ? entryScreen.id : null;
 /** The viewer page's module once loaded: the first render draws it without a Suspense fallback. */
 let viewerModule: Awaited<ReturnType<typeof loadViewerAlone>> | null = null;
 const viewerLoading = viewerId
@@ -108,7 +88,7 @@ export function Root() {
   const { t } = useTranslation();
   const closeLabel = t('common:actions.close');
   const theme = useMemo(() => themeWithLabels(closeLabel), [closeLabel]);
-  const [alone] = useState(() => (startsOnLogin() ? 'login' : viewerId ? 'viewer' : null));
+  const [alone] = useState(() => (entryScreen.kind === 'app' ? null : entryScreen.kind));
   const [routed, setRouted] = useState(alone === null);
   // Until the router mounts, a navigation away from the login form (or the viewer) changes the
   // address and hands the page to the router, which renders that address. After a sign-in the

@@ -5,6 +5,7 @@
  */
 import i18next, { type BackendModule, type ReadCallback } from 'i18next';
 import { initReactI18next } from 'react-i18next';
+import { loadCatalogue } from './catalogues';
 import {
   DEFAULT_LANGUAGE,
   LANGUAGE_STORAGE_KEY,
@@ -15,18 +16,16 @@ import {
   type Namespace,
 } from './languages';
 
-const catalogues = import.meta.glob<{ default: Record<string, unknown> }>('../../locales/*/*.json');
-
 const lazyBackend: BackendModule = {
   type: 'backend',
   init: () => undefined,
   read: (language: string, namespace: string, callback: ReadCallback) => {
-    const loader = catalogues[`../../locales/${language}/${namespace}.json`];
-    if (!loader) {
+    const loading = loadCatalogue(language, namespace);
+    if (!loading) {
       callback(null, {});
       return;
     }
-    loader().then(
+    loading.then(
       (module) => callback(null, module.default),
       (error: unknown) => callback(error as Error, null),
     );

@@ -6,6 +6,9 @@
  */
 import dayjs from 'dayjs';
 import { intlLocale } from '@/i18n/languages';
+import { formatDay } from './times-of-day';
+
+export { formatDay, formatTime, formatTimeWithSeconds } from './times-of-day';
 
 export const DATE_FORMAT = 'YYYY-MM-DD HH:mm';
 
@@ -20,23 +23,6 @@ function toDayjs(value: DateInput): dayjs.Dayjs | null {
 /** Formats epoch seconds or a wire date; empty for missing values. */
 export function formatDate(value: DateInput): string {
   return toDayjs(value)?.format(DATE_FORMAT) ?? '';
-}
-
-const pad = (value: number): string => String(value).padStart(2, '0');
-
-/** A local day as YYYY-MM-DD. */
-export function formatDay(date: Date): string {
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-}
-
-/** A local time of day as 24-hour HH:mm. */
-export function formatTime(date: Date): string {
-  return `${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
-
-/** Local time of day with seconds, HH:mm:ss. */
-export function formatTimeWithSeconds(date: Date): string {
-  return `${formatTime(date)}:${pad(date.getSeconds())}`;
 }
 
 const nameFormats = new Map<string, Intl.DateTimeFormat>();

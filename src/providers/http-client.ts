@@ -68,6 +68,8 @@ interface Prefetched {
   token: string | null;
   /** Null once taken: the entry stays, so asking ahead again in the same session sends nothing. */
   answer: Promise<unknown> | null;
+  /** Whether the answer has come (a call that takes it before then counts as a request in flight). */
+  settled: boolean;
 }
 
 const prefetched = new Map<string, Prefetched>();
@@ -91,9 +93,13 @@ export function prefetchOperation(
   if (existing && Date.now() - existing.at <= PREFETCH_TTL_MS && existing.token === getToken())
     return;
   const answer = requestOperation(key, { ...options, background: true });
+  const entry: Prefetched = { at: Date.now(), token: getToken(), answer, settled: false };
   // The call that takes the answer sees its failure; an answer nobody takes fails silently.
-  answer.catch(() => undefined);
-  prefetched.set(id, { at: Date.now(), token: getToken(), answer });
+  answer.then(
+    () => (entry.settled = true),
+    () => (entry.settled = true),
+  );
+  prefetched.set(id, entry);
 }
 
 /** Forgets every prefetched answer (logout). */
@@ -102,16 +108,21 @@ export function clearPrefetched(): void {
 }
 
 /** The prefetched answer of a plain read (no body, token, signal or file), taken once. */
-function takePrefetched(key: string, options: RequestOptions): Promise<unknown> | null {
+function takePrefetched(
+  key: string,
+  options: RequestOptions,
+): { answer: Promise<unknown>; settled: boolean } | null {
   if (prefetched.size === 0 || options.body !== undefined || options.token !== undefined)
     return null;
   if (options.signal || options.responseType || options.timeoutMs !== undefined) return null;
   const id = callKey(key, options);
   const entry = prefetched.get(id);
   if (!entry?.answer) return null;
-  const { answer } = entry;
+  const { answer, settled } = entry;
   entry.answer = null;
-  return Date.now() - entry.at <= PREFETCH_TTL_MS && entry.token === getToken() ? answer : null;
+  return Date.now() - entry.at <= PREFETCH_TTL_MS && entry.token === getToken()
+    ? { answer, settled }
+    : null;
 }
 
 /**
@@ -123,7 +134,11 @@ export async function requestOperation(
   options: RequestOptions = {},
 ): Promise<unknown> {
   const ahead = takePrefetched(key, options);
-  if (ahead) return ahead;
+  if (ahead) {
+    // Taken while still on its way, it is this call's request in flight (submit buttons wait).
+    if (ahead.settled || options.background) return ahead.answer;
+    return ahead.answer.finally(beginRequest());
+  }
   const op = (operations as Record<string, Operation>)[key];
   if (!op)
     throw new ApiError({

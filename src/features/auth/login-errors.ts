@@ -1,6 +1,6 @@
 /** Login error texts of the login page: a translation key and its values. */
 import type { ApiError } from '@/providers/http-client';
-import { formatTime } from '@/lib/dates';
+import { formatTime } from '@/lib/times-of-day';
 
 export interface LoginErrorText {
   /** The message's key, with the keys to fall back on when the catalogue has no such text. */
