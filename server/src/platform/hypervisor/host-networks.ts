@@ -20,6 +20,7 @@ import { HypervisorError, type DomainSpec } from './types.ts';
 import {
   bridgeFiles,
   dnsmasqPid,
+  ipBatch,
   onPath,
   quiet,
   run,
@@ -160,15 +161,23 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
         const def = nets[i] as NetworkDef;
         const tap = this.tapName(spec.id, i);
         const leases = bridgeFiles(this.dir, def.bridge).leases;
-        await quiet(run('ip', ['link', 'del', tap]));
-        await run('ip', ['tuntap', 'add', 'dev', tap, 'mode', 'tap']);
         const stale = (await readLeases(leases)).get(nic.mac)?.line;
         cards.push({ network: def.id, mac: nic.mac, tap, leases, staleLease: stale });
-        await run('ip', ['link', 'set', tap, 'master', def.bridge]);
-        await run('ip', ['link', 'set', tap, 'up']);
       }
+      // a TAP device left by a start that crashed goes first
+      for (const card of cards)
+        if (existsSync(`/sys/class/net/${card.tap}`))
+          await quiet(run('ip', ['link', 'del', card.tap]));
+      await ipBatch(
+        cards.flatMap((card, i) => [
+          `tuntap add dev ${card.tap} mode tap`,
+          `link set dev ${card.tap} master ${(nets[i] as NetworkDef).bridge} up`,
+        ]),
+      );
     } catch (error) {
-      for (const card of cards) await quiet(run('ip', ['link', 'del', card.tap]));
+      for (const card of cards)
+        if (existsSync(`/sys/class/net/${card.tap}`))
+          await quiet(run('ip', ['link', 'del', card.tap]));
       throw new HypervisorError('start_failed', `cannot plug the network card: ${String(error)}`, {
         cause: error,
       });

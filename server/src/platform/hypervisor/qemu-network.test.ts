@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildQemuArgs } from './qemu-command.ts';
 import { macFor, nicArgs } from './qemu-network.ts';
 import { HostNetworks, parseLeases } from './host-networks.ts';
-import { nftRules } from './host-bridges.ts';
+import { ipBatch, nftRules } from './host-bridges.ts';
 import { seededNetwork, seededNetworks } from './network-defs.ts';
 import { demoSpec } from './test-support.ts';
 import { HypervisorError, type DomainSpec } from './types.ts';
@@ -61,6 +61,13 @@ describe('network cards in the QEMU command', () => {
 });
 
 describe('host networks', () => {
+  it('runs ip commands in one process and rejects with the failing line’s error', async () => {
+    await expect(ipBatch(['link show dev lo', 'address show dev lo'])).resolves.toBeUndefined();
+    await expect(ipBatch(['link show dev lo', 'link show dev vdinosuch0'])).rejects.toThrow(
+      /ip -batch: .*vdinosuch0/s,
+    );
+  });
+
   it('reads dnsmasq leases by MAC', () => {
     const leases = parseLeases(
       '1795920923 52:54:00:AA:bb:cc 10.87.0.17 tiny-aabbcc 01:52:54:00:aa:bb:cc\n\n' +
