@@ -27,6 +27,11 @@ export interface ActionDefinition {
   prefill?: Readonly<Record<string, string>>;
   /** After success the dialog shows the operation's answer (a secret shown once) instead of closing. */
   result?: boolean;
+  /**
+   * With result: the boolean field of the answer that must be true for the action's result hint
+   * to show (a "nothing was written" hint after a check only, not after the real run).
+   */
+  resultHintWhen?: string;
   /** Route opened after success: a route kind of the resource or `<resource>:<kind>`. */
   then?: string;
   /** Registered effect run after success (switching the interface language). */

@@ -73,6 +73,7 @@ interface Actions {
       fields?: string[];
       prefill?: Record<string, string>;
       result?: boolean;
+      resultHintWhen?: string;
       then?: string;
       section?: string;
     }
@@ -379,6 +380,18 @@ export function checkSchemas(lookup: SchemaLookup, files: SchemaFile[]): string[
             );
         if (def.result && !operation?.response)
           problems.push(`${f.file}: action ${a} shows a result, but ${def.operation} answers none`);
+        if (def.resultHintWhen) {
+          const answer = operation?.response
+            ? schemaAt(lookup, f.$id, operation.response)
+            : undefined;
+          const field = (answer?.schema.properties as Record<string, Json> | undefined)?.[
+            def.resultHintWhen
+          ];
+          if (!def.result || field?.type !== 'boolean')
+            problems.push(
+              `${f.file}: action ${a} shows its hint when ${def.resultHintWhen}, which is not a boolean field of the result it shows`,
+            );
+        }
         if (def.then) {
           const [target, kind] = def.then.includes(':')
             ? def.then.split(':')

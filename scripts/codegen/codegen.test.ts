@@ -443,6 +443,15 @@ describe('the schema check fails with a clear message on', () => {
       /action createApiKey shows a result, but createApiKey answers none/,
     );
   });
+
+  it('an action whose result hint waits for a field that is not a boolean of its answer', () => {
+    const dir = mutate('entities/user.schema.json', (j) => {
+      j['x-actions'].actions.importCsv.resultHintWhen = 'created';
+    });
+    expect(failure(dir)).toMatch(
+      /action importCsv shows its hint when created, which is not a boolean field of the result it shows/,
+    );
+  });
 });
 
 describe('the named state sets (x-state-sets) and state looks (x-ui.states)', () => {

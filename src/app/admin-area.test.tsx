@@ -244,6 +244,26 @@ describe('the users list', () => {
     expect(within(result).getByTestId('array-items')).toHaveTextContent(
       '4 · eve · user_exists_in_other_category',
     );
+    // a check only says that nothing was written
+    expect(result).toHaveTextContent('nothing was written');
+  });
+
+  it('does not say "nothing was written" after an import that wrote', async () => {
+    fakeServer({
+      'GET /api/v3/admin/users': () => json([user]),
+      'POST /api/v3/admin/users/csv': () =>
+        json({ dry_run: false, created: 1, updated: 0, errors: [] }),
+    });
+    renderAt('/admin/users', '/admin/users', <ResourceListPage resource="adminUsers" />);
+    fireEvent.click(await screen.findByRole('button', { name: 'Import CSV' }));
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.change(await waitFor(() => field('adminUsers', 'csv')), {
+      target: { value: 'username,name,email,role,group\nann,Ann,,user,g1' },
+    });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Import CSV' }));
+    const result = await screen.findByTestId('action-result');
+    expect(within(result).getByText('1')).toBeInTheDocument();
+    expect(result).not.toHaveTextContent('nothing was written');
   });
 
   it('exports the CSV as the file the server names', async () => {

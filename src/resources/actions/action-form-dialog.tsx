@@ -140,6 +140,7 @@ export function ActionFormDialog(props: ActionFormDialogProps) {
           name={props.name}
           operation={props.def.operation ?? ''}
           answer={answer.value}
+          hintWhen={props.def.resultHintWhen}
           onClose={close}
         />
       ) : validator.data && namesSettled ? (

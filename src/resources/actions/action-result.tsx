@@ -2,7 +2,8 @@
  * The answer of an action with `result` (`x-actions.actions.<name>.result`), shown once in its
  * dialog instead of closing it: the fields of the operation's response type through the cell
  * renderers (a secret through `copy`, with its copy button), under the action's hint
- * (`resources:<resource>.resultHints.<action>`: it will not be shown again, how long it is valid).
+ * (`resources:<resource>.resultHints.<action>`: it will not be shown again, how long it is valid;
+ * with `resultHintWhen`, only when that field of the answer is true).
  */
 import '@mantine/core/styles/Modal.css';
 import '@mantine/core/styles/ModalBase.css';
@@ -22,11 +23,20 @@ export interface ActionResultProps {
   /** The operation that answered. */
   operation: string;
   answer: unknown;
+  /** The answer's boolean field that must be true for the hint to show (`resultHintWhen`). */
+  hintWhen?: string | undefined;
   onClose: () => void;
 }
 
 /** The answer's fields and the Close button (inside an action's dialog). */
-export function ActionResult({ resource, name, operation, answer, onClose }: ActionResultProps) {
+export function ActionResult({
+  resource,
+  name,
+  operation,
+  answer,
+  hintWhen,
+  onClose,
+}: ActionResultProps) {
   const { t } = useTranslation();
   const type = operationOf(resource, operation).response ?? '';
   const list = ((fields as Readonly<Record<string, readonly FieldMeta[]>>)[type] ?? []).filter(
@@ -35,7 +45,10 @@ export function ActionResult({ resource, name, operation, answer, onClose }: Act
   const record = (answer && typeof answer === 'object' ? answer : {}) as Readonly<
     Record<string, unknown>
   >;
-  const hint = optionalText(t, `resources:${resource}.resultHints.${name}`);
+  const hint =
+    hintWhen === undefined || record[hintWhen] === true
+      ? optionalText(t, `resources:${resource}.resultHints.${name}`)
+      : null;
   return (
     <Stack gap="md" data-testid="action-result" data-action={name}>
       {hint && (

@@ -75,6 +75,7 @@ export function ConfirmActionModal({
       <ActionResultModal
         resource={resource}
         name={action.name}
+        hintWhen={action.def.resultHintWhen}
         operation={answer.operation}
         answer={answer.value}
         title={titleWithName(label, name)}

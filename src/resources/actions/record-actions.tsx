@@ -98,6 +98,7 @@ export const RecordActions = memo(function RecordActions({
             <ActionResultModal
               resource={resource}
               name={name}
+              hintWhen={def.resultHintWhen}
               operation={operation}
               answer={answer}
               title={titleWithName(label(name), recordName(resource, record))}
