@@ -253,6 +253,49 @@ describe('DesktopEngine', () => {
     expect(driver.disks()).toContain(join(dir, 'disks', 'new.qcow2'));
   });
 
+  it('boots a new desktop once its disk is made (create, then start), without the reconciler', async () => {
+    // the fake driver makes no files: the disk is there already, so the creation only records it
+    const disk = join(dir, 'disks', 'new.qcow2');
+    writeFileSync(disk, '');
+    store.add({ id: 'new', state: 'notCreated', disk_path: disk });
+    await expect(engine.start('new')).resolves.toBe('creating');
+    await until(() => row('new').state === 'started');
+    expect(store.history.map((h) => h.state)).toEqual([
+      'creating',
+      'stopped',
+      'starting',
+      'started',
+    ]);
+  });
+
+  it('queues a start asked while the disk creation is still ending (its lease given back)', async () => {
+    await engine.close();
+    let leaseGone: () => void = () => undefined;
+    engine = new DesktopEngine({
+      store,
+      driver,
+      dataDir: dir,
+      log,
+      shutdownTimeoutMs: 200,
+      startConcurrency: 1,
+      // the disk is made (the row says stopped) before the lease is given back
+      exclusive: async (_key, make) => {
+        await make();
+        await new Promise<void>((resolve) => (leaseGone = resolve));
+        return true;
+      },
+    });
+    const disk = join(dir, 'disks', 'new.qcow2');
+    writeFileSync(disk, '');
+    store.add({ id: 'new', state: 'creating', disk_path: disk });
+    const creating = engine.createDisk('new');
+    await until(() => row('new').state === 'stopped');
+    await expect(engine.start('new')).resolves.toBe('starting');
+    leaseGone();
+    await creating;
+    await until(() => row('new').state === 'started');
+  });
+
   it('retry on a failed desktop verifies the disk and ends stopped', async () => {
     withDisk('d1');
     row('d1').state = 'failed';

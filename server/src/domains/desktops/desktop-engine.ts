@@ -51,7 +51,10 @@ export class DesktopEngine {
   private readonly reconcileMs: number;
   private readonly transitionalLimitMs: number;
   private readonly queue: string[] = [];
-  private readonly active = new Set<string>();
+  /** Desktops whose boot runs now. */
+  private readonly booting = new Set<string>();
+  /** Desktops whose disk this process makes now (they take a start slot too). */
+  private readonly creatingDisks = new Set<string>();
   private readonly shutdownTimers = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -181,7 +184,9 @@ export class DesktopEngine {
     );
     if (!updated) return (await this.mustGet(id)).state;
     // Never a second boot of one desktop (it would fail it): the reconciler may have queued one.
-    if (!this.isBusy(id)) this.queue.push(id);
+    // A disk still being made (its creation's last step, or a create-then-start) does not stop
+    // the boot from being queued: the row says stopped, so the disk is there.
+    if (!this.bootPending(id)) this.queue.push(id);
     await this.pump(updated);
     return 'starting';
   }
@@ -196,19 +201,25 @@ export class DesktopEngine {
     );
   }
 
+  /** Whether a boot of the desktop is queued or running. */
+  private readonly bootPending = (id: string) => this.booting.has(id) || this.queue.includes(id);
+
   /** Whether a boot of the desktop (or its disk's creation) is queued or running. */
-  private readonly isBusy = (id: string) => this.active.has(id) || this.queue.includes(id);
+  private readonly isBusy = (id: string) => this.bootPending(id) || this.creatingDisks.has(id);
 
   /** Boots what the queue lets run; `fresh`: a row just written `starting` (not read again). */
   private async pump(fresh?: EngineDesktop): Promise<void> {
     if (this.closed) return;
-    while (this.active.size < this.startConcurrency && this.queue.length > 0) {
+    while (
+      this.booting.size + this.creatingDisks.size < this.startConcurrency &&
+      this.queue.length > 0
+    ) {
       const id = this.queue.shift();
       if (id === undefined) break;
-      this.active.add(id);
+      this.booting.add(id);
       this.background(
         bootDesktop(this.bootParts(), id, fresh?.id === id ? fresh : undefined).finally(() => {
-          this.active.delete(id);
+          this.booting.delete(id);
           if (!this.closed) this.background(this.pump(), 'start queue failed');
         }),
         'start failed',
@@ -303,15 +314,17 @@ export class DesktopEngine {
    * is making it now (true when this one is, in another call).
    */
   async createDisk(id: string, options: { startAfter?: boolean } = {}): Promise<boolean> {
-    if (this.active.has(id)) return true;
-    this.active.add(id);
+    if (this.creatingDisks.has(id)) return true;
+    this.creatingDisks.add(id);
     try {
       const make = () => createDiskNow(this.diskParts(), id, options);
       if (this.exclusive) return await this.exclusive(`desktop-disk:${id}`, make);
       await make();
       return true;
     } finally {
-      this.active.delete(id);
+      this.creatingDisks.delete(id);
+      // its start slot is free: a queued boot may go
+      if (!this.closed) this.background(this.pump(), 'start queue failed');
     }
   }
 
@@ -386,7 +399,7 @@ export class DesktopEngine {
       transitionalLimitMs: this.transitionalLimitMs,
       isBusy: this.isBusy,
       requeue: async (id) => {
-        if (!this.isBusy(id)) this.queue.push(id);
+        if (!this.bootPending(id)) this.queue.push(id);
         await this.pump();
       },
       hasShutdownTimer: (id) => this.shutdownTimers.has(id),
