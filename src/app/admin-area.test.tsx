@@ -216,16 +216,11 @@ describe('the users list', () => {
     );
   });
 
-  it('imports a CSV in a dialog and shows what the server answered', async () => {
+  /** Imports a CSV through the list's dialog; the server answers `answer`. */
+  async function importCsv(answer: Record<string, unknown>) {
     const calls = fakeServer({
       'GET /api/v3/admin/users': () => json([user]),
-      'POST /api/v3/admin/users/csv': () =>
-        json({
-          dry_run: true,
-          created: 2,
-          updated: 1,
-          errors: [{ row: 4, username: 'eve', code: 'user_exists_in_other_category', field: null }],
-        }),
+      'POST /api/v3/admin/users/csv': () => json(answer),
     });
     renderAt('/admin/users', '/admin/users', <ResourceListPage resource="adminUsers" />);
     fireEvent.click(await screen.findByRole('button', { name: 'Import CSV' }));
@@ -234,7 +229,16 @@ describe('the users list', () => {
       target: { value: 'username,name,email,role,group\nann,Ann,,user,g1' },
     });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Import CSV' }));
-    const result = await screen.findByTestId('action-result');
+    return { calls, result: await screen.findByTestId('action-result') };
+  }
+
+  it('imports a CSV in a dialog and shows what the server answered', async () => {
+    const { calls, result } = await importCsv({
+      dry_run: true,
+      created: 2,
+      updated: 1,
+      errors: [{ row: 4, username: 'eve', code: 'user_exists_in_other_category', field: null }],
+    });
     expect(calls.find((call) => call.method === 'POST')).toEqual({
       method: 'POST',
       path: '/api/v3/admin/users/csv',
@@ -249,19 +253,7 @@ describe('the users list', () => {
   });
 
   it('does not say "nothing was written" after an import that wrote', async () => {
-    fakeServer({
-      'GET /api/v3/admin/users': () => json([user]),
-      'POST /api/v3/admin/users/csv': () =>
-        json({ dry_run: false, created: 1, updated: 0, errors: [] }),
-    });
-    renderAt('/admin/users', '/admin/users', <ResourceListPage resource="adminUsers" />);
-    fireEvent.click(await screen.findByRole('button', { name: 'Import CSV' }));
-    const dialog = await screen.findByRole('dialog');
-    fireEvent.change(await waitFor(() => field('adminUsers', 'csv')), {
-      target: { value: 'username,name,email,role,group\nann,Ann,,user,g1' },
-    });
-    fireEvent.click(within(dialog).getByRole('button', { name: 'Import CSV' }));
-    const result = await screen.findByTestId('action-result');
+    const { result } = await importCsv({ dry_run: false, created: 1, updated: 0, errors: [] });
     expect(within(result).getByText('1')).toBeInTheDocument();
     expect(result).not.toHaveTextContent('nothing was written');
   });

@@ -63,20 +63,24 @@ describe('DesktopEngine', () => {
   let store: MemoryStore;
   let driver: FakeHypervisor;
   let engine: DesktopEngine;
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'engine-'));
-    mkdirSync(join(dir, 'disks'));
-    store = new MemoryStore();
-    driver = createFakeDriver({ honourPowerdown: false });
-    engine = new DesktopEngine({
+  /** The engine of the tests (one start at a time), with `extra` options. */
+  const engineWith = (extra: Partial<ConstructorParameters<typeof DesktopEngine>[0]> = {}) =>
+    new DesktopEngine({
       store,
       driver,
       dataDir: dir,
       log,
       shutdownTimeoutMs: 200,
       startConcurrency: 1,
+      ...extra,
     });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'engine-'));
+    mkdirSync(join(dir, 'disks'));
+    store = new MemoryStore();
+    driver = createFakeDriver({ honourPowerdown: false });
+    engine = engineWith();
   });
   afterEach(async () => {
     await engine.close();
@@ -271,13 +275,7 @@ describe('DesktopEngine', () => {
   it('queues a start asked while the disk creation is still ending (its lease given back)', async () => {
     await engine.close();
     let leaseGone: () => void = () => undefined;
-    engine = new DesktopEngine({
-      store,
-      driver,
-      dataDir: dir,
-      log,
-      shutdownTimeoutMs: 200,
-      startConcurrency: 1,
+    engine = engineWith({
       // the disk is made (the row says stopped) before the lease is given back
       exclusive: async (_key, make) => {
         await make();
