@@ -31,14 +31,10 @@ import {
 import { reconcileRows, settleExit } from './desktop-reconcile.ts';
 import { bootDesktop, type BootParts } from './desktop-boot.ts';
 import { resetDesktop } from './desktop-reset.ts';
+import { stopDesktop } from './desktop-stop.ts';
 import { startPlacer, type StartPlacer } from './desktop-placement.ts';
 import { startPasswords } from './domain-spec.ts';
-import { desktopState, desktopStates, inSet } from '../../../../src/generated/policy.ts';
-
-/** States whose guest can be asked to shut down (a paused one can not see the button). */
-const SHUTDOWN_ABLE: readonly DesktopState[] = desktopStates.vm.filter(
-  (s) => s !== desktopState.paused,
-);
+import { desktopStates, inSet } from '../../../../src/generated/policy.ts';
 
 export class DesktopEngine {
   private readonly store: DesktopStore;
@@ -230,47 +226,23 @@ export class DesktopEngine {
   }
 
   /** `GET /desktop/stop/{id}`: started → shutting-down (ACPI); shutting-down → stopping (forced); paused → stopped. */
-  async stop(id: string): Promise<DesktopState> {
-    const desktop = await this.mustGet(id);
-    switch (desktop.state) {
-      case 'stopped':
-      case 'stopping':
-      case 'failed':
-        return desktop.state;
-      case 'starting': {
-        // Still queued or booting: cancel the start.
-        const i = this.queue.indexOf(id);
-        if (i >= 0) this.queue.splice(i, 1);
-        await this.forceStop(id, ['starting']);
-        return 'stopping';
-      }
-      case 'started':
-      case 'waitingip':
-      case 'reset': {
-        const updated = await this.store.update(id, { state: 'shutting-down' }, SHUTDOWN_ABLE);
-        if (!updated) return (await this.mustGet(id)).state;
-        await this.idle?.viewerAttached(id).catch(() => undefined); // a paused guest can't see the power button
-        this.idle?.viewerDetached(id);
-        await this.driver
-          .shutdown(id)
-          .catch((err: unknown) => this.log.warn({ err, id }, 'ACPI shutdown failed'));
-        this.armShutdownTimer(id);
-        return 'shutting-down';
-      }
-      case 'shutting-down':
-        await this.forceStop(id, ['shutting-down']);
-        return 'stopping';
-      case 'paused':
-        await this.forceStop(id, ['paused']);
-        return 'stopping';
-      default:
-        throw new ApiError(
-          'precondition_required',
-          `Desktop can not be stopped from ${desktop.state}`,
-          'unable_to_stop_desktop_from',
-          { state: desktop.state },
-        );
-    }
+  stop(id: string): Promise<DesktopState> {
+    return stopDesktop(
+      {
+        store: this.store,
+        driver: this.driver,
+        idle: this.idle,
+        log: this.log,
+        mustGet: (d) => this.mustGet(d),
+        unqueue: (d) => {
+          const i = this.queue.indexOf(d);
+          if (i >= 0) this.queue.splice(i, 1);
+        },
+        forceStop: (d, from) => this.forceStop(d, from),
+        armShutdownTimer: (d) => this.armShutdownTimer(d),
+      },
+      id,
+    );
   }
 
   private armShutdownTimer(id: string): void {
