@@ -43,5 +43,11 @@ function startReads(screen: EntryScreen): void {
   }
 }
 
-export const entryScreen: EntryScreen = typeof window === 'undefined' ? { kind: 'app' } : decide();
-if (typeof window !== 'undefined') startReads(entryScreen);
+function enter(): EntryScreen {
+  if (typeof window === 'undefined') return { kind: 'app' };
+  const screen = decide();
+  startReads(screen);
+  return screen;
+}
+
+export const entryScreen = enter();

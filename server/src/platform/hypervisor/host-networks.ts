@@ -67,6 +67,12 @@ export interface HostNetworkEvents {
   address: [id: string, ip: string | null, addresses: Record<string, string>];
 }
 
+/** Deletes the cards' TAP devices that exist (a missing one is no error). */
+async function deleteTaps(cards: readonly { tap: string }[]): Promise<void> {
+  for (const card of cards)
+    if (existsSync(`/sys/class/net/${card.tap}`)) await quiet(run('ip', ['link', 'del', card.tap]));
+}
+
 /** The lease lines of a dnsmasq lease file, by MAC (`<expiry> <mac> <ip> <host> <client-id>`). */
 export function parseLeases(text: string): Map<string, { ip: string; line: string }> {
   const leases = new Map<string, { ip: string; line: string }>();
@@ -165,9 +171,7 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
         cards.push({ network: def.id, mac: nic.mac, tap, leases, staleLease: stale });
       }
       // a TAP device left by a start that crashed goes first
-      for (const card of cards)
-        if (existsSync(`/sys/class/net/${card.tap}`))
-          await quiet(run('ip', ['link', 'del', card.tap]));
+      await deleteTaps(cards);
       await ipBatch(
         cards.flatMap((card, i) => [
           `tuntap add dev ${card.tap} mode tap`,
@@ -175,9 +179,7 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
         ]),
       );
     } catch (error) {
-      for (const card of cards)
-        if (existsSync(`/sys/class/net/${card.tap}`))
-          await quiet(run('ip', ['link', 'del', card.tap]));
+      await deleteTaps(cards);
       throw new HypervisorError('start_failed', `cannot plug the network card: ${String(error)}`, {
         cause: error,
       });
@@ -221,7 +223,7 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     const cards = this.cards.get(id);
     if (!cards) return;
     this.cards.delete(id);
-    for (const card of cards) await quiet(run('ip', ['link', 'del', card.tap]));
+    await deleteTaps(cards);
     if (this.reported.get(id)) this.emit('address', id, null, {});
     this.reported.delete(id);
     this.since.delete(id);
