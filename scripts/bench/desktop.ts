@@ -198,6 +198,7 @@ const BENCH_CLICK = 'bench click() call';
 /** The phases of the console path, in their order on the way to the first frame. */
 const PHASES = [
   'bench click() -> click event in page',
+  'opener: start call sent',
   'opener: start call answered',
   'server: boot begins (QEMU spawned)',
   'server: QEMU running (answers on QMP, guest booting)',
@@ -245,10 +246,9 @@ function collectPhases(
   const mark = (phase: string, nth = 0) => marks.filter((m) => m.phase === phase)[nth]?.at;
 
   set('bench click() -> click event in page', opener.click);
-  set(
-    'opener: start call answered',
-    resource(opener, (p) => p.includes(`/desktop/start/${id}`))?.end,
-  );
+  const startCall = resource(opener, (p) => p.includes(`/desktop/start/${id}`));
+  set('opener: start call sent', startCall?.start);
+  set('opener: start call answered', startCall?.end);
   set('server: boot begins (QEMU spawned)', mark('boot.spawn'));
   set('server: QEMU running (answers on QMP, guest booting)', mark('boot.running'));
   set('server: desktop started (state written)', mark('boot.started'));

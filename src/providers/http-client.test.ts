@@ -165,6 +165,15 @@ describe('http-client', () => {
     expect(getToken()).toBe(fresh);
   });
 
+  it("sends a request with a token far from exp in the caller's task, before anything after the call", async () => {
+    fetchMock.mockResolvedValueOnce(json(200, { status: 'starting' }));
+    const answer = request('desktops.action', { params: { id: 'd1', action: 'start' } });
+    // No await yet: a click that opens a window after the call has its request already sent.
+    expect(fetchMock).toHaveBeenCalledTimes(1);
+    expect(fetchMock.mock.calls[0]?.[0]).toContain('/desktop/start/d1');
+    await answer;
+  });
+
   it('does not renew a token far from exp', async () => {
     const token = await ensureFreshToken();
     expect(token).toBe(getToken());

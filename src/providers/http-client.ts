@@ -25,7 +25,7 @@ import {
   encodeBody,
   type RequestOptions,
 } from './request-encoding';
-import { ensureFreshToken } from './token-renewal';
+import { ensureFreshToken, usableTokenNow } from './token-renewal';
 
 export { ApiError, isApiError, toApiError } from './api-error';
 export { configureHttpClient, type HttpHooks } from './http-hooks';
@@ -153,7 +153,11 @@ export async function requestOperation(
     if (token === undefined) {
       if (key === LOGIN_OPERATION) token = null;
       else if (op.access === 'public') token = getToken();
-      else token = await ensureFreshToken();
+      else {
+        // Without a renewal the request leaves in the caller's task (before a click's later work).
+        const usable = usableTokenNow();
+        token = usable === undefined ? await ensureFreshToken() : usable;
+      }
     }
     const headers: Record<string, string> = { Accept: 'application/json, text/plain;q=0.9' };
     if (token) headers.Authorization = `Bearer ${token}`;

@@ -41,14 +41,24 @@ export function renewToken(): Promise<string> {
 }
 
 /**
+ * The session token when it needs no renewal (null without a session), at once; undefined when a
+ * login token is within 30 s of exp. A call that has its token this way sends its request in the
+ * same task (a click's request leaves before the work the click does after it).
+ */
+export function usableTokenNow(now = Date.now()): string | null | undefined {
+  const token = getToken();
+  if (!token) return null;
+  const claims = decodeToken(token);
+  return tokenType(claims) !== 'login' || !expiresWithin(claims, now) ? token : undefined;
+}
+
+/**
  * Returns a usable session token: renews it first when it is a login token within 30 s of exp.
  * A failed renewal rejects with 'Session cannot be renewed' and opens the expired-session modal.
  */
 export async function ensureFreshToken(now = Date.now()): Promise<string | null> {
-  const token = getToken();
-  if (!token) return null;
-  const claims = decodeToken(token);
-  if (tokenType(claims) !== 'login' || !expiresWithin(claims, now)) return token;
+  const token = usableTokenNow(now);
+  if (token !== undefined) return token;
   try {
     return await renewToken();
   } catch {

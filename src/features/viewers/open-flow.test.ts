@@ -83,6 +83,50 @@ describe('one-click open flow', () => {
     expect(phases.map((p) => p.phase)).toEqual(['starting', 'waiting', 'opened']);
   });
 
+  it('runs the in-gesture work once and synchronously: after the start request, else before opening', async () => {
+    const order: string[] = [];
+    const stopped = setup('stopped');
+    stopped.deps.start = vi.fn(async () => {
+      order.push('start');
+      return { status: 'starting' };
+    });
+    stopped.deps.inGesture = vi.fn(() => order.push('gesture'));
+    stopped.deps.openPage = vi.fn(() => {
+      order.push('page');
+      return 'tab' as const;
+    });
+    const done = runOpenFlow('a', 'browser-vnc', stopped.deps);
+    // Before any await: the click handler is still running.
+    expect(order).toEqual(['start', 'gesture']);
+    await tick();
+    stopped.push({ state: 'started' });
+    await expect(done).resolves.toBe('tab');
+    expect(order).toEqual(['start', 'gesture', 'page']);
+    expect(stopped.deps.inGesture).toHaveBeenCalledTimes(1);
+
+    for (const state of ['started', 'starting'] as const) {
+      const other = setup(state);
+      const seen: string[] = [];
+      other.deps.inGesture = vi.fn(() => seen.push('gesture'));
+      other.deps.openPage = vi.fn(() => {
+        seen.push('page');
+        return 'tab' as const;
+      });
+      const flow = runOpenFlow('a', 'browser-vnc', other.deps);
+      expect(seen).toEqual(['gesture', 'page']);
+      other.push({ state: 'started' });
+      await expect(flow).resolves.toBe('tab');
+      expect(other.deps.start).not.toHaveBeenCalled();
+    }
+
+    const closing = setup('shutting-down');
+    closing.deps.inGesture = vi.fn();
+    await expect(runOpenFlow('a', 'browser-vnc', closing.deps)).rejects.toMatchObject({
+      description_code: 'viewer_not_started',
+    });
+    expect(closing.deps.inGesture).not.toHaveBeenCalled();
+  });
+
   it('viewer with a page: a refused start opens nothing; a failed start ends in error after it', async () => {
     const refused = setup('stopped');
     refused.deps.openPage = vi.fn(() => 'tab' as const);

@@ -55,6 +55,12 @@ export interface OpenFlowDeps {
    */
   openPage?: (viewer: ViewerKey) => Delivery | null;
   onProgress: (progress: OpenProgress) => void;
+  /**
+   * Work that must happen inside the user's click (opening the viewer's tab), run once and
+   * synchronously: just after the start request has left when the flow starts the desktop (the
+   * boot begins sooner), else before anything opens.
+   */
+  inGesture?: () => void;
   /** Gives up waiting for `started` after this long (default 120 s). */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -143,8 +149,10 @@ export async function runOpenFlow(
         const signal = deps.signal ? AbortSignal.any([deps.signal, local.signal]) : local.signal;
         const started = waitForStarted(deps, true, signal);
         started.catch(() => undefined);
+        const starting = deps.start(id);
+        deps.inGesture?.();
         try {
-          await deps.start(id);
+          await starting;
         } catch (error) {
           local.abort();
           throw error;
@@ -152,6 +160,7 @@ export async function runOpenFlow(
         openEarly();
         await started;
       } else if (TRANSIENT_STATES.includes(desktop.state)) {
+        deps.inGesture?.();
         deps.onProgress({ phase: 'waiting', queuePosition: desktop.queue?.position ?? null });
         openEarly();
         await waitForStarted(deps, false);
@@ -160,7 +169,10 @@ export async function runOpenFlow(
           state: desktop.state,
         });
       }
-    } else openEarly();
+    } else {
+      deps.inGesture?.();
+      openEarly();
+    }
     if (early) {
       deps.onProgress({ phase: 'opened', delivered: early });
       return early;

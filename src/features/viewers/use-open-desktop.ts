@@ -1,10 +1,10 @@
 /**
  * `useOpenDesktop(desktop)`: the one-click Open of a card. Starts a stopped desktop, follows its
  * state in the cached desktops list (patched by the socket), then opens the viewer: browser VNC
- * in a new tab (a blank tab is opened at click time, inside the user gesture, so the later
- * navigation is not blocked; same tab when popups are blocked) as soon as the start is accepted,
- * so that its page loads while the desktop boots, SPICE as a file download. A
- * start refused for a quota or limit also opens the quota popup.
+ * in a new tab (a blank tab is opened at click time, inside the user gesture and after the start
+ * request has left, so the later navigation is not blocked; same tab when popups are blocked) as
+ * soon as the start is accepted, so that its page loads while the desktop boots, SPICE as a file
+ * download. A start refused for a quota or limit also opens the quota popup.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
@@ -69,10 +69,15 @@ export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>):
       const controller = new AbortController();
       abortRef.current = controller;
       const id = desktop.id;
-      // Inside the click: a blank tab for browser viewers (null when popups are blocked).
-      const tab = viewer.startsWith('browser-') ? window.open('about:blank', '_blank') : null;
-      if (tab) tab.opener = null;
+      let tab: Window | null = null;
       runOpenFlow(id, viewer, {
+        // Inside the click, after the start request has left: a blank tab for browser viewers
+        // (null when popups are blocked). Opening a window costs the page tens of milliseconds.
+        inGesture: () => {
+          if (!viewer.startsWith('browser-')) return;
+          tab = window.open('about:blank', '_blank');
+          if (tab) tab.opener = null;
+        },
         getDesktop: () => cachedDesktop(queryClient, id),
         subscribe: (listener) => queryClient.getQueryCache().subscribe(listener),
         start: startDesktop,
