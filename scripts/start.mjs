@@ -12,8 +12,10 @@ const log = (msg) => console.log(`[start] ${msg}`);
 
 await prepare({ log });
 
-// Plain JavaScript at run time: no TypeScript compiler in the server's memory or boot.
-const child = spawn(process.execPath, ['--enable-source-maps', join(root, SERVER_BUNDLE)], {
+// Plain JavaScript at run time: no TypeScript compiler in the server's memory or boot. Without
+// `--enable-source-maps` (its parsed map stays in memory for good): the logger maps the stacks of
+// the errors it writes, when it writes them.
+const child = spawn(process.execPath, [join(root, SERVER_BUNDLE)], {
   cwd: root,
   stdio: 'inherit',
   env: { ...SERVER_MALLOC_ENV, ...process.env },

@@ -52,7 +52,7 @@ interface Running {
 /** Starts the bundle on `dataDir` and resolves once it answers its health check. */
 async function startServer(): Promise<Running> {
   const started = performance.now();
-  const server = spawn(process.execPath, ['--enable-source-maps', SERVER_BUNDLE], {
+  const server = spawn(process.execPath, [SERVER_BUNDLE], {
     env: {
       ...SERVER_MALLOC_ENV,
       ...process.env,

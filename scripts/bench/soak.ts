@@ -168,23 +168,19 @@ const probe: ProbeSample[] = [];
 
 /** Starts the portal with the probe preloaded; resolves once it prints that it listens. */
 function startPortal(port: number, dataDir: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--enable-source-maps', '--import', PROBE, SERVER_BUNDLE],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        DEMO_PASSWORD: PASSWORD,
-        LOG_LEVEL: 'warn',
-        BENCH_PROBE_MS: '10000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, ['--import', PROBE, SERVER_BUNDLE], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DEMO_PASSWORD: PASSWORD,
+      LOG_LEVEL: 'warn',
+      BENCH_PROBE_MS: '10000',
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   let pending = '';
   child.stdout?.on('data', (chunk: Buffer) => {

@@ -41,7 +41,7 @@ async function freePort(): Promise<number> {
 
 /** Starts the portal; resolves once it prints that it listens. */
 function startPortal(port: number, dataDir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--enable-source-maps', SERVER_BUNDLE], {
+  const child = spawn(process.execPath, [SERVER_BUNDLE], {
     cwd: root,
     env: {
       ...process.env,

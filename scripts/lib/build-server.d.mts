@@ -9,3 +9,5 @@ export declare function serverBundleStale(root: string): boolean;
 export declare function buildServer(root: string): Promise<number>;
 /** Newest mtime of the files under `path` (0 when missing), skipping folders named in `skip`. */
 export declare function newest(path: string, skip?: readonly string[]): number;
+/** The bundle's text with its characters outside ASCII as `?` (see build-server.mjs). */
+export declare function asciiOnly(text: string): string;

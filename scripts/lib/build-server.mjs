@@ -3,7 +3,7 @@
 // imports of node_modules. `import.meta.url` keeps naming each source file, so what a module
 // finds beside itself (the migrations, a CLI's own entry check) is found as before.
 import { build } from 'esbuild';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
 export const SERVER_ENTRY = 'server/src/server.ts';
@@ -68,6 +68,16 @@ export function serverBundleStale(root) {
   return built <= sources;
 }
 
+/**
+ * Replaces the characters outside ASCII that the bundle keeps in comments (esbuild escapes those of
+ * strings and regular expressions) with `?`, one per UTF-16 unit so that the source map's columns
+ * still hold. V8 keeps a script's source for the life of the process, two bytes per character
+ * as soon as one character needs them: for the server bundle 5.5 MB instead of 2.7.
+ */
+export function asciiOnly(text) {
+  return text.replace(/[\u0080-\uffff]/g, (char) => '?'.repeat(char.length));
+}
+
 /** Builds the bundle; resolves to its size in bytes. */
 export async function buildServer(root) {
   const result = await build({
@@ -85,5 +95,7 @@ export async function buildServer(root) {
     metafile: true,
     plugins: [sourceUrls(root)],
   });
+  const bundle = join(root, SERVER_BUNDLE);
+  writeFileSync(bundle, asciiOnly(readFileSync(bundle, 'utf8')));
   return Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
 }

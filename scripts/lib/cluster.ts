@@ -118,11 +118,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const name = `node-${index + 1}`;
     const port = options.port + index + 1;
     const nodeUrl = `http://127.0.0.1:${port}`;
-    const nodeArgs = [
-      ...(options.nodeArgs ?? []),
-      '--enable-source-maps',
-      join(root, SERVER_BUNDLE),
-    ];
+    const nodeArgs = [...(options.nodeArgs ?? []), join(root, SERVER_BUNDLE)];
     const child = spawn(process.execPath, nodeArgs, {
       cwd: root,
       env: {

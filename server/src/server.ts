@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig, type AppConfig } from './platform/config/config.ts';
 import { buildApp } from './app.ts';
 import { logsRequests } from './platform/lib/logger-options.ts';
+import { sourceMappedStack } from './platform/lib/source-mapped-stack.ts';
 import { seedIfEmpty, type SeedResult } from './seed/index.ts';
 import {
   applyConfigProviders,
@@ -73,9 +74,12 @@ try {
   // a bad database URL, a broken config file or an operation table the handlers do not match
   const error = err instanceof Error ? err : new Error(String(err));
   console.error(`vdi-portal did not start: ${error.message}`);
-  if (logsRequests(config.logLevel) && error.stack) console.error(error.stack);
+  if (logsRequests(config.logLevel) && error.stack) console.error(sourceMappedStack(error.stack));
   process.exit(1);
 }
+// A crash is written to the log first, its stack at the TypeScript sources; Node then prints it
+// as it was thrown and exits.
+process.on('uncaughtExceptionMonitor', (err, origin) => app.log.fatal({ err, origin }, 'crashed'));
 const seed = seededByChild ?? (await seedIfEmpty(app, { password: config.demoPassword }));
 // New demo desktops are `creating`: make their disks now rather than at the next reconcile tick.
 if (seed.seeded) await app.engine.reconcile();

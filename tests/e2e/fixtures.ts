@@ -66,7 +66,7 @@ export const test = base.extend<object, { portal: Portal; portalEnv: Record<stri
       const sink = await startMailSink();
       const mediaPort = port + 1;
       // The bundle `npm start` runs (built by the global setup).
-      const server = spawn(process.execPath, ['--enable-source-maps', SERVER_BUNDLE], {
+      const server = spawn(process.execPath, [SERVER_BUNDLE], {
         env: {
           ...process.env,
           ...portalBaseEnv(dataDir, databaseUrl),

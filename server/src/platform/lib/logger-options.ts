@@ -1,6 +1,7 @@
 /**
  * The server's logger options: no headers (tokens, cookies) nor secret-looking query values, every
- * line cleaned of anything shaped like a secret, errors without the parameters of a failed statement.
+ * line cleaned of anything shaped like a secret, errors without the parameters of a failed statement
+ * and with their stacks at the TypeScript sources.
  */
 import { hostname } from 'node:os';
 import { LogController, type FastifyServerOptions } from 'fastify';
@@ -8,6 +9,7 @@ import type { AppConfig } from '../config/config.ts';
 import { prettyDestination, type LineSink, type LogFormat } from './log-format.ts';
 import { redactSecrets } from './log-redact.ts';
 import { safeError } from './db-errors.ts';
+import { sourceMappedStack } from './source-mapped-stack.ts';
 
 const SECRET_QUERY = /([?&](?:token|jwt|password|access_token)=)[^&]*/gi;
 
@@ -48,7 +50,7 @@ export function loggerOptions(
     serializers: {
       err: (err: Error) => {
         const safe = safeError(err);
-        return { ...safe, stack: safe.stack ?? '' };
+        return { ...safe, stack: safe.stack ? sourceMappedStack(safe.stack) : '' };
       },
       req: (req: { method: string; url: string; ip?: string }) => ({
         method: req.method,
