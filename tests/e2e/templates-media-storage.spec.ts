@@ -76,15 +76,19 @@ async function cardAction(page: Page, card: Locator, action: string): Promise<vo
   await page.locator(`[role="menu"] [data-action="${action}"]`).click();
 }
 
-/** Starts the desktop from its card, opens the browser viewer and waits for a drawn screen. */
+/**
+ * One click on the stopped desktop's Open: it starts the desktop and opens the browser viewer's
+ * tab, whose page loads while the desktop boots; waits for a drawn screen.
+ */
 async function bootsToScreen(page: Page, id: string): Promise<void> {
   const card = cardOf(page, id);
   await expect(card).toHaveAttribute('data-state', 'stopped', { timeout: 60_000 });
-  await cardAction(page, card, 'start');
-  await expect(card).toHaveAttribute('data-state', 'started', { timeout: 60_000 });
+  await expect(card.getByTestId('desktop-open')).toHaveAttribute('data-viewer', 'browser-vnc');
   const popup = page.context().waitForEvent('page');
   await card.getByTestId('desktop-open').click();
   const viewer = await popup;
+  await viewer.waitForURL(new RegExp(`/viewer/vnc/${id}$`));
+  await expect(card).toHaveAttribute('data-state', 'started', { timeout: 60_000 });
   await expect(viewer.getByTestId('vnc-viewer')).toHaveAttribute('data-status', 'connected', {
     timeout: 30_000,
   });
