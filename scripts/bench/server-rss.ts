@@ -34,9 +34,15 @@ const root = process.cwd();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resident set of one process, in MB (10^6 bytes), from /proc. */
+/** Resident set of one process, in MB (10^6 bytes), from /proc; fails clearly once it is gone. */
 function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    throw new Error(`the server (pid ${pid}) is gone: it exited or was killed during the run`);
+  }
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
   return match ? (Number(match[1]) * 1024) / 1e6 : Number.NaN;
 }
 
