@@ -154,6 +154,45 @@ describe('background work across processes on one PostgreSQL', () => {
     await database.query("DELETE FROM cluster_jobs WHERE key = 'slow:1'");
   });
 
+  it('says so when a job it runs is lost (another process holds it) and leaves it to that holder', async () => {
+    const database = await open();
+    const warnings: { message: string; job?: unknown }[] = [];
+    const w = createWork(database.query, {
+      nodeName: 'lose-a',
+      leaseMs: 30_000,
+      log: {
+        warn: (fields: object, message: string) => warnings.push({ message, ...fields }),
+        error: () => undefined,
+      },
+    });
+    works.push(w);
+    let aborted: unknown;
+    w.handle('long', async (job) => {
+      await new Promise<void>((resolve) =>
+        job.signal.addEventListener('abort', () => {
+          aborted = job.signal.reason;
+          resolve();
+        }),
+      );
+    });
+    await w.start();
+    const { finished } = await w.enqueue('long', 'long:1');
+    // Another process took the row (its lease had run out while this one was starved of CPU).
+    await database.query("UPDATE cluster_jobs SET holder = 'lose-b' WHERE key = 'long:1'");
+    await w.beat();
+    await finished;
+    expect(aborted).toBe('lost');
+    expect(warnings).toContainEqual(
+      expect.objectContaining({ message: 'job lease lost; left to its next claim', job: 'long:1' }),
+    );
+    const left = await database.query<{ holder: string }>(
+      "SELECT holder FROM cluster_jobs WHERE key = 'long:1'",
+    );
+    expect(left).toEqual([{ holder: 'lose-b' }]);
+    await w.stop();
+    await database.query("DELETE FROM cluster_jobs WHERE key = 'long:1'");
+  });
+
   it('gives a killed process its job to another within a lease, and a closed one at once', async () => {
     const a = await node('take-a');
     const b = await node('take-b');

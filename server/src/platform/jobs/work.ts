@@ -140,6 +140,10 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
     return Math.max(0, entry.concurrency - busy);
   };
 
+  /** A job whose lease was not renewed in time: what it left undone waits for its next claim. */
+  const lostJob = (row: JobRow) =>
+    log.warn({ job: row.key, attempts: row.attempts }, 'job lease lost; left to its next claim');
+
   const run = (row: JobRow): Promise<void> => {
     const entry = handlers.get(row.kind);
     if (!entry) return Promise.resolve();
@@ -151,11 +155,13 @@ export function createWork(query: Database['query'], options: WorkOptions): Work
         // Stopped under way (closing): given back, to be run again from the database's state.
         if (controller.signal.aborted) {
           if (stopped) await jobs.giveBack(row.id, 0);
+          else lostJob(row);
         } else await jobs.done(row.id);
       } catch (err) {
         if (halted) return;
         if (controller.signal.aborted) {
           if (stopped) await jobs.giveBack(row.id, 0);
+          else lostJob(row);
           return;
         }
         if (row.attempts >= MAX_ATTEMPTS) {

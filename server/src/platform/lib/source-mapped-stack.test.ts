@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,9 +24,9 @@ describe('source-mapped stacks of the compiled server', () => {
   let dir = '';
   let stack = '';
   const wasEnabled = process.sourceMapsEnabled;
-  process.setSourceMapsEnabled(false);
 
   beforeAll(async () => {
+    process.setSourceMapsEnabled(false);
     dir = mkdtempSync(join(tmpdir(), 'vdi-stack-'));
     writeFileSync(join(dir, 'boom.ts'), SOURCE);
     await build({
@@ -66,6 +66,15 @@ describe('source-mapped stacks of the compiled server', () => {
     // Frames of files without a map beside them stay as they were.
     const others = stack.split('\n').filter((line) => !line.includes('boom.mjs'));
     for (const line of others) expect(mapped.split('\n')).toContain(line);
+  });
+
+  it("leaves the packages' frames as they are, even with a map beside them", () => {
+    const inPackage = join(dir, 'node_modules', 'pkg');
+    mkdirSync(inPackage, { recursive: true });
+    copyFileSync(join(dir, 'out/boom.mjs'), join(inPackage, 'boom.mjs'));
+    copyFileSync(join(dir, 'out/boom.mjs.map'), join(inPackage, 'boom.mjs.map'));
+    const frame = `    at explode (${join(inPackage, 'boom.mjs')}:3:9)`;
+    expect(sourceMappedStack(`Error: exploded\n${frame}`)).toBe(`Error: exploded\n${frame}`);
   });
 
   it('is what the logger writes for an error', async () => {

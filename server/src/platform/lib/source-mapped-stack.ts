@@ -37,6 +37,8 @@ function mapFrame(line: string): string {
   if (!match) return line;
   const [, head = '', location = '', lineText = '', columnText = '', tail = ''] = match;
   const file = location.startsWith('file://') ? fileURLToPath(location) : location;
+  // The packages' own maps (some ship them) would stay in memory for their few frames.
+  if (file.includes('/node_modules/')) return line;
   const map = mapOf(file);
   if (!map) return line;
   const entry = map.findEntry(Number(lineText) - 1, Number(columnText) - 1);
@@ -49,8 +51,8 @@ function mapFrame(line: string): string {
 }
 
 /**
- * The stack with each frame of a compiled file that has a source map beside it shown at its
- * source file, line and column; unchanged when Node already maps stacks (`--enable-source-maps`).
+ * The stack with each frame of a compiled file of ours that has a source map beside it shown at
+ * its source file, line and column (the packages' frames as they are); unchanged when Node already maps stacks (`--enable-source-maps`).
  */
 export function sourceMappedStack(stack: string): string {
   if (process.sourceMapsEnabled) return stack;
