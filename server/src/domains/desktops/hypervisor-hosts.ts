@@ -5,8 +5,9 @@
  *
  * Health: every `probeMs` the leader asks each enabled host (and each that still runs desktops)
  * whether it answers, within `probeTimeoutMs`; an answer is its `last_seen`. A host that stops
- * answering turns the desktops it runs (or starts) `failed`, with a detail that names it, and
- * takes no start until it answers again (placement skips a host not seen for `freshMs`); when it
+ * answering (its probe fails, or times out twice in a row: a host busy creating a class's domains
+ * may answer one probe late) turns the desktops it runs (or starts) `failed`, with a detail that
+ * names it, and takes no start until it answers again (placement skips a host not seen for `freshMs`); when it
  * answers again, `hostReturned` adopts the domains it still runs and settles the rest
  * (`host-return.ts`), so a desktop started elsewhere meanwhile never runs on two hosts. Every
  * node keeps its drivers in step with the hosts at the same period (a deleted or disabled host's
@@ -129,17 +130,27 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> | undefined;
 
-  const answers = (hostId: string): Promise<boolean> =>
-    new Promise<boolean>((resolve) => {
-      setTimeout(() => resolve(false), probeTimeoutMs).unref();
+  /** Hosts whose last probe timed out (a second one in a row makes them silent). */
+  const late = new Set<string>();
+
+  const answers = (hostId: string): Promise<'yes' | 'late' | 'no'> =>
+    new Promise((resolve) => {
+      setTimeout(() => resolve('late'), probeTimeoutMs).unref();
       drivers.pingHost(hostId).then(
-        () => resolve(true),
-        () => resolve(false),
+        () => resolve('yes'),
+        () => resolve('no'),
       );
     });
 
   const probe = async (hostId: string) => {
-    if (await answers(hostId)) {
+    const answer = await answers(hostId);
+    if (answer === 'late' && !late.has(hostId) && !down.has(hostId)) {
+      late.add(hostId);
+      settings.warn({ host: hostId }, 'hypervisor host answers late');
+      return;
+    }
+    late.delete(hostId);
+    if (answer === 'yes') {
       const returned = down.delete(hostId);
       await markSeen(settings.db, hostId);
       const driver = drivers.driverOf(hostId);

@@ -63,6 +63,8 @@ export interface FakeHypervisor extends Hypervisor {
   readonly domains: ReadonlyMap<string, unknown>;
   /** While true, `ping()` rejects as a host that does not answer. */
   unreachable: boolean;
+  /** `ping()` answers this late (a busy host). */
+  pingDelayMs: number;
 }
 
 export function createFakeDriver(options: FakeDriverOptions = {}): FakeHypervisor {
@@ -80,6 +82,7 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
   private nextPid = 100_000;
   private pendingFailure: string | undefined;
   unreachable = false;
+  pingDelayMs = 0;
 
   constructor(private readonly options: FakeDriverOptions) {
     super();
@@ -326,6 +329,7 @@ class FakeDriver extends EventEmitter implements FakeHypervisor {
   }
 
   async ping(): Promise<void> {
+    if (this.pingDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.pingDelayMs));
     if (this.unreachable) throw new HypervisorError('command_failed', 'the host does not answer');
   }
 
