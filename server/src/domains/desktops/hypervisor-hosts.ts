@@ -7,11 +7,11 @@
  * whether it answers, within `probeTimeoutMs`; an answer is its `last_seen`. A host that stops
  * answering (its probe fails, or times out twice in a row: a host busy creating a class's domains
  * may answer one probe late) turns the desktops it runs (or starts) `failed`, with a detail that
- * names it, and takes no start until it answers again (placement skips a host not seen for `freshMs`); when it
- * answers again, `hostReturned` adopts the domains it still runs and settles the rest
- * (`host-return.ts`), so a desktop started elsewhere meanwhile never runs on two hosts. Every
- * node keeps its drivers in step with the hosts at the same period (a deleted or disabled host's
- * driver is dropped once it runs nothing).
+ * names it, and takes no start until it answers again (placement skips a host not seen for
+ * `freshMs`); when it answers again, `hostReturned` adopts the domains it still runs and settles
+ * the rest (`host-return.ts`), so a desktop started elsewhere meanwhile never runs on two hosts.
+ * Every node keeps its drivers in step with the hosts at the same period (a deleted or disabled
+ * host's driver is dropped once it runs nothing).
  */
 import { join } from 'node:path';
 import { ApiError } from '../../platform/http/api-error.ts';
