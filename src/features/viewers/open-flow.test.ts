@@ -1,3 +1,4 @@
+import { desktopState } from '@/generated/policy';
 import { describe, expect, it, vi } from 'vitest';
 import { QueryClient } from '@tanstack/react-query';
 import { wireByName } from '@/generated/events';
@@ -104,7 +105,7 @@ describe('one-click open flow', () => {
     expect(order).toEqual(['start', 'gesture', 'page']);
     expect(stopped.deps.inGesture).toHaveBeenCalledTimes(1);
 
-    for (const state of ['started', 'starting'] as const) {
+    for (const state of [desktopState.started, desktopState.starting]) {
       const other = setup(state);
       const seen: string[] = [];
       other.deps.inGesture = vi.fn(() => seen.push('gesture'));
