@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   buildTestApp,
   createTestDatabase,
@@ -49,6 +49,22 @@ describe('POST /authentication/login', () => {
       typ: 'JWT',
       kid: 'initial',
     });
+  });
+
+  it('issues a token that lives the whole expiration even when a second ends during the login', async () => {
+    // Each reading of the clock moves it on by 0.7 s, from the middle of a second: the session's
+    // expiry and the token's issue time are read in different seconds unless they share one reading.
+    let clock = Math.floor(Date.now() / 1000) * 1000 + 500;
+    const now = vi.spyOn(Date, 'now').mockImplementation(() => (clock += 700));
+    try {
+      const res = await loginRequest(t.app, 'user');
+      expect(res.statusCode).toBe(200);
+      const claims = decodePayload(res.body);
+      expect((claims.exp as number) - (claims.iat as number)).toBe(300);
+      expect(claims.nbf).toBe(claims.iat);
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it('accepts multipart/form-data as the old frontend sends it', async () => {

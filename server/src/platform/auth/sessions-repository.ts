@@ -67,13 +67,22 @@ const SELECT = `SELECT s.id, s.user_id, u.role, u.category_id, u.group_id, u.nam
   s.expires_at, s.max_renew_at, s.max_at, s.revoked_at FROM sessions s JOIN users u ON u.id = s.user_id`;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * A session as a login or a renewal leaves it, with the moment its current period began: the
+ * login token it is answered with is issued at that moment, so the token lives exactly as long
+ * as the period (its iat and exp come from one clock reading).
+ */
+export interface SessionPeriod extends SessionState {
+  periodStart: Date;
+}
+
 export interface SessionsRepository {
-  create(userId: string, remoteAddr: string, times: SessionTimes): Promise<SessionState>;
+  create(userId: string, remoteAddr: string, times: SessionTimes): Promise<SessionPeriod>;
   get(id: string): Promise<SessionState | undefined>;
   /** The session when usable for requests (not revoked, before max_at, user active); cached briefly. */
   alive(id: string): Promise<SessionState | undefined>;
   /** Extends the session while its renew window is open; undefined when it cannot be renewed. */
-  renew(id: string, times: SessionTimes): Promise<SessionState | undefined>;
+  renew(id: string, times: SessionTimes): Promise<SessionPeriod | undefined>;
   revoke(id: string): Promise<void>;
   revokeUser(userId: string): Promise<void>;
   /** Revokes every session of the user except `keepSessionId` (the caller's own). */
@@ -138,7 +147,7 @@ const plugin: FastifyPluginAsync = async (app) => {
       );
       const state = rows[0] ? await get(rows[0].id) : undefined;
       if (!state) throw new Error('session not created');
-      return state;
+      return { ...state, periodStart: new Date(now) };
     },
     get,
     async alive(id) {
@@ -160,15 +169,16 @@ const plugin: FastifyPluginAsync = async (app) => {
     async renew(id, times) {
       if (!UUID_RE.test(id)) return undefined;
       cache.delete(id);
-      const rows = await query<{ id: string }>(
+      const rows = await query<{ id: string; period_start: Date | string }>(
         `UPDATE sessions SET
            expires_at = LEAST(now() + make_interval(secs => $2), max_at),
            max_renew_at = LEAST(now() + make_interval(secs => $3), max_at)
          WHERE id = $1 AND revoked_at IS NULL AND max_renew_at > now() AND max_at > now()
-         RETURNING id`,
+         RETURNING id, now() AS period_start`,
         [id, times.expiration, times.maxRenew],
       );
-      return rows[0] ? get(id) : undefined;
+      const state = rows[0] ? await get(id) : undefined;
+      return state && rows[0] ? { ...state, periodStart: toDate(rows[0].period_start) } : undefined;
     },
     async revoke(id) {
       if (!UUID_RE.test(id)) return;

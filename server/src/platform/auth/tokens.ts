@@ -86,13 +86,15 @@ export class TokenService {
     return signHs256(claims, key.secret, key.id);
   }
 
+  /** A login token; `iat` (seconds) defaults to now, and is the start of the session's period. */
   async signLogin(input: {
     sessionId: string;
     userId: string;
     exp: number;
+    iat?: number;
     data: SessionUserTokenData;
   }): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
+    const now = input.iat ?? Math.floor(Date.now() / 1000);
     return this.signClaims({
       kid: KID,
       session_id: input.sessionId,

@@ -148,6 +148,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     const jwt = await app.tokens.signLogin({
       sessionId: session.id,
       userId: user.id,
+      iat: epoch(session.periodStart),
       exp: epoch(session.expiresAt),
       data: tokenData(session),
     });
@@ -350,6 +351,7 @@ export default async function authenticationRoutes(app: FastifyInstance) {
     const token = await app.tokens.signLogin({
       sessionId: session.id,
       userId: session.userId,
+      iat: epoch(session.periodStart),
       exp: epoch(session.expiresAt),
       data: tokenData(session),
     });
