@@ -9,6 +9,7 @@ import react from '@vitejs/plugin-react';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { precompressDir } from './scripts/lib/precompress';
+import { prerenderLogin } from './scripts/lib/prerender-login';
 import { DEFAULT_LANGUAGE, LOGIN_NAMESPACES } from './src/i18n/languages';
 
 const backend = 'http://127.0.0.1:8080';
@@ -67,7 +68,7 @@ function precompressAssets(): Plugin {
   let assetsDir = '';
   return {
     name: 'precompress-assets',
-    apply: 'build',
+    apply: (_config, env) => env.command === 'build' && !env.isSsrBuild,
     configResolved(config) {
       assetsDir = resolve(config.root, config.build.outDir, config.build.assetsDir);
     },
@@ -87,7 +88,7 @@ function preloadFallbackCatalogues(): Plugin {
   let base = '/';
   return {
     name: 'preload-fallback-catalogues',
-    apply: 'build',
+    apply: (_config, env) => env.command === 'build' && !env.isSsrBuild,
     configResolved(config) {
       base = config.base;
     },
@@ -112,7 +113,13 @@ function preloadFallbackCatalogues(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [react(), novncWithoutH264Probe(), precompressAssets(), preloadFallbackCatalogues()],
+  plugins: [
+    react(),
+    novncWithoutH264Probe(),
+    precompressAssets(),
+    preloadFallbackCatalogues(),
+    prerenderLogin(),
+  ],
   resolve: {
     alias: {
       '@common': fileURLToPath(new URL('./common', import.meta.url)),

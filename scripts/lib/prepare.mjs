@@ -33,10 +33,13 @@ export async function prepare({ log, system = {} }) {
   const built = newestSource(join(root, 'dist', 'index.html'));
   const sources = Math.max(
     newestSource(join(root, 'src')),
+    newestSource(join(root, 'common')),
     newestSource(join(root, 'locales')),
     newestSource(join(root, 'schema')),
     newestSource(join(root, 'index.html')),
     newestSource(join(root, 'vite.config.ts')),
+    // the build step that draws the login page
+    newestSource(join(root, 'scripts', 'lib', 'prerender-login.ts')),
   );
   if (!existsSync(join(root, 'index.html'))) log('no index.html yet: serving the API only');
   else if (built > sources) log('dist/ is up to date; skipping vite build');

@@ -12,6 +12,7 @@
 import { lazy, startTransition, Suspense, useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { MantineProvider } from '@mantine/core';
+import { STATIC_LOGIN_ID } from '@common/prerendered-login';
 import { LoginPage } from '@/features/auth/login-page';
 import { whenIdle } from '@/lib/idle';
 import { navigateTo, setNavigator } from '@/lib/navigation';
@@ -90,6 +91,9 @@ export function Root() {
   const theme = useMemo(() => themeWithLabels(closeLabel), [closeLabel]);
   const [alone] = useState(() => (entryScreen.kind === 'app' ? null : entryScreen.kind));
   const [routed, setRouted] = useState(alone === null);
+  // The login form drawn at build time hands over to the live one (`static-login`); a page that
+  // shows another screen drops it.
+  useEffect(() => document.getElementById(STATIC_LOGIN_ID)?.remove(), []);
   // Until the router mounts, a navigation away from the login form (or the viewer) changes the
   // address and hands the page to the router, which renders that address. After a sign-in the
   // form (its button busy) stays until the next page is ready; a link followed anonymously (sign

@@ -5,6 +5,7 @@
  */
 import i18next, { type BackendModule, type ReadCallback } from 'i18next';
 import { initReactI18next } from 'react-i18next';
+import { LANGUAGE_COOKIE } from '@common/prerendered-login';
 import { loadCatalogue } from './catalogues';
 import {
   DEFAULT_LANGUAGE,
@@ -33,6 +34,16 @@ const lazyBackend: BackendModule = {
 };
 
 /**
+ * Shows `language` on the document and tells the server (which draws the login page in the
+ * visitor's language and cannot read this page's storage) through the language cookie.
+ */
+function showLanguage(language: Language): void {
+  document.documentElement.lang = language.replace('_', '-');
+  const secure = window.location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = `${LANGUAGE_COOKIE}=${language}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`;
+}
+
+/**
  * Initialises i18next with the detected language; resolves once the catalogues of `namespaces`
  * are loaded (the others load with `loadAllNamespaces`).
  */
@@ -59,7 +70,7 @@ export async function initI18n(
         react: { useSuspense: false },
       });
   }
-  document.documentElement.lang = language.replace('_', '-');
+  showLanguage(language);
   return i18next;
 }
 
@@ -76,7 +87,7 @@ export async function changeLanguage(language: Language): Promise<void> {
     // storage unavailable: the choice lasts for this page only
   }
   await i18next.changeLanguage(language);
-  document.documentElement.lang = language.replace('_', '-');
+  showLanguage(language);
 }
 
 export { i18next };

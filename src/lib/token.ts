@@ -1,9 +1,10 @@
 /** JWT helpers and the session cookie. The token is kept in the JS-readable cookie `vdiportal_session`. */
+import { AUTHORIZATION_COOKIE, SESSION_COOKIE } from '@common/entry-paths';
 import type { Role, SessionUserCategory, SessionUserTokenType } from '@/generated/types';
 
-export const SESSION_COOKIE = 'vdiportal_session';
-/** Cookie an external provider flow may leave behind; adopted as the session when present. */
-export const AUTHORIZATION_COOKIE = 'authorization';
+// AUTHORIZATION_COOKIE: the cookie a login answers its token in too, which a provider's sign-in
+// leaves alone; adopted as the session when present
+export { AUTHORIZATION_COOKIE, SESSION_COOKIE };
 /** Renew the token when it expires within this many milliseconds. */
 export const RENEW_WITHIN_MS = 30_000;
 

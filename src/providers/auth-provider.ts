@@ -21,9 +21,10 @@ import {
 } from '@/lib/token';
 import { ApiError, isApiError, request } from './http-client';
 import { HOME_PATH } from '@/lib/paths';
+import { LOGIN_PATH } from '@common/entry-paths';
 
 /** The login page (outside the generated routes). */
-export const LOGIN_PATH = '/login';
+export { LOGIN_PATH };
 
 /** The path of an account page (an extra route of the `session` resource). */
 function accountPage(kind: string): string {

@@ -4,48 +4,12 @@
  * nothing of the application (nor the router: routes match by their static and `:param`
  * segments). Every other visit loads the application, whose guard decides.
  */
-import { resourceList, resourceOf } from '@/generated/resources';
+import { isGuardedPath, matchesRoute, segments } from '@common/entry-paths';
+import { resourceOf } from '@/generated/resources';
 import { expiresWithin, tokenType, type TokenClaims } from '@/lib/token';
 import { LOGIN_PATH } from '@/providers/auth-provider';
 
-/** Every route path of a resource: list, create, edit, show and its extra routes. */
-function pathsOf(resource: (typeof resourceList)[number]): string[] {
-  const paths = [resource.list, resource.create, resource.edit, resource.show];
-  return [...paths, ...Object.values(resource.meta.extraRoutes)].filter(
-    (path): path is string => typeof path === 'string' && path !== '',
-  );
-}
-
-/** Paths inside the session guard: the index and the routes of resources with roles. */
-export const GUARDED_PATHS: readonly string[] = [
-  '/',
-  ...resourceList.filter((r) => r.meta.roles !== null).flatMap(pathsOf),
-];
-/** Paths without login: the error pages and the routes of resources without roles. */
-export const PUBLIC_PATHS: readonly string[] = [
-  '/error/:code',
-  ...resourceList.filter((r) => r.meta.roles === null).flatMap(pathsOf),
-];
-
-const segments = (path: string): string[] => path.split('/').filter(Boolean);
-
-/** Whether `pathname` is a path of the route `pattern` (static segments and `:param` ones). */
-export function matchesRoute(pattern: string, pathname: string): boolean {
-  const want = segments(pattern);
-  const have = segments(pathname);
-  return (
-    want.length === have.length &&
-    want.every((part, i) => (part.startsWith(':') ? !!have[i] : part === have[i]))
-  );
-}
-
-const matches = (patterns: readonly string[], pathname: string): boolean =>
-  patterns.some((pattern) => matchesRoute(pattern, pathname));
-
-/** True when the application's session guard protects `pathname`. */
-export function isGuardedPath(pathname: string): boolean {
-  return !matches(PUBLIC_PATHS, pathname) && matches(GUARDED_PATHS, pathname);
-}
+export { isGuardedPath, matchesRoute } from '@common/entry-paths';
 
 /** Where a visit goes before the application loads (null: load the application). */
 export function decideEntry(pathname: string, hasSession: boolean): string | null {

@@ -1,4 +1,11 @@
-import { startTransition, useEffect, useState, type FormEvent } from 'react';
+import {
+  startTransition,
+  useEffect,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type FormEvent,
+} from 'react';
 import {
   Alert,
   Anchor,
@@ -27,6 +34,7 @@ import { decodeToken, getToken, rememberLoginCategory, tokenType } from '@/lib/t
 import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
 import { loginErrorText, refusalText, type LoginErrorText } from './login-errors';
+import { adoptStaticLogin } from './static-login';
 
 export interface LoginPageProps {
   /** Starts loading the application while the user types (the app composes it). */
@@ -75,9 +83,15 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   // a provider's sign-in that was refused comes back here with the refusal's code (the page may
   // show outside the router: the address is read as it is)
   const [error, setError] = useState<LoginErrorText | null>(() =>
-    refusalText(new URLSearchParams(window.location.search).get('error')),
+    // drawn at build time there is no address, and no refusal
+    typeof window === 'undefined'
+      ? null
+      : refusalText(new URLSearchParams(window.location.search).get('error')),
   );
   const [choice, setChoice] = useState<CategoryChoice | null>(storedChoice);
+  const formRef = useRef<HTMLFormElement>(null);
+  // the form drawn at build time, if the page came with it, hands over what was typed
+  useLayoutEffect(() => adoptStaticLogin(formRef.current), []);
 
   useEffect(() => {
     request('session.categories')
@@ -182,7 +196,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
   return (
     <Center mih="100vh" p="md">
       <Paper withBorder p="xl" w={420} component="main">
-        <form onSubmit={onSubmit} aria-labelledby="login-title">
+        <form ref={formRef} onSubmit={onSubmit} aria-labelledby="login-title">
           <Stack>
             <Group justify="space-between" wrap="nowrap">
               <Title order={1} size="h3" id="login-title">

@@ -31,7 +31,7 @@ import {
   newJti,
   type RegisterClaims,
 } from './account-tokens.ts';
-import { languageOf } from './languages.ts';
+import { languageOf } from '../../platform/lib/languages.ts';
 import { placementOf, replaceGroups } from './sso-groups.ts';
 
 /** The providers whose accounts this module signs in. */

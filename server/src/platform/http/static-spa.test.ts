@@ -1,11 +1,15 @@
 /**
  * The built SPA: `/` and page routes that match no file get index.html (no-cache), files are served
- * with their cache policy (hashed assets immutable), /api and /authentication always answer JSON.
+ * with their cache policy (hashed assets immutable), /api and /authentication always answer JSON;
+ * `/login` and an anonymous visit to a guarded page get the login page drawn at build time, in the
+ * visitor's language.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUTHORIZATION_COOKIE, SESSION_COOKIE } from '../../../../common/entry-paths.ts';
+import { LANGUAGE_COOKIE, prerenderedLoginFile } from '../../../../common/prerendered-login.ts';
 import {
   buildTestApp,
   createTestDatabase,
@@ -129,4 +133,79 @@ describe('built files', () => {
     expect(res.statusCode).toBeGreaterThanOrEqual(400);
     expect(res.body).not.toContain('"dependencies"');
   });
+});
+
+describe('the login page drawn at build time', () => {
+  const page = (language: string) =>
+    `<!doctype html><html lang="${language}"><body><div id="static-login">${language}</div></body></html>`;
+  beforeAll(() => {
+    mkdirSync(join(dist, 'prerendered'));
+    for (const language of ['en', 'es', 'zh_Hans'])
+      writeFileSync(join(dist, prerenderedLoginFile(language)), page(language));
+  });
+
+  it.each([
+    ['es-ES,es;q=0.9,en;q=0.8', undefined, 'es'],
+    ['zh-CN,zh;q=0.9', undefined, 'zh_Hans'],
+    ['ja,ko;q=0.5', undefined, 'en'], // no page in either: English
+    [undefined, undefined, 'en'],
+    ['es', `other=1; ${LANGUAGE_COOKIE}=en`, 'en'], // the chosen language wins over the browser's
+    ['es', `${LANGUAGE_COOKIE}=klingon`, 'es'], // not an offered language: the browser's
+    ['es', `${LANGUAGE_COOKIE}=%E0%A4%A`, 'es'], // not even a URI component
+  ])(
+    'answers /login (Accept-Language %s, cookie %s) with the page in %s',
+    async (acceptLanguage, cookie, language) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/login?error=x',
+        headers: {
+          ...HTML,
+          ...(acceptLanguage ? { 'accept-language': acceptLanguage } : {}),
+          ...(cookie ? { cookie } : {}),
+        },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['cache-control']).toBe('no-cache');
+      expect(String(res.headers.vary)).toMatch(/cookie, accept-language/);
+      expect(res.body).toBe(page(language));
+    },
+  );
+
+  it('revalidates the page with its own ETag', async () => {
+    const headers = { ...HTML, 'accept-language': 'es' };
+    const first = await t.app.inject({ method: 'GET', url: '/login', headers });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: '/login',
+      headers: { ...headers, 'if-none-match': String(first.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+    const index = await t.app.inject({ method: 'GET', url: '/signup', headers });
+    expect(index.body).toBe(INDEX);
+    expect(index.headers.etag).not.toBe(first.headers.etag);
+  });
+
+  it.each([
+    ['/', undefined, 'es'],
+    ['/desktops', undefined, 'es'],
+    ['/deployment/x/edit', 'authorization=', 'es'], // an empty cookie is no session
+    ['/', `${SESSION_COOKIE}=a.b.c`, null],
+    ['/desktops', `${AUTHORIZATION_COOKIE}=a.b.c`, null],
+    ['/signup', undefined, null], // a page without login
+    ['/error/404', undefined, null],
+    ['/no-such-page', undefined, null], // not guarded: the application says it is not found
+  ])(
+    'answers %s (cookie %s) with the drawn login page in %s, else index.html',
+    async (url, cookie, language) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url,
+        headers: { ...HTML, 'accept-language': 'es', ...(cookie ? { cookie } : {}) },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(String(res.headers.vary)).toMatch(/cookie, accept-language/);
+      expect(res.body).toBe(language ? page(language) : INDEX);
+    },
+  );
 });

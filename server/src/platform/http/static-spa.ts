@@ -6,6 +6,11 @@
  * the client accepts them; otherwise text files are compressed on the fly (compress.ts).
  * /api/* and /authentication/* never get the SPA: they answer JSON. Not registered when dist/ has
  * not been built.
+ * `/login`, and an anonymous visit (no session cookie) to a page the SPA's session guard protects
+ * (`/` among them, which the SPA sends to the login page), get the page the build drew the login
+ * form into, in the visitor's language (the language cookie, else Accept-Language, else
+ * English), so the form shows before the SPA's script has loaded; index.html when the build has
+ * none.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -13,6 +18,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
+import { hasSessionCookie, isGuardedPath, LOGIN_PATH } from '../../../../common/entry-paths.ts';
+import { prerenderedLoginFile } from '../../../../common/prerendered-login.ts';
+import { requestLanguage } from '../lib/languages.ts';
 import { globalPlugin } from '../lib/plugin.ts';
 
 const isApiPath = (path: string) =>
@@ -21,7 +29,9 @@ const isApiPath = (path: string) =>
   path === '/authentication' ||
   path.startsWith('/authentication/');
 
-interface IndexFile {
+const FALLBACK_LANGUAGE = 'en';
+
+interface PageFile {
   mtimeMs: number;
   size: number;
   body: Buffer;
@@ -53,23 +63,47 @@ const plugin: FastifyPluginAsync = async (app) => {
     },
   });
 
-  // index.html is read again only when the build replaced it.
-  let cached: IndexFile | undefined;
-  async function indexFile(): Promise<IndexFile> {
-    const info = await stat(indexPath);
-    if (cached?.mtimeMs !== info.mtimeMs || cached.size !== info.size) {
-      const body = await readFile(indexPath);
-      const etag = `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
-      cached = { mtimeMs: info.mtimeMs, size: info.size, body, etag };
-    }
-    return cached;
+  // A page is read again only when the build replaced it.
+  const pages = new Map<string, PageFile>();
+  async function pageFile(path: string): Promise<PageFile> {
+    const info = await stat(path);
+    const cached = pages.get(path);
+    if (cached?.mtimeMs === info.mtimeMs && cached.size === info.size) return cached;
+    const body = await readFile(path);
+    const etag = `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
+    const page = { mtimeMs: info.mtimeMs, size: info.size, body, etag };
+    pages.set(path, page);
+    return page;
   }
 
-  async function sendIndex(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * The page a page route answers: the login page drawn in the request's language (or English)
+   * on the login path or an anonymous visit to a guarded path, when the build drew it; else
+   * index.html.
+   */
+  function pagePath(request: FastifyRequest): string {
+    const path = request.url.split('?')[0] ?? '/';
+    const login =
+      path === LOGIN_PATH || (isGuardedPath(path) && !hasSessionCookie(request.headers.cookie));
+    return (login && drawnLoginPath(request)) || indexPath;
+  }
+
+  function drawnLoginPath(request: FastifyRequest): string | undefined {
+    const language = requestLanguage(request.headers.cookie, request.headers['accept-language']);
+    for (const code of [language, FALLBACK_LANGUAGE]) {
+      const path = code ? join(root, prerenderedLoginFile(code)) : undefined;
+      if (path && existsSync(path)) return path;
+    }
+    return undefined;
+  }
+
+  async function sendPage(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     try {
-      const index = await indexFile();
+      const index = await pageFile(pagePath(request));
       void reply
         .code(200)
+        // the page differs by session cookie and language: a cache keeps one per cookie and header
+        .header('vary', 'cookie, accept-language')
         .header('cache-control', 'no-cache')
         .header('etag', index.etag)
         .type('text/html; charset=utf-8');
@@ -90,7 +124,7 @@ const plugin: FastifyPluginAsync = async (app) => {
   }
 
   app.get('/', async (request, reply) => {
-    await sendIndex(request, reply);
+    await sendPage(request, reply);
     return reply;
   });
 
@@ -99,7 +133,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false;
     if (isApiPath(path)) return false;
     if (!(request.headers.accept ?? '').includes('text/html')) return false;
-    void sendIndex(request, reply);
+    void sendPage(request, reply);
     return true;
   };
 };

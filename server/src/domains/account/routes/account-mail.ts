@@ -29,7 +29,7 @@ import {
   startEmailVerification,
 } from '../account-mails.ts';
 import { linkBase } from '../links.ts';
-import { languageOf } from '../languages.ts';
+import { languageOf } from '../../../platform/lib/languages.ts';
 import { publishUsersData } from '../users-data.ts';
 import { forgotPasswordKey, mailRequestLimited, signupKey } from '../mail-limits.ts';
 import type { UserRow } from '../../../platform/db/schema.ts';

@@ -29,7 +29,7 @@ import {
 import { asRegister, specialTokenOf } from '../account-tokens.ts';
 import { mailEmailVerification, startEmailVerification } from '../account-mails.ts';
 import { linkBase } from '../links.ts';
-import { languageOf } from '../languages.ts';
+import { languageOf } from '../../../platform/lib/languages.ts';
 import { sanitizeHtml } from '../../../platform/lib/html-sanitizer.ts';
 import { publishUsersData } from '../users-data.ts';
 import { signupKey } from '../mail-limits.ts';

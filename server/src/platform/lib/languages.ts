@@ -1,10 +1,11 @@
-/** The portal language of an Accept-Language header: its first offered language, by preference. */
+/** The portal language of a request: the one its person chose, else its Accept-Language header's. */
+import { LANGUAGE_COOKIE } from '../../../../common/prerendered-login.ts';
 import { constants } from '../../../../src/generated/constants.ts';
 
 const OFFERED: readonly string[] = constants.profile.languages.value;
 
 /** `es`, `es-ES`, `zh-Hans`, `zh_Hans` -> the offered code, else undefined. */
-function offered(tag: string): string | undefined {
+export function offered(tag: string): string | undefined {
   const normal = tag.trim().replace(/-/g, '_');
   const exact = OFFERED.find((code) => code.toLowerCase() === normal.toLowerCase());
   if (exact) return exact;
@@ -30,4 +31,22 @@ export function languageOf(header: string | undefined): string | null {
     if (code) return code;
   }
   return null;
+}
+
+/** The language of a page request: the language cookie's when offered, else the header's. */
+export function requestLanguage(
+  cookieHeader: string | undefined,
+  acceptLanguage: string | undefined,
+) {
+  const cookie = (cookieHeader ?? '')
+    .split(';')
+    .map((part) => part.trim().split('='))
+    .find(([name]) => name === LANGUAGE_COOKIE)?.[1];
+  let chosen: string | undefined;
+  try {
+    chosen = cookie ? offered(decodeURIComponent(cookie)) : undefined;
+  } catch {
+    chosen = undefined; // not a URI component: no choice
+  }
+  return chosen ?? languageOf(acceptLanguage);
 }

@@ -1,0 +1,17 @@
+/**
+ * The login page drawn at build time: the build writes one page per offered language (the SPA's
+ * index.html with the login form already in it), the server answers `/login` with the one of the
+ * visitor's language, and the SPA takes the form over when its script has evaluated. The language
+ * cookie carries a person's chosen language to the server, which cannot read the SPA's storage.
+ */
+
+/** The cookie the SPA writes with the language it shows (a person's choice or the browser's). */
+export const LANGUAGE_COOKIE = 'language';
+
+/** The element holding the form drawn at build time, beside the SPA's root. */
+export const STATIC_LOGIN_ID = 'static-login';
+
+/** The prerendered login page of a language, relative to the built SPA's directory. */
+export function prerenderedLoginFile(language: string): string {
+  return `prerendered/login-${language}.html`;
+}

@@ -1,0 +1,58 @@
+/**
+ * The first script of the drawn login page: the colour scheme before the first frame, and a login
+ * sent from the drawn form held back (and marked) instead of submitted natively.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+
+const prefersDark = (dark: boolean) =>
+  vi.stubGlobal('matchMedia', (query: string) => ({
+    matches: dark && query === '(prefers-color-scheme: dark)',
+  }));
+
+/** Runs the script as the page does: once, at load. */
+async function boot(): Promise<void> {
+  vi.resetModules();
+  await import('./static-login-boot');
+}
+
+beforeEach(() => {
+  document.documentElement.removeAttribute('data-mantine-color-scheme');
+  localStorage.clear();
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+  document.body.innerHTML = '';
+});
+
+describe("the drawn login page's first script", () => {
+  it.each([
+    ['dark', false, 'dark'],
+    ['light', true, 'light'],
+    ['auto', true, 'dark'],
+    [null, false, 'light'],
+  ])(
+    'with the stored scheme %s (system dark: %s) draws the page %s',
+    async (stored, dark, drawn) => {
+      if (stored) localStorage.setItem('mantine-color-scheme-value', stored);
+      prefersDark(dark);
+      await boot();
+      expect(document.documentElement.getAttribute('data-mantine-color-scheme')).toBe(drawn);
+    },
+  );
+
+  it('holds back a login sent from the drawn form and marks it sent; other forms submit', async () => {
+    prefersDark(false);
+    document.body.innerHTML = `<div id="${STATIC_LOGIN_ID}"><form><input name="username"></form></div><form id="other"></form>`;
+    await boot();
+    const drawn = document.getElementById(STATIC_LOGIN_ID);
+    const sent = new Event('submit', { bubbles: true, cancelable: true });
+    drawn?.querySelector('form')?.dispatchEvent(sent);
+    expect(sent.defaultPrevented).toBe(true);
+    expect(drawn?.dataset.submitted).toBe('true');
+
+    const other = new Event('submit', { bubbles: true, cancelable: true });
+    document.getElementById('other')?.dispatchEvent(other);
+    expect(other.defaultPrevented).toBe(false);
+  });
+});

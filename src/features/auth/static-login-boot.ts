@@ -1,0 +1,32 @@
+/**
+ * The first script of the login page drawn at build time, run before the page is drawn (a plain
+ * script in its head, built on its own): it gives the page the colour scheme the SPA will show,
+ * so a dark page is never drawn light first, and it holds back a login sent from the drawn form
+ * before the SPA has taken it over (a native submission would put the password in the address);
+ * the SPA sends it once it has (`static-login.ts`).
+ */
+import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+
+/** Where Mantine's colour scheme manager keeps a person's choice (its default key). */
+const SCHEME_KEY = 'mantine-color-scheme-value';
+
+let scheme: string | null = null;
+try {
+  scheme = localStorage.getItem(SCHEME_KEY);
+} catch {
+  scheme = null; // storage unavailable: the system's scheme
+}
+if (scheme !== 'light' && scheme !== 'dark')
+  scheme = window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+document.documentElement.setAttribute('data-mantine-color-scheme', scheme);
+
+document.addEventListener(
+  'submit',
+  (event) => {
+    const drawn = document.getElementById(STATIC_LOGIN_ID);
+    if (!drawn || !(event.target instanceof Node) || !drawn.contains(event.target)) return;
+    event.preventDefault();
+    drawn.dataset.submitted = 'true';
+  },
+  true,
+);

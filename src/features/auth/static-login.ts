@@ -1,0 +1,46 @@
+/**
+ * The hand-over from the login form drawn at build time (`app/login-prerender.tsx`) to the live one:
+ * what was typed (and where the caret was) moves into the live form's inputs, the drawn form goes,
+ * and a login already sent from it (held by `static-login-boot.ts`) is sent again from the live
+ * form. Runs in the commit that first draws the live form, so no frame shows both or neither.
+ */
+import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+
+/** Sets an input's value the way typing does, so that React's change handler sees it. */
+function typeInto(input: HTMLInputElement, value: string): void {
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')?.set?.call(input, value);
+  input.dispatchEvent(new Event('input', { bubbles: true }));
+}
+
+/**
+ * Takes the drawn form over into `form` (the live form, null when the page shows no form) and
+ * removes it; nothing happens when the page has no drawn form.
+ */
+export function adoptStaticLogin(form: HTMLFormElement | null): void {
+  const drawn = document.getElementById(STATIC_LOGIN_ID);
+  if (!drawn) return;
+  const typed = [...drawn.querySelectorAll('input')].filter(
+    (input) => input.name !== '' && input.value !== '',
+  );
+  const active = document.activeElement;
+  const focused = active instanceof HTMLInputElement && drawn.contains(active) ? active : null;
+  const caret: [number | null, number | null] | null = focused
+    ? [focused.selectionStart, focused.selectionEnd]
+    : null;
+  const sent = drawn.dataset.submitted === 'true';
+  drawn.remove();
+  if (!form) return;
+  for (const input of typed) {
+    const live = form.elements.namedItem(input.name);
+    if (live instanceof HTMLInputElement && live.value === '') typeInto(live, input.value);
+  }
+  const target = focused?.name ? form.elements.namedItem(focused.name) : null;
+  if (target instanceof HTMLInputElement) target.focus();
+  // Once React has drawn the typed values (its redraw puts the caret at the end, and the submit
+  // handler reads the values from its state): the caret where it was, and the login sent.
+  setTimeout(() => {
+    if (caret && target instanceof HTMLInputElement && document.activeElement === target)
+      target.setSelectionRange(caret[0], caret[1]);
+    if (sent && form.isConnected) form.requestSubmit();
+  }, 0);
+}
