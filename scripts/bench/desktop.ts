@@ -1,6 +1,7 @@
 /**
  * Benchmark: one-click Open in the real SPA against a private server with real QEMU (TCG).
- *  1. Starts `server/src/server.ts` on a random port with a temporary DATA_DIR, logs in as `user`.
+ *  1. Starts the compiled server (`dist-server/server.mjs`, built when stale, as `npm start` runs
+ *     it) on a random port with a temporary DATA_DIR, logs in as `user`.
  *  2. With Playwright (Debian Chromium) measures the card's "Start and open" click -> first
  *     non-blank frame on the noVNC canvas of the viewer tab (start + socket + viewer page + VNC),
  *     3 times (the desktop is stopped in between), and prints the median. Target <= 600 ms.
@@ -20,6 +21,12 @@
  *
  * Usage: npx vite build && npx tsx scripts/bench/desktop.ts [--runs 3]
  */
+import {
+  buildServer,
+  SERVER_BUNDLE,
+  SERVER_MALLOC_ENV,
+  serverBundleStale,
+} from '../lib/build-server.mjs';
 import { stopProcessGroup } from '../lib/stop-process-group.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -338,9 +345,11 @@ let browser: Browser | null = null;
 async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  server = spawn('npx', ['tsx', 'server/src/server.ts'], {
+  if (serverBundleStale(root)) await buildServer(root);
+  server = spawn(process.execPath, [SERVER_BUNDLE], {
     cwd: root,
     env: {
+      ...SERVER_MALLOC_ENV,
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -352,7 +361,7 @@ async function main(): Promise<void> {
       LOG_FORMAT: 'json',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // own process group: npx + tsx + node are killed together
+    detached: true, // own process group: the server and what it spawned are killed together
   });
   let pending = '';
   server.stdout?.on('data', (chunk: Buffer) => {
