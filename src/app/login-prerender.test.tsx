@@ -83,4 +83,34 @@ describe('the login form drawn at build time', () => {
     expect(calls.some((call) => call.path === '/authentication/login')).toBe(false);
     expect(document.getElementById(STATIC_LOGIN_ID)).toBeNull();
   });
+
+  it('sends a held login once the live form has its categories, in the first of them', async () => {
+    let answer: (list: unknown) => void = () => undefined;
+    const categories = new Promise((resolve) => (answer = resolve));
+    const calls = fakeServer(
+      () => loginJwt,
+      undefined,
+      () => categories,
+    );
+    const drawn = drawnForm();
+    for (const [name, value] of [
+      ['username', 'ann'],
+      ['password', 'secret'],
+    ] as const) {
+      const input = drawn.querySelector<HTMLInputElement>(`input[name=${name}]`);
+      if (input) input.value = value;
+    }
+    drawn.dataset.submitted = 'true';
+    renderLogin();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(calls.some((call) => call.path === '/authentication/login')).toBe(false);
+    answer([
+      { id: 'c1', name: 'Alpha' },
+      { id: 'c2', name: 'Beta' },
+    ]);
+    await waitFor(() => expect(screen.getByTestId('where')).toHaveTextContent('/desktops'));
+    const login = calls.find((call) => call.path === '/authentication/login');
+    expect(login?.query.get('category_id')).toBe('c1');
+    expect(login?.fields.get('username')).toBe('ann');
+  });
 });

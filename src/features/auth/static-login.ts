@@ -41,6 +41,24 @@ export function adoptStaticLogin(form: HTMLFormElement | null): void {
   setTimeout(() => {
     if (caret && target instanceof HTMLInputElement && document.activeElement === target)
       target.setSelectionRange(caret[0], caret[1]);
-    if (sent && form.isConnected) form.requestSubmit();
+    if (sent) sendWhenReady(form, Date.now() + SEND_WAIT_MS);
   }, 0);
+}
+
+/** How long a held login waits for the live form to take it (its first reads answered). */
+const SEND_WAIT_MS = 10_000;
+const SEND_POLL_MS = 25;
+
+/**
+ * Sends the live form as its own button would: once the button is enabled (the form's first
+ * reads, the categories among them, have answered), never after the form has gone.
+ */
+function sendWhenReady(form: HTMLFormElement, until: number): void {
+  if (!form.isConnected) return;
+  const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
+  if (button?.disabled && Date.now() < until) {
+    setTimeout(() => sendWhenReady(form, until), SEND_POLL_MS);
+    return;
+  }
+  if (!button?.disabled) form.requestSubmit(button ?? undefined);
 }

@@ -39,7 +39,14 @@ interface Call {
 
 const FORM_ONLY = { providers: ['form'], ldap: [], oidc: [], saml: [] };
 
-export function fakeServer(login: () => string, providers: object = FORM_ONLY): Call[] {
+/** The categories the fake server answers by default. */
+const ONE_CATEGORY = [{ id: 'default', name: 'Default' }];
+
+export function fakeServer(
+  login: () => string,
+  providers: object = FORM_ONLY,
+  categories: () => unknown = () => ONE_CATEGORY,
+): Call[] {
   const calls: Call[] = [];
   vi.stubGlobal(
     'fetch',
@@ -53,7 +60,7 @@ export function fakeServer(login: () => string, providers: object = FORM_ONLY): 
       calls.push({ path: url.pathname, query: url.searchParams, bearer: bearer ?? null, fields });
       const json = (body: unknown) =>
         new Response(JSON.stringify(body), { headers: { 'Content-Type': 'application/json' } });
-      if (url.pathname === '/api/v3/categories') return json([{ id: 'default', name: 'Default' }]);
+      if (url.pathname === '/api/v3/categories') return json(await categories());
       if (url.pathname === '/authentication/providers') return json(providers);
       if (url.pathname === '/authentication/login')
         return new Response(login(), { headers: { 'Content-Type': 'text/plain' } });
