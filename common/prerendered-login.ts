@@ -11,7 +11,13 @@ export const LANGUAGE_COOKIE = 'language';
 /** The element holding the form drawn at build time, beside the SPA's root. */
 export const STATIC_LOGIN_ID = 'static-login';
 
-/** The prerendered login page of a language, relative to the built SPA's directory. */
-export function prerenderedLoginFile(language: string): string {
-  return `prerendered/login-${language}.html`;
+/**
+ * The prerendered login page of a language, relative to the built SPA's directory; with the
+ * category choice (a portal with several categories), whose options the server fills in.
+ */
+export function prerenderedLoginFile(language: string, withCategories = false): string {
+  return `prerendered/login-${language}${withCategories ? '-categories' : ''}.html`;
 }
+
+/** Where the category choice of a drawn login page takes its options (the server's categories). */
+export const CATEGORY_OPTIONS = '<!--category-options-->';

@@ -7,6 +7,8 @@ import '@mantine/core/styles/Button.css';
 import '@mantine/core/styles/Input.css';
 import '@mantine/core/styles/InlineInput.css';
 import '@mantine/core/styles/PasswordInput.css';
+// the chevron of the login form's selects (language, colour scheme, category)
+import '@mantine/core/styles/Combobox.css';
 import '@mantine/core/styles/ActionIcon.css';
 import '@mantine/core/styles/Paper.css';
 import '@mantine/core/styles/Stack.css';

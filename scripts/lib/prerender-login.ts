@@ -1,7 +1,8 @@
 /**
  * The build step that draws the login form into the page (a Vite plugin, after the SPA's build):
  * `src/app/login-prerender.tsx` is built for Node and renders the form in every offered
- * language; each lands in a copy of the built index.html (`common/prerendered-login.ts` names the
+ * language, without and with the category choice (whose options the server fills in); each lands
+ * in a copy of the built index.html (`common/prerendered-login.ts` names the
  * files), with the page's first script (`static-login-boot.ts`, built on its own into the assets)
  * in its head. The server answers `/login` with the visitor's language's page.
  */
@@ -11,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build as esbuild } from 'esbuild';
 import { build, type Plugin } from 'vite';
+import { escapeHtml } from '../../common/html.ts';
 import { prerenderedLoginFile, STATIC_LOGIN_ID } from '../../common/prerendered-login.ts';
 
 interface PrerenderModule {
@@ -18,15 +20,13 @@ interface PrerenderModule {
   renderLogin(
     language: string,
     catalogues: Record<string, Record<string, unknown>>,
+    withCategories: boolean,
   ): { html: string; title: string; lang: string };
 }
 
 const ENTRY = 'src/app/login-prerender.tsx';
 const BOOT = 'src/features/auth/static-login-boot.ts';
 const FALLBACK = 'en';
-
-const escapeHtml = (text: string): string =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** Replaces the one `pattern` of `html`, failing the build when the page no longer has it. */
 function replaceOnce(html: string, pattern: RegExp, by: string): string {
@@ -111,13 +111,13 @@ export function prerenderLogin(): Plugin {
         >;
       const fallback = catalogue(FALLBACK);
       for (const language of module.LANGUAGES) {
-        const drawn = module.renderLogin(language, {
-          [FALLBACK]: fallback,
-          [language]: catalogue(language),
-        });
-        const file = join(outDir, prerenderedLoginFile(language));
-        mkdirSync(dirname(file), { recursive: true });
-        writeFileSync(file, loginPage(index, drawn, `${base}${bootFile}`));
+        const catalogues = { [FALLBACK]: fallback, [language]: catalogue(language) };
+        for (const withCategories of [false, true]) {
+          const drawn = module.renderLogin(language, catalogues, withCategories);
+          const file = join(outDir, prerenderedLoginFile(language, withCategories));
+          mkdirSync(dirname(file), { recursive: true });
+          writeFileSync(file, loginPage(index, drawn, `${base}${bootFile}`));
+        }
       }
       rmSync(work, { recursive: true, force: true });
     },

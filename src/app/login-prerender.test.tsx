@@ -4,7 +4,8 @@
  */
 import { cleanup, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+import { CATEGORY_OPTIONS, STATIC_LOGIN_ID } from '@common/prerendered-login';
+import { drawnCategories } from '@/features/auth/static-login';
 import { clearToken } from '@/lib/token';
 import { fakeServer, loginJwt, renderLogin } from '@/features/auth/test-utils';
 import english from '../../locales/en/common.json';
@@ -17,6 +18,17 @@ afterEach(() => {
   clearToken();
   document.getElementById(STATIC_LOGIN_ID)?.remove();
 });
+
+/** Types a login into the drawn form, as a person does before the SPA has taken it over. */
+function typeLogin(drawn: HTMLElement): void {
+  for (const [name, value] of [
+    ['username', 'ann'],
+    ['password', 'secret'],
+  ] as const) {
+    const input = drawn.querySelector<HTMLInputElement>(`input[name=${name}]`);
+    if (input) input.value = value;
+  }
+}
 
 describe('the login form drawn at build time', () => {
   /** Puts the drawn form in the page, as the server's /login page has it, before the SPA renders. */
@@ -93,13 +105,7 @@ describe('the login form drawn at build time', () => {
       () => categories,
     );
     const drawn = drawnForm();
-    for (const [name, value] of [
-      ['username', 'ann'],
-      ['password', 'secret'],
-    ] as const) {
-      const input = drawn.querySelector<HTMLInputElement>(`input[name=${name}]`);
-      if (input) input.value = value;
-    }
+    typeLogin(drawn);
     drawn.dataset.submitted = 'true';
     renderLogin();
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -112,5 +118,43 @@ describe('the login form drawn at build time', () => {
     const login = calls.find((call) => call.path === '/authentication/login');
     expect(login?.query.get('category_id')).toBe('c1');
     expect(login?.fields.get('username')).toBe('ann');
+  });
+
+  it('draws the category choice with its options left to the server, and hands the choice over', async () => {
+    const { html } = drawLogin('en', { en: english }, true);
+    expect(html).toMatch(
+      new RegExp(`<select[^>]*name="category"[^>]*>${CATEGORY_OPTIONS}</select>`),
+    );
+    const calls = fakeServer(
+      () => loginJwt,
+      undefined,
+      () => [
+        { id: 'c1', name: 'Alpha' },
+        { id: 'c2', name: 'Beta' },
+      ],
+    );
+    const drawn = document.createElement('div');
+    drawn.id = STATIC_LOGIN_ID;
+    // as the server fills it in
+    drawn.innerHTML = html.replace(
+      CATEGORY_OPTIONS,
+      '<option value="c1">Alpha</option><option value="c2">Beta</option>',
+    );
+    document.body.prepend(drawn);
+    const select = drawn.querySelector<HTMLSelectElement>('select[name="category"]');
+    if (select) select.value = 'c2';
+    typeLogin(drawn);
+    drawn.dataset.submitted = 'true';
+    const categories = drawnCategories();
+    expect(categories).toEqual([
+      { id: 'c1', name: 'Alpha' },
+      { id: 'c2', name: 'Beta' },
+    ]);
+    renderLogin({ drawnCategories: categories });
+    // drawn at once, with the choice made in the drawn form
+    expect(screen.getByTestId('login-category')).toHaveValue('c2');
+    await waitFor(() => expect(screen.getByTestId('where')).toHaveTextContent('/desktops'));
+    const login = calls.find((call) => call.path === '/authentication/login');
+    expect(login?.query.get('category_id')).toBe('c2');
   });
 });

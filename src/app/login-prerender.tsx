@@ -8,6 +8,7 @@ import { renderToString } from 'react-dom/server';
 import { createInstance, type Resource } from 'i18next';
 import { I18nextProvider, initReactI18next } from 'react-i18next';
 import { MantineProvider } from '@mantine/core';
+import { CATEGORY_OPTIONS } from '@common/prerendered-login';
 import { cssVariablesResolver, themeWithLabels } from '@/app/theme';
 import { DEFAULT_LANGUAGE, LANGUAGES, type Language } from '@/i18n/languages';
 import { LoginPage } from '@/features/auth/login-page';
@@ -21,13 +22,25 @@ export interface PrerenderedLogin {
   lang: string;
 }
 
+/** The categories the form with a category choice is drawn with, their options then replaced. */
+const PLACEHOLDERS = ['category-placeholder-1', 'category-placeholder-2'].map((id) => ({
+  id,
+  name: id,
+}));
+const PLACEHOLDER_OPTIONS = new RegExp(
+  PLACEHOLDERS.map(({ id }) => `<option value="${id}"[^>]*>${id}</option>`).join(''),
+);
+
 /**
  * The login form in `language`, from its catalogues (`common` of the language and of English, the
- * fallback), drawn the way the SPA draws it on the login path (same theme, same provider).
+ * fallback), drawn the way the SPA draws it on the login path (same theme, same provider); with
+ * `withCategories`, also its category choice, whose options are `CATEGORY_OPTIONS` for the
+ * server to fill.
  */
 export function renderLogin(
   language: Language,
   catalogues: Record<string, Record<string, unknown>>,
+  withCategories = false,
 ): PrerenderedLogin {
   const resources: Resource = {};
   for (const [code, common] of Object.entries(catalogues)) resources[code] = { common };
@@ -52,12 +65,14 @@ export function renderLogin(
         defaultColorScheme="auto"
         cssVariablesResolver={cssVariablesResolver}
       >
-        <LoginPage />
+        <LoginPage drawnCategories={withCategories ? PLACEHOLDERS : []} />
       </MantineProvider>
     </I18nextProvider>,
   );
+  if (withCategories && !PLACEHOLDER_OPTIONS.test(html))
+    throw new Error('the drawn category choice has no options to replace');
   return {
-    html,
+    html: withCategories ? html.replace(PLACEHOLDER_OPTIONS, CATEGORY_OPTIONS) : html,
     title: `${t('product')} - ${t('routes.login')}`,
     lang: language.replace('_', '-'),
   };

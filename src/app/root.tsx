@@ -14,6 +14,7 @@ import { useTranslation } from 'react-i18next';
 import { MantineProvider } from '@mantine/core';
 import { STATIC_LOGIN_ID } from '@common/prerendered-login';
 import { LoginPage } from '@/features/auth/login-page';
+import { drawnCategories } from '@/features/auth/static-login';
 import { whenIdle } from '@/lib/idle';
 import { navigateTo, setNavigator } from '@/lib/navigation';
 import { preloadableLazy } from '@/lib/preloadable-lazy';
@@ -64,6 +65,8 @@ function DeferredNotifications() {
 }
 
 const viewerId = entryScreen.kind === 'viewer' ? entryScreen.id : null;
+/** The category choice the page's drawn login form offers: the live form draws the same at once. */
+const loginCategories = typeof document === 'undefined' ? [] : drawnCategories();
 /** The viewer page's module once loaded: the first render draws it without a Suspense fallback. */
 let viewerModule: Awaited<ReturnType<typeof loadViewerAlone>> | null = null;
 const viewerLoading = viewerId
@@ -127,7 +130,11 @@ export function Root() {
             <ViewerAlone id={viewerId} />
           )
         ) : (
-          <LoginPage preload={preloadLanding} onSignedIn={prefetchLanding} />
+          <LoginPage
+            drawnCategories={loginCategories}
+            preload={preloadLanding}
+            onSignedIn={prefetchLanding}
+          />
         )}
       </Suspense>
     </MantineProvider>

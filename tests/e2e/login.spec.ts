@@ -56,6 +56,11 @@ test.describe('login', () => {
     });
     await page.goto('/login', { waitUntil: 'commit' });
     const drawn = page.locator('#static-login');
+    // the demo has several categories: the drawn form offers them, filled in by the server
+    await expect(drawn.getByTestId('login-category').locator('option')).toHaveText([
+      'Default',
+      'Second school',
+    ]);
     await drawn.locator('input[name=username]').fill('user');
     await drawn.locator('input[name=password]').fill(DEMO_PASSWORD);
     await drawn.getByTestId('login-submit').click();

@@ -37,6 +37,8 @@ import { loginErrorText, refusalText, type LoginErrorText } from './login-errors
 import { adoptStaticLogin } from './static-login';
 
 export interface LoginPageProps {
+  /** The categories to draw the form with before its own read answers (the build's drawing). */
+  drawnCategories?: readonly SessionUserCategory[];
   /** Starts loading the application while the user types (the app composes it). */
   preload?: () => void;
   /** Called with the page a successful login leads to, before going there. */
@@ -68,16 +70,16 @@ function storedChoice(): CategoryChoice | null {
  * A category-select answer (or such a token already stored) turns it into the category choice,
  * which logs in again with that token as the bearer and the chosen category.
  */
-export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
+export function LoginPage({ drawnCategories = [], preload, onSignedIn }: LoginPageProps) {
   // The error texts' catalogue is not needed to show the form: it loads when the form is sent.
   const { t, i18n } = useTranslation('common');
   usePageTitle(t('common:routes.login'));
-  const [categories, setCategories] = useState<SessionUserCategory[]>([]);
+  const [categories, setCategories] = useState<readonly SessionUserCategory[]>(drawnCategories);
   const [providers, setProviders] = useState<SessionUserProviders['providers']>([]);
   const [directories, setDirectories] = useState<SessionUserProviders['ldap']>([]);
   const [oidcButtons, setOidcButtons] = useState<SessionUserProviders['oidc']>([]);
   const [samlButtons, setSamlButtons] = useState<SessionUserProviders['saml']>([]);
-  const [categoryId, setCategoryId] = useState('');
+  const [categoryId, setCategoryId] = useState(drawnCategories[0]?.id ?? '');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   // a provider's sign-in that was refused comes back here with the refusal's code (the page may
@@ -213,6 +215,7 @@ export function LoginPage({ preload, onSignedIn }: LoginPageProps) {
             {categories.length > 1 && (
               <NativeSelect
                 label={t('common:login.category')}
+                name="category"
                 value={categoryId}
                 onChange={(event) => setCategoryId(event.currentTarget.value)}
                 data={categories.map((c) => ({ value: c.id, label: c.name }))}

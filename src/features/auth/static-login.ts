@@ -12,6 +12,26 @@ function typeInto(input: HTMLInputElement, value: string): void {
   input.dispatchEvent(new Event('input', { bubbles: true }));
 }
 
+/** Chooses a select's option the way a person does, so that React's change handler sees it. */
+function chooseIn(select: HTMLSelectElement, value: string): void {
+  Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, 'value')?.set?.call(select, value);
+  select.dispatchEvent(new Event('change', { bubbles: true }));
+}
+
+/**
+ * The categories the drawn form offers (the server filled them in), for the live form to draw the
+ * same choice at once; empty when the page has no drawn form or it offers no choice.
+ */
+export function drawnCategories(): { id: string; name: string }[] {
+  const select = document
+    .getElementById(STATIC_LOGIN_ID)
+    ?.querySelector<HTMLSelectElement>('select[name="category"]');
+  return [...(select?.options ?? [])].map((option) => ({
+    id: option.value,
+    name: option.text,
+  }));
+}
+
 /**
  * Takes the drawn form over into `form` (the live form, null when the page shows no form) and
  * removes it; nothing happens when the page has no drawn form.
@@ -22,6 +42,7 @@ export function adoptStaticLogin(form: HTMLFormElement | null): void {
   const typed = [...drawn.querySelectorAll('input')].filter(
     (input) => input.name !== '' && input.value !== '',
   );
+  const chosen = [...drawn.querySelectorAll('select')].filter((select) => select.name !== '');
   const active = document.activeElement;
   const focused = active instanceof HTMLInputElement && drawn.contains(active) ? active : null;
   const caret: [number | null, number | null] | null = focused
@@ -33,6 +54,11 @@ export function adoptStaticLogin(form: HTMLFormElement | null): void {
   for (const input of typed) {
     const live = form.elements.namedItem(input.name);
     if (live instanceof HTMLInputElement && live.value === '') typeInto(live, input.value);
+  }
+  for (const select of chosen) {
+    const live = form.elements.namedItem(select.name);
+    if (live instanceof HTMLSelectElement && live.value !== select.value)
+      chooseIn(live, select.value);
   }
   const target = focused?.name ? form.elements.namedItem(focused.name) : null;
   if (target instanceof HTMLInputElement) target.focus();

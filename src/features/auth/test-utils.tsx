@@ -10,7 +10,7 @@ import { I18nextProvider } from 'react-i18next';
 import { MemoryRouter, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { setNavigator } from '@/lib/navigation';
 import { testI18n } from '@/resources/form/test-utils';
-import { LoginPage } from './login-page';
+import { LoginPage, type LoginPageProps } from './login-page';
 
 export function jwt(claims: Record<string, unknown>): string {
   const enc = (value: unknown): string =>
@@ -81,14 +81,14 @@ function Navigation() {
   return null;
 }
 
-export function renderLogin() {
+export function renderLogin(props: LoginPageProps = {}) {
   return render(
     <I18nextProvider i18n={testI18n}>
       <MantineProvider>
         <MemoryRouter initialEntries={['/login']}>
           <Navigation />
           <Routes>
-            <Route path="/login" element={<LoginPage />} />
+            <Route path="/login" element={<LoginPage {...props} />} />
             <Route path="*" element={<Where />} />
           </Routes>
         </MemoryRouter>

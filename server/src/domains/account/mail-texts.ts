@@ -17,6 +17,7 @@ import { pl } from './mail-texts/pl.ts';
 import { ru } from './mail-texts/ru.ts';
 import type { MailKind, MailTexts, MailVariables } from './mail-texts/types.ts';
 import { zhHans } from './mail-texts/zh-hans.ts';
+import { escapeHtml } from '../../../../common/html.ts';
 
 export type { MailKind, MailVariables } from './mail-texts/types.ts';
 
@@ -60,14 +61,6 @@ export function mailLanguage(lang: string | null | undefined): MailLanguage {
   if (base === 'zh') return 'zh_Hans';
   return (MAIL_LANGUAGES as readonly string[]).includes(base) ? (base as MailLanguage) : 'en';
 }
-
-const escapeHtml = (text: string) =>
-  text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
 
 export interface MailContent {
   subject: string;

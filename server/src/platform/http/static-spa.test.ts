@@ -9,13 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZATION_COOKIE, SESSION_COOKIE } from '../../../../common/entry-paths.ts';
-import { LANGUAGE_COOKIE, prerenderedLoginFile } from '../../../../common/prerendered-login.ts';
+import {
+  CATEGORY_OPTIONS,
+  LANGUAGE_COOKIE,
+  prerenderedLoginFile,
+} from '../../../../common/prerendered-login.ts';
 import {
   buildTestApp,
   createTestDatabase,
   expectErrorShape,
   type TestApp,
 } from '../../../test/support/helper.ts';
+import { addCategory } from '../../../test/support/fixtures.ts';
 
 const INDEX = `<!doctype html><html><head><title>portal</title></head><body><div id="root"></div>${'<!-- padding -->'.repeat(100)}</body></html>`;
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(2000))});`;
@@ -208,4 +213,32 @@ describe('the login page drawn at build time', () => {
       expect(res.body).toBe(language ? page(language) : INDEX);
     },
   );
+
+  it('fills the category choice of a portal with several categories, and revalidates it', async () => {
+    writeFileSync(
+      join(dist, prerenderedLoginFile('en', true)),
+      `<html><body><select name="category">${CATEGORY_OPTIONS}</select></body></html>`,
+    );
+    const before = await t.app.inject({ method: 'GET', url: '/login', headers: HTML });
+    await addCategory(t.app, 'zz<b>&"q"');
+    const choice = await t.app.inject({ method: 'GET', url: '/', headers: HTML });
+    const options = (await t.app.users.categories())
+      .map(({ id, name }) =>
+        [id, name].map((text) => text.replace('<b>&"q"', '&lt;b&gt;&amp;&quot;q&quot;')),
+      )
+      .map(([id, name]) => `<option value="${id}">${name}</option>`)
+      .join('');
+    expect(options).toContain('<option value="zz&lt;b&gt;&amp;&quot;q&quot;">');
+    expect(choice.body).toBe(
+      `<html><body><select name="category">${options}</select></body></html>`,
+    );
+    const again = await t.app.inject({
+      method: 'GET',
+      url: '/',
+      headers: { ...HTML, 'if-none-match': String(choice.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+    // the options changed: so did the page
+    expect(choice.headers.etag).not.toBe(before.headers.etag);
+  });
 });

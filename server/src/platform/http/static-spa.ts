@@ -10,7 +10,8 @@
  * (`/` among them, which the SPA sends to the login page), get the page the build drew the login
  * form into, in the visitor's language (the language cookie, else Accept-Language, else
  * English), so the form shows before the SPA's script has loaded; index.html when the build has
- * none.
+ * none. A portal with several categories gets the page with the category choice, its options the
+ * categories the login form offers.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -19,9 +20,10 @@ import { join } from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { hasSessionCookie, isGuardedPath, LOGIN_PATH } from '../../../../common/entry-paths.ts';
-import { prerenderedLoginFile } from '../../../../common/prerendered-login.ts';
+import { CATEGORY_OPTIONS, prerenderedLoginFile } from '../../../../common/prerendered-login.ts';
 import { requestLanguage } from '../lib/languages.ts';
 import { globalPlugin } from '../lib/plugin.ts';
+import { escapeHtml } from '../../../../common/html.ts';
 
 const isApiPath = (path: string) =>
   path === '/api' ||
@@ -30,6 +32,9 @@ const isApiPath = (path: string) =>
   path.startsWith('/authentication/');
 
 const FALLBACK_LANGUAGE = 'en';
+
+const etagOf = (body: Buffer) =>
+  `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
 
 interface PageFile {
   mtimeMs: number;
@@ -70,8 +75,7 @@ const plugin: FastifyPluginAsync = async (app) => {
     const cached = pages.get(path);
     if (cached?.mtimeMs === info.mtimeMs && cached.size === info.size) return cached;
     const body = await readFile(path);
-    const etag = `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
-    const page = { mtimeMs: info.mtimeMs, size: info.size, body, etag };
+    const page = { mtimeMs: info.mtimeMs, size: info.size, body, etag: etagOf(body) };
     pages.set(path, page);
     return page;
   }
@@ -81,25 +85,40 @@ const plugin: FastifyPluginAsync = async (app) => {
    * on the login path or an anonymous visit to a guarded path, when the build drew it; else
    * index.html.
    */
-  function pagePath(request: FastifyRequest): string {
+  async function page(request: FastifyRequest): Promise<{ body: Buffer; etag: string }> {
     const path = request.url.split('?')[0] ?? '/';
     const login =
       path === LOGIN_PATH || (isGuardedPath(path) && !hasSessionCookie(request.headers.cookie));
-    return (login && drawnLoginPath(request)) || indexPath;
+    if (!login) return pageFile(indexPath);
+    // the categories the login form offers (the directory's, when the portal has it)
+    const categories = app.hasDecorator('users') ? await app.users.categories() : [];
+    const choice = categories.length > 1;
+    const drawn = drawnLoginPath(request, choice) ?? drawnLoginPath(request, false);
+    if (!drawn) return pageFile(indexPath);
+    const file = await pageFile(drawn.path);
+    if (!drawn.choice) return file;
+    const options = categories
+      .map(({ id, name }) => `<option value="${escapeHtml(id)}">${escapeHtml(name)}</option>`)
+      .join('');
+    const body = Buffer.from(file.body.toString('utf8').replace(CATEGORY_OPTIONS, options));
+    return { body, etag: etagOf(body) };
   }
 
-  function drawnLoginPath(request: FastifyRequest): string | undefined {
+  function drawnLoginPath(
+    request: FastifyRequest,
+    choice: boolean,
+  ): { path: string; choice: boolean } | undefined {
     const language = requestLanguage(request.headers.cookie, request.headers['accept-language']);
     for (const code of [language, FALLBACK_LANGUAGE]) {
-      const path = code ? join(root, prerenderedLoginFile(code)) : undefined;
-      if (path && existsSync(path)) return path;
+      const path = code ? join(root, prerenderedLoginFile(code, choice)) : undefined;
+      if (path && existsSync(path)) return { path, choice };
     }
     return undefined;
   }
 
   async function sendPage(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     try {
-      const index = await pageFile(pagePath(request));
+      const index = await page(request);
       void reply
         .code(200)
         // the page differs by session cookie and language: a cache keeps one per cookie and header
