@@ -7,13 +7,10 @@
  */
 import { resourceList } from '../src/generated/resources.ts';
 
+export { AUTHORIZATION_COOKIE, hasSessionCookie, SESSION_COOKIE } from './session-cookies.ts';
+
 /** The login page's path. */
 export const LOGIN_PATH = '/login';
-
-/** The cookie the SPA keeps its session token in (readable by its script). */
-export const SESSION_COOKIE = 'vdiportal_session';
-/** The cookie a login answers its token in too (a provider's sign-in leaves only this one). */
-export const AUTHORIZATION_COOKIE = 'authorization';
 
 /** Every route path of a resource: list, create, edit, show and its extra routes. */
 function pathsOf(resource: (typeof resourceList)[number]): string[] {
@@ -52,12 +49,4 @@ const matches = (patterns: readonly string[], pathname: string): boolean =>
 /** True when the application's session guard protects `pathname`. */
 export function isGuardedPath(pathname: string): boolean {
   return !matches(PUBLIC_PATHS, pathname) && matches(GUARDED_PATHS, pathname);
-}
-
-/** Whether a Cookie header carries a session (either session cookie, with a value). */
-export function hasSessionCookie(cookieHeader: string | undefined): boolean {
-  return (cookieHeader ?? '').split(';').some((part) => {
-    const [name, ...value] = part.trim().split('=');
-    return (name === SESSION_COOKIE || name === AUTHORIZATION_COOKIE) && value.join('=') !== '';
-  });
 }

@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+import { SESSION_COOKIE } from '@common/session-cookies';
 
 const prefersDark = (dark: boolean) =>
   vi.stubGlobal('matchMedia', (query: string) => ({
@@ -23,6 +24,8 @@ beforeEach(() => {
 afterEach(() => {
   vi.unstubAllGlobals();
   document.body.innerHTML = '';
+  document.head.querySelectorAll('style').forEach((style) => style.remove());
+  document.cookie = `${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
 });
 
 describe("the drawn login page's first script", () => {
@@ -54,5 +57,16 @@ describe("the drawn login page's first script", () => {
     const other = new Event('submit', { bubbles: true, cancelable: true });
     document.getElementById('other')?.dispatchEvent(other);
     expect(other.defaultPrevented).toBe(false);
+  });
+
+  it('hides the drawn form from a browser that holds a session, and only then', async () => {
+    prefersDark(false);
+    document.body.innerHTML = `<div id="${STATIC_LOGIN_ID}"><form></form></div>`;
+    await boot();
+    const drawn = document.getElementById(STATIC_LOGIN_ID);
+    expect(drawn && getComputedStyle(drawn).display).not.toBe('none');
+    document.cookie = `${SESSION_COOKIE}=a.b.c; Path=/`;
+    await boot();
+    expect(drawn && getComputedStyle(drawn).display).toBe('none');
   });
 });

@@ -3,9 +3,12 @@
  * script in its head, built on its own): it gives the page the colour scheme the SPA will show,
  * so a dark page is never drawn light first, and it holds back a login sent from the drawn form
  * before the SPA has taken it over (a native submission would put the password in the address);
- * the SPA sends it once it has (`static-login.ts`).
+ * the SPA sends it once it has (`static-login.ts`). A browser that holds a session (a link from
+ * another site does not send its SameSite=Strict cookies, so the server drew the login page) is
+ * not shown the form: the SPA draws the application.
  */
 import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+import { hasSessionCookie } from '@common/session-cookies';
 
 /** Where Mantine's colour scheme manager keeps a person's choice (its default key). */
 const SCHEME_KEY = 'mantine-color-scheme-value';
@@ -19,6 +22,12 @@ try {
 if (scheme !== 'light' && scheme !== 'dark')
   scheme = window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 document.documentElement.setAttribute('data-mantine-color-scheme', scheme);
+
+if (hasSessionCookie(document.cookie)) {
+  const hide = document.createElement('style');
+  hide.textContent = `#${STATIC_LOGIN_ID}{display:none}`;
+  document.head.append(hide);
+}
 
 document.addEventListener(
   'submit',
