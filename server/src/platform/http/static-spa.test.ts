@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AUTHORIZATION_COOKIE, SESSION_COOKIE } from '../../../../common/entry-paths.ts';
 import {
   CATEGORY_OPTIONS,
@@ -240,5 +240,20 @@ describe('the login page drawn at build time', () => {
     expect(again.statusCode).toBe(304);
     // the options changed: so did the page
     expect(choice.headers.etag).not.toBe(before.headers.etag);
+  });
+
+  it('draws the login page without the choice when the categories cannot be read', async () => {
+    const down = vi
+      .spyOn(t.app.users, 'categories')
+      .mockRejectedValue(
+        Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      );
+    try {
+      const res = await t.app.inject({ method: 'GET', url: '/login', headers: HTML });
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toBe(page('en'));
+    } finally {
+      down.mockRestore();
+    }
   });
 });

@@ -22,8 +22,8 @@ import fastifyStatic from '@fastify/static';
 import { hasSessionCookie, isGuardedPath, LOGIN_PATH } from '../../../../common/entry-paths.ts';
 import { CATEGORY_OPTIONS, prerenderedLoginFile } from '../../../../common/prerendered-login.ts';
 import { requestLanguage } from '../lib/languages.ts';
-import { globalPlugin } from '../lib/plugin.ts';
 import { escapeHtml } from '../../../../common/html.ts';
+import { globalPlugin } from '../lib/plugin.ts';
 
 const isApiPath = (path: string) =>
   path === '/api' ||
@@ -90,8 +90,15 @@ const plugin: FastifyPluginAsync = async (app) => {
     const login =
       path === LOGIN_PATH || (isGuardedPath(path) && !hasSessionCookie(request.headers.cookie));
     if (!login) return pageFile(indexPath);
-    // the categories the login form offers (the directory's, when the portal has it)
-    const categories = app.hasDecorator('users') ? await app.users.categories() : [];
+    // The categories the login form offers (the directory's, when the portal has it). The page
+    // comes without the choice when they cannot be read: the database being down is no reason
+    // not to draw the login page (the form's own read then says what is wrong).
+    const categories = app.hasDecorator('users')
+      ? await app.users.categories().catch((err: unknown) => {
+          request.log.warn({ err }, 'login page drawn without its categories');
+          return [];
+        })
+      : [];
     const choice = categories.length > 1;
     const drawn = drawnLoginPath(request, choice) ?? drawnLoginPath(request, false);
     if (!drawn) return pageFile(indexPath);
