@@ -21,3 +21,10 @@ export function prerenderedLoginFile(language: string, withCategories = false): 
 
 /** Where the category choice of a drawn login page takes its options (the server's categories). */
 export const CATEGORY_OPTIONS = '<!--category-options-->';
+
+/**
+ * The drawn page's message for a login held while the SPA's script never arrives (a broken
+ * network): hidden until its first script shows it, `STALLED_AFTER_MS` after the login was sent.
+ */
+export const STALLED_MESSAGE_ID = 'static-login-stalled';
+export const STALLED_AFTER_MS = 8_000;

@@ -4,7 +4,7 @@
  */
 import { cleanup, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CATEGORY_OPTIONS, STATIC_LOGIN_ID } from '@common/prerendered-login';
+import { CATEGORY_OPTIONS, STALLED_MESSAGE_ID, STATIC_LOGIN_ID } from '@common/prerendered-login';
 import { drawnCategories } from '@/features/auth/static-login';
 import { clearToken } from '@/lib/token';
 import { fakeServer, loginJwt, renderLogin } from '@/features/auth/test-utils';
@@ -53,6 +53,11 @@ describe('the login form drawn at build time', () => {
     expect(submit).toHaveAttribute('type', 'submit');
     expect(submit).not.toBeDisabled();
     expect(submit).toHaveTextContent(spanish.login.submit);
+    // the message for a login held while the SPA never loads, hidden until then
+    const stalled = drawn.querySelector<HTMLElement>(`#${STALLED_MESSAGE_ID}`);
+    expect(stalled).toHaveTextContent(spanish.login.notLoaded);
+    expect(stalled?.style.display).toBe('none');
+    expect(stalled).toHaveAttribute('role', 'alert');
     expect(drawLogin('es', { en: english, es: spanish }).title).toBe(
       `${spanish.product} - ${spanish.routes.login}`,
     );

@@ -65,7 +65,7 @@ export function renderLogin(
         defaultColorScheme="auto"
         cssVariablesResolver={cssVariablesResolver}
       >
-        <LoginPage drawnCategories={withCategories ? PLACEHOLDERS : []} />
+        <LoginPage drawn drawnCategories={withCategories ? PLACEHOLDERS : []} />
       </MantineProvider>
     </I18nextProvider>,
   );

@@ -34,11 +34,14 @@ import { decodeToken, getToken, rememberLoginCategory, tokenType } from '@/lib/t
 import { buildPath, request } from '@/providers/http-client';
 import { login, logout } from '@/providers/auth-provider';
 import { loginErrorText, refusalText, type LoginErrorText } from './login-errors';
+import { STALLED_MESSAGE_ID } from '@common/prerendered-login';
 import { adoptStaticLogin } from './static-login';
 
 export interface LoginPageProps {
   /** The categories to draw the form with before its own read answers (the build's drawing). */
   drawnCategories?: readonly SessionUserCategory[];
+  /** Drawn at build time: with the (hidden) message for a login held while the SPA never loads. */
+  drawn?: boolean;
   /** Starts loading the application while the user types (the app composes it). */
   preload?: () => void;
   /** Called with the page a successful login leads to, before going there. */
@@ -70,7 +73,12 @@ function storedChoice(): CategoryChoice | null {
  * A category-select answer (or such a token already stored) turns it into the category choice,
  * which logs in again with that token as the bearer and the chosen category.
  */
-export function LoginPage({ drawnCategories = [], preload, onSignedIn }: LoginPageProps) {
+export function LoginPage({
+  drawnCategories = [],
+  drawn = false,
+  preload,
+  onSignedIn,
+}: LoginPageProps) {
   // The error texts' catalogue is not needed to show the form: it loads when the form is sent.
   const { t, i18n } = useTranslation('common');
   usePageTitle(t('common:routes.login'));
@@ -247,6 +255,11 @@ export function LoginPage({ drawnCategories = [], preload, onSignedIn }: LoginPa
             <SubmitButton fullWidth data-testid="login-submit">
               {t('common:login.submit')}
             </SubmitButton>
+            {drawn && (
+              <Text id={STALLED_MESSAGE_ID} role="alert" size="sm" c="red.8" display="none">
+                {t('common:login.notLoaded')}
+              </Text>
+            )}
             {(FORGOT_PASSWORD || SIGN_UP) && (
               <Group justify="space-between">
                 {FORGOT_PASSWORD && (

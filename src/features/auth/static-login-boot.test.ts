@@ -3,7 +3,7 @@
  * sent from the drawn form held back (and marked) instead of submitted natively.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+import { STALLED_AFTER_MS, STALLED_MESSAGE_ID, STATIC_LOGIN_ID } from '@common/prerendered-login';
 import { SESSION_COOKIE } from '@common/session-cookies';
 
 const prefersDark = (dark: boolean) =>
@@ -68,5 +68,35 @@ describe("the drawn login page's first script", () => {
     document.cookie = `${SESSION_COOKIE}=a.b.c; Path=/`;
     await boot();
     expect(drawn && getComputedStyle(drawn).display).toBe('none');
+  });
+
+  it('says so when the SPA has not taken a sent login over in time, and not before', async () => {
+    prefersDark(false);
+    vi.useFakeTimers();
+    try {
+      document.body.innerHTML = `<div id="${STATIC_LOGIN_ID}"><form></form><p id="${STALLED_MESSAGE_ID}" role="alert" style="display: none">…</p></div>`;
+      await boot();
+      const message = document.getElementById(STALLED_MESSAGE_ID);
+      document
+        .querySelector('form')
+        ?.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+      vi.advanceTimersByTime(STALLED_AFTER_MS - 1);
+      expect(message?.style.display).toBe('none');
+      vi.advanceTimersByTime(1);
+      expect(message?.style.display).toBe('');
+
+      // taken over in time: the drawn form (and its message) are gone, nothing is shown
+      document.body.innerHTML = `<div id="${STATIC_LOGIN_ID}"><form></form><p id="${STALLED_MESSAGE_ID}" style="display: none">…</p></div>`;
+      await boot();
+      const held = document.getElementById(STALLED_MESSAGE_ID);
+      document
+        .querySelector('form')
+        ?.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+      document.getElementById(STATIC_LOGIN_ID)?.remove();
+      vi.advanceTimersByTime(STALLED_AFTER_MS);
+      expect(held?.style.display).toBe('none');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

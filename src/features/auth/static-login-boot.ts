@@ -3,11 +3,12 @@
  * script in its head, built on its own): it gives the page the colour scheme the SPA will show,
  * so a dark page is never drawn light first, and it holds back a login sent from the drawn form
  * before the SPA has taken it over (a native submission would put the password in the address);
- * the SPA sends it once it has (`static-login.ts`). A browser that holds a session (a link from
+ * the SPA sends it once it has (`static-login.ts`); if the SPA has still not taken the form over
+ * some seconds later (its script did not arrive), the page says so. A browser that holds a session (a link from
  * another site does not send its SameSite=Strict cookies, so the server drew the login page) is
  * not shown the form: the SPA draws the application.
  */
-import { STATIC_LOGIN_ID } from '@common/prerendered-login';
+import { STALLED_AFTER_MS, STALLED_MESSAGE_ID, STATIC_LOGIN_ID } from '@common/prerendered-login';
 import { hasSessionCookie } from '@common/session-cookies';
 
 /** Where Mantine's colour scheme manager keeps a person's choice (its default key). */
@@ -35,7 +36,12 @@ document.addEventListener(
     const drawn = document.getElementById(STATIC_LOGIN_ID);
     if (!drawn || !(event.target instanceof Node) || !drawn.contains(event.target)) return;
     event.preventDefault();
+    if (drawn.dataset.submitted === 'true') return;
     drawn.dataset.submitted = 'true';
+    setTimeout(() => {
+      const message = document.getElementById(STALLED_MESSAGE_ID);
+      if (message && drawn.isConnected) message.style.display = '';
+    }, STALLED_AFTER_MS);
   },
   true,
 );
