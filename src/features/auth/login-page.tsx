@@ -29,6 +29,7 @@ import { LanguageSwitcher } from '@/components/language-switcher';
 import { SubmitButton } from '@/components/submit-button';
 import { usePageTitle } from '@/hooks/use-page-title';
 import { whenIdle } from '@/lib/idle';
+import { useRequestPending } from '@/lib/pending';
 import { followLink, navigateTo } from '@/lib/navigation';
 import { decodeToken, getToken, rememberLoginCategory, tokenType } from '@/lib/token';
 import { buildPath, request } from '@/providers/http-client';
@@ -100,8 +101,20 @@ export function LoginPage({
   );
   const [choice, setChoice] = useState<CategoryChoice | null>(storedChoice);
   const formRef = useRef<HTMLFormElement>(null);
+  // A login sent from the form drawn at build time, sent from here once the form's first reads
+  // (the categories among them) have answered, as its button allows.
+  const held = useRef(false);
+  const [categoriesRead, setCategoriesRead] = useState(false);
+  const pending = useRequestPending();
   // the form drawn at build time, if the page came with it, hands over what was typed
-  useLayoutEffect(() => adoptStaticLogin(formRef.current), []);
+  useLayoutEffect(() => {
+    held.current = adoptStaticLogin(formRef.current);
+  }, []);
+  useEffect(() => {
+    if (!held.current || pending || !categoriesRead) return;
+    held.current = false;
+    formRef.current?.requestSubmit();
+  }, [pending, categoriesRead]);
 
   useEffect(() => {
     request('session.categories')
@@ -110,7 +123,8 @@ export function LoginPage({
         setCategories(visible);
         if (visible[0]) setCategoryId((current) => current || visible[0]?.id || '');
       })
-      .catch(() => setCategories([]));
+      .catch(() => setCategories([]))
+      .finally(() => setCategoriesRead(true));
     request('session.providers')
       .then((answer) => {
         setProviders(answer?.providers ?? []);

@@ -1,8 +1,9 @@
 /**
  * The hand-over from the login form drawn at build time (`app/login-prerender.tsx`) to the live one:
  * what was typed (and where the caret was) moves into the live form's inputs, the drawn form goes,
- * and a login already sent from it (held by `static-login-boot.ts`) is sent again from the live
- * form. Runs in the commit that first draws the live form, so no frame shows both or neither.
+ * and the live form learns whether a login was already sent from it (held by
+ * `static-login-boot.ts`): it sends that login itself once it can. Runs in the commit that first
+ * draws the live form, so no frame shows both or neither.
  */
 import { STATIC_LOGIN_ID } from '@common/prerendered-login';
 
@@ -34,11 +35,12 @@ export function drawnCategories(): { id: string; name: string }[] {
 
 /**
  * Takes the drawn form over into `form` (the live form, null when the page shows no form) and
- * removes it; nothing happens when the page has no drawn form.
+ * removes it; nothing happens when the page has no drawn form. True when a login was sent from
+ * the drawn form (held for the live form to send).
  */
-export function adoptStaticLogin(form: HTMLFormElement | null): void {
+export function adoptStaticLogin(form: HTMLFormElement | null): boolean {
   const drawn = document.getElementById(STATIC_LOGIN_ID);
-  if (!drawn) return;
+  if (!drawn) return false;
   const typed = [...drawn.querySelectorAll('input')].filter(
     (input) => input.name !== '' && input.value !== '',
   );
@@ -50,7 +52,7 @@ export function adoptStaticLogin(form: HTMLFormElement | null): void {
     : null;
   const sent = drawn.dataset.submitted === 'true';
   drawn.remove();
-  if (!form) return;
+  if (!form) return false;
   for (const input of typed) {
     const live = form.elements.namedItem(input.name);
     if (live instanceof HTMLInputElement && live.value === '') typeInto(live, input.value);
@@ -62,29 +64,11 @@ export function adoptStaticLogin(form: HTMLFormElement | null): void {
   }
   const target = focused?.name ? form.elements.namedItem(focused.name) : null;
   if (target instanceof HTMLInputElement) target.focus();
-  // Once React has drawn the typed values (its redraw puts the caret at the end, and the submit
-  // handler reads the values from its state): the caret where it was, and the login sent.
+  // Once React has drawn the typed values (its redraw puts the caret at the end): the caret
+  // where it was.
   setTimeout(() => {
     if (caret && target instanceof HTMLInputElement && document.activeElement === target)
       target.setSelectionRange(caret[0], caret[1]);
-    if (sent) sendWhenReady(form, Date.now() + SEND_WAIT_MS);
   }, 0);
-}
-
-/** How long a held login waits for the live form to take it (its first reads answered). */
-const SEND_WAIT_MS = 10_000;
-const SEND_POLL_MS = 25;
-
-/**
- * Sends the live form as its own button would: once the button is enabled (the form's first
- * reads, the categories among them, have answered), never after the form has gone.
- */
-function sendWhenReady(form: HTMLFormElement, until: number): void {
-  if (!form.isConnected) return;
-  const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
-  if (button?.disabled && Date.now() < until) {
-    setTimeout(() => sendWhenReady(form, until), SEND_POLL_MS);
-    return;
-  }
-  if (!button?.disabled) form.requestSubmit(button ?? undefined);
+  return sent;
 }
