@@ -113,7 +113,7 @@ async function run(): Promise<void> {
       clearPrefetched();
       liveProvider?.resync();
     },
-    onFatal: () => void logout(),
+    onFatal: (_message, token) => void logout(token),
     // After a transport error: a 401 ends the session (the HTTP client logs out on it too);
     // no answer at all is the network still being down.
     checkSession: () =>

@@ -108,7 +108,8 @@ describe('socket reconnect policy', () => {
       onFatal,
       checkSession,
     });
-    await vi.waitFor(() => expect(onFatal).toHaveBeenCalledWith(AUTH_REJECTED), {
+    // with the token the refused handshake carried: the session it ends
+    await vi.waitFor(() => expect(onFatal).toHaveBeenCalledWith(AUTH_REJECTED, 'revoked'), {
       timeout: 5000,
     });
     expect(checkSession).not.toHaveBeenCalled();

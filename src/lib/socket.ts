@@ -25,7 +25,12 @@ export interface SocketHandlers {
    * while it was away) may have missed events, so the caller reads it again.
    */
   onConnect: () => void;
-  onFatal: (message: string) => void;
+  /**
+   * The server says the session has ended: `token` is the one the socket last sent in its
+   * handshake (null: none), so that a session stored since (a sign-in in another tab) is not the
+   * one ended.
+   */
+  onFatal: (message: string, token: string | null) => void;
   /**
    * Asks the server whether the session is still valid after a transport error: false ends the
    * session; true, or no answer (still offline), keeps reconnecting.
@@ -40,10 +45,15 @@ let socket: Socket<ServerToClientEvents> | null = null;
 /** Opens the socket once (a second call returns the open one). */
 export function openSocket(handlers: SocketHandlers): Socket<ServerToClientEvents> {
   if (socket) return socket;
+  /** The token of the last handshake: the session this socket speaks for. */
+  let sent: string | null = null;
   const options = {
     path: SOCKET_PATH,
     transports: ['websocket'],
-    auth: (cb: (data: object) => void) => cb({ jwt: handlers.getToken() }),
+    auth: (cb: (data: object) => void) => {
+      sent = handlers.getToken();
+      cb({ jwt: sent });
+    },
     reconnection: true,
     reconnectionAttempts: Infinity,
     reconnectionDelay: 1000,
@@ -59,7 +69,7 @@ export function openSocket(handlers: SocketHandlers): Socket<ServerToClientEvent
   const end = (message: string): void => {
     if (ended) return;
     ended = true;
-    handlers.onFatal(message);
+    handlers.onFatal(message, sent);
   };
   /** One session check at a time; `then` runs when the session is still valid. */
   const checkSession = (message: string, then?: () => void): void => {

@@ -11,13 +11,20 @@ import { updateSessionState } from '@/lib/session-state';
 import { clearToken, getToken, setToken } from '@/lib/token';
 import type { SessionUser } from '@/generated/types';
 
-const fake = vi.hoisted(() => ({ socket: null as EventEmitter | null }));
+type Auth = (cb: (data: object) => void) => void;
+
+const fake = vi.hoisted(() => ({
+  socket: null as EventEmitter | null,
+  /** Runs the handshake's auth callback, as socket.io does on each (re)connect. */
+  handshake: (): void => undefined,
+}));
 
 vi.mock('socket.io-client', () => ({
-  io: () => {
+  io: (options: { auth: Auth }) => {
     const emitter = new EventEmitter() as EventEmitter & { disconnect: () => void };
     emitter.disconnect = () => undefined;
     fake.socket = emitter;
+    fake.handshake = () => options.auth(() => undefined);
     return emitter;
   },
 }));
@@ -88,7 +95,7 @@ function openSessionSocket(): void {
     getToken: () => 'jwt',
     onEvent: () => undefined,
     onConnect: () => undefined,
-    onFatal: () => void logout(),
+    onFatal: (_message, token) => void logout(token),
     checkSession: () =>
       request('session.user', { background: true }).then(
         () => true,
@@ -172,6 +179,35 @@ describe('a 401 about a session this page no longer holds', () => {
     await sleep(50);
     expect(logoutCalls).toEqual([]);
     expect(navigations).toEqual([]);
+    expect(getToken()).toBe(next);
+  });
+
+  it("ends nothing when the socket's refused handshake carried the session replaced since", async () => {
+    sessionThatEnded('s7');
+    openSocket({
+      getToken,
+      onEvent: () => undefined,
+      onConnect: () => undefined,
+      onFatal: (_message, token) => void logout(token),
+    });
+    fake.handshake();
+    // Another tab signs in (or a test sets the next user's cookie) before the refusal arrives.
+    const next = loginToken('s8');
+    setToken(next);
+    fake.socket?.emit('connect_error', new Error(AUTH_REJECTED));
+    await sleep(50);
+    expect(logoutCalls).toEqual([]);
+    expect(navigations).toEqual([]);
+    expect(getToken()).toBe(next);
+  });
+
+  it('keeps the cookie of a sign-in stored while the logout was out', async () => {
+    sessionThatEnded('s9');
+    const ending = logout();
+    const next = loginToken('s10');
+    setToken(next);
+    await ending;
+    expect(logoutCalls).toHaveLength(1);
     expect(getToken()).toBe(next);
   });
 

@@ -161,7 +161,8 @@ const hasSession = (): boolean => !!getToken() || getSessionState().user !== nul
  * the cookie watcher): a call while a logout is under way shares it, and a call after one, with no
  * session begun since, does nothing (no second `/logout`, redirect or teardown).
  *
- * `failed` is the token a request was refused with (a 401; null: it carried none). When the
+ * `failed` is the token a request was refused with (a 401; null: it carried none), or the one a
+ * signal speaks for (the socket's last handshake; null for the cookie's absence). When the
  * stored token is another one by then (renewed, or a sign-in in another tab replaced the cookie),
  * the refusal is about a session this page no longer holds: nothing is ended, least of all the
  * new session.
@@ -194,7 +195,8 @@ async function endSession(): Promise<LogoutResult> {
   } catch {
     // A failed logout still clears the session.
   } finally {
-    clearToken();
+    // A session stored while the logout was out (a sign-in in another tab) is not this one.
+    if (getToken() === token) clearToken();
     resetSessionState();
     setSessionModal(null);
     for (const hook of logoutHooks) hook();

@@ -9,7 +9,7 @@
 import { type Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { apiToken, trackHttpProblems, type HttpTracker } from './helpers';
-import { describeProblem, navbar, navLinks, settledProblems } from './navbar';
+import { describeProblem, navbar, navLinks, pageProblems, settledProblems } from './navbar';
 
 const ROLES = ['admin', 'manager', 'advanced', 'user'] as const;
 /** Longer than the session-cookie watcher's period (1 s), which used to send these to /login. */
@@ -71,9 +71,19 @@ test.describe('navigation', () => {
           sameSite: 'Strict',
         },
       ]);
+      http.take();
       await page.goto('/desktops');
       const nav = navbar(page);
-      await expect(nav).toBeVisible();
+      // Without a navbar, what the page showed instead, and the answers it got, are the failure.
+      const shown = await expect(nav)
+        .toBeVisible()
+        .then(() => null)
+        .catch(async () => [
+          ...(await pageProblems(page, '/desktops')),
+          ...http.take().map(describeProblem),
+          `the page read: ${(await page.locator('body').innerText()).replace(/\s+/g, ' ').slice(0, 200)}`,
+        ]);
+      expect(shown, `${role}: no navbar on /desktops`).toBeNull();
       const links = await navLinks(nav);
       expect(links.length, `${role}: navbar links`).toBeGreaterThan(0);
       for (const link of links.filter((l) => l.target !== '_blank')) {

@@ -13,7 +13,8 @@ export function watchSessionCookie(): () => void {
     const hasToken = !!getToken();
     if (hasToken) hadSession = true;
     else if (hadSession && shouldLogoutOnMissingCookie(hasToken, window.location.pathname))
-      void logout();
+      // null: the session ended is the cookie's absence; a cookie stored since is kept
+      void logout(null);
   }, COOKIE_WATCH_INTERVAL_MS);
   return () => clearInterval(timer);
 }

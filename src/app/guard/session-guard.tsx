@@ -3,7 +3,7 @@ import { useLocation, useNavigate } from 'react-router';
 import { Center, Loader } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
 import { useSessionState } from '@/lib/session-state';
-import { adoptAuthorizationCookie, decodeToken } from '@/lib/token';
+import { adoptAuthorizationCookie, decodeToken, getToken } from '@/lib/token';
 import { logout } from '@/providers/auth-provider';
 import { renewToken } from '@/providers/http-client';
 import { bootstrapSession } from '../session-bootstrap';
@@ -48,7 +48,12 @@ export function SessionGuard({ children }: SessionGuardProps) {
         try {
           await renewToken();
         } catch {
-          await logout();
+          // a sign-in stored another session meanwhile (another tab): decide again with it
+          if (getToken() !== token) {
+            if (!cancelled) await run();
+            return;
+          }
+          await logout(token);
           return;
         }
       }
