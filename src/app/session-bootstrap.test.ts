@@ -3,7 +3,9 @@ import { QueryClient } from '@tanstack/react-query';
 import { notifications } from '@mantine/notifications';
 import { createLiveProvider } from '@/providers/live-provider';
 import { request } from '@/providers/http-client';
-import { setBootstrapLiveProvider } from './session-bootstrap';
+import { getRoleVisibility } from '@/lib/role-visibility';
+import { getSessionState, resetSessionState, subscribeSessionState } from '@/lib/session-state';
+import { bootstrapSession, setBootstrapLiveProvider } from './session-bootstrap';
 
 const triggered = vi.fn<(trigger: string, displays: readonly string[]) => Promise<void>>(
   async () => undefined,
@@ -15,7 +17,11 @@ vi.mock('@/features/notifications/user-notifications', () => ({
     triggered(trigger, displays),
 }));
 
+// The socket's own behaviour has its tests (src/lib/socket*.test.ts); here it only must not dial out.
+vi.mock('@/lib/socket', () => ({ openSocket: () => undefined, closeSocket: () => undefined }));
+
 afterEach(() => {
+  resetSessionState();
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
   triggered.mockClear();
@@ -42,5 +48,39 @@ describe('the session wiring', () => {
     setBootstrapLiveProvider(live);
     live.dispatch('msg', { type: 'danger', msg_code: 'desktop-time-limit', params: null });
     expect(show).toHaveBeenCalledWith(expect.objectContaining({ color: 'red', autoClose: 5000 }));
+  });
+});
+
+describe('the session bootstrap', () => {
+  it('draws the shell once, with the user, the config and the role visibility all read', async () => {
+    const json = (body: unknown) =>
+      new Response(JSON.stringify(body), {
+        status: 200,
+        headers: { 'Content-Type': 'application/json' },
+      });
+    vi.stubGlobal(
+      'fetch',
+      vi.fn<typeof fetch>(async (input) => {
+        const path = new URL(String(input), 'http://portal.test').pathname;
+        // the config answers last: the user alone must not be drawn before it
+        if (path.endsWith('/user/config')) {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          return json({ show_bookings_button: true });
+        }
+        if (path.endsWith('/user/role-visibility')) return json({ hidden: {} });
+        if (path.endsWith('/user')) return json({ id: 'u1', role_id: 'user', name: 'User' });
+        return json({});
+      }),
+    );
+    const seen: string[] = [];
+    const stop = subscribeSessionState(() => {
+      const { user, config } = getSessionState();
+      seen.push(
+        `user ${user ? 'yes' : 'no'}, config ${config ? 'yes' : 'no'}, visibility ${getRoleVisibility() ? 'yes' : 'no'}`,
+      );
+    });
+    await bootstrapSession();
+    stop();
+    expect(seen[0]).toBe('user yes, config yes, visibility yes');
   });
 });

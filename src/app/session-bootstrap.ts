@@ -97,14 +97,25 @@ export async function refreshSession(): Promise<void> {
 }
 
 async function run(): Promise<void> {
-  if (!getSessionState().user) {
-    const user = await request('session.user');
-    updateSessionState({ user });
-  }
+  const known = getSessionState();
+  // The first screen's reads (sent ahead at the sign-in) go out together, and the guard draws the
+  // shell once they are all there: in the user's saved language, with the navbar their role sees
+  // and their config's entries, not once per answer.
+  const configRead = known.config ? Promise.resolve(known.config) : request('config.show');
+  const [user, configAnswer] = await Promise.all([
+    known.user ?? request('session.user'),
+    configRead.then(
+      (config) => ({ config }),
+      (error: unknown) => ({ error }),
+    ),
+    loadRoleVisibility(),
+  ]);
   // The language saved on the server follows the user to any browser.
-  const saved = matchLanguage(getSessionState().user?.lang ?? null);
+  const saved = matchLanguage(user?.lang ?? null);
   if (saved && saved !== i18next.language) await changeLanguage(saved);
-  await loadRoleVisibility();
+  // Without its config the shell still shows; the next navigation's bootstrap reads it again.
+  const config = 'config' in configAnswer ? configAnswer.config : null;
+  updateSessionState(config ? { user, config } : { user });
   openSocket({
     getToken,
     onEvent: (wire, payload) => liveProvider?.dispatch(wire, payload),
@@ -122,11 +133,8 @@ async function run(): Promise<void> {
         (error: unknown) => !(isApiError(error) && error.statusCode === 401),
       ),
   });
-  if (!getSessionState().config) {
-    const config = await request('config.show');
-    updateSessionState({ config });
-    if (config?.migrations_block) navigateTo('/export-user', { replace: true });
-  }
+  if ('error' in configAnswer) throw configAnswer.error;
+  if (config?.migrations_block) navigateTo('/export-user', { replace: true });
   // The maximum recycle-bin time, when this installation has the call.
   if (!operations['recycle-bins.cutoffTime'].planned) {
     request('recycle-bins.cutoffTime')

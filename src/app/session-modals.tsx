@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { closeQuotaPopup, useQuotaPopup } from '@/lib/error-display';
 import { navigateTo } from '@/lib/navigation';
 import { setSessionModal, useSessionModal } from '@/lib/session-modal-store';
-import { useSessionState } from '@/lib/session-state';
+import { selectSessionTimes, useSessionValue } from '@/lib/session-state';
 import { computeSessionTimers } from '@/lib/session-timers';
 import { logout } from '@/providers/auth-provider';
 import { renewToken } from '@/providers/http-client';
@@ -16,8 +16,7 @@ const profilePath = PROFILE_PATH;
 
 /** Schedules the renew prompt and the expired modal from the config's session times. */
 function useSessionTimers(): void {
-  const { config } = useSessionState();
-  const session = config?.session;
+  const session = useSessionValue(selectSessionTimes);
   useEffect(() => {
     const timers = computeSessionTimers(session, Date.now());
     if (!timers) return undefined;

@@ -31,7 +31,8 @@ export function getSessionState(): SessionState {
   return state;
 }
 
-function subscribe(listener: () => void): () => void {
+/** Calls `listener` after every change of the session state; returns the unsubscribe. */
+export function subscribeSessionState(listener: () => void): () => void {
   listeners.add(listener);
   return () => {
     listeners.delete(listener);
@@ -40,7 +41,7 @@ function subscribe(listener: () => void): () => void {
 
 /** React binding of the session state (re-renders on every change of it). */
 export function useSessionState(): SessionState {
-  return useSyncExternalStore(subscribe, getSessionState, getSessionState);
+  return useSyncExternalStore(subscribeSessionState, getSessionState, getSessionState);
 }
 
 /**
@@ -50,8 +51,13 @@ export function useSessionState(): SessionState {
  */
 export function useSessionValue<T>(select: (state: SessionState) => T): T {
   const read = () => select(state);
-  return useSyncExternalStore(subscribe, read, read);
+  return useSyncExternalStore(subscribeSessionState, read, read);
 }
+
+/** Selectors for `useSessionValue`. */
+export const selectUser = (s: SessionState) => s.user;
+export const selectConfig = (s: SessionState) => s.config;
+export const selectSessionTimes = (s: SessionState) => s.config?.session;
 
 const roleOf = (s: SessionState) => s.user?.role_id ?? null;
 

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { Navigate } from 'react-router';
 import type { Role } from '@/generated/types';
-import { useSessionState } from '@/lib/session-state';
+import { useSessionRole } from '@/lib/session-state';
 import { usePageTitle } from '@/hooks/use-page-title';
 import { decideRole } from './guard-decision';
 
@@ -15,9 +15,9 @@ export interface RoleGateProps {
 
 /** Point 6 of the guard: a role outside the route's roles goes to /desktops. */
 export function RoleGate({ roles, title, children }: RoleGateProps) {
-  const { user } = useSessionState();
+  const role = useSessionRole();
   usePageTitle(title);
-  const redirect = decideRole(user?.role_id, roles);
+  const redirect = decideRole(role, roles);
   if (redirect) return <Navigate to={redirect} replace />;
   return <>{children}</>;
 }

@@ -2,7 +2,7 @@ import { useEffect, type ReactNode } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { Center, Loader } from '@mantine/core';
 import { useTranslation } from 'react-i18next';
-import { useSessionState } from '@/lib/session-state';
+import { selectConfig, selectUser, useSessionValue } from '@/lib/session-state';
 import { adoptAuthorizationCookie, decodeToken, getToken } from '@/lib/token';
 import { logout } from '@/providers/auth-provider';
 import { renewToken } from '@/providers/http-client';
@@ -22,7 +22,8 @@ export interface SessionGuardProps {
 export function SessionGuard({ children }: SessionGuardProps) {
   const location = useLocation();
   const navigate = useNavigate();
-  const { user, config } = useSessionState();
+  const user = useSessionValue(selectUser);
+  const config = useSessionValue(selectConfig);
   const { t } = useTranslation();
   const blockedTo = decideMigrationBlock(config, location.pathname);
 

@@ -23,7 +23,7 @@ import { StatusBar } from '@/features/notifications/status-bar';
 import { PROFILE_PATH } from '@/lib/paths';
 import { showError } from '@/lib/error-display';
 import { useRoleVisibilityRevision } from '@/lib/role-visibility';
-import { useSessionState } from '@/lib/session-state';
+import { selectConfig, selectUser, useSessionValue } from '@/lib/session-state';
 import { logout } from '@/providers/auth-provider';
 import { requestOperation } from '@/providers/http-client';
 import { isFileDownload, saveFile } from '@/lib/download';
@@ -174,7 +174,9 @@ export interface AppLayoutProps {
 export function AppLayout({ children }: AppLayoutProps) {
   const { t } = useTranslation();
   const [opened, { toggle, close }] = useDisclosure();
-  const { user, config } = useSessionState();
+  // only the parts it draws: the recycle-bin cutoff arriving does not redraw the shell
+  const user = useSessionValue(selectUser);
+  const config = useSessionValue(selectConfig);
   // The navbar follows the admin's role visibility live.
   useRoleVisibilityRevision();
   const location = useLocation();
