@@ -392,4 +392,32 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
       (present) => !present,
     );
   });
+
+  it('puts a card on its bridge as soon as QEMU has made its device, and gives up when the start ends first', async () => {
+    const host = t.app.hostNetworks;
+    const id = 'plug-check';
+    // what `attach` reads of a domain's spec: its id and its cards
+    const spec = { id, network: [{ network: nat.id, mac: macFor(id, 0) }] };
+    const wired = await host.attach(spec as unknown as Parameters<typeof host.attach>[0]);
+    const tap = host.tapName(id, 0);
+    expect(wired.network?.[0]?.backend).toEqual({ kind: 'tap', ifname: tap });
+    // named, not made: QEMU makes it as it starts
+    expect(existsSync(`/sys/class/net/${tap}`)).toBe(false);
+
+    const ended = new AbortController();
+    const givenUp = host.plug(id, ended.signal);
+    ended.abort();
+    await expect(givenUp).rejects.toMatchObject({ code: 'start_failed' });
+
+    const plugging = host.plug(id, new AbortController().signal);
+    await sh('ip', 'tuntap', 'add', 'dev', tap, 'mode', 'tap'); // as QEMU does at its start
+    await plugging;
+    expect(readFileSync(`/sys/class/net/${tap}/master/uevent`, 'utf8')).toContain(
+      `INTERFACE=${nat.bridge}`,
+    );
+    // and set up (IFF_UP)
+    expect(Number.parseInt(readFileSync(`/sys/class/net/${tap}/flags`, 'utf8'), 16) & 1).toBe(1);
+    await host.release(id);
+    expect(existsSync(`/sys/class/net/${tap}`)).toBe(false);
+  });
 });

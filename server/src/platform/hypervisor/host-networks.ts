@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { existsSync, promises as fsp } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { HypervisorError, type DomainSpec } from './types.ts';
 import {
   bridgeFiles,
@@ -67,6 +68,9 @@ export interface HostNetworkEvents {
   address: [id: string, ip: string | null, addresses: Record<string, string>];
 }
 
+/** How often `plug` looks for the TAP devices QEMU makes as it starts. */
+const TAP_POLL_MS = 5;
+
 /** Deletes the cards' TAP devices that exist (a missing one is no error). */
 async function deleteTaps(cards: readonly { tap: string }[]): Promise<void> {
   for (const card of cards)
@@ -98,6 +102,8 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
   private readonly log: (line: string) => void;
   private readonly definitions: () => Promise<readonly NetworkDef[]>;
   private readonly cards = new Map<string, Card[]>();
+  /** Cards attached to a spec whose QEMU has not been plugged in yet, with their bridges. */
+  private readonly pending = new Map<string, { cards: Card[]; bridges: string[] }>();
   private readonly reported = new Map<string, string>();
   /** When each domain's cards were plugged in (or found after a restart). */
   private readonly since = new Map<string, number>();
@@ -148,7 +154,11 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     return new Map((await this.definitions()).map((def) => [def.id, def]));
   }
 
-  /** The spec with the host side of its cards (made now); no card in mode `none`. */
+  /**
+   * The spec with the host side of its cards; no card in mode `none`. On bridges the TAP devices
+   * are named, not made: QEMU makes each as it starts (and they go when it exits), and `plug`
+   * puts them on their bridges meanwhile, so the start does not wait for `ip` before QEMU.
+   */
   async attach(spec: DomainSpec): Promise<DomainSpec> {
     const nics = spec.network ?? [];
     if (nics.length === 0 || this.mode === 'none') return { ...spec, network: [] };
@@ -172,19 +182,12 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
       }
       // a TAP device left by a start that crashed goes first
       await deleteTaps(cards);
-      await ipBatch(
-        cards.flatMap((card, i) => [
-          `tuntap add dev ${card.tap} mode tap`,
-          `link set dev ${card.tap} master ${(nets[i] as NetworkDef).bridge} up`,
-        ]),
-      );
     } catch (error) {
-      await deleteTaps(cards);
       throw new HypervisorError('start_failed', `cannot plug the network card: ${String(error)}`, {
         cause: error,
       });
     }
-    this.follow(spec.id, cards);
+    this.pending.set(spec.id, { cards, bridges: nets.map((def) => def.bridge) });
     return {
       ...spec,
       network: nics.map((nic, i) => ({
@@ -192,6 +195,38 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
         backend: { kind: 'tap', ifname: cards[i]?.tap ?? '' },
       })),
     };
+  }
+
+  /**
+   * Puts the TAP devices of an attached spec on their bridges as soon as its QEMU has made them
+   * (called as QEMU is spawned, while it starts); then follows their addresses. Rejects when the
+   * devices do not appear before `signal` aborts or `timeoutMs` passes, or `ip` refuses.
+   */
+  async plug(id: string, signal: AbortSignal, timeoutMs = 30_000): Promise<void> {
+    const attached = this.pending.get(id);
+    if (!attached) return;
+    const deadline = Date.now() + timeoutMs;
+    try {
+      for (const card of attached.cards) {
+        while (!existsSync(`/sys/class/net/${card.tap}`)) {
+          if (signal.aborted) throw new Error('the start ended before its network card appeared');
+          if (Date.now() > deadline) throw new Error(`${card.tap} did not appear`);
+          await sleep(TAP_POLL_MS);
+        }
+      }
+      await ipBatch(
+        attached.cards.map(
+          (card, i) => `link set dev ${card.tap} master ${attached.bridges[i] ?? ''} up`,
+        ),
+      );
+    } catch (error) {
+      throw new HypervisorError('start_failed', `cannot plug the network card: ${String(error)}`, {
+        cause: error,
+      });
+    }
+    if (this.pending.get(id) !== attached) return;
+    this.pending.delete(id);
+    this.follow(id, attached.cards);
   }
 
   private follow(id: string, cards: Card[]): void {
@@ -220,6 +255,9 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
 
   /** The domain ended: its TAP devices go and its addresses with them. */
   async release(id: string): Promise<void> {
+    const attached = this.pending.get(id);
+    this.pending.delete(id);
+    if (attached) await deleteTaps(attached.cards);
     const cards = this.cards.get(id);
     if (!cards) return;
     this.cards.delete(id);

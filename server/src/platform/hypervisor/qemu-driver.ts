@@ -200,12 +200,25 @@ class QemuDriver extends EventEmitter implements Hypervisor {
         );
       }
       await cleanRunDir(runDir, false);
-      const wired = (await this.network?.attach(spec)) ?? { ...spec, network: [] };
       let lastError: unknown;
       for (let attempt = 1; attempt <= 3; attempt++) {
+        const wired = (await this.network?.attach(spec)) ?? { ...spec, network: [] };
+        // QEMU makes the TAP devices as it starts; they go on their bridges meanwhile.
+        const started = new AbortController();
+        const plugging = this.network?.plug(id, started.signal, this.startTimeoutMs);
+        plugging?.catch(() => undefined);
         try {
-          return await this.spawnOnce(wired, runDir);
+          const runtime = await this.spawnOnce(wired, runDir);
+          try {
+            await plugging;
+          } catch (error) {
+            await this.stop(id).catch(() => undefined);
+            throw error;
+          }
+          return runtime;
         } catch (error) {
+          started.abort();
+          await plugging?.catch(() => undefined);
           lastError = error;
           if (!(error instanceof RetryablePortError)) break;
         }
