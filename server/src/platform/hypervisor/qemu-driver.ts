@@ -25,8 +25,9 @@ import { mapQmpStatus } from './qemu-monitor.ts';
 import { cleanRunDir, pidServes, publicRuntime, readExit, readRuntime } from './qemu-run-dir.ts';
 import { takeScreenshot } from './qemu-screenshots.ts';
 import { RetryablePortError, spawnQemu } from './qemu-spawn.ts';
-import { ensureSpicePki } from './spice-pki.ts';
+import { spiceCertificatesDir } from './spice-pki.ts';
 import type { HostNetworks } from './host-networks.ts';
+import { spawnWithCards } from './qemu-cards.ts';
 import { createPortAllocator, type PortAllocator, type PortRange } from './port-allocator.ts';
 import {
   DOMAIN_ID_PATTERN,
@@ -202,23 +203,15 @@ class QemuDriver extends EventEmitter implements Hypervisor {
       await cleanRunDir(runDir, false);
       let lastError: unknown;
       for (let attempt = 1; attempt <= 3; attempt++) {
-        const wired = (await this.network?.attach(spec)) ?? { ...spec, network: [] };
-        // QEMU makes the TAP devices as it starts; they go on their bridges meanwhile.
-        const started = new AbortController();
-        const plugging = this.network?.plug(id, started.signal, this.startTimeoutMs);
-        plugging?.catch(() => undefined);
         try {
-          const runtime = await this.spawnOnce(wired, runDir);
-          try {
-            await plugging;
-          } catch (error) {
-            await this.stop(id).catch(() => undefined);
-            throw error;
-          }
-          return runtime;
+          return await spawnWithCards(
+            this.network,
+            spec,
+            this.startTimeoutMs,
+            (wired) => this.spawnOnce(wired, runDir),
+            () => this.stop(id),
+          );
         } catch (error) {
-          started.abort();
-          await plugging?.catch(() => undefined);
           lastError = error;
           if (!(error instanceof RetryablePortError)) break;
         }
@@ -235,21 +228,8 @@ class QemuDriver extends EventEmitter implements Hypervisor {
     }
   }
 
-  /** The SPICE certificates' directory, made at the first start that needs it. */
-  private async spiceCertificates(): Promise<string> {
-    try {
-      return (await ensureSpicePki(this.dataDir)).dir;
-    } catch (error) {
-      throw new HypervisorError(
-        'start_failed',
-        `cannot create the SPICE certificates: ${errorMessage(error)}`,
-        { cause: error },
-      );
-    }
-  }
-
   private async spawnOnce(spec: DomainSpec, runDir: string): Promise<DomainRuntime> {
-    const spiceX509Dir = this.spiceTls ? await this.spiceCertificates() : undefined;
+    const spiceX509Dir = this.spiceTls ? await spiceCertificatesDir(this.dataDir) : undefined;
     const { runtime, qmp, child, earlyExit } = await spawnQemu(
       {
         qemuBinary: this.qemuBinary,

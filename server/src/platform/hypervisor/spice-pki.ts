@@ -8,6 +8,8 @@ import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { errorMessage } from './host-process.ts';
+import { HypervisorError } from './types.ts';
 
 const run = promisify(execFile);
 
@@ -122,4 +124,17 @@ export function ensureSpicePki(dataDir: string, openssl = 'openssl'): Promise<Sp
   creating.set(dir, made);
   made.catch(() => creating.delete(dir));
   return made;
+}
+
+/** The SPICE certificates' directory for a start, made at the first start that needs it. */
+export async function spiceCertificatesDir(dataDir: string): Promise<string> {
+  try {
+    return (await ensureSpicePki(dataDir)).dir;
+  } catch (error) {
+    throw new HypervisorError(
+      'start_failed',
+      `cannot create the SPICE certificates: ${errorMessage(error)}`,
+      { cause: error },
+    );
+  }
 }
