@@ -484,6 +484,7 @@ export function checkSchemas(lookup: SchemaLookup, files: SchemaFile[]): string[
           tabs?: Filter[];
           toggles?: Filter[];
           sort?: { field: string };
+          preview?: number;
           empty?: { action?: string };
           details?: string;
           actions?: string[];
@@ -513,6 +514,10 @@ export function checkSchemas(lookup: SchemaLookup, files: SchemaFile[]): string[
       }
       if (list.sort && !hasPath(lookup, f.$id, '#', list.sort.field))
         problems.push(`${f.file}: x-ui.list sorts by unknown field ${list.sort.field}`);
+      // The first records are read with the list operation's own limit.
+      const listQuery = (listOps as Record<string, Operation | undefined>).list?.query;
+      if (list.preview && !(listQuery && hasPath(lookup, f.$id, listQuery, 'limit')))
+        problems.push(`${f.file}: x-ui.list preview needs a limit in the list operation's query`);
       for (const field of list.keyColumns ?? [])
         if (!hasPath(lookup, f.$id, '#', field))
           problems.push(`${f.file}: x-ui.list key column ${field} is an unknown field`);

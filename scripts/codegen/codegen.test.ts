@@ -416,6 +416,15 @@ describe('the schema check fails with a clear message on', () => {
     );
   });
 
+  it('a list preview whose list operation takes no limit', () => {
+    const dir = mutate('entities/desktop.schema.json', (j) => {
+      delete j.$defs.listQuery.properties.limit;
+    });
+    expect(failure(dir)).toMatch(
+      /desktop\.schema\.json: x-ui\.list preview needs a limit in the list operation's query/,
+    );
+  });
+
   it('an action asking a field its operation does not take', () => {
     const dir = mutate('entities/profile.schema.json', (j) =>
       j['x-actions'].actions.editName.fields.push('nickname'),

@@ -154,6 +154,8 @@ export interface ListDefinition {
   tabs?: readonly RecordFilter[];
   toggles?: readonly RecordFilter[];
   sort?: { field: string; order?: 'asc' | 'desc' };
+  /** records drawn first (the list operation's limit query) while the whole list loads */
+  preview?: number;
   empty?: { icon?: string; action?: string };
   details?: string;
   title?: string;

@@ -14,7 +14,10 @@ function jwt(claims: Record<string, unknown>): string {
 const inAnHour = (): number => Math.floor(Date.now() / 1000) + 3600;
 const fetchMock = vi.fn<typeof fetch>();
 const paths = (): string[] =>
-  fetchMock.mock.calls.map(([url]) => new URL(String(url), 'http://portal.test').pathname);
+  fetchMock.mock.calls.map(([url]) => {
+    const { pathname, search } = new URL(String(url), 'http://portal.test');
+    return pathname + search;
+  });
 
 beforeEach(() => {
   vi.stubGlobal('fetch', fetchMock);
@@ -38,23 +41,28 @@ describe('the landing reads after login', () => {
     setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), data: { role_id: 'user' } }));
     prefetchLanding(HOME_PATH);
     prefetchLanding(HOME_PATH); // the entry after the login asks again: nothing more is sent
-    // A token far from its expiry needs no renewal: the four reads leave in this very task.
+    // A token far from its expiry needs no renewal: the reads leave in this very task, the home
+    // list's first records (its x-ui.list.preview) before the whole list.
     expect(paths()).toEqual([
       '/api/v3/user',
       '/api/v3/user/role-visibility',
       '/api/v3/user/config',
+      '/api/v3/user/desktops?limit=24',
       '/api/v3/user/desktops',
     ]);
     expect(await requestOperation('session.user')).toEqual({ id: 'u1' });
+    expect(await requestOperation('desktops.list', { params: {}, query: { limit: 24 } })).toEqual({
+      id: 'u1',
+    });
     expect(await requestOperation('desktops.list', { params: {} })).toEqual({ id: 'u1' });
-    expect(fetchMock).toHaveBeenCalledTimes(4);
+    expect(fetchMock).toHaveBeenCalledTimes(5);
     // The application's entry asks ahead again after the bootstrap took the user: nothing is sent.
     prefetchLanding(HOME_PATH);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(fetchMock).toHaveBeenCalledTimes(4);
+    expect(fetchMock).toHaveBeenCalledTimes(5);
     // Taken once: the next call asks the server again.
     await requestOperation('session.user');
-    expect(fetchMock).toHaveBeenCalledTimes(5);
+    expect(fetchMock).toHaveBeenCalledTimes(6);
   });
 
   it('leaves the home list out elsewhere and does nothing for another token or none', async () => {
@@ -74,10 +82,10 @@ describe('the landing reads after login', () => {
   it('never hands an answer asked in one session to another', async () => {
     setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), session_id: 'a' }));
     prefetchLanding(HOME_PATH);
-    await vi.waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(4));
+    await vi.waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(5));
     setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), session_id: 'b' }));
     await requestOperation('session.user');
-    expect(fetchMock).toHaveBeenCalledTimes(5);
+    expect(fetchMock).toHaveBeenCalledTimes(6);
   });
 });
 

@@ -9,11 +9,15 @@ import { HOME_PATH } from '@/lib/paths';
 import { decodeToken, expiresWithin, getToken, tokenType } from '@/lib/token';
 import { clearPrefetched, prefetchOperation } from '@/providers/http-client';
 import { onLogout } from '@/providers/auth-provider';
+import { previewQuery } from '@/lib/list-preview';
 
 onLogout(clearPrefetched);
 
 /** The resource the home page lists. */
-const HOME_RESOURCE = resourceList.find((resource) => resource.list === HOME_PATH)?.name ?? null;
+const HOME = resourceList.find((resource) => resource.list === HOME_PATH);
+const HOME_RESOURCE = HOME?.name ?? null;
+/** How many of its first records the home list draws while the whole list loads. */
+const HOME_PREVIEW = HOME?.meta.list?.preview;
 
 /**
  * Prefetches for a visit to `pathname` with the stored session: only a login token that is not
@@ -25,6 +29,10 @@ export function prefetchLanding(pathname: string, nowMs = Date.now()): void {
   prefetchOperation('session.user');
   prefetchOperation('roleVisibility.mine');
   prefetchOperation('config.show');
-  if (HOME_RESOURCE && (pathname === HOME_PATH || pathname === '/'))
+  if (HOME_RESOURCE && (pathname === HOME_PATH || pathname === '/')) {
+    // Its first records first (the list draws them while the whole list loads).
+    if (HOME_PREVIEW)
+      prefetchOperation(`${HOME_RESOURCE}.list`, { params: {}, query: previewQuery(HOME_PREVIEW) });
     prefetchOperation(`${HOME_RESOURCE}.list`, { params: {} });
+  }
 }

@@ -3,20 +3,28 @@
  * search or a toggle of the user's.
  */
 import { act, cleanup, fireEvent, screen } from '@testing-library/react';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { UserConfig } from '@/generated/types';
 import { updateSessionState } from '@/lib/session-state';
+import { registerActionHandler } from '../actions/action-registry';
+import { registerCard } from '../cards/card-registry';
 import { renderEngine, stubLayout } from '../testing/engine-test-wrapper';
 import { ResourceListPage } from './resource-list-page';
 
 let restoreLayout: () => void;
 beforeAll(() => {
   restoreLayout = stubLayout();
+  // The application registers the desktops' card and Open action; these draw the name only.
+  registerCard('desktopCard', ({ record }) => (
+    <div data-record-id={String(record.id)}>{String(record.name)}</div>
+  ));
+  registerActionHandler('openDesktop', () => null);
 });
 afterAll(() => restoreLayout());
 afterEach(() => {
   cleanup();
   localStorage.clear();
+  vi.unstubAllGlobals();
 });
 
 const desktop = {
@@ -39,5 +47,39 @@ describe('the list page', () => {
       'Nothing under “Temporary” yet.',
     );
     expect(screen.queryByTestId('no-matches')).toBeNull();
+  });
+
+  it('draws the first desktops while the whole list loads, then the whole list', async () => {
+    const first = { ...desktop, id: 'd0', name: 'Alpha desktop' };
+    const asked: string[] = [];
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (input: RequestInfo | URL) => {
+        asked.push(String(input));
+        return new Response(JSON.stringify([first]), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        });
+      }),
+    );
+    let answer: (records: (typeof desktop)[]) => void = () => undefined;
+    const whole = new Promise<(typeof desktop)[]>((resolve) => (answer = resolve));
+    renderEngine(<ResourceListPage resource="desktops" />, {
+      url: '/desktops',
+      records: { desktops: whole },
+    });
+    // the first records come from the list operation's limit, before the whole list answers
+    expect(await screen.findByText('Alpha desktop')).toBeInTheDocument();
+    expect(asked).toEqual([expect.stringMatching(/\/user\/desktops\?limit=24$/)]);
+    expect(screen.queryByText('Lab desktop')).toBeNull();
+    // a filter of the user's over some records would say "no matches": the skeleton instead
+    fireEvent.change(screen.getByRole('textbox', { name: 'Filter' }), {
+      target: { value: 'lab' },
+    });
+    expect(await screen.findByTestId('list-loading')).toBeInTheDocument();
+    expect(screen.queryByTestId('no-matches')).toBeNull();
+    await act(async () => answer([first, desktop]));
+    expect(await screen.findByText('Lab desktop')).toBeInTheDocument();
+    expect(screen.queryByText('Alpha desktop')).toBeNull();
   });
 });

@@ -54,6 +54,7 @@ import { ListSkeleton, rememberListCount } from './list-skeleton';
 import { ResourceCards } from './resource-cards';
 import { ResourceTable } from './resource-table';
 import { useCreatedFocus } from './use-created-focus';
+import { useListPreview } from './use-list-preview';
 import { useRoleVisibilityRevision } from '@/lib/role-visibility';
 
 type View = 'cards' | 'table';
@@ -152,6 +153,8 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     list.sort ? { field: list.sort.field, order: list.sort.order ?? 'asc' } : null,
   );
 
+  // Before the list's own read, so that its first records are asked for first.
+  const preview = useListPreview<ListRecord & { id: string }>(resource);
   const { result, query } = useList<ListRecord & { id: string }>({
     resource,
     // A tab may be listed by another operation (the shared templates or media).
@@ -164,7 +167,6 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     // reconnect or a gap in a record's versions).
     errorNotification: false,
   });
-  const all = result.data;
   const searchable = useMemo(() => filterFields(resource), [resource]);
   // Re-rendered when the admin's role visibility changes; the columns are cached per revision.
   useRoleVisibilityRevision();
@@ -173,6 +175,15 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
     () => toggles.filter((x) => onToggles.includes(x.key)),
     [toggles, onToggles],
   );
+  // The first records stand for the list while it loads, as long as the user filters nothing
+  // (a filter over some records would say "no matches" wrongly): then the skeleton until it is there.
+  const partial =
+    query.isLoading &&
+    preview !== null &&
+    !tab?.operation &&
+    !deferredText.trim() &&
+    activeToggles.length === 0;
+  const all = partial ? preview : result.data;
   // Sorted once per data change (a no-op when already in order), then filtered per keystroke.
   const ordered = useMemo(() => sortRecords(all, sort, i18n.language), [all, sort, i18n.language]);
   const records = useMemo(
@@ -197,9 +208,10 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   const warmNow = useCallback(() => warmFilter(all, searchable), [all, searchable]);
   useEffect(() => {
     if (typeof requestIdleCallback !== 'function') return;
+    if (partial) return;
     const handle = requestIdleCallback(() => warmFilter(all, searchable));
     return () => cancelIdleCallback(handle);
-  }, [all, searchable]);
+  }, [all, searchable, partial]);
 
   const changeView = (next: string): void => {
     const value: View = next === 'cards' ? 'cards' : 'table';
@@ -220,46 +232,47 @@ export function ResourceListPage({ resource }: ResourceListPageProps) {
   const createHref = routeUsable(resource, 'create', role) ? routeHref(resource, 'create') : null;
   const title = t(`resources:${resource}.title`);
 
-  const body = query.isLoading ? (
-    <ListSkeleton view={view} resource={resource} />
-  ) : all.length === 0 ? (
-    <EmptyState
-      resource={resource}
-      icon={list.empty?.icon ?? def.meta.icon}
-      actionHref={list.empty?.action === 'create' ? createHref : null}
-    />
-  ) : records.length === 0 && tab && !deferredText.trim() && activeToggles.length === 0 ? (
-    // Only the tab leaves nothing: the tab is empty, no filter of the user's is at work.
-    <Text c="dimmed" py="xl" ta="center" data-testid="tab-empty">
-      {t('common:list.tabEmpty', { tab: t(`resources:${resource}.tabs.${tab.key}`) })}
-    </Text>
-  ) : records.length === 0 ? (
-    <Text c="dimmed" py="xl" ta="center" data-testid="no-matches">
-      {t('common:list.noMatches')}
-    </Text>
-  ) : view === 'cards' && list.card ? (
-    <ResourceCards
-      resource={resource}
-      card={list.card}
-      records={records}
-      label={title}
-      revealId={revealId}
-      query={listQuery}
-    />
-  ) : (
-    <ResourceTable
-      resource={resource}
-      records={records}
-      columns={columns}
-      keyColumns={keyColumns(resource, role)}
-      label={title}
-      sort={sort}
-      onSort={setSort}
-      detailsHref={detailsKind ? detailsHref : null}
-      titleField={list.title ?? 'name'}
-      revealId={revealId}
-    />
-  );
+  const body =
+    query.isLoading && !(partial && records.length > 0) ? (
+      <ListSkeleton view={view} resource={resource} />
+    ) : all.length === 0 ? (
+      <EmptyState
+        resource={resource}
+        icon={list.empty?.icon ?? def.meta.icon}
+        actionHref={list.empty?.action === 'create' ? createHref : null}
+      />
+    ) : records.length === 0 && tab && !deferredText.trim() && activeToggles.length === 0 ? (
+      // Only the tab leaves nothing: the tab is empty, no filter of the user's is at work.
+      <Text c="dimmed" py="xl" ta="center" data-testid="tab-empty">
+        {t('common:list.tabEmpty', { tab: t(`resources:${resource}.tabs.${tab.key}`) })}
+      </Text>
+    ) : records.length === 0 ? (
+      <Text c="dimmed" py="xl" ta="center" data-testid="no-matches">
+        {t('common:list.noMatches')}
+      </Text>
+    ) : view === 'cards' && list.card ? (
+      <ResourceCards
+        resource={resource}
+        card={list.card}
+        records={records}
+        label={title}
+        revealId={revealId}
+        query={listQuery}
+      />
+    ) : (
+      <ResourceTable
+        resource={resource}
+        records={records}
+        columns={columns}
+        keyColumns={keyColumns(resource, role)}
+        label={title}
+        sort={sort}
+        onSort={setSort}
+        detailsHref={detailsKind ? detailsHref : null}
+        titleField={list.title ?? 'name'}
+        revealId={revealId}
+      />
+    );
 
   return (
     <CellTextProvider>

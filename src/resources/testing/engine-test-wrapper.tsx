@@ -22,8 +22,8 @@ export interface EngineCalls {
 }
 
 export interface RenderEngineOptions {
-  /** Records answered by every list call. */
-  records?: Readonly<Record<string, readonly BaseRecord[]>>;
+  /** Records answered by every list call (a promise: the list answers when it settles). */
+  records?: Readonly<Record<string, readonly BaseRecord[] | Promise<readonly BaseRecord[]>>>;
   /** Answers of show calls by resource. */
   show?: Readonly<Record<string, BaseRecord>>;
   /** Starting URL (and the route path the element is mounted on). */
@@ -44,7 +44,7 @@ export function renderEngine(
   const dataProvider: DataProvider = {
     getApiUrl: () => '/api/v3',
     getList: async ({ resource }) => {
-      const data = [...(records[resource] ?? [])];
+      const data = [...((await records[resource]) ?? [])];
       return { data: data as never[], total: data.length };
     },
     getOne: async ({ resource }) => ({ data: (show[resource] ?? {}) as never }),

@@ -4,7 +4,7 @@
  * takes from inside the JSON columns: the rest of a row (most of it JSON) is what the database
  * spent most of its time sending and the driver parsing.
  */
-import { and, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import {
   desktops,
@@ -155,12 +155,13 @@ function listColumn(column: PgColumn): { value: SQL; decode?: (value: unknown) =
 }
 
 /**
- * The caller's desktops (deployment desktops only when visible), ordered by name, on the wire. The
- * database answers the whole list as one JSON text (an array per desktop: its wire columns, then
- * the four values from inside its JSON columns): one value to hand over and one native parse,
- * instead of the driver turning thousands of rows of a dozen fields each into objects.
+ * The caller's desktops (deployment desktops only when visible), ordered by name, on the wire; with
+ * `limit`, only the first of them in that order (what a page draws first while it reads the whole
+ * list). The database answers the list as one JSON text (an array per desktop: its wire columns,
+ * then the four values from inside its JSON columns): one value to hand over and one native
+ * parse, instead of the driver turning thousands of rows of a dozen fields each into objects.
  */
-export function desktopListReader(db: Db): (userId: string) => Promise<Desktop[]> {
+export function desktopListReader(db: Db): (userId: string, limit?: number) => Promise<Desktop[]> {
   // The wire columns as codegen lists them (a field added to the schema is read too).
   const keys = desktopWireColumns;
   const columns = keys.map((key) => listColumn(desktops[key]));
@@ -172,21 +173,30 @@ export function desktopListReader(db: Db): (userId: string) => Promise<Desktop[]
     sql`(${desktops.guestProperties}->'viewers')::text`,
   ];
   const values = sql.join([...columns.map((column) => column.value), ...extras], sql`, `);
-  const statement = db
-    .select({
-      list: sql<string>`coalesce(json_agg(json_build_array(${values}) order by ${desktops.name}, ${desktops.id}), '[]')::text`,
-    })
+  const listed = and(
+    eq(desktops.userId, sql.placeholder('userId')),
+    or(isNull(desktops.tag), eq(desktops.visible, true)),
+  );
+  const asList = {
+    list: sql<string>`coalesce(json_agg(json_build_array(${values}) order by ${desktops.name}, ${desktops.id}), '[]')::text`,
+  };
+  const statement = db.select(asList).from(desktops).where(listed).prepare('user_desktops_list');
+  const first = db
+    .select({ id: desktops.id })
     .from(desktops)
-    .where(
-      and(
-        eq(desktops.userId, sql.placeholder('userId')),
-        or(isNull(desktops.tag), eq(desktops.visible, true)),
-      ),
-    )
-    .prepare('user_desktops_list');
+    .where(listed)
+    .orderBy(desktops.name, desktops.id)
+    .limit(sql.placeholder('limit'));
+  const firstStatement = db
+    .select(asList)
+    .from(desktops)
+    .where(inArray(desktops.id, first))
+    .prepare('user_desktops_first');
   const n = keys.length;
-  return async (userId) => {
-    const [answer] = await statement.execute({ userId });
+  return async (userId, limit) => {
+    const [answer] = await (limit === undefined
+      ? statement.execute({ userId })
+      : firstStatement.execute({ userId, limit }));
     const rows = JSON.parse(answer?.list ?? '[]') as unknown[][];
     const viewersOf = viewersReader();
     return rows.map((values) => {

@@ -48,8 +48,11 @@ export type DesktopPatch = Partial<
 export interface DesktopsRepository {
   /** The generic table access (scoping, conditions); writes go through the methods below. */
   table: EntityRepository<'desktops'>;
-  /** The caller's desktops (deployment desktops only when visible), ordered by name. */
-  listForUser(userId: string): Promise<Desktop[]>;
+  /**
+   * The caller's desktops (deployment desktops only when visible), ordered by name then id; with
+   * `limit`, only the first of them.
+   */
+  listForUser(userId: string, limit?: number): Promise<Desktop[]>;
   /**
    * The same list as it goes out (ListAnswer), cached per user and version of the user's list:
    * every write through this repository drops the user's entry at once on every node (the cluster

@@ -115,6 +115,33 @@ describe('the cached desktop list', () => {
   });
 });
 
+describe('the first desktops of the list (?limit)', () => {
+  const read = (token: string, query: string) =>
+    injectWithToken(t.app, token, { method: 'GET', url: `/api/v3/user/desktops?${query}` });
+
+  it("answers the caller's first desktops in the whole list's order, and no one else's", async () => {
+    const whole = await list(advancedToken);
+    expect(whole.length).toBeGreaterThan(3);
+    const res = await read(advancedToken, 'limit=3');
+    expect(res.statusCode).toBe(200);
+    const first = JSON.parse(res.body) as Card[];
+    expect(first.map((c) => c.id)).toEqual(whole.slice(0, 3).map((c) => c.id));
+    // the same records as the whole list has them (every wire field)
+    expect(first).toEqual(whole.slice(0, 3));
+    const mine = JSON.parse((await read(userToken, 'limit=100')).body) as Card[];
+    expect(mine.length).toBe(userIds.size);
+    expect(mine.every((c) => userIds.has(c.id))).toBe(true);
+  });
+
+  it('refuses a limit out of its range or not a number with a 400 naming it', async () => {
+    for (const query of ['limit=0', 'limit=101', 'limit=abc', 'limit=-2']) {
+      const res = await read(userToken, query);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.body, query).toContain('limit');
+    }
+  });
+});
+
 describe('the cached desktop list with a field hidden from a role', () => {
   let hiding: TestApp;
   beforeAll(async () => {

@@ -152,8 +152,12 @@ export default async function desktopLifecycleRoutes(app: FastifyInstance) {
       // by the tests with the generated validator): no per-request query, serialisation or
       // compression on the hot path.
       const auth = authOf(request);
-      const answer = await app.desktops.listAnswerForUser(auth.userId);
       reply.type('application/json; charset=utf-8');
+      // The first desktops only (a page's first screen): small, read apart from the whole list.
+      const { limit } = request.query;
+      if (limit !== undefined)
+        return reply.send(JSON.stringify(await app.desktops.listForUser(auth.userId, limit)));
+      const answer = await app.desktops.listAnswerForUser(auth.userId);
       // Fields hidden from the caller's role leave the JSON text in the route's onSend hook.
       if (app.access.hiddenFields(listResource, auth.role).length > 0)
         return reply.send(answer.json);
