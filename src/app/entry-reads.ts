@@ -37,7 +37,16 @@ function startReads(screen: EntryScreen): void {
     prefetchOperation('session.categories');
     prefetchOperation('session.providers');
   } else if (screen.kind === 'viewer') {
-    prefetchOperation('desktops.viewer', { params: { id: screen.id, viewer: 'browser-vnc' } });
+    const ticket = prefetchOperation('desktops.viewer', {
+      params: { id: screen.id, viewer: 'browser-vnc' },
+    });
+    // The console's socket opens as the ticket comes, while the page loads and renders (a small
+    // chunk of its own: the login chunk does not carry it).
+    if (ticket)
+      void Promise.all([ticket, import('@/features/viewers/console-channel')]).then(
+        ([answer, channel]) => channel.preopenConsole(answer),
+        () => undefined, // the console asks again and shows the failure
+      );
     // the page's chunk (noVNC and its start-up checks); root renders it once it is there
     import('./viewer-alone').catch(() => undefined);
   }

@@ -82,16 +82,17 @@ const callKey = (key: string, options: RequestOptions): string =>
  * the next call of the same operation with the same params and query, in the same session and
  * within PREFETCH_TTL_MS, takes this answer (or its failure) instead of asking again. Asking
  * ahead again in that time sends nothing, even once the answer was taken (the application's
- * entry repeats the login's reads ahead after the session bootstrap took the user).
+ * entry repeats the login's reads ahead after the session bootstrap took the user). Returns the
+ * answer it asked for (null when it sent nothing); a failure is the taking call's to see.
  */
 export function prefetchOperation(
   key: string,
   options: Pick<RequestOptions, 'params' | 'query'> = {},
-): void {
+): Promise<unknown> | null {
   const id = callKey(key, options);
   const existing = prefetched.get(id);
   if (existing && Date.now() - existing.at <= PREFETCH_TTL_MS && existing.token === getToken())
-    return;
+    return null;
   const answer = requestOperation(key, { ...options, background: true });
   const entry: Prefetched = { at: Date.now(), token: getToken(), answer, settled: false };
   // The call that takes the answer sees its failure; an answer nobody takes fails silently.
@@ -100,6 +101,7 @@ export function prefetchOperation(
     () => (entry.settled = true),
   );
   prefetched.set(id, entry);
+  return answer;
 }
 
 /** Forgets every prefetched answer (logout). */

@@ -10,8 +10,21 @@ declare module '@novnc/novnc' {
     wsProtocols?: string[];
   }
 
+  /** What noVNC takes instead of a URL: a WebSocket, or an object with these members. */
+  export interface RawChannel {
+    send(data: ArrayBufferLike | ArrayBufferView | Blob | string): void;
+    close(): void;
+    binaryType: BinaryType;
+    readonly protocol: string;
+    readonly readyState: number | string;
+    onopen: ((event: Event) => void) | null;
+    onmessage: ((event: MessageEvent) => void) | null;
+    onclose: ((event: CloseEvent) => void) | null;
+    onerror: ((event: Event) => void) | null;
+  }
+
   export default class RFB extends EventTarget {
-    constructor(target: HTMLElement, urlOrChannel: string | WebSocket, options?: RfbOptions);
+    constructor(target: HTMLElement, urlOrChannel: string | RawChannel, options?: RfbOptions);
     viewOnly: boolean;
     focusOnClick: boolean;
     clipViewport: boolean;

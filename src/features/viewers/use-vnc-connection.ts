@@ -9,6 +9,7 @@
 import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
 import RFB from '@novnc/novnc';
 import { isApiError } from '@/providers/http-client';
+import { takeConsoleChannel } from './console-channel';
 import { fetchViewer, isBrowserViewer, websocketUrl, type ViewerAnswer } from './viewer-api';
 
 export type VncStatus =
@@ -98,7 +99,9 @@ export function useVncConnection(
         return;
       }
       setName(answer.values.vmName ?? '');
-      const client = new RFB(target.current, websocketUrl(answer.url), {
+      // The socket the page opened as the ticket came (viewer page), else a new one.
+      const channel = takeConsoleChannel(answer.url);
+      const client = new RFB(target.current, channel ?? websocketUrl(answer.url), {
         credentials: { password: answer.values.password ?? '' },
       });
       client.scaleViewport = scaleRef.current;

@@ -48,13 +48,7 @@ export function viewerPagePath(id: string, viewer: ViewerKey): string | null {
   return viewer === 'browser-vnc' && VNC_PAGE ? VNC_PAGE.replace(':id', id) : null;
 }
 
-/** Same-origin websocket URL of a viewer path. */
-export function websocketUrl(
-  path: string,
-  location: Pick<Location, 'protocol' | 'host'> = window.location,
-): string {
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`;
-}
+export { websocketUrl } from './console-channel';
 
 /** Saves a file viewer as `<name>.<ext>`. */
 export function downloadViewerFile(file: FileViewer): void {
