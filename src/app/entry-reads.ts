@@ -9,6 +9,7 @@
 import { preloadCatalogues } from '@/i18n/catalogues';
 import { detectLanguage, LOGIN_NAMESPACES } from '@/i18n/languages';
 import { decodeToken, getToken, hasStoredSession } from '@/lib/token';
+import { takeStartMark } from '@/lib/viewer-start';
 import { prefetchOperation } from '@/providers/http-client';
 import { LOGIN_PATH } from '@/providers/auth-provider';
 import { decideEntry, viewerAloneId } from './guard/entry-decision';
@@ -37,6 +38,7 @@ function startReads(screen: EntryScreen): void {
     prefetchOperation('session.categories');
     prefetchOperation('session.providers');
   } else if (screen.kind === 'viewer') {
+    takeStartMark();
     const ticket = prefetchOperation('desktops.viewer', {
       params: { id: screen.id, viewer: 'browser-vnc' },
     });

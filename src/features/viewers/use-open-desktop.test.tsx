@@ -72,3 +72,64 @@ describe('Open refused at start', () => {
     expect(result.current.quota).toBeNull();
   });
 });
+
+describe('Open with the browser console', () => {
+  function renderVnc(answer: Response) {
+    const order: string[] = [];
+    vi.stubGlobal(
+      'fetch',
+      vi.fn<typeof fetch>(async (input) => {
+        order.push(`fetch ${new URL(String(input), 'http://portal.test').pathname}`);
+        return answer;
+      }),
+    );
+    const tab = { opener: {} as unknown, closed: false, close: vi.fn(), location: { href: '' } };
+    const open = vi.fn((url?: string | URL) => {
+      order.push(`open ${String(url)}`);
+      return tab as unknown as Window;
+    });
+    vi.stubGlobal('open', open);
+    const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    const viewers = ['browser-vnc'];
+    const desktop = { id: 'd1', name: 'Lab', state: 'stopped', viewers, ip: null };
+    client.setQueryData([...listKeyPrefix('desktops'), {}], { data: [desktop] });
+    const wrapper = ({ children }: { children: ReactNode }) => (
+      <QueryClientProvider client={client}>
+        <MemoryRouter>{children}</MemoryRouter>
+      </QueryClientProvider>
+    );
+    const hook = renderHook(() => useOpenDesktop({ id: 'd1', viewers: ['browser-vnc'] }), {
+      wrapper,
+    });
+    const started = () =>
+      act(() =>
+        client.setQueryData([...listKeyPrefix('desktops'), {}], {
+          data: [{ ...desktop, state: 'started' }],
+        }),
+      );
+    return { hook, order, tab, open, started };
+  }
+
+  it('opens the viewer page in the click, after the start request left, marked as following it', async () => {
+    const ok = new Response(JSON.stringify({}), {
+      headers: { 'Content-Type': 'application/json' },
+    });
+    const { hook, order, tab, started } = renderVnc(ok);
+    act(() => hook.result.current.open('browser-vnc'));
+    expect(order).toEqual(['fetch /api/v3/desktop/start/d1', 'open /viewer/vnc/d1#starting']);
+    expect(tab.opener).toBeNull();
+    started(); // the socket patches the cached list
+    await waitFor(() => expect(hook.result.current.progress.phase).toBe('opened'));
+    expect(hook.result.current.progress.delivered).toBe('tab');
+    // the page was opened on its address: nothing navigates it again
+    expect(tab.location.href).toBe('');
+    expect(tab.close).not.toHaveBeenCalled();
+  });
+
+  it('closes the page when the start is refused', async () => {
+    const { hook, tab } = renderVnc(refused('desktop_start_failed'));
+    act(() => hook.result.current.open('browser-vnc'));
+    await waitFor(() => expect(hook.result.current.progress.phase).toBe('error'));
+    expect(tab.close).toHaveBeenCalled();
+  });
+});

@@ -1,10 +1,12 @@
 /**
  * `useOpenDesktop(desktop)`: the one-click Open of a card. Starts a stopped desktop, follows its
  * state in the cached desktops list (patched by the socket), then opens the viewer: browser VNC
- * in a new tab (a blank tab is opened at click time, inside the user gesture and after the start
- * request has left, so the later navigation is not blocked; same tab when popups are blocked) as
- * soon as the start is accepted, so that its page loads while the desktop boots, SPICE as a file
- * download. A start refused for a quota or limit also opens the quota popup.
+ * in a new tab opened on its page at click time, inside the user gesture and after the start
+ * request has left, so that the page loads while the desktop starts and boots (it waits for the
+ * start it follows: viewer-start); same tab when popups are blocked, once the start is accepted.
+ * Another browser viewer gets a blank tab at click time that its answer navigates; SPICE is a file
+ * download. A failed start closes the tab; one refused for a quota or limit also opens the quota
+ * popup.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
@@ -12,6 +14,7 @@ import { useNavigate } from 'react-router';
 import { isQuotaCode } from '@/generated/error-codes';
 import type { Desktop, ViewerKey } from '@/generated/types';
 import { showError, type DisplayableError } from '@/lib/error-display';
+import { FOLLOWS_START_HASH } from '@/lib/viewer-start';
 import { useSessionValue, type SessionState } from '@/lib/session-state';
 
 const userIdOf = (s: SessionState) => s.user?.id ?? null;
@@ -70,13 +73,18 @@ export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>):
       abortRef.current = controller;
       const id = desktop.id;
       let tab: Window | null = null;
+      // The viewer's own page, opened in the click (it follows the start, see viewer-start).
+      let pageOpened = false;
       runOpenFlow(id, viewer, {
-        // Inside the click, after the start request has left: a blank tab for browser viewers
-        // (null when popups are blocked). Opening a window costs the page tens of milliseconds.
+        // Inside the click, after the start request has left: the viewer's page when it has one
+        // (its loading starts at once), else a blank tab the answer navigates later; null when
+        // popups are blocked. Opening a window costs the page tens of milliseconds.
         inGesture: () => {
           if (!viewer.startsWith('browser-')) return;
-          tab = window.open('about:blank', '_blank');
+          const page = viewerPagePath(id, viewer);
+          tab = window.open(page ? `${page}${FOLLOWS_START_HASH}` : 'about:blank', '_blank');
           if (tab) tab.opener = null;
+          pageOpened = !!tab && !!page;
         },
         getDesktop: () => cachedDesktop(queryClient, id),
         subscribe: (listener) => queryClient.getQueryCache().subscribe(listener),
@@ -84,6 +92,7 @@ export function useOpenDesktop(desktop: Pick<Desktop, 'id' | 'viewers' | 'ip'>):
         fetchViewer: (desktopId, key) => fetchViewer(desktopId, key, controller.signal),
         deliver: (answer) => applyViewerAnswer(answer, tab, (path) => void navigate(path), id),
         openPage: (key) => {
+          if (pageOpened) return 'tab';
           const path = viewerPagePath(id, key);
           return path ? openViewerPage(path, tab, (to) => void navigate(to)) : null;
         },

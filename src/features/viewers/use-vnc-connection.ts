@@ -8,6 +8,7 @@
  */
 import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
 import RFB from '@novnc/novnc';
+import { followsStart } from '@/lib/viewer-start';
 import { isApiError } from '@/providers/http-client';
 import { takeConsoleChannel } from './console-channel';
 import { fetchViewer, isBrowserViewer, websocketUrl, type ViewerAnswer } from './viewer-api';
@@ -17,6 +18,8 @@ export type VncStatus =
 
 export const MAX_RECONNECTS = 3;
 const RECONNECT_DELAY_MS = 1000;
+/** Between two asks of a page that follows a start (see viewer-start). */
+const START_RETRY_MS = 250;
 
 export interface VncConnection {
   status: VncStatus;
@@ -86,6 +89,13 @@ export function useVncConnection(
         answer = await fetchTicketRef.current(id);
       } catch (failure) {
         if (run !== generation.current) return;
+        // A page opened with the start request still on its way asks again for a while.
+        if (isNotStarted(failure) && !reconnecting && followsStart()) {
+          setTimeout(() => {
+            if (run === generation.current) void reopenRef.current?.(false);
+          }, START_RETRY_MS);
+          return;
+        }
         if (isNotStarted(failure)) setStatus('stopped');
         else {
           setError(failure);
