@@ -168,18 +168,29 @@ describe('logout after a transport error followed by a 401', () => {
   });
 });
 
+/** Another sign-in stores its token (another tab, or a test setting the next user's cookie). */
+function anotherSignIn(session: string): string {
+  const next = loginToken(session);
+  setToken(next);
+  return next;
+}
+
+/** Nothing logged out or navigated, and the other sign-in's token is still stored. */
+async function expectNothingEnded(next: string): Promise<void> {
+  await sleep(50);
+  expect(logoutCalls).toEqual([]);
+  expect(navigations).toEqual([]);
+  expect(getToken()).toBe(next);
+}
+
 describe('a 401 about a session this page no longer holds', () => {
   it('ends nothing when another sign-in stored its token while the refused request was out', async () => {
     sessionThatEnded('s4');
     const read = request('desktops.list');
     // Another tab signs in (or a test sets the next user's cookie) before the answer arrives.
-    const next = loginToken('s5');
-    setToken(next);
+    const next = anotherSignIn('s5');
     await expect(read).rejects.toMatchObject({ statusCode: 401 });
-    await sleep(50);
-    expect(logoutCalls).toEqual([]);
-    expect(navigations).toEqual([]);
-    expect(getToken()).toBe(next);
+    await expectNothingEnded(next);
   });
 
   it("ends nothing when the socket's refused handshake carried the session replaced since", async () => {
@@ -192,20 +203,15 @@ describe('a 401 about a session this page no longer holds', () => {
     });
     fake.handshake();
     // Another tab signs in (or a test sets the next user's cookie) before the refusal arrives.
-    const next = loginToken('s8');
-    setToken(next);
+    const next = anotherSignIn('s8');
     fake.socket?.emit('connect_error', new Error(AUTH_REJECTED));
-    await sleep(50);
-    expect(logoutCalls).toEqual([]);
-    expect(navigations).toEqual([]);
-    expect(getToken()).toBe(next);
+    await expectNothingEnded(next);
   });
 
   it('keeps the cookie of a sign-in stored while the logout was out', async () => {
     sessionThatEnded('s9');
     const ending = logout();
-    const next = loginToken('s10');
-    setToken(next);
+    const next = anotherSignIn('s10');
     await ending;
     expect(logoutCalls).toHaveLength(1);
     expect(getToken()).toBe(next);
