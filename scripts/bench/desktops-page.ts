@@ -2,7 +2,7 @@
  * Desktops-page benchmark (perf-anchors goals G3, G4, G5) against the real server and the built SPA.
  *
  *   npx tsx scripts/bench/desktops-page.ts [--desktops 5000] [--runs 3] [--postgres] [--profile]
- *     [--profile-out <dir>] [--trace] [--dist <dir>]
+ *     [--profile-out <dir>] [--trace] [--trace-out <dir>] [--dist <dir>]
  *
  * - Builds the SPA (`npx vite build`) when dist/index.html is missing or older than src/.
  * - Runs the server IN this process (buildApp + loadConfig from a private env: PORT=<free>, HOST=127.0.0.1,
@@ -59,6 +59,8 @@ const { values: args } = parseArgs({
     'profile-out': { type: 'string' },
     /** trace the login: the page's main-thread CPU from the click and from the list's arrival */
     trace: { type: 'boolean', default: false },
+    /** with --trace, also write each run's login trace as <dir>/run-<n>-login.json (Chrome's format) */
+    'trace-out': { type: 'string' },
     /** serve this build instead of dist/ (not rebuilt), e.g. another commit's build for an A/B */
     dist: { type: 'string' },
   },
@@ -655,8 +657,14 @@ async function oneRun(
     const benchCpuMs = (cpuSpent.user + cpuSpent.system) / 1000;
     let pageCpu = { total: Number.NaN, afterList: Number.NaN };
     if (endTrace && traceCdp) {
-      pageCpu = mainThreadCpu(await endTrace());
+      const events = await endTrace();
+      pageCpu = mainThreadCpu(events);
       await traceCdp.detach();
+      const out = args['trace-out'];
+      if (out) {
+        mkdirSync(out, { recursive: true });
+        writeFileSync(join(out, `run-${run}-login.json`), JSON.stringify({ traceEvents: events }));
+      }
     }
     if (loginCdp) {
       const { profile } = await loginCdp.send('Profiler.stop');

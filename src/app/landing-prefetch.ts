@@ -7,7 +7,7 @@
 import { resourceList } from '@/generated/resources';
 import { HOME_PATH } from '@/lib/paths';
 import { decodeToken, expiresWithin, getToken, tokenType } from '@/lib/token';
-import { clearPrefetched, prefetchOperation } from '@/providers/http-client';
+import { clearPrefetched, prefetchOperation, prefetchSettled } from '@/providers/http-client';
 import { onLogout } from '@/providers/auth-provider';
 import { previewQuery } from '@/lib/list-preview';
 
@@ -19,6 +19,8 @@ const HOME_RESOURCE = HOME?.name ?? null;
 /** How many of its first records the home list draws while the whole list loads. */
 const HOME_PREVIEW = HOME?.meta.list?.preview;
 
+const isHome = (pathname: string): boolean => pathname === HOME_PATH || pathname === '/';
+
 /**
  * Prefetches for a visit to `pathname` with the stored session: only a login token that is not
  * due for renewal (the guard handles the others).
@@ -29,10 +31,23 @@ export function prefetchLanding(pathname: string, nowMs = Date.now()): void {
   prefetchOperation('session.user');
   prefetchOperation('roleVisibility.mine');
   prefetchOperation('config.show');
-  if (HOME_RESOURCE && (pathname === HOME_PATH || pathname === '/')) {
+  if (HOME_RESOURCE && isHome(pathname)) {
     // Its first records first (the list draws them while the whole list loads).
     if (HOME_PREVIEW)
       prefetchOperation(`${HOME_RESOURCE}.list`, { params: {}, query: previewQuery(HOME_PREVIEW) });
     prefetchOperation(`${HOME_RESOURCE}.list`, { params: {} });
   }
+}
+
+/**
+ * Resolves once the home list's first records asked ahead have come (at once on another page, or
+ * when none were asked): the shell is then drawn with them in one render, instead of drawn with
+ * the list's skeleton and drawn again some 150 ms later.
+ */
+export function landingPreviewSettled(pathname: string): Promise<void> {
+  if (!HOME_RESOURCE || !HOME_PREVIEW || !isHome(pathname)) return Promise.resolve();
+  return prefetchSettled(`${HOME_RESOURCE}.list`, {
+    params: {},
+    query: previewQuery(HOME_PREVIEW),
+  });
 }

@@ -83,4 +83,59 @@ describe('the session bootstrap', () => {
     stop();
     expect(seen[0]).toBe('user yes, config yes, visibility yes');
   });
+
+  it('on the home page, draws the shell once the first records asked ahead have come', async () => {
+    // A fresh bootstrap (it runs once per session) and the prefetches of the same HTTP client.
+    vi.resetModules();
+    const http = await import('@/providers/http-client');
+    const bootstrap = await import('./session-bootstrap');
+    const state = await import('@/lib/session-state');
+    const { resourceOf } = await import('@/generated/resources');
+    const { HOME_PATH } = await import('@/lib/paths');
+    const { previewQuery } = await import('@/lib/list-preview');
+    const home = (await import('@/generated/resources')).resourceList.find(
+      (resource) => resource.list === HOME_PATH,
+    );
+    const count = home && resourceOf(home.name)?.meta.list?.preview;
+    if (!home || !count) throw new Error('the home list declares no preview');
+    const json = (body: unknown) =>
+      new Response(JSON.stringify(body), {
+        status: 200,
+        headers: { 'Content-Type': 'application/json' },
+      });
+    let previewAnswered = false;
+    vi.stubGlobal(
+      'fetch',
+      vi.fn<typeof fetch>(async (input) => {
+        const url = new URL(String(input), 'http://portal.test');
+        // the first records answer after the session's reads
+        if (url.searchParams.has('limit')) {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          previewAnswered = true;
+          return json([{ id: 'd1', name: 'First' }]);
+        }
+        if (url.pathname.endsWith('/user/config')) return json({});
+        if (url.pathname.endsWith('/user/role-visibility')) return json({ hidden: {} });
+        if (url.pathname.endsWith('/user')) return json({ id: 'u1', role_id: 'user', name: 'U' });
+        return json({});
+      }),
+    );
+    const before = window.location.pathname;
+    window.history.replaceState(null, '', HOME_PATH);
+    try {
+      const call = { params: {}, query: previewQuery(count) };
+      http.prefetchOperation(`${home.name}.list`, call);
+      const seen: boolean[] = [];
+      const stop = state.subscribeSessionState(() => seen.push(previewAnswered));
+      await bootstrap.bootstrapSession();
+      stop();
+      expect(seen[0]).toBe(true);
+      // and the list page's first render takes it
+      expect(http.takeSettledPrefetch(`${home.name}.list`, call)).toEqual({
+        data: [{ id: 'd1', name: 'First' }],
+      });
+    } finally {
+      window.history.replaceState(null, '', before);
+    }
+  });
 });

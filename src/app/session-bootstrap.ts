@@ -26,6 +26,7 @@ import { decodeToken, getToken } from '@/lib/token';
 import { clearPrefetched, isApiError, onOperationSuccess, request } from '@/providers/http-client';
 import { logout, onLogout } from '@/providers/auth-provider';
 import type { PortalLiveProvider } from '@/providers/live-provider';
+import { landingPreviewSettled } from './landing-prefetch';
 import { queryClient } from './query-client';
 
 /** The internal name of the `msg` event (messages pushed to the user). */
@@ -100,7 +101,7 @@ async function run(): Promise<void> {
   const known = getSessionState();
   // The first screen's reads (sent ahead at the sign-in) go out together, and the guard draws the
   // shell once they are all there: in the user's saved language, with the navbar their role sees
-  // and their config's entries, not once per answer.
+  // and their config's entries, not once per answer; on the home page with its first records.
   const configRead = known.config ? Promise.resolve(known.config) : request('config.show');
   const [user, configAnswer] = await Promise.all([
     known.user ?? request('session.user'),
@@ -109,6 +110,7 @@ async function run(): Promise<void> {
       (error: unknown) => ({ error }),
     ),
     loadRoleVisibility(),
+    landingPreviewSettled(window.location.pathname),
   ]);
   // The language saved on the server follows the user to any browser.
   const saved = matchLanguage(user?.lang ?? null);

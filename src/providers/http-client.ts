@@ -70,6 +70,8 @@ interface Prefetched {
   answer: Promise<unknown> | null;
   /** Whether the answer has come (a call that takes it before then counts as a request in flight). */
   settled: boolean;
+  /** The answer once it has come without an error. */
+  value?: { data: unknown };
 }
 
 const prefetched = new Map<string, Prefetched>();
@@ -97,11 +99,46 @@ export function prefetchOperation(
   const entry: Prefetched = { at: Date.now(), token: getToken(), answer, settled: false };
   // The call that takes the answer sees its failure; an answer nobody takes fails silently.
   answer.then(
-    () => (entry.settled = true),
+    (data) => {
+      entry.settled = true;
+      entry.value = { data };
+    },
     () => (entry.settled = true),
   );
   prefetched.set(id, entry);
   return answer;
+}
+
+/**
+ * Resolves once the answer asked ahead for this call has come (at once when none was asked or
+ * it was taken); it is not taken, and a failure resolves too (the taking call sees it).
+ */
+export function prefetchSettled(
+  key: string,
+  options: Pick<RequestOptions, 'params' | 'query'> = {},
+): Promise<void> {
+  const answer = prefetched.get(callKey(key, options))?.answer;
+  return answer
+    ? answer.then(
+        () => undefined,
+        () => undefined,
+      )
+    : Promise.resolve();
+}
+
+/**
+ * The answer asked ahead for this call, taken, when it has already come without an error: a
+ * screen draws it in its first render instead of after one more round of the event loop.
+ */
+export function takeSettledPrefetch(
+  key: string,
+  options: Pick<RequestOptions, 'params' | 'query'> = {},
+): { data: unknown } | null {
+  const entry = prefetched.get(callKey(key, options));
+  if (!entry?.answer || !entry.value) return null;
+  if (Date.now() - entry.at > PREFETCH_TTL_MS || entry.token !== getToken()) return null;
+  entry.answer = null;
+  return entry.value;
 }
 
 /** Forgets every prefetched answer (logout). */

@@ -5,7 +5,9 @@
 import { act, cleanup, fireEvent, screen } from '@testing-library/react';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { UserConfig } from '@/generated/types';
+import { previewQuery } from '@/lib/list-preview';
 import { updateSessionState } from '@/lib/session-state';
+import { prefetchOperation } from '@/providers/http-client';
 import { registerActionHandler } from '../actions/action-registry';
 import { registerCard } from '../cards/card-registry';
 import { renderEngine, stubLayout } from '../testing/engine-test-wrapper';
@@ -81,5 +83,27 @@ describe('the list page', () => {
     await act(async () => answer([first, desktop]));
     expect(await screen.findByText('Lab desktop')).toBeInTheDocument();
     expect(screen.queryByText('Alpha desktop')).toBeNull();
+  });
+
+  it('draws the first desktops answered ahead in its first render, without the skeleton', async () => {
+    const first = { ...desktop, id: 'd0', name: 'Alpha desktop' };
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(
+        async () =>
+          new Response(JSON.stringify([first]), {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+          }),
+      ),
+    );
+    // the sign-in asked for them ahead, and they have come
+    await prefetchOperation('desktops.list', { params: {}, query: previewQuery(24) });
+    renderEngine(<ResourceListPage resource="desktops" />, {
+      url: '/desktops',
+      records: { desktops: new Promise<(typeof desktop)[]>(() => undefined) },
+    });
+    expect(screen.getByText('Alpha desktop')).toBeInTheDocument();
+    expect(screen.queryByTestId('list-loading')).toBeNull();
   });
 });

@@ -2,13 +2,14 @@
  * The first records of a long list, drawn while the whole list loads: a resource whose schema
  * sets `x-ui.list.preview` reads its first N records (the list operation's `limit` query, in the
  * list's order) apart from the whole list, when no list of it is in the cache yet. The read is
- * the one the sign-in already started (`prefetchLanding`) when the page is the landing page.
+ * the one the sign-in already started (`prefetchLanding`) when the page is the landing page; when
+ * its answer has already come, the page's first render draws it.
  */
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { resourceOf } from '@/generated/resources';
 import { previewQuery } from '@/lib/list-preview';
-import { requestOperation } from '@/providers/http-client';
+import { requestOperation, takeSettledPrefetch } from '@/providers/http-client';
 import { listKeyPrefix } from '@/providers/live-cache';
 
 /**
@@ -27,10 +28,12 @@ export function useListPreview<T>(resource: string): T[] | null {
         .getQueriesData({ queryKey: listKeyPrefix(resource) })
         .every(([, data]) => data === undefined),
   );
+  const call = { params: {}, query: previewQuery(count ?? 1) };
   const { data } = useQuery({
     queryKey: ['list-preview', resource],
-    queryFn: () =>
-      requestOperation(`${resource}.list`, { params: {}, query: previewQuery(count ?? 1) }),
+    queryFn: () => requestOperation(`${resource}.list`, call),
+    // Already come (asked ahead at the sign-in): drawn in the page's first render.
+    initialData: () => (wanted ? takeSettledPrefetch(`${resource}.list`, call)?.data : undefined),
     enabled: wanted,
     retry: false,
     staleTime: Infinity,
