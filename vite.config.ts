@@ -8,9 +8,9 @@ import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { precompressDir } from './scripts/lib/precompress';
-import { prerenderLogin } from './scripts/lib/prerender-login';
-import { DEFAULT_LANGUAGE, LOGIN_NAMESPACES } from './src/i18n/languages';
+import { precompressDir } from './scripts/lib/precompress.ts';
+import { prerenderLogin } from './scripts/lib/prerender-login.ts';
+import { DEFAULT_LANGUAGE, LOGIN_NAMESPACES } from './src/i18n/languages.ts';
 
 const backend = 'http://127.0.0.1:8080';
 

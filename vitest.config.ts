@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import LongestFirst from './tests/support/longest-first';
+import LongestFirst from './tests/support/longest-first.ts';
 
 const alias = {
   '@common': fileURLToPath(new URL('./common', import.meta.url)),
