@@ -3,7 +3,11 @@ import { HOME_PATH } from '@/lib/paths';
 import { clearToken, setToken } from '@/lib/token';
 import { pendingCount } from '@/lib/pending';
 import { clearPrefetched, prefetchOperation, requestOperation } from '@/providers/http-client';
-import { prefetchLanding } from './landing-prefetch';
+import {
+  LANDING_PREVIEW_WAIT_MS,
+  landingPreviewSettled,
+  prefetchLanding,
+} from './landing-prefetch';
 
 function jwt(claims: Record<string, unknown>): string {
   const enc = (value: unknown): string =>
@@ -113,5 +117,29 @@ describe('an answer asked ahead and taken', () => {
     const early = requestOperation('session.providers');
     expect(pendingCount()).toBe(0);
     expect(await early).toEqual({ id: 'u1' });
+  });
+});
+
+describe('the wait for the home list’s first records', () => {
+  it('ends when they come, or after its limit when they do not', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), data: { role_id: 'user' } }));
+    vi.useFakeTimers();
+    try {
+      fetchMock.mockImplementation(() => new Promise<Response>(() => undefined));
+      prefetchLanding(HOME_PATH);
+      let done = false;
+      void landingPreviewSettled(HOME_PATH).then(() => (done = true));
+      await vi.advanceTimersByTimeAsync(LANDING_PREVIEW_WAIT_MS - 1);
+      expect(done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(done).toBe(true);
+      // another page waits for nothing
+      let elsewhere = false;
+      void landingPreviewSettled('/templates').then(() => (elsewhere = true));
+      await Promise.resolve();
+      expect(elsewhere).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -39,15 +39,20 @@ export function prefetchLanding(pathname: string, nowMs = Date.now()): void {
   }
 }
 
+/** The longest the shell waits for the home list's first records (a slow server draws it without). */
+export const LANDING_PREVIEW_WAIT_MS = 1000;
+
 /**
- * Resolves once the home list's first records asked ahead have come (at once on another page, or
- * when none were asked): the shell is then drawn with them in one render, instead of drawn with
- * the list's skeleton and drawn again some 150 ms later.
+ * Resolves once the home list's first records asked ahead have come, or after
+ * LANDING_PREVIEW_WAIT_MS (at once on another page, or when none were asked): the shell is then
+ * drawn with them in one render, instead of drawn with the list's skeleton and drawn again some
+ * 150 ms later.
  */
 export function landingPreviewSettled(pathname: string): Promise<void> {
   if (!HOME_RESOURCE || !HOME_PREVIEW || !isHome(pathname)) return Promise.resolve();
-  return prefetchSettled(`${HOME_RESOURCE}.list`, {
-    params: {},
-    query: previewQuery(HOME_PREVIEW),
-  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    prefetchSettled(`${HOME_RESOURCE}.list`, { params: {}, query: previewQuery(HOME_PREVIEW) }),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, LANDING_PREVIEW_WAIT_MS))),
+  ]).finally(() => clearTimeout(timer));
 }
