@@ -129,6 +129,8 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
   const down = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> | undefined;
+  /** When the probe round under way began (ms since the epoch). */
+  let roundSince = 0;
 
   /** Hosts whose last probe timed out (a second one in a row makes them silent). */
   const late = new Set<string>();
@@ -172,9 +174,16 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
   };
 
   const tick = () => {
-    round ??= refresh()
+    if (round) return;
+    roundSince = Date.now();
+    round = refresh()
       .catch((err: unknown) => settings.warn({ err }, 'hypervisor probe failed'))
-      .finally(() => (round = undefined));
+      .finally(() => {
+        round = undefined;
+        // A round longer than a host's freshness lets its hosts look silent to placement.
+        const ms = Date.now() - roundSince;
+        if (ms > freshMs / 2) settings.warn({ ms }, 'hypervisor probe round slow');
+      });
   };
 
   return {
@@ -198,6 +207,25 @@ export function createHypervisorHosts(settings: HostSettings): HypervisorHosts {
         { now: new Date(), freshMs, memoryOvercommitPercent: settings.memoryOvercommitPercent },
       );
       if ('host' in placed) return placed.host;
+      // Why, as this process saw it: which hosts, how long since each answered, and whether it
+      // probes them at all (only the leader does) and a round is under way.
+      const now = Date.now();
+      settings.warn(
+        {
+          refused: placed.refused,
+          desktop: desktop.id,
+          probing: settings.probes(),
+          roundMs: round ? now - roundSince : null,
+          hosts: hosts.map((h) => ({
+            id: h.id,
+            enabled: h.enabled,
+            draining: h.draining,
+            seenMsAgo: h.lastSeen ? now - h.lastSeen.getTime() : null,
+            silent: down.has(h.id),
+          })),
+        },
+        'no hypervisor host takes the start',
+      );
       throw refusal(placed.refused);
     },
     refresh,
