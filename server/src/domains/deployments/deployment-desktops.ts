@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../../platform/http/api-error.ts';
+import type { PlacementRefusal } from '../../platform/hypervisor/placement.ts';
 import { queryOn } from '../../platform/db/query.ts';
 import type { DeploymentRow, DesktopRow } from '../../platform/db/schema.ts';
 import type { AuthContext } from '../../platform/auth/auth.ts';
@@ -22,6 +23,14 @@ export const DISKS_JOB = 'deployment.disks';
 export const START_JOB = 'deployment.start-all';
 /** How soon disks being made elsewhere are looked at again. */
 const RETRY_MS = 250;
+/** A start-all's tries of a start no host took for want of an answering host, and their spacing. */
+const REFUSED_TRIES = 5;
+const REFUSED_RETRY_MS = 2000;
+
+/** The refusal of a start because no hypervisor host answered lately (not a full one). */
+const HOST_SILENCE: PlacementRefusal = 'hypervisors_not_available';
+const isHostSilence = (err: unknown): boolean =>
+  err instanceof ApiError && err.descriptionCode === HOST_SILENCE;
 /** Jobs of each kind one process runs at once. */
 const DISKS_JOBS_AT_ONCE = 4;
 
@@ -86,14 +95,27 @@ export function deploymentDesktops(
     concurrency: DISKS_JOBS_AT_ONCE,
   });
 
-  /** Starts every stopped desktop of a deployment (failures are left on the desktops); a job. */
+  /**
+   * Starts every stopped desktop of a deployment (failures are left on the desktops); a job. A
+   * start no host takes because none answered lately (a host's probe may lag while a whole class
+   * starts) is tried again, REFUSED_TRIES times in all, REFUSED_RETRY_MS apart: it leaves nothing
+   * on the desktop, which would otherwise stay stopped without a word.
+   */
   const startDesktops = async (deploymentId: string, signal: AbortSignal) => {
-    for (const d of await app.deployments.desktopsOf(deploymentId)) {
-      signal.throwIfAborted();
-      if (inSet(desktopStates.startable, d.row.state))
-        await app.engine.start(d.row.id).catch((err: unknown) => {
-          app.log.warn({ err, desktop: d.row.id }, 'deployment start failed');
+    let pending = (await app.deployments.desktopsOf(deploymentId))
+      .filter((d) => inSet(desktopStates.startable, d.row.state))
+      .map((d) => d.row.id);
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      const refused: string[] = [];
+      for (const id of pending) {
+        signal.throwIfAborted();
+        await app.engine.start(id).catch((err: unknown) => {
+          if (attempt < REFUSED_TRIES && isHostSilence(err)) refused.push(id);
+          else app.log.warn({ err, desktop: id }, 'deployment start failed');
         });
+      }
+      if (refused.length > 0) await sleep(REFUSED_RETRY_MS, undefined, { signal });
+      pending = refused;
     }
   };
   app.work.handle(START_JOB, (job) => startDesktops(String(job.payload.deployment), job.signal), {

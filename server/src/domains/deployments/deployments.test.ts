@@ -234,6 +234,36 @@ describe('deployments', () => {
     expect((await detail('teacher', id)).desktops).toHaveLength(12);
   }, 60_000);
 
+  it('start-all tries again a start no host took because none answered, and the desktop starts', async () => {
+    const id = await newDeployment('teacher', 'Silent host', [], {
+      allowed: { users: [(await userRow(t.app, studentName(2))).id] },
+      owner_desktop: false,
+    });
+    const [desktop] = (await detail('teacher', id)).desktops;
+    if (!desktop) throw new Error('the deployment has no desktop');
+    const host = '/admin/hypervisors/local';
+    expect((await api('admin', 'PUT', host, { enabled: false })).statusCode).toBe(200);
+    try {
+      // No host takes the first try; the host is back before the job's next one.
+      const starting = api('teacher', 'PUT', `/deployments/start/${id}`);
+      await sleep(300);
+      expect((await api('admin', 'PUT', host, { enabled: true })).statusCode).toBe(200);
+      expect((await starting).statusCode).toBe(200);
+    } finally {
+      await api('admin', 'PUT', host, { enabled: true });
+    }
+    const row = await desktopOf(id, studentName(2));
+    expect(['starting', 'started']).toContain(row.state);
+    // Stopped again (the demo firmware ignores ACPI: the second stop forces it).
+    await until(
+      async () => {
+        await api('teacher', 'PUT', `/deployments/stop/${id}`);
+        return (await desktopOf(id, studentName(2))).state;
+      },
+      (state) => state === 'stopped',
+    );
+  }, 90_000);
+
   it("the list item, the detail and the edit form's read carry what was written, the tag fields and the template (its name, false once it is gone)", async () => {
     const student = await userRow(t.app, studentName(2));
     const id = await newDeployment('teacher', 'Tagged', [], {
