@@ -20,34 +20,13 @@ import { parseArgs } from 'node:util';
 import { buildQemuArgs, VNC_BASE_PORT } from '../../server/src/platform/hypervisor/qemu-command.ts';
 import { prepareDemoImages } from '../../server/src/platform/hypervisor/demo-images.ts';
 import { connectQmp } from '../../server/src/platform/hypervisor/qmp-client.ts';
+import { byteReader } from '../../tests/support/byte-reader.ts';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
 const RUNS = Math.max(1, Number(args.runs));
 const VNC_PORT = 5987;
 const SPICE_PORT = 5988;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A byte reader over a socket: `read(n)` answers the next n bytes once they have come. */
-function reader(socket: net.Socket): (n: number) => Promise<Buffer> {
-  let buffered = Buffer.alloc(0);
-  let wake: (() => void) | null = null;
-  socket.on('data', (chunk: Buffer) => {
-    buffered = Buffer.concat([buffered, chunk]);
-    wake?.();
-  });
-  return async (n) => {
-    while (buffered.length < n) {
-      if (socket.destroyed) throw new Error('VNC connection closed');
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, 50);
-      });
-    }
-    const out = buffered.subarray(0, n);
-    buffered = buffered.subarray(n);
-    return out;
-  };
-}
 
 async function connectWhenListening(port: number, until: number): Promise<net.Socket> {
   for (;;) {
@@ -72,7 +51,7 @@ interface Run {
 
 /** RFB 3.8 without authentication, raw encoding; full frames until one has a non-black pixel. */
 async function firstFrame(socket: net.Socket, t0: number, until: number) {
-  const read = reader(socket);
+  const read = byteReader(socket, 30_000);
   await read(12);
   socket.write('RFB 003.008\n');
   const types = await read((await read(1))[0] ?? 0);

@@ -28,6 +28,7 @@ import {
 } from '../../../test/support/helper.ts';
 import { addUser, userRow } from '../../../test/support/fixtures.ts';
 import { sleep, untilWithin } from '../../../test/support/wait.ts';
+import { desktopState } from '../../../../src/generated/policy.ts';
 
 let t: TestApp;
 let base: string;
@@ -253,14 +254,14 @@ describe('deployments', () => {
       await api('admin', 'PUT', host, { enabled: true });
     }
     const row = await desktopOf(id, studentName(2));
-    expect(['starting', 'started']).toContain(row.state);
+    expect([desktopState.starting, desktopState.started]).toContain(row.state);
     // Stopped again (the demo firmware ignores ACPI: the second stop forces it).
     await until(
       async () => {
         await api('teacher', 'PUT', `/deployments/stop/${id}`);
         return (await desktopOf(id, studentName(2))).state;
       },
-      (state) => state === 'stopped',
+      (state) => state === desktopState.stopped,
     );
   }, 90_000);
 

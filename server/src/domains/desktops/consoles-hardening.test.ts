@@ -24,6 +24,7 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { sleep, until } from '../../../test/support/wait.ts';
+import { byteReader } from '../../../../tests/support/byte-reader.ts';
 
 const DEMO_TEMPLATE_ID = 'demo-template';
 /** The portal's configured public address: deliberately not the address the tests connect to. */
@@ -49,35 +50,6 @@ let spicePort: number;
 let vncPort: number;
 let freePort: number;
 const sockets: (Socket | WebSocket)[] = [];
-
-/** Buffers everything a socket receives; `read(n)` takes the next n bytes. */
-function byteReader(socket: Socket): (n: number) => Promise<Buffer> {
-  let buffer = Buffer.alloc(0);
-  let ended = false;
-  let wake: (() => void) | undefined;
-  socket.on('data', (chunk: Buffer) => {
-    buffer = Buffer.concat([buffer, chunk]);
-    wake?.();
-  });
-  socket.on('close', () => {
-    ended = true;
-    wake?.();
-  });
-  return async (n) => {
-    const deadline = Date.now() + 5000;
-    while (buffer.length < n) {
-      if (ended) throw new Error(`socket closed after ${buffer.length} of ${n} bytes`);
-      if (Date.now() > deadline) throw new Error(`only ${buffer.length} of ${n} bytes after 5 s`);
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, 100);
-      });
-    }
-    const out = buffer.subarray(0, n);
-    buffer = buffer.subarray(n);
-    return out;
-  };
-}
 
 /** Sends `CONNECT target` on a raw socket and reads the status line and headers. */
 async function proxyConnect(
