@@ -4,6 +4,7 @@ import { clearToken, setToken } from '@/lib/token';
 import { pendingCount } from '@/lib/pending';
 import { clearPrefetched, prefetchOperation, requestOperation } from '@/providers/http-client';
 import {
+  dropLandingAnswersOnConnect,
   LANDING_PREVIEW_WAIT_MS,
   landingPreviewSettled,
   prefetchLanding,
@@ -141,5 +142,23 @@ describe('the wait for the home list’s first records', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('the socket’s connect', () => {
+  it('leaves the home list’s first records to the page and has the other answers asked again', async () => {
+    setToken(jwt({ kid: 'isardvdi', exp: inAnHour(), data: { role_id: 'user' } }));
+    prefetchLanding(HOME_PATH);
+    expect(fetchMock).toHaveBeenCalledTimes(5);
+    dropLandingAnswersOnConnect();
+    // the first records still come from the read asked ahead
+    await requestOperation('desktops.list', { params: {}, query: { limit: 24 } });
+    expect(fetchMock).toHaveBeenCalledTimes(5);
+    // the whole list, which the socket's events keep right from now on, is read again
+    await requestOperation('desktops.list', { params: {} });
+    expect(paths().slice(5)).toEqual(['/api/v3/user/desktops']);
+    // and asking ahead again in the same session still sends nothing
+    prefetchLanding(HOME_PATH);
+    expect(fetchMock).toHaveBeenCalledTimes(6);
   });
 });

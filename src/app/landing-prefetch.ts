@@ -7,7 +7,13 @@
 import { resourceList } from '@/generated/resources';
 import { HOME_PATH } from '@/lib/paths';
 import { decodeToken, expiresWithin, getToken, tokenType } from '@/lib/token';
-import { clearPrefetched, prefetchOperation, prefetchSettled } from '@/providers/http-client';
+import {
+  clearPrefetched,
+  dropPrefetched,
+  prefetchOperation,
+  prefetchSettled,
+  type PrefetchCall,
+} from '@/providers/http-client';
 import { onLogout } from '@/providers/auth-provider';
 import { previewQuery } from '@/lib/list-preview';
 
@@ -21,6 +27,12 @@ const HOME_PREVIEW = HOME?.meta.list?.preview;
 
 const isHome = (pathname: string): boolean => pathname === HOME_PATH || pathname === '/';
 
+/** The read of the home list's first records. */
+const previewCall = (): PrefetchCall | null =>
+  HOME_RESOURCE && HOME_PREVIEW
+    ? [`${HOME_RESOURCE}.list`, { params: {}, query: previewQuery(HOME_PREVIEW) }]
+    : null;
+
 /**
  * Prefetches for a visit to `pathname` with the stored session: only a login token that is not
  * due for renewal (the guard handles the others).
@@ -33,8 +45,8 @@ export function prefetchLanding(pathname: string, nowMs = Date.now()): void {
   prefetchOperation('config.show');
   if (HOME_RESOURCE && isHome(pathname)) {
     // Its first records first (the list draws them while the whole list loads).
-    if (HOME_PREVIEW)
-      prefetchOperation(`${HOME_RESOURCE}.list`, { params: {}, query: previewQuery(HOME_PREVIEW) });
+    const preview = previewCall();
+    if (preview) prefetchOperation(...preview);
     prefetchOperation(`${HOME_RESOURCE}.list`, { params: {} });
   }
 }
@@ -49,10 +61,23 @@ export const LANDING_PREVIEW_WAIT_MS = 1000;
  * 150 ms later.
  */
 export function landingPreviewSettled(pathname: string): Promise<void> {
-  if (!HOME_RESOURCE || !HOME_PREVIEW || !isHome(pathname)) return Promise.resolve();
+  const preview = previewCall();
+  if (!preview || !isHome(pathname)) return Promise.resolve();
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
-    prefetchSettled(`${HOME_RESOURCE}.list`, { params: {}, query: previewQuery(HOME_PREVIEW) }),
+    prefetchSettled(...preview),
     new Promise<void>((resolve) => (timer = setTimeout(resolve, LANDING_PREVIEW_WAIT_MS))),
   ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The socket has connected: an answer asked ahead may predate an event the socket would have
+ * carried, so the call that needs it asks again, except for the home list's first records. They
+ * only stand in for the whole list while it loads (read after the connect, it holds every event
+ * since) and the live events patch them once drawn, so the first cards still come in the shell's
+ * first render.
+ */
+export function dropLandingAnswersOnConnect(): void {
+  const preview = previewCall();
+  dropPrefetched(preview ? [preview] : []);
 }

@@ -18,7 +18,11 @@ vi.mock('@/features/notifications/user-notifications', () => ({
 }));
 
 // The socket's own behaviour has its tests (src/lib/socket*.test.ts); here it only must not dial out.
-vi.mock('@/lib/socket', () => ({ openSocket: () => undefined, closeSocket: () => undefined }));
+const socket = vi.hoisted(() => ({ opened: 0 }));
+vi.mock('@/lib/socket', () => ({
+  openSocket: () => void (socket.opened += 1),
+  closeSocket: () => undefined,
+}));
 
 afterEach(() => {
   resetSessionState();
@@ -136,6 +140,51 @@ describe('the session bootstrap', () => {
       });
     } finally {
       window.history.replaceState(null, '', before);
+    }
+  });
+
+  it('opens the socket before the first reads answer, unless the token is due for renewal', async () => {
+    vi.resetModules();
+    const bootstrap = await import('./session-bootstrap');
+    const token = await import('@/lib/token');
+    const enc = (value: unknown): string =>
+      btoa(JSON.stringify(value)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+    const jwt = (exp: number) =>
+      `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc({ kid: 'isardvdi', exp, data: { role_id: 'user' } })}.sig`;
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn<typeof fetch>(async (input) => {
+        await answered;
+        const path = new URL(String(input), 'http://portal.test').pathname;
+        const body = path.endsWith('/user') ? { id: 'u1', role_id: 'user', name: 'U' } : {};
+        return new Response(JSON.stringify(body), {
+          status: 200,
+          headers: { 'Content-Type': 'application/json' },
+        });
+      }),
+    );
+    token.setToken(jwt(Math.floor(Date.now() / 1000) + 3600));
+    try {
+      socket.opened = 0;
+      const done = bootstrap.bootstrapSession();
+      // a change made as the first screen appears must reach it as an event
+      expect(socket.opened).toBe(1);
+      answer();
+      await done;
+      // a login token 10 s from its end is renewed by the first reads before any handshake
+      vi.resetModules();
+      const again = await import('./session-bootstrap');
+      (await import('@/lib/token')).setToken(jwt(Math.floor(Date.now() / 1000) + 10));
+      socket.opened = 0;
+      // (the renewal fails here: the stub answers no token; the reads' warnings are not the test's)
+      vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+      const renewing = again.bootstrapSession().catch(() => undefined);
+      expect(socket.opened).toBe(0);
+      await renewing;
+    } finally {
+      token.clearToken();
     }
   });
 });

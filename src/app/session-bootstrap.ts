@@ -23,10 +23,10 @@ import { setRoleVisibility } from '@/lib/role-visibility';
 import { getSessionState, updateSessionState } from '@/lib/session-state';
 import { closeSocket, openSocket } from '@/lib/socket';
 import { decodeToken, getToken } from '@/lib/token';
-import { clearPrefetched, isApiError, onOperationSuccess, request } from '@/providers/http-client';
+import { isApiError, onOperationSuccess, request, usableTokenNow } from '@/providers/http-client';
 import { logout, onLogout } from '@/providers/auth-provider';
 import type { PortalLiveProvider } from '@/providers/live-provider';
-import { landingPreviewSettled } from './landing-prefetch';
+import { dropLandingAnswersOnConnect, landingPreviewSettled } from './landing-prefetch';
 import { queryClient } from './query-client';
 
 /** The internal name of the `msg` event (messages pushed to the user). */
@@ -97,7 +97,32 @@ export async function refreshSession(): Promise<void> {
   updateSessionState({ ...(user ? { user } : {}), ...(config ? { config } : {}) });
 }
 
+/** Opens the live socket (once per session: a second call keeps the open one). */
+function connectLive(): void {
+  openSocket({
+    getToken,
+    onEvent: (wire, payload) => liveProvider?.dispatch(wire, payload),
+    onConnect: () => {
+      // Answers read ahead of the socket may predate an event it would have carried.
+      dropLandingAnswersOnConnect();
+      liveProvider?.resync();
+    },
+    onFatal: (_message, token) => void logout(token),
+    // After a transport error: a 401 ends the session (the HTTP client logs out on it too);
+    // no answer at all is the network still being down.
+    checkSession: () =>
+      request('session.user', { background: true }).then(
+        () => true,
+        (error: unknown) => !(isApiError(error) && error.statusCode === 401),
+      ),
+  });
+}
+
 async function run(): Promise<void> {
+  // The socket listens before the first screen is drawn, so that a change made as it appears
+  // reaches it as an event (not only through the lists read again at the connect). A token due
+  // for renewal is renewed by the first reads first: the handshake would refuse it.
+  if (usableTokenNow()) connectLive();
   const known = getSessionState();
   // The first screen's reads (sent ahead at the sign-in) go out together, and the guard draws the
   // shell once they are all there: in the user's saved language, with the navbar their role sees
@@ -118,23 +143,7 @@ async function run(): Promise<void> {
   // Without its config the shell still shows; the next navigation's bootstrap reads it again.
   const config = 'config' in configAnswer ? configAnswer.config : null;
   updateSessionState(config ? { user, config } : { user });
-  openSocket({
-    getToken,
-    onEvent: (wire, payload) => liveProvider?.dispatch(wire, payload),
-    onConnect: () => {
-      // Answers read ahead of the socket may predate an event it would have carried.
-      clearPrefetched();
-      liveProvider?.resync();
-    },
-    onFatal: (_message, token) => void logout(token),
-    // After a transport error: a 401 ends the session (the HTTP client logs out on it too);
-    // no answer at all is the network still being down.
-    checkSession: () =>
-      request('session.user', { background: true }).then(
-        () => true,
-        (error: unknown) => !(isApiError(error) && error.statusCode === 401),
-      ),
-  });
+  connectLive();
   if ('error' in configAnswer) throw configAnswer.error;
   if (config?.migrations_block) navigateTo('/export-user', { replace: true });
   // The maximum recycle-bin time, when this installation has the call.

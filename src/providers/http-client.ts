@@ -43,7 +43,7 @@ export {
   SESSION_NOT_RENEWABLE,
   type RequestOptions,
 } from './request-encoding';
-export { ensureFreshToken, renewToken } from './token-renewal';
+export { ensureFreshToken, renewToken, usableTokenNow } from './token-renewal';
 
 const LOGIN_OPERATION = 'session.login';
 const NO_LOGOUT_ON_401 = new Set<string>([LOGIN_OPERATION, 'session.logout', 'session.renew']);
@@ -144,6 +144,25 @@ export function takeSettledPrefetch(
 /** Forgets every prefetched answer (logout). */
 export function clearPrefetched(): void {
   prefetched.clear();
+}
+
+/** A call an answer was asked ahead for: its operation, params and query. */
+export type PrefetchCall = readonly [
+  key: string,
+  options: Pick<RequestOptions, 'params' | 'query'>,
+];
+
+/**
+ * Drops the answers asked ahead and not taken yet, except `keep`'s: the call that needs one asks
+ * the server again. Asking ahead again in the same session still sends nothing.
+ */
+export function dropPrefetched(keep: readonly PrefetchCall[] = []): void {
+  const kept = new Set(keep.map(([key, options]) => callKey(key, options)));
+  for (const [id, entry] of prefetched) {
+    if (kept.has(id)) continue;
+    entry.answer = null;
+    delete entry.value;
+  }
 }
 
 /** The prefetched answer of a plain read (no body, token, signal or file), taken once. */

@@ -61,6 +61,33 @@ export function listKeyPrefix(resource: string): unknown[] {
   return ['data', DATA_PROVIDER_NAME, resource, 'list'];
 }
 
+/** Query key of a list's first records, read apart while the whole list loads. */
+export function previewKey(resource: string): unknown[] {
+  return ['list-preview', resource];
+}
+
+/**
+ * A list's first records (a plain array) with one record's event applied: a record it holds is
+ * replaced or merged (unless the event is older), or removed. A record it does not hold is left
+ * out: the first records stand in for the list only until the whole list, read since, comes.
+ */
+export function patchPreview(
+  cache: unknown,
+  payload: Identified,
+  idField: string,
+  options: { remove: boolean; whole: boolean },
+): unknown {
+  if (!Array.isArray(cache)) return cache;
+  const records = cache as Identified[];
+  const index = records.findIndex((item) => item[idField] === payload[idField]);
+  const current = records[index];
+  if (index === -1 || isStale(payload, current)) return cache;
+  if (options.remove) return records.filter((_, i) => i !== index);
+  const data = records.slice();
+  data[index] = options.whole ? payload : { ...current, ...payload };
+  return data;
+}
+
 /** Query-key prefix of every query of a resource. */
 export function resourceKeyPrefix(resource: string): unknown[] {
   return ['data', DATA_PROVIDER_NAME, resource];

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { QueryClient } from '@tanstack/react-query';
 import { wireByName } from '@/generated/events';
-import { createLiveProvider, keepNewerRecords, listKeyPrefix } from './live-provider';
+import { createLiveProvider, keepNewerRecords, listKeyPrefix, previewKey } from './live-provider';
 
 const key = [...listKeyPrefix('desktops'), { filters: [] }];
 
@@ -111,6 +111,30 @@ describe('live provider cache patching', () => {
     live.dispatch(wireByName['desktops.deleted'], { id: 'b' });
     expect(data().data.map((d) => d.id)).toEqual(['a']);
     expect(data().total).toBe(1);
+  });
+
+  it('shows a change in the first records drawn while the whole list loads', () => {
+    const { client, live } = setup();
+    client.setQueryData(previewKey('desktops'), [
+      { id: 'a', name: 'A', state: 'stopped', version: 3 },
+      { id: 'b', name: 'B', state: 'stopped', version: 1 },
+    ]);
+    const preview = () => client.getQueryData(previewKey('desktops')) as { id: string }[];
+    live.dispatch(wireByName['desktops.updated'], {
+      id: 'a',
+      name: 'A',
+      state: 'starting',
+      version: 4,
+    });
+    expect(preview()).toEqual([
+      { id: 'a', name: 'A', state: 'starting', version: 4 },
+      { id: 'b', name: 'B', state: 'stopped', version: 1 },
+    ]);
+    // an older event changes nothing; a record they do not hold is not added; a delete removes
+    live.dispatch(wireByName['desktops.updated'], { id: 'a', name: 'A', state: 'x', version: 2 });
+    live.dispatch(wireByName['desktops.created'], { id: 'c', name: 'C', version: 1 });
+    live.dispatch(wireByName['desktops.deleted'], { id: 'b', version: 2 });
+    expect(preview()).toEqual([{ id: 'a', name: 'A', state: 'starting', version: 4 }]);
   });
 
   it('does not refetch on events and invalidates the snapshots once after a reconnect', () => {

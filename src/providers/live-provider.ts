@@ -1,7 +1,8 @@
 /**
  * Live provider. Socket events arrive by wire name and are mapped through `src/generated/events.ts`
  * to `<resource>.<created|updated|deleted|verb>`. Resources whose generated `meta.live.patch` is
- * set (desktops) are written straight into the TanStack Query cache of their lists: add/replace
+ * set (desktops) are written straight into the TanStack Query cache of their lists (and of the
+ * first records a list draws while it loads, `x-ui.list.preview`): add/replace
  * by id, drop payloads older than the cached `version`, remove on delete. With `meta.live.whole`
  * an event carries the whole list record and replaces the cached one (a field it leaves out has no
  * value). Other resources get one throttled invalidation. refine subscribers (liveMode "manual")
@@ -36,6 +37,8 @@ import {
   listKeyPrefix,
   patchOpenRecord,
   patchParent,
+  patchPreview,
+  previewKey,
   removeRecord,
   resourceKeyPrefix,
   upsertRecord,
@@ -43,7 +46,7 @@ import {
   type ListCache,
 } from './live-cache';
 
-export { keepNewerRecords, listKeyPrefix, resourceKeyPrefix };
+export { keepNewerRecords, listKeyPrefix, previewKey, resourceKeyPrefix };
 export type { ListRead, OneRead };
 
 interface Subscription {
@@ -185,6 +188,11 @@ export function createLiveProvider(
 
     if (patch) {
       const prefix = listKeyPrefix(resource);
+      // The first records drawn while the whole list loads show the change too.
+      if (verb === 'created' || verb === 'updated' || verb === 'deleted')
+        patchQueries(previewKey(resource), (cache) =>
+          patchPreview(cache, record, idField, { remove: removes || verb === 'deleted', whole }),
+        );
       if (verb === 'created' || verb === 'updated' || verb === 'deleted')
         remember(
           resource,

@@ -7,7 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { UserConfig } from '@/generated/types';
 import { previewQuery } from '@/lib/list-preview';
 import { updateSessionState } from '@/lib/session-state';
+import { wireByName } from '@/generated/events';
 import { prefetchOperation } from '@/providers/http-client';
+import { createLiveProvider } from '@/providers/live-provider';
 import { registerActionHandler } from '../actions/action-registry';
 import { registerCard } from '../cards/card-registry';
 import { renderEngine, stubLayout } from '../testing/engine-test-wrapper';
@@ -36,6 +38,20 @@ const desktop = {
   state: 'stopped',
   template: 'demo-template',
 };
+
+/** Every request of the page (its first records') answers `records`. */
+function answerFirstRecords(records: readonly object[]): void {
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(
+      async () =>
+        new Response(JSON.stringify(records), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        }),
+    ),
+  );
+}
 
 describe('the list page', () => {
   it('says an empty tab is empty, not that a filter matches nothing', async () => {
@@ -87,16 +103,7 @@ describe('the list page', () => {
 
   it('draws the first desktops answered ahead in its first render, without the skeleton', async () => {
     const first = { ...desktop, id: 'd0', name: 'Alpha desktop' };
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(
-        async () =>
-          new Response(JSON.stringify([first]), {
-            status: 200,
-            headers: { 'content-type': 'application/json' },
-          }),
-      ),
-    );
+    answerFirstRecords([first]);
     // the sign-in asked for them ahead, and they have come
     await prefetchOperation('desktops.list', { params: {}, query: previewQuery(24) });
     renderEngine(<ResourceListPage resource="desktops" />, {
@@ -105,5 +112,21 @@ describe('the list page', () => {
     });
     expect(screen.getByText('Alpha desktop')).toBeInTheDocument();
     expect(screen.queryByTestId('list-loading')).toBeNull();
+  });
+
+  it('shows a change to the first desktops while the whole list still loads', async () => {
+    const first = { ...desktop, id: 'd0', name: 'Alpha desktop', version: 1 };
+    answerFirstRecords([first]);
+    const { queryClient } = renderEngine(<ResourceListPage resource="desktops" />, {
+      url: '/desktops',
+      records: { desktops: new Promise<(typeof desktop)[]>(() => undefined) },
+    });
+    expect(await screen.findByText('Alpha desktop')).toBeInTheDocument();
+    const live = createLiveProvider(queryClient, { batch: 'sync' });
+    act(() =>
+      live.dispatch(wireByName['desktops.updated'], { ...first, name: 'Renamed', version: 2 }),
+    );
+    expect(await screen.findByText('Renamed')).toBeInTheDocument();
+    expect(screen.queryByText('Alpha desktop')).toBeNull();
   });
 });

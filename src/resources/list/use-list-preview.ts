@@ -10,7 +10,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { resourceOf } from '@/generated/resources';
 import { previewQuery } from '@/lib/list-preview';
 import { requestOperation, takeSettledPrefetch } from '@/providers/http-client';
-import { listKeyPrefix } from '@/providers/live-cache';
+import { listKeyPrefix, previewKey } from '@/providers/live-cache';
 
 /**
  * The first records of `resource`'s list, or null: no preview in its schema, a list already in
@@ -30,7 +30,7 @@ export function useListPreview<T>(resource: string): T[] | null {
   );
   const call = { params: {}, query: previewQuery(count ?? 1) };
   const { data } = useQuery({
-    queryKey: ['list-preview', resource],
+    queryKey: previewKey(resource),
     queryFn: () => requestOperation(`${resource}.list`, call),
     // Already come (asked ahead at the sign-in): drawn in the page's first render.
     initialData: () => (wanted ? takeSettledPrefetch(`${resource}.list`, call)?.data : undefined),

@@ -35,7 +35,7 @@ export interface RenderEngineOptions {
 export function renderEngine(
   element: ReactElement,
   { records = {}, show = {}, url = '/', path = '*', role = 'user' }: RenderEngineOptions = {},
-): RenderResult & { calls: EngineCalls } {
+): RenderResult & { calls: EngineCalls; queryClient: QueryClient } {
   updateSessionState({
     user: { role_id: role, name: 'Test user', username: role } as SessionUser,
     config: null,
@@ -77,7 +77,7 @@ export function renderEngine(
       </MantineProvider>
     </I18nextProvider>,
   );
-  return Object.assign(result, { calls });
+  return Object.assign(result, { calls, queryClient });
 }
 
 /**
