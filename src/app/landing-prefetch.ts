@@ -1,6 +1,6 @@
 /**
  * The reads a signed-in page needs first, started together: the session bootstrap's user, role
- * visibility and config, and the home list on the home page. They go out as soon as the session
+ * visibility and config, and the home list's first records on the home page. They go out as soon as the session
  * exists (right after login, or while the application loads), instead of one after another once
  * the application has rendered; the bootstrap and the list take the answers (`prefetchOperation`).
  */
@@ -44,10 +44,11 @@ export function prefetchLanding(pathname: string, nowMs = Date.now()): void {
   prefetchOperation('roleVisibility.mine');
   prefetchOperation('config.show');
   if (HOME_RESOURCE && isHome(pathname)) {
-    // Its first records first (the list draws them while the whole list loads).
+    // Its first records, which the list draws while the whole list loads; the whole list only
+    // when it has none. Read ahead, the whole list would be read twice: an answer asked before
+    // the socket listens is asked again at its connect, or read again by the resync after it.
     const preview = previewCall();
-    if (preview) prefetchOperation(...preview);
-    prefetchOperation(`${HOME_RESOURCE}.list`, { params: {} });
+    prefetchOperation(...(preview ?? [`${HOME_RESOURCE}.list`, { params: {} }]));
   }
 }
 
