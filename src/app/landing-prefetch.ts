@@ -1,8 +1,9 @@
 /**
  * The reads a signed-in page needs first, started together: the session bootstrap's user, role
- * visibility and config, and the home list's first records on the home page. They go out as soon as the session
- * exists (right after login, or while the application loads), instead of one after another once
- * the application has rendered; the bootstrap and the list take the answers (`prefetchOperation`).
+ * visibility and config, and the home list's first records on the home page. They go out as soon
+ * as the session exists (right after login, or while the application loads), instead of one after
+ * another once the application has rendered; the bootstrap and the list take the answers
+ * (`prefetchOperation`).
  */
 import { resourceList } from '@/generated/resources';
 import { HOME_PATH } from '@/lib/paths';

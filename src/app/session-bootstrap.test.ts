@@ -178,7 +178,7 @@ describe('the session bootstrap', () => {
       const again = await import('./session-bootstrap');
       (await import('@/lib/token')).setToken(jwt(Math.floor(Date.now() / 1000) + 10));
       socket.opened = 0;
-      // (the renewal fails here: the stub answers no token; the reads' warnings are not the test's)
+      // (the renewal fails here: the fetch double answers no token; the reads' warnings are not the test's)
       vi.spyOn(console, 'warn').mockImplementation(() => undefined);
       const renewing = again.bootstrapSession().catch(() => undefined);
       expect(socket.opened).toBe(0);

@@ -76,6 +76,9 @@ interface Prefetched {
 
 const prefetched = new Map<string, Prefetched>();
 
+/** What identifies a read asked ahead besides its operation. */
+type PrefetchOptions = Pick<RequestOptions, 'params' | 'query'>;
+
 const callKey = (key: string, options: RequestOptions): string =>
   JSON.stringify([key, options.params ?? {}, options.query ?? {}]);
 
@@ -89,7 +92,7 @@ const callKey = (key: string, options: RequestOptions): string =>
  */
 export function prefetchOperation(
   key: string,
-  options: Pick<RequestOptions, 'params' | 'query'> = {},
+  options: PrefetchOptions = {},
 ): Promise<unknown> | null {
   const id = callKey(key, options);
   const existing = prefetched.get(id);
@@ -113,10 +116,7 @@ export function prefetchOperation(
  * Resolves once the answer asked ahead for this call has come (at once when none was asked or
  * it was taken); it is not taken, and a failure resolves too (the taking call sees it).
  */
-export function prefetchSettled(
-  key: string,
-  options: Pick<RequestOptions, 'params' | 'query'> = {},
-): Promise<void> {
+export function prefetchSettled(key: string, options: PrefetchOptions = {}): Promise<void> {
   const answer = prefetched.get(callKey(key, options))?.answer;
   return answer
     ? answer.then(
@@ -132,7 +132,7 @@ export function prefetchSettled(
  */
 export function takeSettledPrefetch(
   key: string,
-  options: Pick<RequestOptions, 'params' | 'query'> = {},
+  options: PrefetchOptions = {},
 ): { data: unknown } | null {
   const entry = prefetched.get(callKey(key, options));
   if (!entry?.answer || !entry.value) return null;
@@ -147,10 +147,7 @@ export function clearPrefetched(): void {
 }
 
 /** A call an answer was asked ahead for: its operation, params and query. */
-export type PrefetchCall = readonly [
-  key: string,
-  options: Pick<RequestOptions, 'params' | 'query'>,
-];
+export type PrefetchCall = readonly [key: string, options: PrefetchOptions];
 
 /**
  * Drops the answers asked ahead and not taken yet, except `keep`'s: the call that needs one asks
