@@ -12,8 +12,10 @@ export const LOAD_ADDRESS = 0x7c00;
 const ATTR_BAR = 0x70; // black on light grey
 const ATTR_PANEL = 0x1f; // bright white on blue
 const ATTR_ECHO = 0x0f; // bright white on black
-const ECHO_TOP = 14; // first row of the echo area
-const ECHO_BOTTOM = 23; // last row of the echo area
+/** First row of the echo area (its prompt is the last thing drawn before the guest sleeps). */
+export const ECHO_TOP = 14;
+/** Last row of the echo area. */
+export const ECHO_BOTTOM = 23;
 
 /**
  * One line of the listing: its bytes, plus an optional trailing operand resolved in the second pass
