@@ -72,7 +72,9 @@ function precompressAssets(): Plugin {
     configResolved(config) {
       assetsDir = resolve(config.root, config.build.outDir, config.build.assetsDir);
     },
-    async closeBundle() {
+    async closeBundle(error) {
+      // A failed build has nothing to compress: its own error is the one to show.
+      if (error) return;
       await precompressDir(assetsDir);
     },
   };

@@ -69,7 +69,9 @@ export function prerenderLogin(): Plugin {
       base = config.base;
       configFile = config.configFile;
     },
-    async closeBundle() {
+    async closeBundle(error) {
+      // A failed build has no page to draw the form into: its own error is the one to show.
+      if (error) return;
       const work = join(root, 'node_modules', '.cache', 'prerender-login');
       rmSync(work, { recursive: true, force: true });
       await build({
