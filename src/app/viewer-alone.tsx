@@ -5,7 +5,7 @@
  * their chunks and their start do not compete with the console's first frames. A navigation away
  * hands the page to the router.
  */
-import { lazy, Suspense, useCallback, useEffect, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { VncViewerScreen } from '@/features/viewers/vnc-viewer-screen';
 import type { VncStatus } from '@/features/viewers/use-vnc-connection';
 
@@ -17,20 +17,19 @@ const ViewerSession = lazy(() =>
 export const COMPANIONS_AFTER_CONNECT_MS = 1000;
 
 export function ViewerAlone({ id }: { id: string }) {
-  const [answered, setAnswered] = useState(false);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  // The console's first answer: connected, or anything else (which stays, whatever follows).
+  const [answer, setAnswer] = useState<'none' | 'connected' | 'other'>('none');
+  const [waited, setWaited] = useState(false);
   const onStatus = useCallback((status: VncStatus) => {
     if (status === 'connecting') return;
-    if (status !== 'connected') setAnswered(true);
-    else timer.current ??= setTimeout(() => setAnswered(true), COMPANIONS_AFTER_CONNECT_MS);
+    setAnswer((first) => (first === 'other' || status !== 'connected' ? 'other' : 'connected'));
   }, []);
-  useEffect(
-    () => () => {
-      if (timer.current) clearTimeout(timer.current);
-      timer.current = null;
-    },
-    [],
-  );
+  useEffect(() => {
+    if (answer !== 'connected') return;
+    const timer = setTimeout(() => setWaited(true), COMPANIONS_AFTER_CONNECT_MS);
+    return () => clearTimeout(timer);
+  }, [answer]);
+  const answered = answer === 'other' || waited;
   return (
     <>
       <VncViewerScreen id={id} onStatus={onStatus} />
