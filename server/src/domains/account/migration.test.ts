@@ -39,7 +39,9 @@ let base: string;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
-  t = await buildTestApp(await createTestDatabase());
+  // A desktop is marked started here without a VM: the reconciler's 5 s round would mark it
+  // failed under a test (and a failed desktop may migrate), so it runs only at boot.
+  t = await buildTestApp(await createTestDatabase(), { reconcileMs: 3_600_000 });
   await addCategory(t.app, 'other');
   await addGroup(t.app, 'other-users', 'other');
   await t.app.listen({ port: 0, host: '127.0.0.1' });
