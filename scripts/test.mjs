@@ -188,6 +188,11 @@ const builtAll = (steps) =>
  * portals then start as on a restart when the end-to-end tests begin.
  */
 const e2eDataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e2e-'));
+/**
+ * Made here: removed after a run that passed (some 200 MB of portal data a run), kept after a
+ * failure for its portals' logs (<dir>/worker-<n>/portal.log).
+ */
+const ownE2eDataDir = !process.env.E2E_DATA_DIR;
 /** The PostgreSQL cluster of the end-to-end portals (all but the first worker's), when started here. */
 let e2eCluster;
 process.on('exit', () => e2eCluster?.stop());
@@ -347,6 +352,10 @@ if (fileTimes.length > 0) {
 if (failures.length > 0) {
   console.log('\nfailed and flaky tests:');
   for (const { title, error } of failures) console.log(`  ✘ ${title}\n${firstLines(error)}`);
+}
+if (ownE2eDataDir) {
+  if (failed > 0) console.log(`\nthe end-to-end portals' data and logs: ${e2eDataDir}`);
+  else rmSync(e2eDataDir, { recursive: true, force: true });
 }
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 ? 1 : 0);

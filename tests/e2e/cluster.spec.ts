@@ -71,8 +71,9 @@ test.describe('two portal nodes behind HAProxy on one PostgreSQL', () => {
 
   test.beforeAll(async () => {
     test.setTimeout(300_000);
-    const dir = mkdtempSync(join(tmpdir(), 'vdi-e2e-cluster-'));
-    // The nodes' output stays beside the test's files for a failure to be read afterwards.
+    // Beside the portals' data (removed with it after a run that passed): the nodes' output stays
+    // there for a failure to be read afterwards.
+    const dir = mkdtempSync(join(process.env.E2E_DATA_DIR ?? tmpdir(), 'cluster-'));
     const log = createWriteStream(join(dir, 'cluster.log'));
     cluster = await startCluster({
       nodes: 2,

@@ -205,7 +205,8 @@ test.describe.configure({ mode: 'serial' });
 test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny Linux)${root ? '' : ` (${NOT_ROOT})`}`, () => {
   test.skip(!root, NOT_ROOT);
   const guest = { id: '', name: `e2e-net-${Date.now()}`, ip: '', vpnIp: '' };
-  const keys = mkdtempSync(join(tmpdir(), 'e2e-bastion-'));
+  /** The test's SSH keys: made by the worker that runs the tests (not when the file is listed). */
+  let keys = '';
   /** `advanced`, signed in once for the file: one page, and the API with its token. */
   let page: Page;
   let api: APIRequestContext;
@@ -238,6 +239,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   };
 
   test.beforeAll(async ({ browser, portal, host }) => {
+    keys = mkdtempSync(join(tmpdir(), 'e2e-bastion-'));
     await writeSettings(host);
     page = await browser.newPage({ baseURL: portal.url, locale: 'en-GB' });
     const [token] = await Promise.all([
@@ -252,7 +254,7 @@ test.describe(`desktop networks, the VPN and the bastion (root, real QEMU, Tiny 
   });
   test.afterAll(async () => {
     await page?.close();
-    rmSync(keys, { recursive: true, force: true });
+    if (keys) rmSync(keys, { recursive: true, force: true });
   });
 
   test('advanced creates a Tiny Linux desktop on the NAT network; its card shows its address; the guest reaches the portal host', async () => {

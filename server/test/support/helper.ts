@@ -42,7 +42,8 @@ export interface TestApp {
 }
 
 export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
-  const dataDir = mkdtempSync(join(tmpdir(), 'vdi-test-'));
+  // A test that names its data directory (a restart on another's) gets no empty one to leave behind.
+  const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'vdi-test-'));
   return {
     ...loadConfig({}),
     host: '127.0.0.1',

@@ -5,7 +5,7 @@
  * every media call's roles, ownership and input checks.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
@@ -428,6 +428,7 @@ describe('a restart in the middle of a download', () => {
       expect(readdirSync(dir).filter((f) => f.endsWith('.part'))).toEqual([]);
     } finally {
       await third.close();
+      rmSync(config.dataDir, { recursive: true, force: true });
     }
   });
 });
