@@ -70,7 +70,11 @@ export async function buildTestApp(
   options: BuildOptions = {},
 ): Promise<TestApp> {
   const config = testConfig({ databaseUrl, ...overrides });
-  const app = await buildApp(config, options);
+  const app = await buildApp(config, options).catch((err: unknown) => {
+    // An app that refuses to build (a test of a bad configuration) leaves no directory behind.
+    if (!overrides.dataDir) rmSync(config.dataDir, { recursive: true, force: true });
+    throw err;
+  });
   await seedIfEmpty(app, { password: TEST_PASSWORD });
   const result: TestApp = {
     app,
