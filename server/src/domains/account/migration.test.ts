@@ -32,6 +32,7 @@ import {
   loginTo,
   userRow,
 } from '../../../test/support/fixtures.ts';
+import { within } from '../../../test/support/wait.ts';
 import type { Desktop, Message, Role } from '../../../../src/generated/types.ts';
 
 let t: TestApp;
@@ -455,12 +456,12 @@ describe('items and migrate', () => {
       migrated_media: 1,
       migrated_deployments: 1,
     });
-    expect(await message).toEqual({
+    expect(await within(message, "the origin's user-migrated message")).toEqual({
       type: 'info',
       msg_code: 'user-migrated',
       params: { name: target.row.name },
     });
-    await originGone;
+    await within(originGone, "the origin's socket closing");
 
     // The target sees the desktops; the one whose name it already used got another name.
     const mine = (await call(target.token, 'GET', '/user/desktops')).json() as Desktop[];

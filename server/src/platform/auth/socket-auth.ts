@@ -86,10 +86,8 @@ const plugin: FastifyPluginAsync = async (app) => {
       const alive = await app.sessions.connectable([...ids]);
       // Only the sessions this sweep read: a socket that connected meanwhile was checked by its
       // own handshake, and its session is not in `alive`.
-      for (const socket of io.sockets.sockets.values()) {
-        const { sessionId } = socket.data;
-        if (ids.has(sessionId) && !alive.has(sessionId)) socket.disconnect(true);
-      }
+      const ended = new Set([...ids].filter((id) => !alive.has(id)));
+      if (ended.size > 0) await disconnectWhere((d) => ended.has(d.sessionId));
     } catch (err) {
       app.log.warn({ err }, 'socket sweep failed');
     } finally {

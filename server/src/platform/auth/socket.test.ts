@@ -9,8 +9,11 @@ import {
   signWithWrongKey,
   type TestApp,
 } from '../../../test/support/helper.ts';
-import type { Desktop } from '../../../../src/generated/types.ts';
-import { sleep } from '../../../test/support/wait.ts';
+import pg from 'pg';
+import type { Desktop, Message } from '../../../../src/generated/types.ts';
+import { sendMessage } from '../events/messages.ts';
+import { ADAPTER_APPLICATION_NAME } from '../http/socket-io.ts';
+import { sleep, until } from '../../../test/support/wait.ts';
 
 let t: TestApp;
 let base: string;
@@ -119,6 +122,43 @@ describe('socket.io /api/v3/socket.io', () => {
     await injectWithToken(t.app, token, { method: 'POST', url: '/authentication/logout' });
     expect(await gone).toBe('io server disconnect');
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('delivers a message sent just before a logout while the database takes 3 s to send it', async () => {
+    const token = await login(t.app, 'user');
+    const userId = String(decodePayload(token).sub);
+    const s = client({ jwt: token });
+    expect(await outcome(s)).toBe('connected');
+    const got: string[] = [];
+    s.on('msg', (m: Message) => got.push(m.msg_code));
+    // A first message opens the adapter's sending connection, beside its listening one.
+    sendMessage(t.app, userId, { type: 'info', msg_code: 'first' });
+    await until(
+      async () => got.length,
+      (n) => n === 1,
+    );
+    const db = new pg.Client({ connectionString: t.config.databaseUrl });
+    await db.connect();
+    const { rows } = await db.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = $1 AND query NOT LIKE 'LISTEN%'`,
+      [ADAPTER_APPLICATION_NAME],
+    );
+    await db.end();
+    expect(rows).toHaveLength(1);
+    const pid = rows[0]?.pid ?? 0;
+    // The sending connection's server process stops for 3 s: the next NOTIFY waits that long.
+    process.kill(pid, 'SIGSTOP');
+    const resumed = sleep(3000).then(() => process.kill(pid, 'SIGCONT'));
+    try {
+      const gone = disconnected(s);
+      sendMessage(t.app, userId, { type: 'info', msg_code: 'last' });
+      await injectWithToken(t.app, token, { method: 'POST', url: '/authentication/logout' });
+      expect(await gone).toBe('io server disconnect');
+      expect(got).toEqual(['first', 'last']);
+    } finally {
+      await resumed;
+    }
   });
 
   it('disconnects within the sweep when another node revokes the session or the renew window passes', async () => {

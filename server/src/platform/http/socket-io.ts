@@ -21,6 +21,10 @@ import { batchNotifies } from './batched-notify.ts';
 import type { ServerToClientEvents } from '../../../../src/generated/events.ts';
 
 export const SOCKET_PATH = '/api/v3/socket.io';
+/** How long a socket's close waits at most for the emits made before it to be sent. */
+const FLUSH_LIMIT_MS = 10_000;
+/** The adapter's connections, as `pg_stat_activity` names them. */
+export const ADAPTER_APPLICATION_NAME = 'vdi socket.io adapter';
 
 export interface SocketData {
   userId: string;
@@ -69,7 +73,12 @@ const plugin: FastifyPluginAsync = async (app) => {
     const { Pool } = (await import('pg')).default;
     const { createAdapter } = await import('@socket.io/postgres-adapter');
     // Two connections: the LISTEN one, and one that sends every NOTIFY of this node in order.
-    const pool = new Pool({ connectionString: databaseUrl, max: 2, keepAlive: true });
+    const pool = new Pool({
+      connectionString: databaseUrl,
+      max: 2,
+      keepAlive: true,
+      application_name: ADAPTER_APPLICATION_NAME,
+    });
     const lost = (err: Error) => app.log.warn({ err }, 'socket.io adapter connection lost');
     pool.on('error', lost);
     // The adapter keeps its LISTEN connection checked out and, when the connection ends, opens
@@ -91,11 +100,12 @@ const plugin: FastifyPluginAsync = async (app) => {
     // The adapter sends its NOTIFYs through the pool's one free connection, in the order of the
     // emits, batched (batched-notify.ts): the emits reach the sockets in the turns that follow
     // their batch's answer.
-    // A database that does not answer holds a close back by two seconds at most (half a second
-    // lost the message before a logout on a loaded machine, where the NOTIFY itself took longer).
+    // A database that does not answer holds a close back by FLUSH_LIMIT_MS at most. The limit is
+    // for a dead database, not a slow one: on a loaded machine a NOTIFY has taken more than two
+    // seconds, and a close that stopped waiting then lost the message sent just before it.
     const notifies = batchNotifies(pool);
     flushed = async () => {
-      const late = new Promise((resolve) => setTimeout(resolve, 2000).unref());
+      const late = new Promise((resolve) => setTimeout(resolve, FLUSH_LIMIT_MS).unref());
       await Promise.race([notifies.flushed(), late]);
       await new Promise((resolve) => setImmediate(resolve));
     };
