@@ -29,6 +29,21 @@ describe('what virsh says of a domain', () => {
       'End of file while reading data: Ncat: Broken pipe.: Input/output error',
     ])
       expect(isDomainGone(virshError("failed to get domain 'vdi-a'", cause))).toBe(false);
+    // The first lookup after the host's sshd and its connections ended, as virsh answered it.
+    expect(
+      isDomainGone(
+        virshError(
+          'Disconnected from qemu+ssh://vdi-hv-a@127.0.0.1:40553/session?no_verify=1 due to end of file',
+          "failed to get domain 'vdi-a'",
+        ),
+      ),
+    ).toBe(false);
+    // The lookups after it, while the host stays silent.
+    expect(
+      isDomainGone(
+        virshError('Failed to reconnect to the hypervisor', "failed to get domain 'vdi-a'"),
+      ),
+    ).toBe(false);
     expect(isDomainGone(new Error('Domain not found'))).toBe(false);
   });
 

@@ -53,7 +53,7 @@ const NOT_FOUND =
  * well run on, and a host that stops answering must not end its domains.
  */
 const CONNECTION_LOST =
-  /cannot (?:recv|write) data|end of file while reading data|client socket is closed|failed to connect to the hypervisor|unable to connect|connection (?:reset|refused|closed|timed out)|broken pipe|not connected/i;
+  /cannot (?:recv|write) data|end of file while reading data|client socket is closed|failed to (?:re)?connect to the hypervisor|disconnected from|unable to connect|connection (?:reset|refused|closed|timed out)|broken pipe|not connected/i;
 
 /** `virsh domstate` as a run state; undefined when the domain does not run. */
 export function mapDomstate(text: string): DomainRunState | undefined {
