@@ -1,8 +1,8 @@
-// `npm test`: installs what is missing, then codegen (with the schema check); typecheck, lint,
-// format and the builds alongside the unit + server tests (vitest, real PostgreSQL); then, from
-// vitest's last files on, the Playwright end-to-end suite (Debian Chromium, real server, real
-// QEMU). Ends with one plain
-// "N passed, N failed" line over all suites.
+// `npm test`: installs what is missing, then codegen (with the schema check); the builds alongside
+// the unit + server tests (vitest, real PostgreSQL), and typecheck, lint and format alongside the
+// tests at a lower priority; then, from vitest's last files on, the Playwright end-to-end suite
+// (Debian Chromium, real server, real QEMU). Ends with one plain "N passed, N failed" line over
+// all suites.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -104,11 +104,16 @@ function firstLines(text, count = 12) {
     .join('\n');
 }
 
-/** A child process whose output is kept and printed later; resolves when it ends. */
-function quietly(name, cmd, args, env = {}) {
+/**
+ * A child process whose output is kept and printed later; resolves when it ends. `niceness` above
+ * 0 runs it (and what it starts) at that lower priority.
+ */
+function quietly(name, cmd, args, { env = {}, niceness = 0 } = {}) {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env } });
+    const [file, argv] =
+      niceness > 0 ? ['nice', ['-n', String(niceness), cmd, ...args]] : [cmd, args];
+    const child = spawn(file, argv, { cwd: root, env: { ...process.env, ...env } });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -139,42 +144,47 @@ const hasE2e =
   existsSync(join(root, 'tests/e2e')) && existsSync(join(root, 'playwright.config.ts'));
 
 /**
- * The static gates and the builds the end-to-end tests need read the sources and write nothing the
- * unit and server tests read, so they run while vitest does: each is one process, and together
- * they fill the cores vitest leaves idle (its files end unevenly). Their output is printed whole
- * once vitest has ended.
+ * The static gates read the sources and write nothing the tests read, so they run while the tests
+ * do, at a lower priority: the tests keep the cores they ask for, and the gates take what the tests
+ * leave idle (vitest's server files wait on PostgreSQL and sockets, the end-to-end tests on their
+ * guests). At the same priority the gates took their share at the start, then left the cores a
+ * third idle once they had ended. Each gate is one process; its output is printed whole once it
+ * has ended and the tests have.
+ */
+const GATE_NICENESS = 10;
+const gateWork = Promise.all([
+  // TypeScript 7, the compiler written in Go: the same checks in a third of the CPU time of
+  // TypeScript 6, which stays for the tools that need its JavaScript API (typescript-eslint).
+  quietly(
+    'typecheck',
+    process.execPath,
+    ['node_modules/typescript-go/bin/tsc', '-p', 'tsconfig.json', '--noEmit'],
+    { niceness: GATE_NICENESS },
+  ),
+  quietly('lint', 'npx', ['eslint', '.', '--max-warnings', '0'], { niceness: GATE_NICENESS }),
+  quietly('format', 'npx', ['prettier', '--check', '.'], { niceness: GATE_NICENESS }),
+]);
+
+/**
+ * The builds the end-to-end tests run, at the tests' priority (the end-to-end portals wait for
+ * them), while vitest runs.
  */
 const staticWork = (async () => {
-  const gates = await Promise.all([
-    // TypeScript 7, the compiler written in Go: the same checks in a third of the CPU time of
-    // TypeScript 6, which stays for the tools that need its JavaScript API (typescript-eslint).
-    quietly('typecheck', process.execPath, [
-      'node_modules/typescript-go/bin/tsc',
-      '-p',
-      'tsconfig.json',
-      '--noEmit',
-    ]),
-    quietly('lint', 'npx', ['eslint', '.', '--max-warnings', '0']),
-    quietly('format', 'npx', ['prettier', '--check', '.']),
-    (async () => {
-      if (!hasE2e) return [];
-      const build = await quietly('build', 'npx', ['vite', 'build']);
-      if (!build.ok) return [build];
-      const budget = await quietly('login-route JS budget', 'npx', [
-        'tsx',
-        'scripts/bench/bundle.ts',
-        '--budget',
-        '140',
-      ]);
-      // The server bundle the end-to-end portals run (their global set-up builds it when stale).
-      const server = await quietly('server bundle', process.execPath, [
-        '-e',
-        "import('./scripts/lib/build-server.mjs').then((m) => m.buildServer(process.cwd()))",
-      ]);
-      return [build, budget, server];
-    })(),
+  if (!hasE2e) return [];
+  const build = await quietly('build', 'npx', ['vite', 'build']);
+  if (!build.ok) return [build];
+  const budget = await quietly('login-route JS budget', 'npx', [
+    'tsx',
+    'scripts/bench/bundle.ts',
+    '--budget',
+    '140',
   ]);
-  return gates.flat();
+  // The server bundle the end-to-end portals run (their global set-up builds it when stale).
+  const server = await quietly('server bundle', process.execPath, [
+    '-e',
+    "import('./scripts/lib/build-server.mjs').then((m) => m.buildServer(process.cwd()))",
+  ]);
+  return [build, budget, server];
 })();
 
 /** Whether the static work built what the end-to-end tests run. */
@@ -261,7 +271,7 @@ while (!vitestEnded() && !existsSync(tailFile)) {
   await tick();
 }
 mark(vitestEnded() ? 'vitest ended' : "a worker of vitest's last group idle");
-console.log('\n=== typecheck + lint + format + builds (ran alongside vitest)');
+console.log('\n=== builds (ran alongside vitest)');
 const staticResults = await staticWork;
 for (const step of staticResults) report(step);
 const built = builtAll(staticResults);
@@ -328,6 +338,9 @@ if (e2eRun) {
     if (!e2eOk && !stats.unexpected) failed++;
   } else if (!e2eOk) failed++;
 }
+
+console.log('\n=== typecheck + lint + format (ran alongside the tests, at a lower priority)');
+for (const step of await gateWork) report(step);
 
 // Vitest tore down while the end-to-end tests ran: a failing exit after passing counts (a crash
 // in teardown) still fails the run.
