@@ -169,7 +169,7 @@ const gateWork = Promise.all([
  * The builds the end-to-end tests run, at the tests' priority (the end-to-end portals wait for
  * them), while vitest runs.
  */
-const staticWork = (async () => {
+const buildWork = (async () => {
   if (!hasE2e) return [];
   const build = await quietly('build', 'npx', ['vite', 'build']);
   if (!build.ok) return [build];
@@ -187,7 +187,7 @@ const staticWork = (async () => {
   return [build, budget, server];
 })();
 
-/** Whether the static work built what the end-to-end tests run. */
+/** Whether the builds made what the end-to-end tests run. */
 const builtAll = (steps) =>
   hasE2e &&
   ['build', 'server bundle'].every((name) => steps.some((step) => step.name === name && step.ok));
@@ -208,7 +208,7 @@ let e2eCluster;
 process.on('exit', () => e2eCluster?.stop());
 let preparing;
 const preparePortals = () =>
-  (preparing ??= staticWork.then(async (steps) => {
+  (preparing ??= buildWork.then(async (steps) => {
     if (!builtAll(steps)) return null;
     if (!process.env.E2E_DATABASE_URL) {
       e2eCluster = await startPostgres();
@@ -272,9 +272,9 @@ while (!vitestEnded() && !existsSync(tailFile)) {
 }
 mark(vitestEnded() ? 'vitest ended' : "a worker of vitest's last group idle");
 console.log('\n=== builds (ran alongside vitest)');
-const staticResults = await staticWork;
-for (const step of staticResults) report(step);
-const built = builtAll(staticResults);
+const buildResults = await buildWork;
+for (const step of buildResults) report(step);
+const built = builtAll(buildResults);
 const prepared = built ? await preparePortals() : null;
 if (prepared) {
   mark('end-to-end portals prepared');
