@@ -7,6 +7,7 @@ import { promises as fsp, existsSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from './host-process.ts';
 import { writeRuntime } from './libvirt-adopt.ts';
+import { isQcow2 } from './qcow2-info.ts';
 import { buildDomainXml, hostInterfaces, liveGraphics, type LibvirtNic } from './libvirt-xml.ts';
 import { cleanRunDir, type PersistedRuntime } from './qemu-run-dir.ts';
 import { VirshError, type VirshSession } from './virsh-session.ts';
@@ -136,6 +137,16 @@ export async function createDomain(
       throw new HypervisorError('already_running', `domain ${id} already runs on ${ctx.host}`, {
         cause: error,
       });
+    // libvirt names QEMU's reason when it reads QEMU's log in time; when QEMU exits before
+    // libvirt reaches its monitor, it says only that the monitor refused. A main disk the host
+    // reaches at the spec's path and that is no qcow2 image is then named here.
+    const disk = diskSource ? undefined : spec.diskPath;
+    if (disk && !(await isQcow2(disk)))
+      throw new HypervisorError(
+        'start_failed',
+        `start of ${id} on ${ctx.host} failed: the disk ${disk} is not in qcow2 format (${errorMessage(error)})`,
+        { cause: error },
+      );
     throw ctx.failure(error, 'start_failed', `start of ${id} on ${ctx.host} failed`);
   } finally {
     await fsp.rm(xmlFile, { force: true });

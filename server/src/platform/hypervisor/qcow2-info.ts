@@ -19,6 +19,19 @@ const EXTERNAL_DATA_FILE = 1n << 2n;
 /** A backing name is at most 1023 bytes (qemu's limit). */
 const NAME_MAX = 1023;
 
+/** Whether `file` starts as a qcow2 image does (false too when it cannot be read). */
+export async function isQcow2(file: string): Promise<boolean> {
+  const handle = await open(file, 'r').catch(() => null);
+  if (!handle) return false;
+  try {
+    const head = Buffer.alloc(4);
+    const { bytesRead } = await handle.read(head, 0, 4, 0);
+    return bytesRead === 4 && head.readUInt32BE(0) === MAGIC;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The info of the qcow2 image `file` from its header, or null when qemu-img must tell. */
 export async function qcow2Info(file: string): Promise<DiskInfo | null> {
   const handle = await open(file, 'r');
