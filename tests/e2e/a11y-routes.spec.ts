@@ -773,8 +773,6 @@ function expectComplete(result: PassResult, role: Role | null): void {
 test.describe('route table', () => {
   // The passes are independent (a page each): the workers share them.
   test.describe.configure({ mode: 'parallel', timeout: 300_000 });
-  // The app honours reduced motion (no transitions): a screen is ready once it has drawn.
-  test.use({ reducedMotion: 'reduce' });
 
   test('admin: light', async ({ page, baseURL }) => {
     await loggedIn(page, baseURL ?? '', 'admin');

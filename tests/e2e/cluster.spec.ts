@@ -67,7 +67,6 @@ async function listed(baseURL: string): Promise<Listed[]> {
 
 test.describe('two portal nodes behind HAProxy on one PostgreSQL', () => {
   test.describe.configure({ mode: 'serial', timeout: 180_000 });
-  test.use({ reducedMotion: 'reduce' });
 
   test.beforeAll(async () => {
     test.setTimeout(300_000);

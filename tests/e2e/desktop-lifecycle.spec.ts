@@ -10,6 +10,9 @@ import { expect, test } from './fixtures';
 import { apiAs, apiToken, canvasStats, loginUi } from './helpers';
 import { remoteViewerFrame } from './remote-viewer';
 
+// With motion, as most users see it (the other specs ask for reduced motion).
+test.use({ reducedMotion: 'no-preference' });
+
 test('desktop lifecycle: create, start, VNC, SPICE, stop, edit, delete', async ({
   page,
   baseURL,

@@ -19,6 +19,9 @@ async function holdLoginChunk(page: Page): Promise<{ release: () => Promise<void
 }
 
 test.describe('login', () => {
+  // With motion, as most users see it (the other specs ask for reduced motion).
+  test.use({ reducedMotion: 'no-preference' });
+
   test('a user logs in and sees the seeded desktops', async ({ page }) => {
     await loginUi(page);
     await expect(page.getByTestId('record').first()).toBeVisible();
