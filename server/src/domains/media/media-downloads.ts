@@ -187,6 +187,10 @@ export function createMediaDownloads(ctx: MediaContext) {
     maxBytes: number,
     onRefused: (failure: MediaFailure) => Promise<void>,
   ) => {
+    // A download of this medium that has just ended in this process (its state written, its slot
+    // and lease being given back) is waited for: a retry made as soon as the failure shows must
+    // not find the medium's lease still held.
+    await running.get(row.id)?.finished.catch(() => undefined);
     // The medium's lease, held until its download ends: no other node settles it meanwhile.
     const lease = await app.work.hold(mediaLease(row.id));
     if (!lease)
@@ -234,8 +238,8 @@ export function createMediaDownloads(ctx: MediaContext) {
       throw new ApiError('conflict', 'The media changed meanwhile', 'conflict', { id: row.id });
     }
     const finished = run(current, opened, controller, maxBytes).finally(async () => {
-      running.delete(row.id);
       await giveBack();
+      running.delete(row.id);
     });
     running.set(row.id, { controller, finished });
     return current;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { io as connect, type Socket } from 'socket.io-client';
 import { buildApp } from '../../app.ts';
@@ -41,7 +41,7 @@ import {
   startMediaSource,
   type MediaSource,
 } from '../../../test/support/media-source.ts';
-import { until } from '../../../test/support/wait.ts';
+import { sleep, until } from '../../../test/support/wait.ts';
 
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
@@ -272,6 +272,33 @@ describe('media downloads', () => {
     expect((await api(advanced, 'POST', `/media/download/${flaky.id}`)).statusCode).toBe(200);
     await waitStatus(flaky.id ?? '', ['downloaded']);
     expect(await failureOf(flaky.id ?? '')).toBeNull();
+  });
+
+  it('downloads again at once after a failure, while the failed download still gives its lease back', async () => {
+    // The lease's release takes 500 ms, as on a loaded machine: the failure shows before it ends.
+    const hold = t.app.work.hold.bind(t.app.work);
+    const slowRelease = vi.spyOn(t.app.work, 'hold').mockImplementation(async (name) => {
+      const held = await hold(name);
+      return (
+        held && {
+          signal: held.signal,
+          release: async () => {
+            await sleep(500);
+            await held.release();
+          },
+        }
+      );
+    });
+    try {
+      source.cutNext();
+      const made = await create(advanced, '/flaky.iso?again=1');
+      await waitStatus(made.id ?? '', ['downloadfailed']);
+      const again = await api(advanced, 'POST', `/media/download/${made.id}`);
+      expect(again.statusCode, again.body).toBe(200);
+      await waitStatus(made.id ?? '', ['downloaded']);
+    } finally {
+      slowRelease.mockRestore();
+    }
   });
 
   it('refuses a medium beyond the media_size quota', async () => {
