@@ -2,7 +2,7 @@
 /**
  * `@tabler/icons` is installed as an empty stand-in (vendor/tabler-icons-unused): the icon
  * components of `@tabler/icons-react` carry their own paths and never import it, and its SVG and
- * font files were a quarter of the files an install writes. This fails the day a release of
+ * font files were a fifth of the files an install writes. This fails the day a release of
  * `@tabler/icons-react` imports it, before a screen would.
  */
 import { readdirSync, readFileSync } from 'node:fs';
