@@ -15,10 +15,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const require = createRequire(join(root, 'package.json'));
 
 it('installs the stand-in, and no file of @tabler/icons-react imports @tabler/icons', () => {
-  const stub = JSON.parse(
+  const standIn = JSON.parse(
     readFileSync(join(root, 'node_modules/@tabler/icons/package.json'), 'utf8'),
   ) as { private?: boolean };
-  expect(stub.private, 'node_modules/@tabler/icons is the stand-in').toBe(true);
+  expect(standIn.private, 'node_modules/@tabler/icons is the stand-in').toBe(true);
   const dist = join(dirname(require.resolve('@tabler/icons-react/package.json')), 'dist');
   const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((file) =>
     /\.(c?js|mjs|d\.ts)$/.test(file),
