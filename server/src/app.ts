@@ -137,7 +137,8 @@ export async function buildApp(
     await database.close().catch(() => undefined);
     throw err;
   }
-  configurePasswordGate({ budgetMs: config.passwordQueueBudgetMs });
+  const restorePasswordGate = configurePasswordGate({ budgetMs: config.passwordQueueBudgetMs });
+  app.addHook('onClose', async () => restorePasswordGate());
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);

@@ -10,9 +10,18 @@ export const MAX_PASSWORD_BYTES = 1024;
 /** Every hash and comparison of this process runs through one bounded pool. */
 let gate = createPasswordGate();
 
-/** Sets the pool's waiting budget (the app's config); calls already running finish as they are. */
-export function configurePasswordGate(options: { budgetMs: number }): void {
-  gate = createPasswordGate(options);
+/**
+ * Sets the pool's waiting budget (the app's config); calls already running finish as they are.
+ * Answers the undo, which puts the pool before it back: an app that closes gives back the process's
+ * default, so a later app or caller in the same process never inherits a closed app's budget.
+ */
+export function configurePasswordGate(options: { budgetMs: number }): () => void {
+  const before = gate;
+  const configured = createPasswordGate(options);
+  gate = configured;
+  return () => {
+    if (gate === configured) gate = before;
+  };
 }
 
 function checkLength(password: string): void {
