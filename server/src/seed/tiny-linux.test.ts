@@ -16,6 +16,7 @@ describe('Tiny Linux guest', () => {
     const word = /tiny\.keys=(\S+)/.exec(cfg)?.[1] ?? '';
     expect(Buffer.from(word, 'base64').toString()).toBe(keys);
     expect(cfg).toContain('INITRD initrd.gz');
+    expect(cfg).toMatch(/APPEND .*cryptomgr\.notests/);
     expect(syslinuxConfig('  \n')).not.toContain('tiny.keys');
   });
 
@@ -24,6 +25,7 @@ describe('Tiny Linux guest', () => {
     expect(order.indexOf('virtio_ring')).toBeLessThan(order.indexOf('virtio'));
     expect(order.indexOf('virtio_pci')).toBeLessThan(order.indexOf('virtio_net'));
     expect(order.indexOf('net_failover')).toBeLessThan(order.indexOf('virtio_net'));
+    expect(order.indexOf('virtio_pci')).toBeLessThan(order.indexOf('virtio-rng'));
     const files = tinyLinuxTextFiles({ user: 'isard', passwordHash: '$6$salt$hash' });
     const text = (p: string) => files.find((f) => f.path === p)?.text ?? '';
     expect(text('etc/passwd')).toContain('isard:$6$salt$hash:1000:1000');

@@ -103,6 +103,9 @@ describe('libvirt domain XML', () => {
     expect(attrs(xml, 'graphics', 'passwd')).toEqual(['vncpass1', 'spicepass']);
     expect(xml).not.toContain('<interface');
     expect(xml).toContain("<controller type='usb' model='none'/>");
+    expect(xml).toMatch(
+      /<rng model='virtio'>\s*<rate bytes='1024' period='1000'\/>\s*<backend model='builtin'\/>\s*<\/rng>/,
+    );
     expect(xml).toContain("<model type='vga'/>");
     expect(xml).not.toContain('<cpu');
     expect(buildDomainXml(spec(), { ...ctx, accel: 'kvm' })).toMatch(

@@ -4,7 +4,7 @@
  * a live domain's XML (its consoles' ports, the portal's metadata, a graphics element to change a
  * password). Unit-tested in `libvirt-xml.test.ts`.
  */
-import { validateSpec } from './qemu-command.ts';
+import { RNG_BYTES_PER_PERIOD, RNG_PERIOD_MS, validateSpec } from './qemu-command.ts';
 import { HypervisorError, type Accel, type BootDevice, type DomainSpec } from './types.ts';
 
 /** XML namespace of the portal's metadata element in a domain. */
@@ -213,6 +213,11 @@ export function buildDomainXml(spec: DomainSpec, ctx: LibvirtDomainContext): str
     listen,
     '    </graphics>',
     `    <video><model type='${video}'/></video>`,
+    // The same random number generator as the QEMU driver's (see buildQemuArgs).
+    "    <rng model='virtio'>",
+    `      <rate bytes='${RNG_BYTES_PER_PERIOD}' period='${RNG_PERIOD_MS}'/>`,
+    "      <backend model='builtin'/>",
+    '    </rng>',
     "    <controller type='usb' model='none'/>",
     "    <memballoon model='none'/>",
     '  </devices>',

@@ -23,6 +23,9 @@ function spec(
   return { ...demoSpec('d1', '/data/disks/d1.qcow2', hw), ...extra };
 }
 
+/** The guest's random number generator: QEMU's own source, read at most 1 KiB a second. */
+const RNG_DEVICE = 'virtio-rng-pci,rng=rng0,max-bytes=1024,period=1000';
+
 /** Values that follow `flag` in `args`. */
 function values(args: string[], flag: string): string[] {
   return args.flatMap((a, i) => (a === flag ? [args[i + 1] ?? ''] : []));
@@ -43,6 +46,9 @@ describe('buildQemuArgs', () => {
     expect(values(args, '-qmp')).toEqual(['unix:/data/run/d1/qmp.sock,server=on,wait=off']);
     expect(values(args, '-pidfile')).toEqual(['/data/run/d1/qemu.pid']);
     expect(values(args, '-cpu')).toEqual([]);
+    // a virtio random number generator fed by QEMU, read at most 1 KiB a second
+    expect(values(args, '-object')).toEqual(['rng-builtin,id=rng0']);
+    expect(values(args, '-device')).toContain(RNG_DEVICE);
     // passwords never reach the command line
     expect(args.join(' ')).not.toContain('vncpass1');
     expect(args.join(' ')).not.toContain('spicepass');
@@ -52,6 +58,7 @@ describe('buildQemuArgs', () => {
     const passwordFiles = { vnc: '/data/run/d1/vnc.secret', spice: '/data/run/d1/spice.secret' };
     const args = buildQemuArgs(spec(), { ...ctx, passwordFiles, startPaused: false });
     expect(values(args, '-object')).toEqual([
+      'rng-builtin,id=rng0',
       'secret,id=vnc-password,file=/data/run/d1/vnc.secret',
       'secret,id=spice-password,file=/data/run/d1/spice.secret',
     ]);
@@ -100,6 +107,7 @@ describe('buildQemuArgs', () => {
     expect(values(sata, '-device')).toEqual([
       'ich9-ahci,id=ahci0',
       'ide-hd,drive=disk0,bus=ahci0.0',
+      RNG_DEVICE,
       'VGA',
     ]);
   });
@@ -119,12 +127,19 @@ describe('buildQemuArgs', () => {
 
   it('handles video models', () => {
     expect(values(buildQemuArgs(spec({ video: 'none' }), ctx), '-vga')).toEqual(['none']);
-    expect(values(buildQemuArgs(spec({ video: 'none' }), ctx), '-device')).toEqual([]);
+    expect(values(buildQemuArgs(spec({ video: 'none' }), ctx), '-device')).toEqual([RNG_DEVICE]);
     expect(values(buildQemuArgs(spec({ video: 'virtio' }), ctx), '-device')).toEqual([
+      RNG_DEVICE,
       'virtio-vga',
     ]);
-    expect(values(buildQemuArgs(spec({ video: 'default' }), ctx), '-device')).toEqual(['VGA']);
-    expect(values(buildQemuArgs(spec({ video: 'vga' }), ctx), '-device')).toEqual(['VGA']);
+    expect(values(buildQemuArgs(spec({ video: 'default' }), ctx), '-device')).toEqual([
+      RNG_DEVICE,
+      'VGA',
+    ]);
+    expect(values(buildQemuArgs(spec({ video: 'vga' }), ctx), '-device')).toEqual([
+      RNG_DEVICE,
+      'VGA',
+    ]);
   });
 
   it('escapes commas in paths and names', () => {
