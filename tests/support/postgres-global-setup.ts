@@ -2,9 +2,14 @@
  * Vitest global setup of the server projects: one private PostgreSQL cluster per run (or
  * TEST_DATABASE_URL's) and on it one template database with every migration applied, which each
  * test file copies into a database of its own (server/test/support/helper.ts createTestDatabase).
+ * Also the run's directory for the embedded database's template, which the first test that needs
+ * one fills (server/test/support/pglite-template.ts).
  */
 import type { TestProject } from 'vitest/node';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { openDatabase } from '../../server/src/platform/db/client.ts';
 import { migrate } from '../../server/src/platform/db/migrate.ts';
@@ -15,12 +20,15 @@ declare module 'vitest' {
     databaseUrl: string;
     /** a database with every migration applied; test files clone it (CREATE DATABASE … TEMPLATE) */
     templateDatabase: string;
+    /** where the run's migrated PGlite data directory is made once and copied from */
+    pgliteTemplate: string;
   }
 }
 
 interface Shared {
   url: string;
   template: string;
+  pgliteTemplate: string;
   /** the projects whose teardown has not run yet */
   users: number;
   stop(): Promise<void>;
@@ -56,11 +64,14 @@ async function start(): Promise<Shared> {
   const cluster = external ? undefined : await startPostgres();
   const url = external ?? cluster?.url ?? '';
   await migratedTemplate(url, template);
+  const pgliteTemplate = mkdtempSync(join(tmpdir(), 'vdi-pglite-template-'));
   return {
     url,
     template,
+    pgliteTemplate,
     users: 0,
     async stop() {
+      rmSync(pgliteTemplate, { recursive: true, force: true });
       if (cluster) cluster.stop();
       // Someone else's cluster keeps its databases: drop this run's template there.
       else await sql(url, `DROP DATABASE IF EXISTS ${template}`);
@@ -78,6 +89,7 @@ export async function setup(project: TestProject) {
   run.users++;
   project.provide('databaseUrl', run.url);
   project.provide('templateDatabase', run.template);
+  project.provide('pgliteTemplate', run.pgliteTemplate);
 }
 
 export async function teardown() {

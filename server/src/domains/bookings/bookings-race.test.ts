@@ -25,6 +25,7 @@ import {
   type TestApp,
 } from '../../../test/support/helper.ts';
 import { addUser, loginTo } from '../../../test/support/fixtures.ts';
+import { pgliteDataDir } from '../../../test/support/pglite-template.ts';
 import {
   HOUR,
   addPlan,
@@ -120,7 +121,7 @@ const RACE_TIMEOUT = 240_000;
 
 describe('1,000 parallel booking attempts for one unit', () => {
   it('make exactly one booking on PGlite', { timeout: RACE_TIMEOUT }, async () => {
-    const t: TestApp = await buildTestApp(undefined);
+    const t: TestApp = await buildTestApp(undefined, { dataDir: await pgliteDataDir() });
     closing.push(() => t.close());
     expect(t.app.database.kind).toBe('pglite');
     const { profileId, bookers } = await arena(t.app, 'lite');

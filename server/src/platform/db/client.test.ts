@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgliteDataDir } from '../../../test/support/pglite-template.ts';
 import { MAX_WAITING, openDatabase, type Database } from './client.ts';
 import { isDatabaseSlow } from '../lib/db-errors.ts';
 
@@ -9,7 +8,7 @@ let dir: string;
 let database: Database;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vdi-db-'));
+  dir = await pgliteDataDir('vdi-db-');
   database = await openDatabase({ dataDir: dir });
 });
 afterAll(async () => {

@@ -3,10 +3,9 @@
  * parameter is one value, as the driver's own query takes it, so an array is one array parameter
  * (`= ANY($1::text[])`) inside a transaction as outside one, on PGlite and on PostgreSQL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgliteDataDir } from '../../../test/support/pglite-template.ts';
 import { openDatabase, type Database, type Query } from './client.ts';
 import { queryOn } from './query.ts';
 import { createTestDatabase } from '../../../test/support/helper.ts';
@@ -15,7 +14,7 @@ const databases: Partial<Record<Database['kind'], Database>> = {};
 let dir: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vdi-query-on-'));
+  dir = await pgliteDataDir('vdi-query-on-');
   databases.pglite = await openDatabase({ dataDir: dir });
   databases.postgres = await openDatabase({
     dataDir: dir,

@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgliteDataDir } from '../../../test/support/pglite-template.ts';
 import Fastify from 'fastify';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../db/client.ts';
@@ -14,7 +13,7 @@ let dir: string;
 let database: Database;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'db-errors-'));
+  dir = await pgliteDataDir('db-errors-');
   database = await openDatabase({ dataDir: dir });
 });
 afterAll(async () => {
