@@ -12,7 +12,7 @@
  * own, so parallel test files cannot clash; everything is removed at the end, failed or not.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.ts';
@@ -46,6 +46,13 @@ const subnetAfter = (step: number) =>
   network.natSubnet.replace(/\.(\d+)$/, (_, c: string) => `.${(Number(c) + step) % 256}`);
 /** The network an admin creates, edits and deletes. */
 const lab = { name: 'lab', bridge: `${network.prefix}lab0`, subnet: subnetAfter(3) };
+/** A network changed and deleted in one go, as two quick events from another node. */
+const raced = {
+  id: 'raced',
+  kind: 'isolated' as const,
+  bridge: `${network.prefix}race0`,
+  subnet: subnetAfter(11),
+};
 /** Beyond the host: a namespace behind a veth pair, reached only through forwarding. */
 const outside = {
   ns: `${network.prefix}o`,
@@ -53,6 +60,21 @@ const outside = {
   peer: `${network.prefix}op`,
   net: `172.30.${pid % 250}`,
 };
+
+/** The pids of the dnsmasq processes serving `bridge`. */
+function dnsmasqsOn(bridge: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return argv[0]?.endsWith('dnsmasq') && argv.includes(`--interface=${bridge}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 const sh = async (cmd: string, ...args: string[]) =>
   (await execFileAsync(cmd, args, { timeout: 10_000 })).stdout;
@@ -161,11 +183,29 @@ describe('desktop networks (root, real QEMU, bridges, TAPs, dnsmasq)', () => {
     };
     await new HostNetworks({
       ...network,
-      definitions: async () => [nat, isolated, labDef],
+      definitions: async () => [
+        nat,
+        isolated,
+        labDef,
+        raced,
+        { ...raced, subnet: subnetAfter(12) },
+      ],
     }).teardown();
     await new HostNetworks(network).teardown();
     await other?.close();
     await built?.close();
+  });
+
+  it('leaves no bridge and no dnsmasq behind when a delete comes while an edit still remakes the network', async () => {
+    const host = t.app.hostNetworks;
+    await host.define(raced);
+    expect(dnsmasqsOn(raced.bridge)).toHaveLength(1);
+    const edited = { ...raced, subnet: subnetAfter(12) };
+    // The edit and the delete as another node's two events: the second comes before the first
+    // has made the bridge anew.
+    await Promise.all([host.define(edited, raced), host.remove(edited)]);
+    expect(existsSync(`/sys/class/net/${raced.bridge}`)).toBe(false);
+    expect(dnsmasqsOn(raced.bridge)).toEqual([]);
   });
 
   it('administers the networks as data: a new one gets its bridge, is not open to whom it does not name, a new subnet remakes it (a new allowed list keeps it), a delete removes it', async () => {

@@ -339,20 +339,43 @@ export class HostNetworks extends EventEmitter<HostNetworkEvents> {
     return false;
   }
 
+  /** The last of the admin's changes to reach this host (see `inTurn`). */
+  private changes: Promise<void> = Promise.resolve();
+
+  /**
+   * An admin's changes reach this host one at a time, in the order they came (from this node's
+   * routes or another node's events): a delete that comes while an edit still makes the bridge
+   * anew waits for the edit's dnsmasq to run, then stops it, instead of leaving it behind.
+   */
+  private inTurn(change: () => Promise<void>): Promise<void> {
+    const done = this.changes.then(change, change);
+    this.changes = done.catch(() => undefined);
+    return done;
+  }
+
   /**
    * An admin created a network, or changed it from `before`: its bridge is made now, anew when its
    * kind, bridge or subnet changed (a change of its description or allowed lists touches nothing).
    */
-  async define(def: NetworkDef, before?: NetworkDef): Promise<void> {
-    if (!this.changesHost()) return;
-    if (before && JSON.stringify(before) !== JSON.stringify(def)) await this.remove(before);
-    await this.ensure(def);
+  define(def: NetworkDef, before?: NetworkDef): Promise<void> {
+    if (!this.changesHost()) return Promise.resolve();
+    return this.inTurn(async () => {
+      if (before && JSON.stringify(before) !== JSON.stringify(def)) await this.tearDown(before);
+      await this.ensure(def);
+    });
   }
 
   /** An admin deleted a network: its bridge, dnsmasq and rules go. */
-  async remove(def: NetworkDef): Promise<void> {
-    if (!this.changesHost()) return;
-    this.ready.delete(JSON.stringify(def));
+  remove(def: NetworkDef): Promise<void> {
+    if (!this.changesHost()) return Promise.resolve();
+    return this.inTurn(() => this.tearDown(def));
+  }
+
+  /** Takes a network off this host, once a start that is still making it has done so. */
+  private async tearDown(def: NetworkDef): Promise<void> {
+    const key = JSON.stringify(def);
+    await this.ready.get(key)?.catch(() => undefined);
+    this.ready.delete(key);
     await tearDownBridge(this.dir, def, this.tunnel, this.log);
   }
 
