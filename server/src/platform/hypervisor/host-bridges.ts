@@ -11,6 +11,8 @@
  * - vpn: only the users' WireGuard interface (`<prefix>wg0`) is forwarded to and from the bridge
  *   (which tunnel reaches which desktop is the VPN endpoint's own table); DHCP names the host as
  *   the router so the desktops answer the tunnels.
+ *
+ * Also what reads a bridge's lease file and deletes the TAP devices plugged into it.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, promises as fsp, readFileSync } from 'node:fs';
@@ -206,3 +208,22 @@ export async function tearDownBridge(
   await fsp.rm(files.leases, { force: true });
   await fsp.rm(files.pid, { force: true });
 }
+
+/** Deletes the cards' TAP devices that exist (a missing one is no error). */
+export async function deleteTaps(cards: readonly { tap: string }[]): Promise<void> {
+  for (const card of cards)
+    if (existsSync(`/sys/class/net/${card.tap}`)) await quiet(run('ip', ['link', 'del', card.tap]));
+}
+
+/** The lease lines of a dnsmasq lease file, by MAC (`<expiry> <mac> <ip> <host> <client-id>`). */
+export function parseLeases(text: string): Map<string, { ip: string; line: string }> {
+  const leases = new Map<string, { ip: string; line: string }>();
+  for (const line of text.split('\n')) {
+    const [, mac, ip] = line.trim().split(/\s+/);
+    if (mac && ip) leases.set(mac.toLowerCase(), { ip, line });
+  }
+  return leases;
+}
+
+export const readLeases = async (file: string) =>
+  parseLeases(await fsp.readFile(file, 'utf8').catch(() => ''));

@@ -20,10 +20,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HypervisorError, type DomainSpec } from './types.ts';
 import {
   bridgeFiles,
+  deleteTaps,
   dnsmasqPid,
   ipBatch,
   onPath,
   quiet,
+  readLeases,
   run,
   setUpBridge,
   tearDownBridge,
@@ -70,25 +72,6 @@ export interface HostNetworkEvents {
 
 /** How often `plug` looks for the TAP devices QEMU makes as it starts. */
 const TAP_POLL_MS = 5;
-
-/** Deletes the cards' TAP devices that exist (a missing one is no error). */
-async function deleteTaps(cards: readonly { tap: string }[]): Promise<void> {
-  for (const card of cards)
-    if (existsSync(`/sys/class/net/${card.tap}`)) await quiet(run('ip', ['link', 'del', card.tap]));
-}
-
-/** The lease lines of a dnsmasq lease file, by MAC (`<expiry> <mac> <ip> <host> <client-id>`). */
-export function parseLeases(text: string): Map<string, { ip: string; line: string }> {
-  const leases = new Map<string, { ip: string; line: string }>();
-  for (const line of text.split('\n')) {
-    const [, mac, ip] = line.trim().split(/\s+/);
-    if (mac && ip) leases.set(mac.toLowerCase(), { ip, line });
-  }
-  return leases;
-}
-
-const readLeases = async (file: string) =>
-  parseLeases(await fsp.readFile(file, 'utf8').catch(() => ''));
 
 export class HostNetworks extends EventEmitter<HostNetworkEvents> {
   readonly mode: 'bridge' | 'user' | 'none';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildQemuArgs } from './qemu-command.ts';
 import { macFor, nicArgs } from './qemu-network.ts';
-import { HostNetworks, parseLeases } from './host-networks.ts';
+import { parseLeases } from './host-bridges.ts';
+import { HostNetworks } from './host-networks.ts';
 import { ipBatch, nftRules } from './host-bridges.ts';
 import { seededNetwork, seededNetworks } from './network-defs.ts';
 import { demoSpec } from './test-support.ts';
