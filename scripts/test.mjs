@@ -145,13 +145,13 @@ const hasE2e =
 
 /**
  * The static gates read the sources and write nothing the tests read, so they run while the tests
- * do, at a lower priority: the tests keep the cores they ask for, and the gates take what the tests
- * leave idle (vitest's server files wait on PostgreSQL and sockets, the end-to-end tests on their
- * guests). At the same priority the gates took their share at the start, then left the cores a
- * third idle once they had ended. Each gate is one process; its output is printed whole once it
- * has ended and the tests have.
+ * do, at the lowest priority: the tests keep every core they ask for, and the gates take only what
+ * the tests leave idle (the end-to-end tests wait on their guests and pages; at niceness 10 the
+ * gates had taken a share of vitest's cores and ended before the end-to-end tests began, whose
+ * idle time then went unused). Each gate is one process; its output is printed whole once it has
+ * ended and the tests have.
  */
-const GATE_NICENESS = 10;
+const GATE_NICENESS = 19;
 const gateWork = Promise.all([
   // TypeScript 7, the compiler written in Go: the same checks in a third of the CPU time of
   // TypeScript 6, which stays for the tools that need its JavaScript API (typescript-eslint).
