@@ -25,6 +25,7 @@ import {
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/helper.ts';
+import { pgliteDataDir } from './support/pglite-template.ts';
 import {
   CHECKS,
   CODE,
@@ -178,8 +179,12 @@ beforeAll(async () => {
     readFileSync(join(root, 'tests/contract/added-field/vitest.probe.config.ts'), 'utf8'),
   );
   const [server] = await Promise.allSettled([
+    // Both databases hold the schema before the change (a clone of the migrated template
+    // database, a copy of the migrated embedded one): the server applies the one new migration,
+    // as an upgraded portal does.
     tool('tsx', ['tests/contract/added-field/probe-server.ts'], {
       DATABASE_URLS: `${await createTestDatabase()},`,
+      PGLITE_DATA_DIR: await pgliteDataDir('vdi-field-probe-'),
     }),
     // Its failing tests are the checks' verdicts, read from its report: its exit code is not.
     tool('vitest', [

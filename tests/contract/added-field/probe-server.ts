@@ -2,7 +2,9 @@
  * Run inside a copy of the repository whose stored resources each gained the field of
  * ./resources.ts (see server/test/added-field.test.ts): builds that copy's server on each database
  * of DATABASE_URLS (comma-separated, an empty entry for PGlite; else DATABASE_URL, or PGlite),
- * which applies its migrations, then, for every resource of RESOURCE_PROBES, creates, updates,
+ * which applies its migrations (PGlite on PGLITE_DATA_DIR when given: a data directory whose
+ * embedded database holds the schema before the change, as the PostgreSQL database it is given
+ * does), then, for every resource of RESOURCE_PROBES, creates, updates,
  * lists and shows a record with the field through the API (and reads the edit form's prefill where
  * the resource has one) and prints what it saw as one JSON line per database: `{ database, migrations, resources: { name: { column, create, update, stored,
  * list, show, prefill, invalid, openapi } } }`.
@@ -46,7 +48,9 @@ function findRecord(value: unknown, id: string): Json | null {
 
 /** Probes every resource on one database (PGlite when no URL) and prints what it saw. */
 async function probeOn(databaseUrl: string | undefined): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'vdi-field-probe-'));
+  const dataDir =
+    (!databaseUrl && process.env.PGLITE_DATA_DIR) ||
+    mkdtempSync(join(tmpdir(), 'vdi-field-probe-'));
   const config = {
     ...loadConfig({}),
     host: '127.0.0.1',
