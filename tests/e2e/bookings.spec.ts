@@ -100,6 +100,8 @@ test('a desktop that needs a booking starts with start-now, which books it', asy
   const modal = page.getByRole('dialog');
   await expect(modal).toBeVisible();
   await page.getByTestId('start-now-submit').click();
+  // The booking and the start succeed: the modal closes (a refusal stays in it with its reason).
+  await expect(modal).toBeHidden({ timeout: 30_000 });
   await expect(card).toHaveAttribute('data-state', /started|starting/, { timeout: 60_000 });
   await expect(card.getByTestId('desktop-next-booking')).toBeVisible();
 
@@ -132,6 +134,9 @@ test('cannot-start-now changes the profile of a desktop whose profile has no pla
   await expect(modal.getByTestId('cannot-start-reason')).toContainText(/plan/i);
   await expect(page.getByTestId('cannot-start-profile')).toHaveValue(/2Q/);
   await page.getByTestId('cannot-start-submit').click();
+  // The profile change, the booking and the start all succeed: the modal closes. A refusal stays
+  // in it with its reason, which a failure here then shows.
+  await expect(modal).toBeHidden({ timeout: 30_000 });
   await expect(card).toHaveAttribute('data-state', /started|starting/, { timeout: 60_000 });
   await expect(card.getByTestId('desktop-next-booking')).toBeVisible();
   const listed = (await (await api.get('/api/v3/user/desktops')).json()) as {
