@@ -110,10 +110,9 @@ export async function saveDownload(
       done(null, chunk);
     },
   });
+  const out = createWriteStream(partial, { mode: 0o640 });
   try {
-    await pipeline(source, meter, createWriteStream(partial, { mode: 0o640 }), {
-      signal: options.signal,
-    });
+    await pipeline(source, meter, out, { signal: options.signal });
     if (options.expectedBytes !== null && received !== options.expectedBytes)
       throw new DownloadFailure(
         'incomplete',
@@ -125,6 +124,10 @@ export async function saveDownload(
     return { bytes: received };
   } catch (err) {
     source.destroy();
+    // The partial file is removed once its stream has closed: a stream that failed while it was
+    // still opening the file creates it after the failure, and would leave it behind.
+    out.destroy();
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     await rm(partial, { force: true });
     throw classify(err, options.signal);
   } finally {
