@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import type { LogFormat } from '../lib/log-format.ts';
 import { allowedHostKeys } from '../lib/safe-fetch.ts';
 import type { NetworkMode } from '../hypervisor/host-networks.ts';
@@ -249,11 +249,15 @@ export function parseDuration(value: string | undefined, fallback: number): numb
   return m[2] === 'h' ? n * 3600 : m[2] === 'm' ? n * 60 : n;
 }
 
+/** The environment's validator, compiled on first use (a test worker loads many configurations). */
+let envValidator: ValidateFunction | undefined;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppConfig {
   const present = Object.fromEntries(
     Object.entries(env).filter(([k, v]) => k in envSchema.properties && v !== ''),
   );
-  const validate = new Ajv({ allErrors: true }).compile(envSchema);
+  envValidator ??= new Ajv({ allErrors: true }).compile(envSchema);
+  const validate = envValidator;
   if (!validate(present)) {
     const problems = (validate.errors ?? [])
       .map((e) => `${e.instancePath.slice(1)} ${e.message ?? ''}`)

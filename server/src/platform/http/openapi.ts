@@ -29,7 +29,18 @@ function rewrite(node: unknown, baseId: string): unknown {
   return out;
 }
 
+/**
+ * Every named type as a component schema. The schemas are the generated ones, fixed for the life of
+ * the process: made once, on first use, and shared by every app the process builds (a test worker
+ * builds many).
+ */
+let components: Json | undefined;
 function componentSchemas(): Json {
+  components ??= makeComponentSchemas();
+  return components;
+}
+
+function makeComponentSchemas(): Json {
   const out: Json = {};
   const byId = new Map(schemaList.map((s) => [String(s.$id), s]));
   for (const [type, ref] of allTypeRefs()) {
