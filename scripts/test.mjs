@@ -8,6 +8,10 @@ import { existsSync, readFileSync, rmSync, mkdirSync, mkdtempSync } from 'node:f
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { ensureNodeModules, root, startSystemPackages } from './lib/bootstrap.mjs';
+import { useMemoryTmpdir } from './lib/memory-tmpdir.mjs';
+
+// Everything the run starts writes its temporary files in memory when the machine allows it.
+const removeTmpdir = useMemoryTmpdir();
 
 // apt (QEMU, PostgreSQL, Chromium … on a fresh machine) downloads and unpacks while `npm ci`,
 // the codegen and the static gates run; the tests wait for it.
@@ -205,13 +209,17 @@ const e2eDataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vdi-e
 const ownE2eDataDir = !process.env.E2E_DATA_DIR;
 /** The PostgreSQL cluster of the end-to-end portals (all but the first worker's), when started here. */
 let e2eCluster;
-process.on('exit', () => e2eCluster?.stop());
+process.on('exit', () => {
+  e2eCluster?.stop();
+  // Last: the cluster's files are in it.
+  removeTmpdir();
+});
 let preparing;
 const preparePortals = () =>
   (preparing ??= buildWork.then(async (steps) => {
     if (!builtAll(steps)) return null;
     if (!process.env.E2E_DATABASE_URL) {
-      e2eCluster = await startPostgres();
+      e2eCluster = await startPostgres({ inMemory: true });
       process.env.E2E_DATABASE_URL = e2eCluster.url;
     }
     return preparePortalData(root, e2eDataDir, e2eWorkers(), process.env.E2E_DATABASE_URL);

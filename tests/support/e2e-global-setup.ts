@@ -15,7 +15,7 @@ export default async function globalSetup(): Promise<(() => void) | undefined> {
   // The workers claim their portal's slot as they start (tests/e2e/fixtures.ts).
   if (process.env.E2E_DATA_DIR) releasePortalSlots(process.env.E2E_DATA_DIR);
   if (process.env.E2E_DATABASE_URL) return undefined;
-  const cluster = await startPostgres();
+  const cluster = await startPostgres({ inMemory: true });
   // The workers start after the global set-up and inherit the runner's environment.
   process.env.E2E_DATABASE_URL = cluster.url;
   return () => cluster.stop();

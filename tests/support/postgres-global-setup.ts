@@ -22,6 +22,8 @@ declare module 'vitest' {
     templateDatabase: string;
     /** where the run's migrated PGlite data directory is made once and copied from */
     pgliteTemplate: string;
+    /** how a test file's database copies the template: `STRATEGY FILE_COPY` in memory, else '' */
+    cloneStrategy: string;
   }
 }
 
@@ -29,6 +31,7 @@ interface Shared {
   url: string;
   template: string;
   pgliteTemplate: string;
+  cloneStrategy: string;
   /** the projects whose teardown has not run yet */
   users: number;
   stop(): Promise<void>;
@@ -61,7 +64,7 @@ async function migratedTemplate(base: string, name: string): Promise<void> {
 async function start(): Promise<Shared> {
   const template = `vdi_template_${randomBytes(4).toString('hex')}`;
   const external = process.env.TEST_DATABASE_URL;
-  const cluster = external ? undefined : await startPostgres();
+  const cluster = external ? undefined : await startPostgres({ inMemory: true });
   const url = external ?? cluster?.url ?? '';
   await migratedTemplate(url, template);
   const pgliteTemplate = mkdtempSync(join(tmpdir(), 'vdi-pglite-template-'));
@@ -69,6 +72,9 @@ async function start(): Promise<Shared> {
     url,
     template,
     pgliteTemplate,
+    // In memory, copying the template's files costs less than writing its every page to the
+    // write-ahead log (PostgreSQL's default); on disk, the checkpoints a file copy asks for cost more.
+    cloneStrategy: cluster?.inMemory ? 'STRATEGY FILE_COPY' : '',
     users: 0,
     async stop() {
       rmSync(pgliteTemplate, { recursive: true, force: true });
@@ -90,6 +96,7 @@ export async function setup(project: TestProject) {
   project.provide('databaseUrl', run.url);
   project.provide('templateDatabase', run.template);
   project.provide('pgliteTemplate', run.pgliteTemplate);
+  project.provide('cloneStrategy', run.cloneStrategy);
 }
 
 export async function teardown() {

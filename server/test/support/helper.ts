@@ -26,7 +26,9 @@ export async function createTestDatabase(): Promise<string> {
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+    await client.query(
+      `CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')} ${inject('cloneStrategy')}`,
+    );
   } finally {
     await client.end();
   }
