@@ -138,6 +138,10 @@ export default defineConfig({
   build: {
     manifest: true,
     sourcemap: false,
+    // The assets are compressed once, by precompressAssets; the build's report does not gzip
+    // every chunk again to print its size (`npx tsx scripts/bench/bundle.ts` measures what browsers
+    // load).
+    reportCompressedSize: false,
     rollupOptions: { output: { manualChunks } },
   },
 });

@@ -233,6 +233,10 @@ test.describe('two portal nodes behind HAProxy on one PostgreSQL', () => {
         },
       });
       expect(created.ok(), await created.text()).toBe(true);
+      // Node 1 took the job that makes the disks before it answered, and makes them in about a
+      // second: it is frozen the moment it answers, so that it dies in the middle of the job
+      // however fast this machine makes disks (a poll first let it finish, now and then).
+      process.kill(one.pid, 'SIGSTOP');
       const { id: deployment } = (await created.json()) as { id: string };
       await teacher.dispose();
       const states = async () =>
