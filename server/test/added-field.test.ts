@@ -57,6 +57,8 @@ const SKIP = new Set([
   'node_modules',
   '.git',
   'dist',
+  // the server bundle, which the builds of `npm test` may be writing meanwhile
+  'dist-server',
   'data',
   '.tmp',
   'test-results',
