@@ -16,6 +16,18 @@ const ROOM_BYTES = 4 * 1024 ** 3;
 /** Memory left for the guests, browsers and servers of the run beside those files. */
 const MEMORY_BYTES = 8 * 1024 ** 3;
 
+/** The kernel's magic number of a tmpfs file system (statfs f_type). */
+const TMPFS_MAGIC = 0x01021994;
+
+/** Whether `dir` is on a tmpfs (in memory). */
+export function onTmpfs(dir) {
+  try {
+    return statfsSync(dir).type === TMPFS_MAGIC;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether /dev/shm is a tmpfs that lets files be executed (scripts the tests write run there). */
 function executableTmpfs() {
   const mount = readFileSync('/proc/mounts', 'utf8')
@@ -30,6 +42,19 @@ function availableMemory() {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
+/** /dev/shm when the machine lets a test run keep its files there, else undefined. */
+export function memoryParent() {
+  try {
+    if (!executableTmpfs()) return undefined;
+    const fs = statfsSync(SHM);
+    return fs.bavail * fs.bsize >= ROOM_BYTES && availableMemory() >= MEMORY_BYTES
+      ? SHM
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const alive = (pid) => {
   try {
     process.kill(pid, 0);
@@ -41,27 +66,26 @@ const alive = (pid) => {
 
 /**
  * Makes TMPDIR a new directory in memory for this process and its children, when the machine
- * allows it; answers the function that removes it (a no-op otherwise). A directory left by a run
- * that was killed (its process gone) is removed first.
+ * allows it (memoryParent); answers the function that removes it (a no-op otherwise). A directory
+ * left by a run that was killed (its process gone) is removed first.
  */
 export function useMemoryTmpdir() {
-  if (process.env.TMPDIR) return () => undefined;
+  const parent = process.env.TMPDIR ? undefined : memoryParent();
+  if (!parent) return () => undefined;
+  let dir;
   try {
-    if (!executableTmpfs()) return () => undefined;
-    const fs = statfsSync(SHM);
-    if (fs.bavail * fs.bsize < ROOM_BYTES || availableMemory() < MEMORY_BYTES)
-      return () => undefined;
-    for (const name of readdirSync(SHM)) {
+    for (const name of readdirSync(parent)) {
       const pid = Number(/^vdi-test-(\d+)-/.exec(name)?.[1]);
-      if (pid && !alive(pid)) rmSync(join(SHM, name), { recursive: true, force: true });
+      if (pid && !alive(pid)) rmSync(join(parent, name), { recursive: true, force: true });
     }
-    const dir = mkdtempSync(join(SHM, `${PREFIX}${process.pid}-`));
+    dir = mkdtempSync(join(parent, `${PREFIX}${process.pid}-`));
     // As /tmp: the services the tests start as other users (PostgreSQL, a libvirt host's QEMU)
     // make and read their files in it too.
     chmodSync(dir, 0o1777);
-    process.env.TMPDIR = dir;
-    return () => rmSync(dir, { recursive: true, force: true });
   } catch {
+    // The temp dir on disk, as without a tmpfs.
     return () => undefined;
   }
+  process.env.TMPDIR = dir;
+  return () => rmSync(dir, { recursive: true, force: true });
 }

@@ -3,10 +3,11 @@
  * user in a temp dir (under a second), on a free loopback port. Returns its URL and a stop().
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { memoryParent, onTmpfs } from './memory-tmpdir.mjs';
 
 function pgBin(name) {
   const root = '/usr/lib/postgresql';
@@ -31,34 +32,16 @@ export async function freePort() {
   });
 }
 
-/** The kernel's magic number of a tmpfs file system (statfs f_type). */
-const TMPFS_MAGIC = 0x01021994;
-/** Room a test run's cluster may take in memory: its template and a database per test file. */
-const IN_MEMORY_BYTES = 4 * 1024 ** 3;
-
-const onTmpfs = (dir) => {
-  try {
-    return statfsSync(dir).type === TMPFS_MAGIC;
-  } catch {
-    return false;
-  }
-};
-
 /**
  * Where the cluster's directory goes: for `inMemory`, the temp dir when it is a tmpfs already (a
- * test run's), else /dev/shm when it is a tmpfs with room; otherwise the temp dir. In memory, a
- * database copied from a template, and the cluster's removal at the end, cost a third of the CPU
- * time they cost on a disk (the journal, and the TRIM a `discard` mount sends for each file).
+ * test run's), else /dev/shm when the machine lets a test run keep its files there; otherwise the
+ * temp dir. In memory, a database copied from a template, and the cluster's removal at the end,
+ * cost a third of the CPU time they cost on a disk (the journal, and the TRIM a `discard` mount
+ * sends for each file).
  */
 function clusterParent(inMemory) {
   if (!inMemory || onTmpfs(tmpdir())) return tmpdir();
-  try {
-    const fs = statfsSync('/dev/shm');
-    if (fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= IN_MEMORY_BYTES) return '/dev/shm';
-  } catch {
-    // No /dev/shm: the temp dir.
-  }
-  return tmpdir();
+  return memoryParent() ?? tmpdir();
 }
 
 /**
