@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { errorMessage, isRecord } from './host-process.ts';
+import { writeEmptyQcow2, type NewQcow2 } from './qcow2-create.ts';
 import { qcow2Info } from './qcow2-info.ts';
 import {
   HypervisorError,
@@ -20,6 +21,7 @@ import {
 } from './types.ts';
 
 const execFileAsync = promisify(execFile);
+const MIB = 1024 * 1024;
 
 /** The disk operations of a {@link Hypervisor}. */
 export type DiskOperations = Pick<
@@ -60,19 +62,48 @@ export class DiskImages implements DiskOperations {
         `sizeGiB must be in (0, 65536] (got ${opts.sizeGiB})`,
       );
     }
-    const size = opts.sizeGiB === undefined ? [] : [`${Math.round(opts.sizeGiB * 1024)}M`];
+    const sizeMiB = opts.sizeGiB === undefined ? undefined : Math.round(opts.sizeGiB * 1024);
     await fsp.mkdir(path.dirname(file), { recursive: true });
     if (opts.backingFile) {
       const backing = path.resolve(opts.backingFile);
       if (!existsSync(backing))
         throw new HypervisorError('disk_not_found', `backing file ${backing} not found`);
-      await this.run(['create', '-q', '-f', 'qcow2', '-b', backing, '-F', 'qcow2', file, ...size]);
+      // Written here when the backing file's header reads as a qcow2 image; qemu-img otherwise,
+      // which refuses what is not one.
+      const base = await qcow2Info(backing).catch(() => null);
+      const sizeBytes = sizeMiB === undefined ? base?.virtualSize : sizeMiB * MIB;
+      if (base && sizeBytes) await this.writeEmpty(file, { sizeBytes, backing });
+      else
+        await this.run([
+          'create',
+          '-q',
+          '-f',
+          'qcow2',
+          '-b',
+          backing,
+          '-F',
+          'qcow2',
+          file,
+          ...(sizeMiB === undefined ? [] : [`${sizeMiB}M`]),
+        ]);
     } else {
-      if (opts.sizeGiB === undefined)
+      if (sizeMiB === undefined)
         throw new HypervisorError('invalid_spec', 'prepareDisk needs backingFile or sizeGiB');
-      await this.run(['create', '-q', '-f', 'qcow2', file, ...size]);
+      await this.writeEmpty(file, { sizeBytes: sizeMiB * MIB });
     }
     return this.diskInfo(file);
+  }
+
+  private async writeEmpty(file: string, image: NewQcow2): Promise<void> {
+    try {
+      await writeEmptyQcow2(file, image);
+    } catch (error) {
+      throw new HypervisorError(
+        isRecord(error) && error.code === 'EEXIST' ? 'disk_exists' : 'command_failed',
+        `cannot write ${file}: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
   }
 
   async deleteDisk(file: string): Promise<void> {
