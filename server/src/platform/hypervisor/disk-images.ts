@@ -1,7 +1,7 @@
 /**
- * Disk images through `qemu-img`: a blank qcow2 or an overlay on a template, its info (a qcow2's
- * read from its header, ./qcow2-info.ts), growing it, flattening it into a standalone copy,
- * deleting it. Any driver whose guests run on qcow2 files uses it; the driver tells which files
+ * Disk images through `qemu-img`: a blank qcow2 or an overlay on a template (written in-process,
+ * ./qcow2-create.ts), its info (a qcow2's read from its header, ./qcow2-info.ts), growing it,
+ * flattening it into a standalone copy, deleting it. Any driver whose guests run on qcow2 files uses it; the driver tells which files
  * its running domains hold, and those are never resized, read for a copy or deleted.
  */
 import { spawn, execFile } from 'node:child_process';
